@@ -1,0 +1,1 @@
+"""How good is this plan? The closed-form model, the SimPy simulation and the command oracle."""

@@ -1,0 +1,79 @@
+"""Conventions shared by every `tasksolve` command.
+
+Exit codes (scripts can rely on them):
+
+* 0 -- success;
+* 1 -- the command ran but the answer is negative (e.g. a plan is not certified);
+* 2 -- bad input: a malformed spec, an impossible constraint, unreadable data;
+* 3 -- a failure outside the input: an oracle or solver failed;
+* 130 -- interrupted (Ctrl-C); finished work has been kept.
+
+Results a person reads go to stdout (as text, or as JSON with ``--json``); errors go to stderr as
+one message, never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from typing import Any, NoReturn
+
+from rich.console import Console
+
+EXIT_OK = 0
+EXIT_NEGATIVE = 1
+EXIT_BAD_INPUT = 2
+EXIT_FAILURE = 3
+EXIT_INTERRUPTED = 130
+
+console = Console(highlight=False)
+err_console = Console(stderr=True, highlight=False)
+
+
+class CliError(Exception):
+    """An error to report as one line on stderr, with an exit code."""
+
+    def __init__(self, message: str, code: int = EXIT_BAD_INPUT) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+
+
+def fail(message: str, code: int = EXIT_BAD_INPUT) -> NoReturn:
+    """Stop the command with `message` on stderr and exit `code`."""
+    raise CliError(message, code)
+
+
+def _json_default(value: Any) -> Any:
+    if hasattr(value, "tolist"):  # NumPy scalars and arrays
+        return value.tolist()
+    if hasattr(value, "model_dump"):
+        return value.model_dump(mode="json")
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+def _finite(value: Any) -> Any:
+    """JSON has no infinities: write them as the strings "inf" / "-inf", NaN as null."""
+    if isinstance(value, float):
+        if math.isnan(value):
+            return None
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        return value
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
+
+
+def to_json_text(obj: Any) -> str:
+    """Serialise a result for ``--json`` (strict JSON: infinities become strings)."""
+    return json.dumps(_finite(json.loads(json.dumps(obj, default=_json_default))), indent=2)
+
+
+def emit_json(obj: Any) -> None:
+    """Print a result as JSON on stdout."""
+    sys.stdout.write(to_json_text(obj) + "\n")
+    sys.stdout.flush()
