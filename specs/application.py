@@ -1,0 +1,118 @@
+"""Applications: task graphs (DAGs with one entry) with per-task work and resource demands."""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import Annotated
+
+from pydantic import Field
+
+from specs.fields import Name, Number, PositiveNumber, Size, StrictModel
+
+
+class Task(StrictModel):
+    """A task: `cycles` of work per packet; `demand[r]` is the share of resource r's capacity it
+    loads per cycle of progress when alone; `idle_demand[r]` what it loads while waiting for input
+    (busy-polling runtimes spin)."""
+
+    cycles: PositiveNumber
+    demand: dict[str, Annotated[Number, Field(ge=0, le=1)]] = {}
+    idle_demand: dict[str, Annotated[Number, Field(ge=0, le=1)]] = {}
+    description: str | None = None
+
+
+class Edge(StrictModel):
+    """A message of `bytes` from one task to another, per packet."""
+
+    source: str = Field(alias="from")
+    target: str = Field(alias="to")
+    bytes: Size = 0
+
+
+class Application(StrictModel):
+    """A task graph: tasks in the order given, edges between them."""
+
+    description: str | None = None
+    tasks: Annotated[dict[Name, Task], Field(min_length=1, max_length=512)]
+    edges: list[Edge] = []
+
+    @cached_property
+    def task_names(self) -> list[str]:
+        return list(self.tasks)
+
+    @cached_property
+    def predecessors(self) -> dict[str, list[str]]:
+        preds: dict[str, list[str]] = {name: [] for name in self.tasks}
+        for edge in self.edges:
+            if edge.target in preds:
+                preds[edge.target].append(edge.source)
+        return preds
+
+    @cached_property
+    def successors(self) -> dict[str, list[str]]:
+        succs: dict[str, list[str]] = {name: [] for name in self.tasks}
+        for edge in self.edges:
+            if edge.source in succs:
+                succs[edge.source].append(edge.target)
+        return succs
+
+    def edge_bytes(self, source: str, target: str) -> int:
+        for edge in self.edges:
+            if edge.source == source and edge.target == target:
+                return edge.bytes
+        raise KeyError((source, target))
+
+    @cached_property
+    def entries(self) -> list[str]:
+        return [name for name, preds in self.predecessors.items() if not preds]
+
+    @cached_property
+    def exits(self) -> list[str]:
+        return [name for name, succs in self.successors.items() if not succs]
+
+    def find_cycle(self) -> list[str] | None:
+        """A directed cycle as a list of task names (first repeated at the end), or None."""
+        colour = {name: 0 for name in self.tasks}  # 0 new, 1 on the stack, 2 done
+        stack: list[str] = []
+
+        def visit(node: str) -> list[str] | None:
+            colour[node] = 1
+            stack.append(node)
+            for succ in self.successors.get(node, []):
+                if colour.get(succ) == 1:
+                    return stack[stack.index(succ):] + [succ]
+                if colour.get(succ) == 0:
+                    found = visit(succ)
+                    if found:
+                        return found
+            stack.pop()
+            colour[node] = 2
+            return None
+
+        for name in self.tasks:
+            if colour[name] == 0:
+                found = visit(name)
+                if found:
+                    return found
+        return None
+
+    @cached_property
+    def topological_order(self) -> list[str]:
+        """Tasks in a topological order, ties broken by the order they are given in."""
+        indegree = {name: len(preds) for name, preds in self.predecessors.items()}
+        ready = [name for name in self.tasks if indegree[name] == 0]
+        order: list[str] = []
+        position = {name: i for i, name in enumerate(self.tasks)}
+        while ready:
+            ready.sort(key=position.__getitem__)
+            node = ready.pop(0)
+            order.append(node)
+            for succ in self.successors[node]:
+                indegree[succ] -= 1
+                if indegree[succ] == 0:
+                    ready.append(succ)
+        return order
+
+    @property
+    def total_cycles(self) -> float:
+        return sum(task.cycles for task in self.tasks.values())

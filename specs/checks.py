@@ -1,0 +1,207 @@
+"""Cross-checks of a spec that types alone cannot express.
+
+Each function returns a list of `Problem` (field path + message); `specs.loader` locates them in
+the file.  Checked: level/resource names, communication keys, task-graph references, cycles and a
+single entry per application, demands against known resources, workload references, and every
+constraint (domains exist, pins name existing, allowed, distinct contexts, caps name levels,
+enough usable contexts for the threads).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from specs.errors import Problem, did_you_mean
+from specs.spec import Spec
+from specs.topology import MACHINE, CacheCommunication, DirectCommunication, Topology
+
+
+def check_topology(topo: Topology, prefix: tuple = ()) -> list[Problem]:
+    problems: list[Problem] = []
+    names = topo.level_names
+    for index, name in enumerate(names):
+        if name == MACHINE:
+            problems.append(Problem(prefix + ("levels", index, "name"),
+                                    "`machine` is the implicit root level; give the levels inside it"))
+        elif names.index(name) != index:
+            problems.append(Problem(prefix + ("levels", index, "name"), f"level `{name}` is given twice"))
+    if topo.n_contexts > 65_536:
+        problems.append(Problem(prefix + ("levels",),
+                                f"{topo.n_contexts} hardware contexts is more than tasksolve handles (65536)"))
+    known_levels = names + [MACHINE]
+    seen: set[str] = set()
+    for index, resource in enumerate(topo.resources):
+        if resource.name in seen:
+            problems.append(Problem(prefix + ("resources", index, "name"), f"resource `{resource.name}` is given twice"))
+        seen.add(resource.name)
+        if resource.level not in known_levels:
+            problems.append(Problem(
+                prefix + ("resources", index, "level"),
+                f"unknown level `{resource.level}` (levels: {', '.join(known_levels)})"
+                f"{did_you_mean(resource.level, known_levels)}",
+            ))
+    comm = topo.communication
+    shared = topo.shared_level_names
+    if isinstance(comm, DirectCommunication):
+        for key in comm.cycles:
+            if key not in shared:
+                hint = (f"; `{key}` is the hardware context: two threads never share one"
+                        if key == names[-1] else did_you_mean(key, shared))
+                problems.append(Problem(prefix + ("communication", key),
+                                        f"unknown level `{key}` (costs are keyed by {', '.join(shared)}){hint}", key=True))
+        missing = [level for level in shared if level not in comm.cycles]
+        if missing:
+            problems.append(Problem(prefix + ("communication",),
+                                    f"no cost given for {', '.join(f'`{m}`' for m in missing)}; "
+                                    f"give cycles per message for each of {', '.join(shared)}"))
+    elif isinstance(comm, CacheCommunication):
+        for table in ("latency", "hit_rate"):
+            for key in getattr(comm, table):
+                if key not in known_levels:
+                    problems.append(Problem(prefix + ("communication", table, key),
+                                            f"unknown level `{key}`{did_you_mean(key, known_levels)}", key=True))
+        if MACHINE not in comm.latency:
+            problems.append(Problem(prefix + ("communication", "latency"),
+                                    "the cache model needs `machine` (main-memory latency in cycles)"))
+        if comm.line <= 0:
+            problems.append(Problem(prefix + ("communication", "line"), "the line size must be positive"))
+    return problems
+
+
+def check_applications(spec: Spec) -> list[Problem]:
+    problems: list[Problem] = []
+    resources = spec.topology.resource_names
+    for app_name, app in spec.applications.items():
+        base = ("applications", app_name)
+        for task_name, task in app.tasks.items():
+            for table in ("demand", "idle_demand"):
+                for resource in getattr(task, table):
+                    if resource not in resources:
+                        known = f" (resources: {', '.join(resources)})" if resources else " (the topology declares no resources)"
+                        problems.append(Problem(
+                            base + ("tasks", task_name, table, resource),
+                            f"unknown resource `{resource}` in {app_name}.{task_name}.{table}{known}"
+                            f"{did_you_mean(resource, resources)}", key=True))
+        pairs: Counter = Counter()
+        for index, edge in enumerate(app.edges):
+            for end, field in ((edge.source, "from"), (edge.target, "to")):
+                if end not in app.tasks:
+                    problems.append(Problem(base + ("edges", index, field),
+                                            f"unknown task `{end}` in application `{app_name}`{did_you_mean(end, app.tasks)}"))
+            if edge.source == edge.target:
+                problems.append(Problem(base + ("edges", index), f"edge from `{edge.source}` to itself"))
+            pairs[(edge.source, edge.target)] += 1
+            if pairs[(edge.source, edge.target)] == 2:
+                problems.append(Problem(base + ("edges", index), f"edge {edge.source} -> {edge.target} is given twice"))
+        if any(p.path[:2] == base for p in problems):
+            continue
+        cycle = app.find_cycle()
+        if cycle:
+            problems.append(Problem(base + ("edges",), f"the task graph of `{app_name}` has a cycle: {' -> '.join(cycle)}"))
+            continue
+        if len(app.entries) != 1:
+            problems.append(Problem(base + ("tasks",),
+                                    f"application `{app_name}` must have exactly one entry task (with no incoming edge); "
+                                    f"it has {len(app.entries)}: {', '.join(app.entries)}"))
+    return problems
+
+
+def check_workload(spec: Spec) -> list[Problem]:
+    problems: list[Problem] = []
+    seen: dict[str, int] = {}
+    for index, item in enumerate(spec.workload):
+        if item.app not in spec.applications:
+            problems.append(Problem(("workload", index, "app"),
+                                    f"unknown application `{item.app}`{did_you_mean(item.app, spec.applications)}"))
+        elif item.app in seen:
+            problems.append(Problem(("workload", index, "app"),
+                                    f"application `{item.app}` is listed twice (first as workload[{seen[item.app]}]); "
+                                    "add the instances together"))
+        seen.setdefault(item.app, index)
+    return problems
+
+
+def _domain(spec: Spec, text: str, path: tuple, problems: list[Problem]) -> tuple[int, int] | None:
+    try:
+        return spec.topology.parse_domain(text)
+    except ValueError as exc:
+        problems.append(Problem(path, str(exc)))
+        return None
+
+
+def check_constraints(spec: Spec) -> list[Problem]:
+    problems: list[Problem] = []
+    topo = spec.topology
+    cons = spec.constraints
+    base = ("constraints",)
+    if cons.contexts is not None:
+        if not cons.contexts:
+            problems.append(Problem(base + ("contexts",), "the list of usable domains is empty"))
+        for index, name in enumerate(cons.contexts):
+            _domain(spec, name, base + ("contexts", index), problems)
+        if problems:
+            return problems
+    usable = set(spec.usable_contexts)
+
+    forbidden: dict[str, set[int]] = {}
+    for thread, domains in cons.forbid.items():
+        try:
+            spec.parse_thread(thread)
+        except ValueError as exc:
+            problems.append(Problem(base + ("forbid", thread), str(exc), key=True))
+            continue
+        for index, name in enumerate(domains):
+            found = _domain(spec, name, base + ("forbid", thread, index), problems)
+            if found:
+                forbidden.setdefault(thread, set()).update(topo.contexts_of(*found))
+
+    pinned_at: dict[int, str] = {}
+    for thread, context_name in cons.pin.items():
+        path = base + ("pin", thread)
+        try:
+            spec.parse_thread(thread)
+        except ValueError as exc:
+            problems.append(Problem(path, str(exc), key=True))
+            continue
+        try:
+            context = topo.parse_context(context_name)
+        except ValueError as exc:
+            problems.append(Problem(path, str(exc)))
+            continue
+        if context not in usable:
+            problems.append(Problem(path, f"`{thread}` is pinned to `{context_name}`, which is outside constraints.contexts"))
+        elif context in forbidden.get(thread, set()):
+            problems.append(Problem(path, f"`{thread}` is pinned to `{context_name}`, which constraints.forbid excludes for it"))
+        elif context in pinned_at:
+            problems.append(Problem(path, f"`{context_name}` is already the pin of `{pinned_at[context]}`; "
+                                          "a hardware context runs one thread"))
+        else:
+            pinned_at[context] = thread
+
+    for level, cap in cons.max_threads.items():
+        if level not in topo.level_names and level != "machine":
+            known = topo.level_names + ["machine"]
+            problems.append(Problem(base + ("max_threads", level),
+                                    f"unknown level `{level}`{did_you_mean(level, known)}", key=True))
+
+    threads = len(spec.threads)
+    if spec.problem == "binding" and threads > len(usable):
+        where = "usable " if cons.contexts is not None else ""
+        problems.append(Problem(("workload",),
+                                f"the workload has {threads} threads but only {len(usable)} {where}hardware contexts; "
+                                "each thread needs its own context"))
+    for thread, contexts in forbidden.items():
+        if not usable - contexts:
+            problems.append(Problem(base + ("forbid", thread), f"`{thread}` is forbidden from every usable context"))
+    return problems
+
+
+def check_spec(spec: Spec) -> list[Problem]:
+    """All cross-checks, in the order a reader meets the sections."""
+    problems = check_topology(spec.topology, ("topology",))
+    if problems:
+        return problems
+    problems = check_applications(spec) + check_workload(spec)
+    if problems:
+        return problems
+    return check_constraints(spec)

@@ -1,0 +1,204 @@
+"""A problem spec: topology, applications, workload, constraints, objective, and the settings of
+the oracle, the search and the certificate."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from specs.application import Application
+from specs.fields import (
+    Count,
+    Duration,
+    Fraction,
+    Name,
+    NonNegativeInt,
+    Rate,
+    Seconds,
+    StrictModel,
+)
+from specs.topology import Topology
+
+FORMAT_VERSION = 1
+THREAD_PATTERN = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*)#(\d+)\.([A-Za-z_][A-Za-z0-9_-]*)$")
+
+
+class WorkloadItem(StrictModel):
+    """`instances` independent packet streams of one application."""
+
+    app: str
+    instances: Annotated[Count, Field(le=4096)] = 1
+
+
+class Constraints(StrictModel):
+    """Placement and latency constraints (all optional)."""
+
+    contexts: list[str] | None = Field(
+        default=None, description="only the contexts inside these domains may be used"
+    )
+    pin: dict[str, str] = Field(default={}, description="thread -> the context it must run on")
+    forbid: dict[str, list[str]] = Field(default={}, description="thread -> domains it must avoid")
+    max_threads: dict[str, Annotated[Count, Field(le=65536)]] = Field(
+        default={}, description="level -> at most this many threads in each domain of the level"
+    )
+    latency_max: Duration | None = Field(default=None, description="per-packet latency bound")
+
+
+class Arrival(StrictModel):
+    """Packet sources: saturated (always a packet waiting) or an arrival rate."""
+
+    process: Literal["saturated", "deterministic", "poisson"] = "saturated"
+    rate: Rate | None = Field(default=None, description="packets per second per instance")
+
+
+class Service(StrictModel):
+    """Distribution of a task's work around its `cycles`."""
+
+    distribution: Literal["deterministic", "exponential", "cv"] = "deterministic"
+    cv: Annotated[float, Field(ge=0, le=10)] | None = Field(
+        default=None, description="coefficient of variation (with distribution: cv)"
+    )
+
+
+class OracleSettings(StrictModel):
+    """How plans are measured."""
+
+    kind: Literal["des", "analytic", "command"] = "des"
+    packets: Annotated[Count, Field(le=100_000_000)] = 200_000
+    warmup: NonNegativeInt = 2_000
+    arrival: Arrival = Arrival()
+    service: Service = Service()
+    queue_capacity: Annotated[Count, Field(le=1_000_000)] = 16
+    seed: NonNegativeInt = 0
+    precision: Fraction = 0.01
+    command: str | None = Field(default=None, description="with kind: command, the command to run")
+
+
+class SearchSettings(StrictModel):
+    """How plans are searched."""
+
+    method: Literal["cpsat", "blackbox", "tsbsched", "random", "balanced", "all"] = "cpsat"
+    time_limit: Seconds = 30.0
+    top_k: Annotated[Count, Field(le=1000)] = 5
+    seed: NonNegativeInt = 0
+    workers: Annotated[Count, Field(le=256)] | None = None
+
+
+class CertifySettings(StrictModel):
+    """How a plan is certified against the EVT-estimated optimum."""
+
+    samples: Annotated[Count, Field(ge=20)] = 5000
+    target_gap: Fraction | None = None
+    confidence: Fraction = 0.95
+    n_init: Annotated[Count, Field(ge=20)] = 1000
+    n_delta: Count = 500
+    max_samples: Annotated[Count, Field(ge=20)] = 10_000
+
+
+@dataclass(frozen=True)
+class ThreadRef:
+    """One thread of a binding problem: one task of one instance of an application."""
+
+    app: str
+    instance: int
+    task: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.app}#{self.instance}.{self.task}"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Spec(StrictModel):
+    """A whole problem: what runs (applications, workload), where (topology), under what
+    constraints, for which objective."""
+
+    tasksolve: Literal[1] = Field(description="format version")
+    name: str
+    description: str | None = None
+    topology: Topology
+    applications: Annotated[dict[Name, Application], Field(min_length=1)]
+    workload: Annotated[list[WorkloadItem], Field(min_length=1)]
+    problem: Literal["binding", "pipeline"] = Field(
+        default="binding",
+        description="binding: every task of every instance is a thread; pipeline: tasks are grouped "
+        "into threads, stages and replicas by the pipeline methods",
+    )
+    constraints: Constraints = Constraints()
+    objective: Literal["total_throughput", "min_throughput", "latency"] = "total_throughput"
+    oracle: OracleSettings = OracleSettings()
+    search: SearchSettings = SearchSettings()
+    certify: CertifySettings = CertifySettings()
+
+    @property
+    def source(self) -> str | None:
+        """The file this spec was loaded from, if any (not part of the spec's value)."""
+        return self.__dict__.get("_source_file")
+
+    def set_source(self, file: str) -> None:
+        self.__dict__["_source_file"] = file
+
+    @cached_property
+    def threads(self) -> list[ThreadRef]:
+        """Every thread of the binding problem, in workload order."""
+        out = []
+        for item in self.workload:
+            app = self.applications[item.app]
+            for instance in range(item.instances):
+                out.extend(ThreadRef(item.app, instance, task) for task in app.tasks)
+        return out
+
+    @cached_property
+    def thread_names(self) -> list[str]:
+        return [t.name for t in self.threads]
+
+    @cached_property
+    def thread_index(self) -> dict[str, int]:
+        return {name: i for i, name in enumerate(self.thread_names)}
+
+    @cached_property
+    def instances(self) -> list[tuple[str, int]]:
+        """(app, instance) pairs in workload order."""
+        return [(item.app, i) for item in self.workload for i in range(item.instances)]
+
+    def instance_count(self, app: str) -> int:
+        return sum(item.instances for item in self.workload if item.app == app)
+
+    @cached_property
+    def usable_contexts(self) -> list[int]:
+        """Context indices inside `constraints.contexts` (all contexts when it is absent)."""
+        topo = self.topology
+        if self.constraints.contexts is None:
+            return list(range(topo.n_contexts))
+        usable: set[int] = set()
+        for name in self.constraints.contexts:
+            usable.update(topo.contexts_of(*topo.parse_domain(name)))
+        return sorted(usable)
+
+    def parse_thread(self, name: str) -> ThreadRef:
+        """``ipfwd#1.P`` -> ThreadRef; raises ValueError naming what is unknown."""
+        from specs.errors import did_you_mean
+
+        match = THREAD_PATTERN.match(name) if isinstance(name, str) else None
+        if not match:
+            example = self.thread_names[0] if self.thread_names else "app#0.task"
+            raise ValueError(f"`{name}` is not a thread name of the form `app#instance.task` (e.g. `{example}`)")
+        app, instance, task = match.group(1), int(match.group(2)), match.group(3)
+        if app not in self.applications:
+            raise ValueError(f"unknown application `{app}` in `{name}`{did_you_mean(app, self.applications)}")
+        count = self.instance_count(app)
+        if instance >= count:
+            raise ValueError(f"`{name}`: {app} has {count} instance(s) in the workload (#0..#{count - 1})")
+        if task not in self.applications[app].tasks:
+            raise ValueError(f"unknown task `{task}` in `{name}`{did_you_mean(task, self.applications[app].tasks)}")
+        return ThreadRef(app, instance, task)
+
+    def latency_bound_seconds(self) -> float | None:
+        bound = self.constraints.latency_max
+        return None if bound is None else bound.to_seconds(self.topology.clock)

@@ -1,0 +1,249 @@
+"""Processor topologies: a tree of sharing domains, shared resources, communication costs.
+
+A topology is a uniform tree given outermost level first (``core: 8 > pipe: 2 > strand: 4``);
+the innermost level is the hardware context.  ``machine`` is the implicit root level.  Contexts
+are numbered 0..n-1 in depth-first order, so the domain of context ``c`` at level ``k`` is
+``c // stride[k]`` where ``stride[k]`` is the number of contexts in one domain of level ``k``.
+
+Domain and context names are dotted paths of ``level+index`` (``core3``, ``core3.pipe1``,
+``core3.pipe1.strand2``); ``machine`` names the root.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import cached_property
+from typing import Annotated, Literal
+
+from pydantic import Field, model_validator
+
+from specs.fields import Count, Name, Number, Size, StrictModel, Frequency
+
+MACHINE = "machine"
+MAX_CONTEXTS = 65_536
+
+
+class Level(StrictModel):
+    """One level of the tree: `count` domains of this level inside each domain of the level above."""
+
+    name: Name
+    count: Annotated[Count, Field(le=MAX_CONTEXTS)]
+
+
+class Resource(StrictModel):
+    """A resource shared by all threads of one domain of `level` (or of the whole `machine`)."""
+
+    name: Name
+    level: str
+    capacity: Annotated[Number, Field(gt=0, le=1e6)] = 1.0
+    description: str | None = None
+
+
+class CacheCommunication(StrictModel):
+    """Communication cost derived from the caches (LATA, DAC'10, Eq. 1-2).
+
+    `latency[level]` is the access time (cycles) of the cache shared by one domain of `level`
+    (``machine`` is main memory); `hit_rate[level]` the probability that a line is found there.
+    A producer and a consumer whose innermost shared level is X pay, per cache line, the expected
+    cost of looking the line up in the caches at X and outward:
+    ``T_X*h_X + T_Y*(1-h_X)*h_Y + ... + T_mem*prod(1-h)``, which for a pair sharing L1 is LATA's
+    Eq. 2 ``T_L1*h1 + T_L2*(1-h1)*h2 + T_mem*(1-h1)*(1-h2)``; Eq. 1 multiplies it by the message
+    size in lines (rounded up; a message of 0 bytes costs nothing).
+    """
+
+    model: Literal["cache"]
+    line: Size = 64
+    latency: dict[str, Annotated[Number, Field(ge=0)]]
+    hit_rate: dict[str, Annotated[Number, Field(ge=0, le=1)]] = {}
+
+
+class DirectCommunication(StrictModel):
+    """Cycles per message, keyed by the innermost level producer and consumer share."""
+
+    model: Literal["direct"] = "direct"
+    cycles: dict[str, Annotated[Number, Field(ge=0)]]
+
+
+def _communication_form(value: object) -> object:
+    """``{pipe: 4, core: 4, machine: 40}`` is the direct form; ``{model: cache, ...}`` the cache one."""
+    if isinstance(value, dict) and "model" not in value:
+        return {"model": "direct", "cycles": value}
+    return value
+
+
+class Topology(StrictModel):
+    """A processor: levels (outermost first), shared resources, communication costs, clock."""
+
+    name: str
+    description: str | None = None
+    clock: Frequency
+    levels: Annotated[list[Level], Field(min_length=1, max_length=8)]
+    resources: list[Resource] = []
+    communication: Annotated[
+        DirectCommunication | CacheCommunication, Field(discriminator="model")
+    ] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _communication_shorthand(cls, data: object) -> object:
+        if isinstance(data, dict) and "communication" in data:
+            data = {**data, "communication": _communication_form(data["communication"])}
+        return data
+
+    # ----------------------------------------------------------------- structure
+    @cached_property
+    def level_names(self) -> list[str]:
+        return [level.name for level in self.levels]
+
+    @cached_property
+    def counts(self) -> list[int]:
+        return [level.count for level in self.levels]
+
+    @cached_property
+    def n_contexts(self) -> int:
+        return math.prod(self.counts)
+
+    @cached_property
+    def strides(self) -> list[int]:
+        """Contexts in one domain of each level (the last is 1: a context)."""
+        return [math.prod(self.counts[k + 1:]) for k in range(len(self.counts))]
+
+    @property
+    def shared_level_names(self) -> list[str]:
+        """Levels two distinct contexts can share, innermost first, ending with ``machine``."""
+        return list(reversed(self.level_names[:-1])) + [MACHINE]
+
+    def level_index(self, name: str) -> int:
+        """Index of a level by name; ``machine`` is -1."""
+        return -1 if name == MACHINE else self.level_names.index(name)
+
+    def domain_count(self, level: int) -> int:
+        """Number of domains of a level in the machine (level -1 is the machine itself)."""
+        return 1 if level < 0 else math.prod(self.counts[: level + 1])
+
+    def domain_of(self, context: int, level: int) -> int:
+        return 0 if level < 0 else context // self.strides[level]
+
+    def contexts_of(self, level: int, domain: int) -> range:
+        if level < 0:
+            return range(self.n_contexts)
+        stride = self.strides[level]
+        return range(domain * stride, (domain + 1) * stride)
+
+    def shared_level(self, a: int, b: int) -> int:
+        """Innermost level whose domain holds both contexts (-1: only the machine)."""
+        for k in range(len(self.levels) - 1, -1, -1):
+            if a // self.strides[k] == b // self.strides[k]:
+                return k
+        return -1
+
+    # ----------------------------------------------------------------- names
+    def context_name(self, context: int) -> str:
+        return self.domain_name(len(self.levels) - 1, context)
+
+    def domain_name(self, level: int, domain: int) -> str:
+        if level < 0:
+            return MACHINE
+        parts = []
+        for k in range(level, -1, -1):
+            parts.append(f"{self.levels[k].name}{domain % self.counts[k]}")
+            domain //= self.counts[k]
+        return ".".join(reversed(parts))
+
+    @cached_property
+    def context_names(self) -> list[str]:
+        return [self.context_name(c) for c in range(self.n_contexts)]
+
+    def parse_domain(self, text: str) -> tuple[int, int]:
+        """``core3.pipe1`` -> (level index, domain index); raises ValueError with a suggestion."""
+        from specs.errors import did_you_mean
+
+        if text == MACHINE:
+            return -1, 0
+        if not isinstance(text, str) or not text:
+            raise ValueError(f"expected a domain name such as `{self.domain_name(0, 0)}`, got {text!r}")
+        domain = 0
+        parts = text.split(".")
+        if len(parts) > len(self.levels):
+            raise ValueError(f"`{text}` has more parts than the topology has levels ({' > '.join(self.level_names)})")
+        for k, part in enumerate(parts):
+            expected = self.levels[k].name
+            digits = part[len(expected):]
+            if part.startswith(expected) and digits.isdigit():
+                index = int(digits)
+            else:
+                name = part.rstrip("0123456789")
+                if not name or name == part:
+                    raise ValueError(f"`{part}` in `{text}` is not of the form `{expected}<index>`")
+                if name in self.level_names:
+                    raise ValueError(
+                        f"`{text}`: levels go outermost first ({' > '.join(self.level_names)}); "
+                        f"expected `{expected}` where `{name}` is"
+                    )
+                raise ValueError(f"unknown level `{name}` in `{text}`{did_you_mean(name, self.level_names)}")
+            if index >= self.counts[k]:
+                raise ValueError(
+                    f"`{text}`: {expected} index {index} is out of range "
+                    f"({expected}0..{expected}{self.counts[k] - 1})"
+                )
+            domain = domain * self.counts[k] + index
+        return len(parts) - 1, domain
+
+    def parse_context(self, text: str) -> int:
+        """A full context path (down to the innermost level) -> context index."""
+        level, domain = self.parse_domain(text)
+        if level != len(self.levels) - 1:
+            raise ValueError(
+                f"`{text}` is a domain, not a hardware context; name one down to the "
+                f"`{self.levels[-1].name}` level, e.g. `{self.context_name(self.contexts_of(level, domain)[0])}`"
+            )
+        return domain
+
+    # ----------------------------------------------------------------- resources
+    def resource(self, name: str) -> Resource:
+        for resource in self.resources:
+            if resource.name == name:
+                return resource
+        raise KeyError(name)
+
+    @property
+    def resource_names(self) -> list[str]:
+        return [r.name for r in self.resources]
+
+    # ----------------------------------------------------------------- communication
+    def message_cycles(self, shared_level: int, size: int) -> float:
+        """Cycles a consumer pays for one message of `size` bytes from a producer whose context
+        shares `shared_level` (innermost common level; -1 machine) with its own.
+
+        Direct form: the per-level cost.  Cache form: LATA Eq. 1-2 (see `CacheCommunication`).
+        With no communication section, messages are free.
+        """
+        comm = self.communication
+        if comm is None:
+            return 0.0
+        if isinstance(comm, DirectCommunication):
+            name = MACHINE if shared_level < 0 else self.level_names[shared_level]
+            return comm.cycles.get(name, 0.0)
+        if size <= 0:
+            return 0.0
+        lines = math.ceil(size / comm.line)
+        return lines * self._cache_line_cost(shared_level)
+
+    def _cache_line_cost(self, shared_level: int) -> float:
+        comm = self.communication
+        assert isinstance(comm, CacheCommunication)
+        outward = [self.level_names[k] for k in range(shared_level, -1, -1)] if shared_level >= 0 else []
+        outward.append(MACHINE)
+        cost, miss = 0.0, 1.0
+        for name in outward:
+            if name not in comm.latency:
+                continue
+            hit = 1.0 if name == MACHINE else comm.hit_rate.get(name, 1.0)
+            cost += comm.latency[name] * miss * hit
+            miss *= 1.0 - hit
+        return cost
+
+    def describe(self) -> str:
+        """``core: 8 > pipe: 2 > strand: 4 (64 contexts)``."""
+        shape = " > ".join(f"{level.name}: {level.count}" for level in self.levels)
+        return f"{shape} ({self.n_contexts} contexts)"

@@ -1,0 +1,187 @@
+"""YAML with locations: `yaml.safe_load` semantics, plus the line and column of every field.
+
+`read_yaml` returns the plain Python data (exactly what ``yaml.safe_load`` gives) together with a
+`Locations` table that maps a field path such as ``('applications', 'ipfwd', 'tasks', 'P')`` to
+its position in the file, so that errors found later (by pydantic or by cross-checks) can name
+``file:line:column``.  It also rejects what ``safe_load`` would silently accept or choke on:
+duplicate keys, empty files, files over `MAX_BYTES`, and alias bombs (more than `MAX_NODES`
+nodes once aliases are expanded).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path as FsPath
+from typing import Any
+
+import yaml
+
+from specs.errors import Path, Problem, SpecError
+
+MAX_BYTES = 4 * 1024 * 1024
+MAX_NODES = 200_000
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+@dataclass
+class Locations:
+    """Field path -> (file, line, column), 1-based, of the value and of its mapping key.
+
+    A spec may pull parts from other files (a topology by name, an application by path); their
+    positions are grafted under the path where they are used, still naming their own file.
+    """
+
+    values: dict[Path, tuple[str, int, int]] = field(default_factory=dict)
+    keys: dict[Path, tuple[str, int, int]] = field(default_factory=dict)
+
+    def graft(self, prefix: Path, other: "Locations") -> None:
+        """Place `other`'s positions under `prefix` (the value at `prefix` keeps its own)."""
+        for path, position in other.values.items():
+            if path:
+                self.values[prefix + path] = position
+        for path, position in other.keys.items():
+            self.keys[prefix + path] = position
+
+    def find(self, path: Path, key: bool = False) -> tuple[Path, tuple[str, int, int] | None]:
+        """The position of `path`, or of its longest prefix that has one."""
+        path = tuple(path)
+        for end in range(len(path), -1, -1):
+            prefix = path[:end]
+            table = self.keys if (key and end == len(path)) else self.values
+            position = table.get(prefix) or self.values.get(prefix)
+            if position is not None:
+                return prefix, position
+        return (), None
+
+
+def _mark(node: yaml.Node) -> tuple[int, int]:
+    return node.start_mark.line + 1, node.start_mark.column + 1
+
+
+def _position(file: str, node: yaml.Node) -> tuple[str, int, int]:
+    return (file, *_mark(node))
+
+
+def _scalar_key(node: yaml.Node) -> str | int:
+    if isinstance(node, yaml.ScalarNode):
+        if node.tag == "tag:yaml.org,2002:int":
+            try:
+                return int(node.value)
+            except ValueError:
+                return node.value
+        return node.value
+    return f"<{node.id}>"
+
+
+def _check_and_locate(root: yaml.Node, file: str) -> Locations:
+    """Record positions; reject duplicate keys and alias bombs."""
+    locations = Locations()
+    sizes: dict[int, int] = {}
+    seen: set[int] = set()
+
+    def size(node: yaml.Node) -> int:
+        key = id(node)
+        if key in sizes:
+            return sizes[key]
+        sizes[key] = 1  # guards recursive aliases
+        total = 1
+        if isinstance(node, yaml.SequenceNode):
+            total += sum(size(child) for child in node.value)
+        elif isinstance(node, yaml.MappingNode):
+            total += sum(size(k) + size(v) for k, v in node.value)
+        sizes[key] = total
+        return total
+
+    def walk(node: yaml.Node, path: Path) -> None:
+        locations.values.setdefault(path, _position(file, node))
+        if id(node) in seen:  # an alias: its inside was located where it was anchored
+            return
+        seen.add(id(node))
+        if isinstance(node, yaml.SequenceNode):
+            for index, child in enumerate(node.value):
+                walk(child, path + (index,))
+        elif isinstance(node, yaml.MappingNode):
+            names: dict[str | int, yaml.Node] = {}
+            for key_node, value_node in node.value:
+                if key_node.tag == _MERGE_TAG:
+                    continue
+                name = _scalar_key(key_node)
+                if name in names:
+                    line, col = _mark(key_node)
+                    first = _mark(names[name])[0]
+                    raise SpecError.at(file, f"duplicate key `{name}` (first given on line {first})", line, col, path + (name,))
+                names[name] = key_node
+                locations.keys.setdefault(path + (name,), _position(file, key_node))
+                walk(value_node, path + (name,))
+
+    if size(root) > MAX_NODES:
+        raise SpecError.at(file, f"the document is too large once its aliases are expanded (over {MAX_NODES} nodes)", 1, 1)
+    walk(root, ())
+    return locations
+
+
+def parse_yaml_text(text: str, file: str) -> tuple[Any, Locations]:
+    """Parse YAML text with ``safe_load`` semantics; return the data and its locations."""
+    if not text.strip():
+        raise SpecError.at(file, "the file is empty")
+    loader = yaml.SafeLoader(text)
+    try:
+        try:
+            root = loader.get_single_node()
+        except yaml.MarkedYAMLError as exc:
+            mark = exc.problem_mark or exc.context_mark
+            line, col = (mark.line + 1, mark.column + 1) if mark else (None, None)
+            what = exc.problem or exc.context or "invalid YAML"
+            if exc.context and exc.problem:
+                what = f"{exc.context}, {exc.problem}"
+            raise SpecError.at(file, f"YAML syntax error: {what}", line, col) from None
+        except yaml.YAMLError as exc:
+            raise SpecError.at(file, f"YAML error: {exc}") from None
+        if root is None:
+            raise SpecError.at(file, "the file holds no YAML document")
+        locations = _check_and_locate(root, file)
+        try:
+            data = loader.construct_document(root)
+        except yaml.MarkedYAMLError as exc:
+            mark = exc.problem_mark or exc.context_mark
+            line, col = (mark.line + 1, mark.column + 1) if mark else (None, None)
+            raise SpecError.at(file, f"YAML error: {exc.problem or exc.context}", line, col) from None
+        except RecursionError:
+            raise SpecError.at(file, "the YAML document refers to itself (recursive alias)") from None
+    finally:
+        loader.dispose()
+    return data, locations
+
+
+def read_yaml(path: str | FsPath, shown_as: str | None = None) -> tuple[Any, Locations]:
+    """Read a YAML file (at most `MAX_BYTES`, UTF-8) with locations."""
+    path = FsPath(path)
+    file = shown_as or str(path)
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        raise SpecError.at(file, "no such file") from None
+    except OSError as exc:
+        raise SpecError.at(file, f"cannot read the file: {exc.strerror}") from None
+    if path.is_dir():
+        raise SpecError.at(file, "is a directory, not a spec file")
+    if size > MAX_BYTES:
+        raise SpecError.at(file, f"the file is too large ({size} bytes; at most {MAX_BYTES})")
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SpecError.at(file, f"the file is not UTF-8 text (byte {exc.start})") from None
+    except OSError as exc:
+        raise SpecError.at(file, f"cannot read the file: {exc.strerror}") from None
+    return parse_yaml_text(text, file)
+
+
+def locate(file: str, locations: Locations, problems: list[Problem]) -> SpecError:
+    """Turn path-level problems into a `SpecError` with positions, in file order."""
+    located = []
+    for problem in problems:
+        _, position = locations.find(problem.path, key=problem.key)
+        where, line, col = position if position else (file, None, None)
+        located.append((where, line, col, tuple(problem.path), problem.message))
+    located.sort(key=lambda item: (item[0] != file, item[0], item[1] is None, item[1] or 0, item[2] or 0))
+    return SpecError(file, located)
