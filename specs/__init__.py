@@ -1,2 +1,22 @@
-"""What is the problem? The spec language: pydantic models, YAML loading with file:line errors,
-units, JSON Schema, plans and their symmetry, and the example library."""
+"""What is the problem? The spec language of tasksolve.
+
+pydantic models (`Spec`, `Topology`, `Application`, `Plan`), YAML loading with errors that name
+file:line:column (`load_spec`, `SpecError`), units, JSON Schema, hardware symmetry and counting,
+and the built-in example library (``specs/examples``).
+"""
+
+from specs.application import Application, Edge, Task
+from specs.counting import count_distinct, count_placements
+from specs.errors import SpecError
+from specs.loader import builtin_names, dump_spec, load_spec, load_spec_text, load_topology
+from specs.plan import Plan, PlanThread, check_plan, load_plan
+from specs.spec import Spec, ThreadRef
+from specs.symmetry import UsableTree
+from specs.topology import MACHINE, Topology
+from specs.units import Duration
+
+__all__ = [
+    "Application", "Duration", "Edge", "MACHINE", "Plan", "PlanThread", "Spec", "SpecError", "Task",
+    "ThreadRef", "Topology", "UsableTree", "builtin_names", "check_plan", "count_distinct",
+    "count_placements", "dump_spec", "load_plan", "load_spec", "load_spec_text", "load_topology",
+]

@@ -137,7 +137,7 @@ def validation_problems(exc: ValidationError, data: Any, model: type[BaseModel],
     return problems
 
 
-def _validate(model: type[BaseModel], data: Any, file: str, locations: Locations, prefix: Path = ()):
+def validate_model(model: type[BaseModel], data: Any, file: str, locations: Locations, prefix: Path = ()):
     try:
         return model.model_validate(data)
     except ValidationError as exc:
@@ -213,7 +213,7 @@ def _topology_from(data: Any, file: str, locations: Locations, relative_to: FsPa
             if p[: len(prefix)] == prefix:
                 getattr(sub_locations, table)[p[len(prefix):]] = position
     data, sub_locations = _load_topology_data(data, sub_locations, file, relative_to, chain)
-    topology = _validate(Topology, data, file, sub_locations)
+    topology = validate_model(Topology, data, file, sub_locations)
     problems = check_topology(topology)
     if problems:
         raise locate(file, sub_locations, problems)
@@ -264,10 +264,10 @@ def spec_from_data(data: Any, locations: Locations, file: str, relative_to: FsPa
             if isinstance(value, str):
                 app_file = _resolve(value, "apps", relative_to, file, locations, ("applications", name))
                 app_data, app_locations = read_yaml(app_file, _display(app_file))
-                apps[name] = _validate(Application, app_data, _display(app_file), app_locations)
+                apps[name] = validate_model(Application, app_data, _display(app_file), app_locations)
                 locations.graft(("applications", name), app_locations)
         data["applications"] = apps
-    spec = _validate(Spec, data, file, locations)
+    spec = validate_model(Spec, data, file, locations)
     problems = check_spec(spec)
     if problems:
         raise locate(file, locations, problems)

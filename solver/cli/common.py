@@ -77,3 +77,31 @@ def emit_json(obj: Any) -> None:
     """Print a result as JSON on stdout."""
     sys.stdout.write(to_json_text(obj) + "\n")
     sys.stdout.flush()
+
+
+def load_spec_or_fail(path: str):
+    """Load a spec (a file, or a built-in example's name) or stop with its located errors."""
+    from specs import SpecError, load_spec
+
+    try:
+        return load_spec(path)
+    except SpecError as exc:
+        fail(spec_error_text(exc))
+
+
+def spec_error_text(exc, most: int = 10) -> str:
+    """The located problems of a SpecError, one per line (at most `most`)."""
+    lines = exc.lines()
+    text = "\n".join(lines[:most])
+    if len(lines) > most:
+        text += f"\n... and {len(lines) - most} more problem(s)"
+    return text
+
+
+def spec_error_json(exc) -> list[dict]:
+    from specs.errors import format_path
+
+    return [
+        {"file": file, "line": line, "column": col, "field": format_path(path), "message": message}
+        for file, line, col, path, message in exc.problems
+    ]

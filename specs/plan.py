@@ -1,0 +1,203 @@
+"""Plans: threads and the hardware context each one is bound to.
+
+A binding plan names the threads of the spec (``app#instance.task``) and needs only
+``bindings``.  A pipeline plan also says what each thread runs: ``threads[name]`` gives the
+application instance, the ordered group of tasks the thread runs for each packet, its stage and
+its replica number (replicas of a stage take packets in turn).  Both are the same `Plan` type,
+read and written as YAML or JSON::
+
+    bindings: {"ipfwd#0.R": "core0.pipe0.strand1", ...}
+    threads:                      # pipeline plans only
+      "dag#0.s0r0": {app: dag, instance: 0, tasks: [rx, parse], stage: 0, replica: 0}
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path as FsPath
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from specs.errors import Problem, SpecError
+from specs.fields import NonNegativeInt, StrictModel
+from specs.spec import Spec
+from specs.symmetry import Form, UsableTree
+
+
+class PlanThread(StrictModel):
+    """What one thread of a pipeline plan runs."""
+
+    app: str
+    instance: NonNegativeInt = 0
+    tasks: Annotated[list[str], Field(min_length=1)]
+    stage: NonNegativeInt = 0
+    replica: NonNegativeInt = 0
+
+
+class Plan(StrictModel):
+    """Threads bound to hardware contexts (see the module docstring)."""
+
+    spec: str | None = Field(default=None, description="name of the spec this plan is for")
+    method: str | None = Field(default=None, description="what produced the plan")
+    bindings: dict[str, str]
+    threads: dict[str, PlanThread] | None = None
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_contexts(cls, spec: Spec, contexts: Sequence[int], method: str | None = None) -> "Plan":
+        """A binding plan from one context index per thread of the spec (in `spec.threads` order)."""
+        if len(contexts) != len(spec.threads):
+            raise ValueError(f"{len(contexts)} contexts for {len(spec.threads)} threads")
+        names = spec.topology.context_names
+        return cls(spec=spec.name, method=method,
+                   bindings={t: names[int(c)] for t, c in zip(spec.thread_names, contexts)})
+
+    @property
+    def is_pipeline(self) -> bool:
+        return self.threads is not None
+
+    def contexts(self, spec: Spec) -> list[int]:
+        """Context index per thread of a binding plan, in `spec.threads` order."""
+        topo = spec.topology
+        return [topo.parse_context(self.bindings[name]) for name in spec.thread_names]
+
+    def placement(self, spec: Spec) -> dict[int, int]:
+        """{context: thread index}: thread indices follow `spec.threads` (binding plans) or the
+        order of `threads` (pipeline plans)."""
+        topo = spec.topology
+        order = spec.thread_names if self.threads is None else list(self.threads)
+        return {topo.parse_context(self.bindings[name]): i for i, name in enumerate(order)}
+
+    # ------------------------------------------------------------------ symmetry
+    def canonical_form(self, spec: Spec) -> Form:
+        return UsableTree.of(spec.topology, spec.usable_contexts).canonical_form(self.placement(spec))
+
+    def equivalent(self, other: "Plan", spec: Spec) -> bool:
+        """Same plan up to the topology's symmetries."""
+        return self.threads == other.threads and self.canonical_form(spec) == other.canonical_form(spec)
+
+    def canonical(self, spec: Spec) -> "Plan":
+        """The representative of this plan's symmetry class (equal for equivalent plans)."""
+        tree = UsableTree.of(spec.topology, spec.usable_contexts)
+        order = spec.thread_names if self.threads is None else list(self.threads)
+        placement = tree.canonical_placement(self.placement(spec))
+        names = spec.topology.context_names
+        bindings = {order[t]: names[c] for c, t in sorted(placement.items(), key=lambda kv: kv[1])}
+        return self.model_copy(update={"bindings": bindings})
+
+    # ------------------------------------------------------------------ I/O
+    def to_dict(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", exclude_none=True)
+
+    def to_yaml(self) -> str:
+        import yaml
+
+        return yaml.safe_dump(self.to_dict(), sort_keys=False, width=100)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2)
+
+    def save(self, path: str | FsPath) -> None:
+        """Write the plan atomically (YAML, or JSON for a ``.json`` path)."""
+        import os
+        import tempfile
+
+        path = FsPath(path)
+        text = self.to_json() if path.suffix == ".json" else self.to_yaml()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w") as handle:
+                handle.write(text)
+            os.replace(tmp, path)
+        except BaseException:
+            FsPath(tmp).unlink(missing_ok=True)
+            raise
+
+
+def check_plan(spec: Spec, plan: Plan) -> list[Problem]:
+    """Everything that makes `plan` unusable for `spec`, as located-later problems."""
+    from specs.errors import did_you_mean
+
+    problems: list[Problem] = []
+    topo = spec.topology
+    if plan.threads is None:
+        expected = spec.thread_names
+        for name in plan.bindings:
+            if name not in spec.thread_index:
+                problems.append(Problem(("bindings", name), f"unknown thread `{name}`{did_you_mean(name, expected)}", key=True))
+        missing = [name for name in expected if name not in plan.bindings]
+        if missing:
+            shown = ", ".join(missing[:5]) + (" ..." if len(missing) > 5 else "")
+            problems.append(Problem(("bindings",), f"{len(missing)} thread(s) of the spec are not bound: {shown}"))
+    else:
+        problems.extend(_check_pipeline_threads(spec, plan))
+        for name in plan.bindings:
+            if name not in plan.threads:
+                problems.append(Problem(("bindings", name), f"`{name}` is bound but not listed under threads", key=True))
+        for name in plan.threads:
+            if name not in plan.bindings:
+                problems.append(Problem(("threads", name), f"thread `{name}` is not bound to a context", key=True))
+    usable = set(spec.usable_contexts)
+    used: Counter = Counter()
+    for name, context_name in plan.bindings.items():
+        try:
+            context = topo.parse_context(context_name)
+        except ValueError as exc:
+            problems.append(Problem(("bindings", name), str(exc)))
+            continue
+        used[context] += 1
+        if used[context] == 2:
+            problems.append(Problem(("bindings", name), f"`{context_name}` is bound to more than one thread"))
+        if context not in usable:
+            problems.append(Problem(("bindings", name), f"`{context_name}` is outside constraints.contexts"))
+        for domain in spec.constraints.forbid.get(name, []):
+            if context in topo.contexts_of(*topo.parse_domain(domain)):
+                problems.append(Problem(("bindings", name), f"`{name}` may not run in `{domain}` (constraints.forbid)"))
+        pin = spec.constraints.pin.get(name)
+        if pin is not None and topo.parse_context(pin) != context:
+            problems.append(Problem(("bindings", name), f"`{name}` is pinned to `{pin}` (constraints.pin)"))
+    for level_name, cap in spec.constraints.max_threads.items():
+        level = topo.level_index(level_name)
+        per_domain = Counter(topo.domain_of(c, level) for c in used.elements())
+        for domain, count in per_domain.items():
+            if count > cap:
+                problems.append(Problem(("bindings",), f"{count} threads in `{topo.domain_name(level, domain)}`, "
+                                                       f"more than constraints.max_threads.{level_name} = {cap}"))
+    return problems
+
+
+def _check_pipeline_threads(spec: Spec, plan: Plan) -> list[Problem]:
+    problems: list[Problem] = []
+    assert plan.threads is not None
+    for name, thread in plan.threads.items():
+        if thread.app not in spec.applications:
+            problems.append(Problem(("threads", name, "app"), f"unknown application `{thread.app}`"))
+            continue
+        app = spec.applications[thread.app]
+        if thread.instance >= spec.instance_count(thread.app):
+            problems.append(Problem(("threads", name, "instance"), f"{thread.app} has no instance #{thread.instance}"))
+        for index, task in enumerate(thread.tasks):
+            if task not in app.tasks:
+                problems.append(Problem(("threads", name, "tasks", index), f"unknown task `{task}` of `{thread.app}`"))
+    return problems
+
+
+def load_plan(path: str | FsPath, spec: Spec | None = None) -> Plan:
+    """Read a plan file (YAML or JSON); with `spec`, check it against the spec."""
+    from specs.loader import validate_model
+    from specs.yamlio import locate, read_yaml
+
+    path = FsPath(path)
+    data, locations = read_yaml(path)  # JSON is YAML
+    if not isinstance(data, dict):
+        raise SpecError.at(str(path), "a plan is a mapping with `bindings` (thread: context)", 1, 1)
+    plan = validate_model(Plan, data, str(path), locations)
+    if spec is not None:
+        problems = check_plan(spec, plan)
+        if problems:
+            raise locate(str(path), locations, problems)
+    return plan

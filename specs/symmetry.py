@@ -1,0 +1,139 @@
+"""Hardware symmetry: canonical forms of placements, random symmetries, representatives.
+
+The usable contexts of a topology form a rooted tree (machine > level 0 domains > ... >
+contexts), pruned of domains with no usable context.  Its automorphisms permute sibling domains
+whose subtrees have the same shape, recursively (identical cores, pipes, strands are
+interchangeable).  A placement labels some leaves with thread indices; two placements are
+equivalent iff an automorphism maps one onto the other, iff their canonical forms are equal.
+
+Canonical form (the AHU tree-isomorphism encoding): a leaf is its thread index (-1 when empty);
+an inner node is the sorted tuple of its children's forms.  Empty leaves are kept, so a form also
+encodes the shape of the subtree, and sorting only ever exchanges children of equal shape.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+
+from specs.topology import Topology
+
+Form = int | tuple
+
+
+@dataclass
+class UsableTree:
+    """The tree of usable contexts: for each inner node, its non-empty children."""
+
+    topology: Topology
+    usable: tuple[int, ...]
+
+    @classmethod
+    def of(cls, topology: Topology, usable: Sequence[int] | None = None) -> "UsableTree":
+        usable = tuple(sorted(set(range(topology.n_contexts) if usable is None else usable)))
+        return cls(topology, usable)
+
+    @cached_property
+    def depth(self) -> int:
+        return len(self.topology.levels)
+
+    @cached_property
+    def children(self) -> dict[tuple[int, int], list[int]]:
+        """(level, domain) -> sorted domains of level+1 below it holding a usable context.
+
+        Level -1 is the machine (domain 0); the children of the last inner level are contexts.
+        """
+        topo = self.topology
+        out: dict[tuple[int, int], set[int]] = {}
+        for context in self.usable:
+            for level in range(-1, self.depth - 1):
+                parent = topo.domain_of(context, level)
+                child = topo.domain_of(context, level + 1)
+                out.setdefault((level, parent), set()).add(child)
+        return {key: sorted(value) for key, value in out.items()}
+
+    @cached_property
+    def shapes(self) -> dict[tuple[int, int], Form]:
+        """(level, domain) -> shape of its usable subtree (a context's shape is ``()``)."""
+        shapes: dict[tuple[int, int], Form] = {}
+        for context in self.usable:
+            shapes[(self.depth - 1, context)] = ()
+        for level in range(self.depth - 2, -2, -1):
+            for (lvl, domain), kids in self.children.items():
+                if lvl == level:
+                    shapes[(lvl, domain)] = tuple(sorted(shapes[(lvl + 1, k)] for k in kids))
+        return shapes
+
+    # ------------------------------------------------------------------ canonical forms
+    def canonical_form(self, placement: Mapping[int, int]) -> Form:
+        """Canonical form of a placement given as {context: thread index}."""
+
+        def form(level: int, domain: int) -> Form:
+            if level == self.depth - 1:
+                return placement.get(domain, -1)
+            return tuple(sorted(form(level + 1, k) for k in self.children[(level, domain)]))
+
+        return form(-1, 0)
+
+    def canonical_placement(self, placement: Mapping[int, int]) -> dict[int, int]:
+        """A representative of the placement's class: {context: thread}, the same for every
+        equivalent placement (children of equal shape are refilled in canonical order)."""
+        result: dict[int, int] = {}
+
+        def form(level: int, domain: int) -> Form:
+            if level == self.depth - 1:
+                return placement.get(domain, -1)
+            return tuple(sorted(form(level + 1, k) for k in self.children[(level, domain)]))
+
+        def place(level: int, domain: int, content: Form) -> None:
+            if level == self.depth - 1:
+                if content != -1:
+                    result[domain] = content  # type: ignore[assignment]
+                return
+            kids = self.children[(level, domain)]
+            by_shape: dict[Form, list[int]] = {}
+            for kid in kids:
+                by_shape.setdefault(self.shapes[(level + 1, kid)], []).append(kid)
+            # content is sorted; hand each child form to the next free slot of its shape
+            free = {shape: list(slots) for shape, slots in by_shape.items()}
+            for child_form in content:  # type: ignore[union-attr]
+                shape = self._shape_of(child_form, level + 1)
+                place(level + 1, free[shape].pop(0), child_form)
+
+        place(-1, 0, form(-1, 0))
+        return result
+
+    def _shape_of(self, child_form: Form, level: int) -> Form:
+        if level == self.depth - 1:
+            return ()
+        return tuple(sorted(self._shape_of(f, level + 1) for f in child_form))  # type: ignore[union-attr]
+
+    # ------------------------------------------------------------------ symmetries
+    def random_automorphism(self, rng: random.Random) -> dict[int, int]:
+        """A uniformly drawn symmetry of the usable tree, as a permutation {context: context}."""
+        mapping: dict[int, int] = {}
+
+        def leaves(level: int, domain: int) -> list[int]:
+            if level == self.depth - 1:
+                return [domain]
+            return [c for k in self.children[(level, domain)] for c in leaves(level + 1, k)]
+
+        def permute(level: int, source: int, target: int) -> None:
+            """Map the subtree at `source` onto the isomorphic subtree at `target`."""
+            if level == self.depth - 1:
+                mapping[source] = target
+                return
+            src_kids = self.children[(level, source)]
+            dst_kids = self.children[(level, target)]
+            by_shape_dst: dict[Form, list[int]] = {}
+            for kid in dst_kids:
+                by_shape_dst.setdefault(self.shapes[(level + 1, kid)], []).append(kid)
+            for slots in by_shape_dst.values():
+                rng.shuffle(slots)
+            for kid in src_kids:
+                permute(level + 1, kid, by_shape_dst[self.shapes[(level + 1, kid)]].pop())
+
+        permute(-1, 0, 0)
+        return mapping
