@@ -64,31 +64,37 @@ def _allowed_fields(model: type[BaseModel]) -> list[str]:
 
 def _model_at(root: type[BaseModel], loc: tuple) -> type[BaseModel] | None:
     """The model class that owns the mapping at `loc` (for 'unknown field' suggestions)."""
+    import types
     import typing
 
-    def models_in(annotation: Any) -> list[type[BaseModel]]:
-        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-            return [annotation]
-        found = []
-        for arg in typing.get_args(annotation):
-            found.extend(models_in(arg))
-        return found
+    def options(annotation: Any) -> list[Any]:
+        """Unwrap Annotated and Optional/Union into the candidate annotations."""
+        origin = typing.get_origin(annotation)
+        if origin is typing.Annotated:
+            return options(typing.get_args(annotation)[0])
+        if origin in (typing.Union, types.UnionType):
+            return [o for arg in typing.get_args(annotation) if arg is not type(None) for o in options(arg)]
+        return [annotation]
 
-    current: Any = root
+    current: list[Any] = [root]
     for part in loc:
-        if isinstance(current, type) and issubclass(current, BaseModel):
-            field = current.model_fields.get(part) or next(
-                (f for f in current.model_fields.values() if f.alias == part), None)
-            if field is None:
-                candidates = [m for m in models_in(current) if m is not current]
-                return None if not candidates else candidates[0]
-            inner = models_in(field.annotation)
-            current = inner[0] if len(inner) == 1 else field.annotation
-        else:
-            inner = models_in(current)
-            if len(inner) == 1:
-                current = inner[0]
-    return current if isinstance(current, type) and issubclass(current, BaseModel) else None
+        following: list[Any] = []
+        for annotation in (o for c in current for o in options(c)):
+            origin = typing.get_origin(annotation)
+            if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+                field = annotation.model_fields.get(part) or next(
+                    (f for f in annotation.model_fields.values() if f.alias == part), None)
+                if field is not None:
+                    following.append(field.annotation)
+            elif origin is dict:
+                following.append(typing.get_args(annotation)[1])
+            elif origin is list and isinstance(part, int):
+                following.append(typing.get_args(annotation)[0])
+        if following:
+            current = following
+        # else: `part` is a union tag pydantic inserted; stay where we are
+    models = [o for c in current for o in options(c) if isinstance(o, type) and issubclass(o, BaseModel)]
+    return models[0] if len(models) == 1 else None
 
 
 def _message(error: dict, model: type[BaseModel]) -> tuple[str, bool]:

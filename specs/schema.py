@@ -23,9 +23,10 @@ def spec_json_schema() -> dict[str, Any]:
         "description": "the processor: a built-in name, a path, or an inline topology",
     }
     apps = props["applications"]
-    apps["additionalProperties"] = {
-        "anyOf": [{"type": "string", "description": "a built-in application name or a path"}, apps["additionalProperties"]]
-    }
+    for pattern, app_schema in apps.get("patternProperties", {}).items():
+        apps["patternProperties"][pattern] = {
+            "anyOf": [{"type": "string", "description": "a built-in application name or a path"}, app_schema]
+        }
     topo_def = schema["$defs"]["Topology"]
     topo_def["properties"]["base"] = {"type": "string", "description": "start from this topology (name or path)"}
     topo_def.pop("required", None)

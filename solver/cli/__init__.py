@@ -68,27 +68,23 @@ _register_commands()
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the console script; returns the exit code."""
+    """Entry point of the console script; returns the exit code.
+
+    Usage errors (unknown command, missing argument) are Typer's own messages with exit code 2.
+    """
     try:
-        app(args=argv, standalone_mode=False)
+        app(args=argv, prog_name="tasksolve")
     except common.CliError as exc:
-        common.err_console.print(f"[bold red]error:[/] {exc.message}", soft_wrap=True)
+        common.err_console.print(f"error: {exc.message}", soft_wrap=True, markup=False)
         return exc.code
     except KeyboardInterrupt:
         common.err_console.print("interrupted; finished work has been kept")
         return common.EXIT_INTERRUPTED
-    except typer.Exit as exc:
-        return exc.exit_code
-    except typer.Abort:
-        common.err_console.print("aborted")
-        return common.EXIT_INTERRUPTED
-    except Exception as exc:  # click usage errors and the like
-        import click
-
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            return common.EXIT_BAD_INPUT
-        raise
+    except SystemExit as exc:
+        code = exc.code
+        if code is None:
+            return common.EXIT_OK
+        return code if isinstance(code, int) else common.EXIT_FAILURE
     return common.EXIT_OK
 
 

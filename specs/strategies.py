@@ -1,0 +1,194 @@
+"""Hypothesis strategies for valid tasksolve specs, for property-testing tools built on tasksolve.
+
+Every strategy draws plain data (what ``yaml.safe_load`` would return), so it can be written to a
+file, mutated, or loaded with `specs.load_spec_text`::
+
+    from hypothesis import given
+    from specs import strategies as st_specs
+
+    @given(st_specs.spec_data())
+    def test_my_tool(data):
+        spec = st_specs.load(data)      # a checked `specs.Spec`
+        ...
+
+`topology_data`, `application_data(resources)`, `spec_data` and `binding_plans(spec)` are the
+building blocks.  Requires the ``hypothesis`` package (the ``test`` extra).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import yaml
+from hypothesis import assume
+from hypothesis import strategies as st
+
+from specs.spec import Spec
+
+LEVEL_NAMES = ["socket", "core", "pipe", "strand", "smt", "die", "ccx"]
+
+
+def _frequency_text(hz_mhz: int) -> Any:
+    return st.sampled_from([f"{hz_mhz}MHz", hz_mhz * 1_000_000, f"{hz_mhz / 1000}GHz"])
+
+
+@st.composite
+def topology_data(draw, max_levels: int = 3, max_contexts: int = 16) -> dict[str, Any]:
+    """A valid topology mapping: 1..max_levels levels, at most `max_contexts` contexts."""
+    depth = draw(st.integers(1, max_levels))
+    names = draw(st.lists(st.sampled_from(LEVEL_NAMES), min_size=depth, max_size=depth, unique=True))
+    counts: list[int] = []
+    budget = max_contexts
+    for _ in range(depth):
+        count = draw(st.integers(1, max(1, min(4, budget))))
+        counts.append(count)
+        budget = max(1, budget // count)
+    assume(math.prod(counts) <= max_contexts)
+    levels = [{"name": n, "count": c} for n, c in zip(names, counts)]
+    resource_levels = names + ["machine"]
+    resources = []
+    for index in range(draw(st.integers(0, 3))):
+        resources.append({
+            "name": f"r{index}",
+            "level": draw(st.sampled_from(resource_levels)),
+            "capacity": draw(st.sampled_from([0.5, 1.0, 2.0, 4.0])),
+        })
+    shared = list(reversed(names[:-1])) + ["machine"]
+    mhz = draw(st.integers(100, 4000))
+    data: dict[str, Any] = {"name": draw(st.sampled_from(["box", "Test CPU", "t"])),
+                            "clock": draw(_frequency_text(mhz)), "levels": levels, "resources": resources}
+    form = draw(st.sampled_from(["none", "direct", "cache"]))
+    if form == "direct":
+        data["communication"] = {level: draw(st.integers(0, 300)) for level in shared}
+    elif form == "cache":
+        latency = {level: draw(st.integers(1, 300)) for level in shared}
+        hit = {level: draw(st.sampled_from([0.0, 0.5, 0.9, 1.0])) for level in shared if level != "machine"}
+        data["communication"] = {"model": "cache", "line": draw(st.sampled_from(["64B", 32, "128B"])),
+                                 "latency": latency, "hit_rate": hit}
+    return data
+
+
+@st.composite
+def application_data(draw, resources: list[str], max_tasks: int = 5) -> dict[str, Any]:
+    """A valid task graph: task t0 is the single entry; every other task has a predecessor."""
+    n = draw(st.integers(1, max_tasks))
+    tasks: dict[str, Any] = {}
+    for index in range(n):
+        task: dict[str, Any] = {"cycles": draw(st.sampled_from([50, 100, 180.5, 600, 1200]))}
+        if resources:
+            chosen = draw(st.lists(st.sampled_from(resources), unique=True, max_size=len(resources)))
+            if chosen:
+                task["demand"] = {r: draw(st.sampled_from([0.0, 0.1, 0.4, 0.9, 1.0])) for r in chosen}
+            idle = draw(st.lists(st.sampled_from(resources), unique=True, max_size=1))
+            if idle:
+                task["idle_demand"] = {r: 0.3 for r in idle}
+        tasks[f"t{index}"] = task
+    edges = []
+    for index in range(1, n):
+        preds = draw(st.lists(st.integers(0, index - 1), min_size=1, max_size=min(2, index), unique=True))
+        for pred in preds:
+            edges.append({"from": f"t{pred}", "to": f"t{index}",
+                          "bytes": draw(st.sampled_from([0, 64, "64B", "1KiB", 1500]))})
+    data: dict[str, Any] = {"tasks": tasks}
+    if edges:
+        data["edges"] = edges
+    return data
+
+
+def _context_names(levels: list[dict[str, Any]]) -> list[str]:
+    names = [""]
+    for level in levels:
+        names = [f"{prefix}.{level['name']}{i}" if prefix else f"{level['name']}{i}"
+                 for prefix in names for i in range(level["count"])]
+    return names
+
+
+@st.composite
+def spec_data(draw, max_threads: int = 7, constraints: bool = True) -> dict[str, Any]:
+    """A valid spec mapping with an inline topology, 1-2 applications, optional constraints."""
+    topo = draw(topology_data())
+    resources = [r["name"] for r in topo["resources"]]
+    contexts = _context_names(topo["levels"])
+    apps = {f"app{i}": draw(application_data(resources)) for i in range(draw(st.integers(1, 2)))}
+    workload = []
+    threads: list[str] = []
+    for name, app in apps.items():
+        instances = draw(st.integers(1, 2))
+        workload.append({"app": name, "instances": instances})
+        threads += [f"{name}#{i}.{task}" for i in range(instances) for task in app["tasks"]]
+    data: dict[str, Any] = {"tasksolve": 1, "name": "generated", "topology": topo,
+                            "applications": apps, "workload": workload}
+    usable = contexts
+    if constraints and draw(st.booleans()):
+        cons: dict[str, Any] = {}
+        if draw(st.booleans()) and len(contexts) > 1:
+            usable = draw(st.lists(st.sampled_from(contexts), min_size=1, unique=True))
+            cons["contexts"] = usable
+        assume(len(threads) <= min(len(usable), max_threads))
+        pinned = draw(st.lists(st.sampled_from(threads), unique=True, max_size=2))
+        targets = draw(st.lists(st.sampled_from(usable), unique=True, min_size=len(pinned), max_size=len(pinned)))
+        if pinned:
+            cons["pin"] = dict(zip(pinned, targets))
+        free = [t for t in threads if t not in pinned]
+        if free and draw(st.booleans()):
+            thread = draw(st.sampled_from(free))
+            avoid = draw(st.sampled_from(contexts))
+            if any(c != avoid and not c.startswith(avoid + ".") for c in usable):
+                cons["forbid"] = {thread: [avoid]}
+        if draw(st.booleans()):
+            level = draw(st.sampled_from(topo["levels"]))
+            cons["max_threads"] = {level["name"]: draw(st.integers(1, 4))}
+        if draw(st.booleans()):
+            cons["latency_max"] = draw(st.sampled_from(["3us", 5000, "800ns", "1ms"]))
+        if cons:
+            data["constraints"] = cons
+    assume(len(threads) <= min(len(usable), max_threads))
+    data["objective"] = draw(st.sampled_from(["total_throughput", "min_throughput", "latency"]))
+    if draw(st.booleans()):
+        data["oracle"] = {"kind": draw(st.sampled_from(["des", "analytic"])), "precision": draw(st.sampled_from(["1%", 0.02])),
+                          "seed": draw(st.integers(0, 1000))}
+    if draw(st.booleans()):
+        data["search"] = {"time_limit": draw(st.sampled_from(["10s", 5, "2min"])), "top_k": draw(st.integers(1, 10))}
+    return data
+
+
+def load(data: dict[str, Any]) -> Spec:
+    """Load a drawn spec mapping (through YAML text, as a user's file would be)."""
+    from specs.loader import load_spec_text
+
+    return load_spec_text(yaml.safe_dump(data, sort_keys=False), "<generated>")
+
+
+@st.composite
+def binding_plans(draw, spec: Spec) -> list[int]:
+    """A context index per thread (in `spec.threads` order) satisfying pins, forbid and caps.
+
+    Draws an injective map into the usable contexts, pinned threads first; rejects draws that
+    break a forbid or a cap (hypothesis reports when that is too rare).
+    """
+    topo = spec.topology
+    cons = spec.constraints
+    free = list(spec.usable_contexts)
+    pins = {spec.thread_index[t]: topo.parse_context(c) for t, c in cons.pin.items()}
+    for context in pins.values():
+        free.remove(context)
+    rest = [i for i in range(len(spec.threads)) if i not in pins]
+    chosen = draw(st.permutations(free).map(lambda p: p[: len(rest)]))
+    contexts = [0] * len(spec.threads)
+    for i, c in pins.items():
+        contexts[i] = c
+    for i, c in zip(rest, chosen):
+        contexts[i] = c
+    for thread, domains in cons.forbid.items():
+        c = contexts[spec.thread_index[thread]]
+        for domain in domains:
+            assume(c not in topo.contexts_of(*topo.parse_domain(domain)))
+    for level_name, cap in cons.max_threads.items():
+        level = topo.level_index(level_name)
+        counts: dict[int, int] = {}
+        for c in contexts:
+            d = topo.domain_of(c, level)
+            counts[d] = counts.get(d, 0) + 1
+        assume(max(counts.values(), default=0) <= cap)
+    return contexts
