@@ -1,0 +1,146 @@
+"""The binding problem in numbers: which contexts each thread may take, demands, work, costs.
+
+One thread per task per instance (`specs.Spec.threads`); each thread takes its own usable
+context.  This module turns a spec into the plain integer/float tables that the CP-SAT model and
+the symmetry breaking share, and says which spec constraint allows or forbids what, so that an
+infeasible set can be named.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from specs import Spec
+
+
+@dataclass
+class BindingProblem:
+    """Tables derived from a spec for the binding problem (threads in `spec.threads` order)."""
+
+    spec: Spec
+    ignore: frozenset[str] = field(default_factory=frozenset)  # constraint groups left out
+
+    @cached_property
+    def topology(self):
+        return self.spec.topology
+
+    @cached_property
+    def n_threads(self) -> int:
+        return len(self.spec.threads)
+
+    @cached_property
+    def usable(self) -> list[int]:
+        if "contexts" in self.ignore:
+            return list(range(self.topology.n_contexts))
+        return list(self.spec.usable_contexts)
+
+    @cached_property
+    def allowed(self) -> list[list[int]]:
+        """Contexts each thread may take under constraints.contexts, forbid and pin."""
+        topo = self.topology
+        cons = self.spec.constraints
+        usable = set(self.usable)
+        out = []
+        for thread in self.spec.threads:
+            name = thread.name
+            contexts = set(usable)
+            if f"forbid:{name}" not in self.ignore:
+                for domain in cons.forbid.get(name, []):
+                    contexts -= set(topo.contexts_of(*topo.parse_domain(domain)))
+            if name in cons.pin and f"pin:{name}" not in self.ignore:
+                contexts &= {topo.parse_context(cons.pin[name])}
+            out.append(sorted(contexts))
+        return out
+
+    @cached_property
+    def instance_of(self) -> list[int]:
+        """Index into `spec.instances` of each thread."""
+        index = {inst: i for i, inst in enumerate(self.spec.instances)}
+        return [index[(t.app, t.instance)] for t in self.spec.threads]
+
+    @cached_property
+    def instance_threads(self) -> list[list[int]]:
+        out: list[list[int]] = [[] for _ in self.spec.instances]
+        for t, i in enumerate(self.instance_of):
+            out[i].append(t)
+        return out
+
+    @cached_property
+    def cycles(self) -> list[float]:
+        apps = self.spec.applications
+        return [apps[t.app].tasks[t.task].cycles for t in self.spec.threads]
+
+    @cached_property
+    def demands(self) -> list[dict[str, float]]:
+        """Resources each thread loads (demand > 0), with the demand."""
+        apps = self.spec.applications
+        return [{r: d for r, d in apps[t.app].tasks[t.task].demand.items() if d > 0} for t in self.spec.threads]
+
+    @cached_property
+    def edges(self) -> list[tuple[int, int, int]]:
+        """(producer thread, consumer thread, bytes) for every edge of every instance."""
+        index = self.spec.thread_index
+        out = []
+        for app_name, instance in self.spec.instances:
+            app = self.spec.applications[app_name]
+            for edge in app.edges:
+                out.append((index[f"{app_name}#{instance}.{edge.source}"],
+                            index[f"{app_name}#{instance}.{edge.target}"], edge.bytes))
+        return out
+
+    @cached_property
+    def predecessors(self) -> list[list[int]]:
+        preds: list[list[int]] = [[] for _ in range(self.n_threads)]
+        for p, t, _ in self.edges:
+            preds[t].append(p)
+        return preds
+
+    def edge_cost(self, shared_level: int, size: int) -> float:
+        return self.topology.message_cycles(shared_level, size)
+
+    @cached_property
+    def caps(self) -> dict[int, int]:
+        """Level index -> max threads per domain (constraints.max_threads)."""
+        if "max_threads" in self.ignore:
+            return {}
+        topo = self.topology
+        return {topo.level_index(name): cap for name, cap in self.spec.constraints.max_threads.items()}
+
+    @property
+    def latency_bound_cycles(self) -> float | None:
+        if "latency_max" in self.ignore:
+            return None
+        bound = self.spec.constraints.latency_max
+        return None if bound is None else bound.to_cycles(self.topology.clock)
+
+    def constraint_groups(self) -> list[str]:
+        """The named spec constraints that can conflict (for infeasibility explanations)."""
+        cons = self.spec.constraints
+        groups = []
+        if cons.contexts is not None:
+            groups.append("contexts")
+        groups += [f"pin:{t}" for t in cons.pin]
+        groups += [f"forbid:{t}" for t in cons.forbid]
+        if cons.max_threads:
+            groups.append("max_threads")
+        if cons.latency_max is not None:
+            groups.append("latency_max")
+        return groups
+
+
+def describe_group(spec: Spec, group: str) -> str:
+    """A constraint group as the user wrote it: ``constraints.pin."ipfwd#0.R" = core0...``."""
+    cons = spec.constraints
+    kind, _, thread = group.partition(":")
+    if kind == "contexts":
+        return f"constraints.contexts = {cons.contexts}"
+    if kind == "pin":
+        return f"constraints.pin.{thread} = {cons.pin[thread]}"
+    if kind == "forbid":
+        return f"constraints.forbid.{thread} = {cons.forbid[thread]}"
+    if kind == "max_threads":
+        return f"constraints.max_threads = {dict(cons.max_threads)}"
+    if kind == "latency_max":
+        return f"constraints.latency_max = {cons.latency_max}"
+    return group
