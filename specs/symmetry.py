@@ -14,7 +14,7 @@ encodes the shape of the subtree, and sorting only ever exchanges children of eq
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -110,6 +110,60 @@ class UsableTree:
             return ()
         return tuple(sorted(self._shape_of(f, level + 1) for f in child_form))  # type: ignore[union-attr]
 
+    # ------------------------------------------------------------------ enumeration
+    def representatives(self, threads: int) -> "Iterator[dict[int, int]]":
+        """One placement {context: thread} of each symmetry class of `threads` threads.
+
+        The generation mirrors the count of `specs.counting`: at each node the threads are
+        split among the classes of identical children (an ordered split, classes differ), then
+        within a class into at most ``m`` unordered blocks placed on the class's first children
+        (blocks ordered by their smallest thread), recursively.
+        """
+        if threads > len(self.usable):
+            return iter(())
+        return self._place(-1, 0, tuple(range(threads)))
+
+    def _capacity(self, level: int, domain: int) -> int:
+        if level == self.depth - 1:
+            return 1
+        return sum(self._capacity(level + 1, k) for k in self.children[(level, domain)])
+
+    def _place(self, level: int, domain: int, threads: tuple[int, ...]) -> "Iterator[dict[int, int]]":
+        if not threads:
+            yield {}
+            return
+        if level == self.depth - 1:
+            if len(threads) == 1:
+                yield {domain: threads[0]}
+            return
+        classes: dict[Form, list[int]] = {}
+        for kid in self.children[(level, domain)]:
+            classes.setdefault(self.shapes[(level + 1, kid)], []).append(kid)
+        groups = list(classes.values())
+        for split in _ordered_splits(threads, len(groups)):
+            yield from self._place_groups(level, groups, split)
+
+    def _place_groups(self, level: int, groups: list[list[int]], split: list[tuple[int, ...]]):
+        if not groups:
+            yield {}
+            return
+        members, part = groups[0], split[0]
+        capacity = self._capacity(level + 1, members[0])
+        for blocks in _set_partitions(part, len(members)):
+            if any(len(b) > capacity for b in blocks):
+                continue
+            for inside in self._place_blocks(level + 1, members, blocks):
+                for rest in self._place_groups(level, groups[1:], split[1:]):
+                    yield {**inside, **rest}
+
+    def _place_blocks(self, level: int, members: list[int], blocks: list[tuple[int, ...]]):
+        if not blocks:
+            yield {}
+            return
+        for first in self._place(level, members[0], blocks[0]):
+            for rest in self._place_blocks(level, members[1:], blocks[1:]):
+                yield {**first, **rest}
+
     # ------------------------------------------------------------------ symmetries
     def random_automorphism(self, rng: random.Random) -> dict[int, int]:
         """A uniformly drawn symmetry of the usable tree, as a permutation {context: context}."""
@@ -137,3 +191,32 @@ class UsableTree:
 
         permute(-1, 0, 0)
         return mapping
+
+
+def _ordered_splits(items: tuple[int, ...], parts: int):
+    """Every way to deal `items` into `parts` labelled (possibly empty) parts, order kept."""
+    if parts == 1:
+        yield [items]
+        return
+    n = len(items)
+    for mask in range(parts ** n):
+        buckets: list[list[int]] = [[] for _ in range(parts)]
+        code = mask
+        for item in items:
+            buckets[code % parts].append(item)
+            code //= parts
+        yield [tuple(b) for b in buckets]
+
+
+def _set_partitions(items: tuple[int, ...], most: int):
+    """Set partitions of `items` into at most `most` blocks, blocks ordered by smallest item."""
+    if not items:
+        yield []
+        return
+    first, rest = items[0], items[1:]
+    for partition in _set_partitions(rest, most):
+        # `first` joins an existing block, or opens a new one (it is the smallest: goes first)
+        for i in range(len(partition)):
+            yield sorted([tuple(sorted((first,) + partition[i]))] + partition[:i] + partition[i + 1:], key=min)
+        if len(partition) < most:
+            yield [(first,)] + partition

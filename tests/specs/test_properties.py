@@ -198,3 +198,14 @@ def test_different_placements_are_not_equivalent():
     assert same_pipe.equivalent(swapped_cores, spec)
     assert not same_pipe.equivalent(split, spec)
     assert same_pipe.canonical(spec) == swapped_cores.canonical(spec)
+
+
+@settings(max_examples=60, deadline=None)
+@given(small_trees(), st.integers(0, 5))
+def test_representatives_enumerate_each_class_once(tree, threads):
+    assume(threads <= len(tree.usable))
+    reps = list(tree.representatives(threads))
+    forms = [tree.canonical_form(r) for r in reps]
+    assert len(set(forms)) == len(forms) == count_distinct(tree, threads)
+    for r in reps:
+        assert sorted(r.values()) == list(range(threads)) and set(r) <= set(tree.usable)

@@ -1,0 +1,70 @@
+"""Name the spec constraints that conflict when a binding problem has no solution.
+
+Each constraint group (`BindingProblem.constraint_groups`: constraints.contexts, each pin, each
+forbid, the caps, the latency bound) is put behind an assumption literal; CP-SAT's
+``SufficientAssumptionsForInfeasibility`` returns a subset that is infeasible on its own, which we
+then shrink to a minimal one (deletion filter: drop a group, keep the drop when the rest is still
+infeasible).  The model used here has no objective and no symmetry breaking, as assumptions
+require.
+"""
+
+from __future__ import annotations
+
+from ortools.sat.python import cp_model
+
+from solver.binding.cpsat import BindingModel
+from solver.binding.problem import BindingProblem, describe_group
+
+
+def _infeasible_with(problem: BindingProblem, groups: list[str], time_limit: float) -> tuple[bool | None, list[str]]:
+    """(infeasible?, sufficient subset) with only `groups` assumed true."""
+    model = BindingModel(problem, "total_throughput", symmetry=False, assumptions=True)
+    literals = model.assumption_literals
+    chosen = [literals[g] for g in groups if g in literals]
+    for group, literal in literals.items():
+        if group not in groups:
+            model.model.Add(literal == 0)
+    model.model.ClearAssumptions()
+    model.model.AddAssumptions(chosen)
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = 1
+    solver.parameters.max_time_in_seconds = time_limit
+    status = solver.Solve(model.model)
+    if status == cp_model.INFEASIBLE:
+        core_indices = set(solver.SufficientAssumptionsForInfeasibility())
+        core = [g for g in groups if g in literals and literals[g].Index() in core_indices]
+        return True, core
+    if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return False, []
+    return None, []
+
+
+def conflicting_constraints(problem: BindingProblem, time_limit: float = 10.0) -> list[str] | None:
+    """A minimal set of constraint groups that cannot hold together; [] when the placement
+    problem is infeasible without any constraint; None when it could not be decided in time."""
+    groups = problem.constraint_groups()
+    infeasible, core = _infeasible_with(problem, groups, time_limit)
+    if infeasible is None:
+        return None
+    if not infeasible:
+        return None
+    core = core or groups
+    for group in list(core):
+        trial = [g for g in core if g != group]
+        still, smaller = _infeasible_with(problem, trial, time_limit)
+        if still:
+            core = smaller or trial
+    return core
+
+
+def explain_infeasible(problem: BindingProblem, time_limit: float = 10.0) -> str:
+    """One message naming the constraints that conflict."""
+    core = conflicting_constraints(problem, time_limit)
+    if core is None:
+        return "no plan satisfies the constraints (CP-SAT proved it, but could not isolate which ones in time)"
+    if not core:
+        return "no plan exists even without constraints: more threads than hardware contexts"
+    described = "; ".join(describe_group(problem.spec, g) for g in core)
+    if len(core) == 1:
+        return f"no plan satisfies {described}"
+    return f"these constraints conflict: {described}"

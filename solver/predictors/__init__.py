@@ -1,0 +1,1 @@
+"""TSBSched and BlackBox: profiling tables, prediction formulas, selection phase."""
