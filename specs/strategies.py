@@ -105,12 +105,13 @@ def _context_names(levels: list[dict[str, Any]]) -> list[str]:
 
 
 @st.composite
-def spec_data(draw, max_threads: int = 7, constraints: bool = True) -> dict[str, Any]:
+def spec_data(draw, max_threads: int = 7, constraints: bool = True, max_contexts: int = 16,
+              max_tasks: int = 5) -> dict[str, Any]:
     """A valid spec mapping with an inline topology, 1-2 applications, optional constraints."""
-    topo = draw(topology_data())
+    topo = draw(topology_data(max_contexts=max_contexts))
     resources = [r["name"] for r in topo["resources"]]
     contexts = _context_names(topo["levels"])
-    apps = {f"app{i}": draw(application_data(resources)) for i in range(draw(st.integers(1, 2)))}
+    apps = {f"app{i}": draw(application_data(resources, max_tasks=max_tasks)) for i in range(draw(st.integers(1, 2)))}
     workload = []
     threads: list[str] = []
     for name, app in apps.items():

@@ -37,6 +37,7 @@ from ortools.sat.python import cp_model
 
 from solver.binding.problem import BindingProblem
 from solver.binding.symmetry_breaking import SiblingClasses, add_value_precedence
+from specs import UsableTree
 
 DEMAND_SCALE = 1000   # demands and capacities in thousandths
 WORK_SCALE = 100      # cycles in hundredths (communication costs from the cache model are fractional)
@@ -387,21 +388,31 @@ def solve_binding(problem: BindingProblem, *, objective: str | None = None, top_
     if hint is not None:
         model.hint(hint)
     result = BindingResult(objective_kind=model.objective, symmetry_constraints=model.symmetry_constraints)
-    for k in range(top_k):
+    seen: set = set()
+    tree = UsableTree.of(problem.topology, problem.usable)
+    first = True
+    while len(result.solutions) < top_k:
         remaining = time_limit - (time.perf_counter() - start)
         if remaining <= 0.05:
             break
         status, contexts, solver = model.solve(remaining, workers, seed, deterministic_time)
-        if k == 0:
+        if first:
             result.status = status
+            first = False
         if contexts is None:
             break
+        model.exclude(contexts)
+        # plans equal up to the hardware's symmetries are one plan to a person, even where the
+        # constraints (pins, forbids) break the symmetry for the model: skip those
+        form = tree.canonical_form({c: t for t, c in enumerate(contexts)})
+        if form in seen:
+            continue
+        seen.add(form)
         raw_objective, raw_bound = solver.ObjectiveValue(), solver.BestObjectiveBound()
         if model.objective == "total_throughput":
             raw_bound += len(problem.instance_threads)  # T_i = floor(K / P_i) loses < 1 each
         value, bound = model.objective_value(raw_objective), model.objective_value(raw_bound)
         gap = abs(bound - value) / abs(value) if value else math.inf
         result.solutions.append(BindingSolution(contexts, status, value, bound, gap, solver.WallTime()))
-        model.exclude(contexts)
     result.wall_time = time.perf_counter() - start
     return result
