@@ -184,6 +184,9 @@ class BindingModel:
             users = [t for t in range(n) if demand_int[t].get(name, 0) > 0]
             if not users:
                 continue
+            if level < 0:  # every thread is on the machine: a constant load
+                loads[(name, 0)] = sum(demand_int[t][name] for t in users)
+                continue
             for domain in range(topo.domain_count(level)):
                 members = set(topo.contexts_of(level, domain))
                 terms = [(demand_int[t][name], lit) for t in users for c, lit in self.x[t].items() if c in members]

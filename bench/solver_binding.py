@@ -1,0 +1,84 @@
+"""Benchmark of the CP-SAT binding model and of the methods it is compared with.
+
+Part 1 (proof): for each spec, CP-SAT alone on the closed form -- status, wall time, gap.
+Part 2 (quality): `solver.solve` with every method, measured on the simulation; the CP-SAT plan
+against the best of N random plans (measured), balanced placement and BlackBox's top 5.
+
+    python bench/solver_binding.py --seed 0 > out.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import statistics
+import time
+
+from solver.binding.cpsat import solve_binding
+from solver.binding.problem import BindingProblem
+from specs import load_spec
+
+
+def proof_table(names: list[str], time_limit: float, workers: int, repeats: int, seed: int) -> list[str]:
+    lines = ["| spec | threads | status | median wall time (s) | gap | symmetry constraints |",
+             "|---|---|---|---|---|---|"]
+    for name in names:
+        spec = load_spec(name)
+        times, result = [], None
+        for r in range(repeats):
+            start = time.perf_counter()
+            result = solve_binding(BindingProblem(spec), time_limit=time_limit, workers=workers, seed=seed + r)
+            times.append(time.perf_counter() - start)
+        best = result.best
+        gap = f"{best.gap:.1e}" if best else "-"
+        lines.append(f"| {name} | {len(spec.threads)} | {result.status} | {statistics.median(times):.2f} | {gap} | "
+                     f"{result.symmetry_constraints} |")
+    return lines
+
+
+def quality_table(names: list[str], time_limit: float, workers: int, seed: int, samples: int) -> list[str]:
+    from simulate.oracle import make_oracle
+    from solver.samplers import uniform_plans
+    from solver.solve import solve
+    from specs import Plan
+
+    lines = ["| spec | CP-SAT (measured, Mpps) | best of random (measured) | balanced avg / worst | BlackBox top-5 | CP-SAT vs best random |",
+             "|---|---|---|---|---|---|"]
+    for name in names:
+        spec = load_spec(name)
+        report = solve(spec, ["cpsat", "balanced", "blackbox"], oracle_kind="des", time_limit=time_limit,
+                       workers=workers, seed=seed, samples=samples)
+        rows = {row.method.split(" ")[0] + (" worst" if "worst" in row.method else ""): row for row in report.comparison}
+        # the best of the random sample, every plan measured on the simulation
+        oracle = make_oracle(spec, "des")
+        sample = uniform_plans(spec, samples, seed)
+        measured = oracle.evaluate_many([Plan.from_contexts(spec, list(map(int, r))) for r in sample], seed=seed, workers=workers)
+        best_random = max(m.throughput for m in measured)
+        cp = rows["cpsat"].simulated
+        lines.append(
+            f"| {name} | {cp / 1e6:.3f} | {best_random / 1e6:.3f} | {rows['balanced'].simulated / 1e6:.3f} / "
+            f"{rows['balanced worst'].simulated / 1e6:.3f} | {rows['blackbox'].simulated / 1e6:.3f} | "
+            f"{(cp / best_random - 1):+.2%} |")
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--samples", type=int, default=5000)
+    parser.add_argument("--skip-quality", action="store_true")
+    args = parser.parse_args()
+    print(f"machine: {platform.processor() or platform.machine()}, {platform.python_version()}, workers={args.workers}\n")
+    print("### CP-SAT proves the closed-form optimum\n")
+    print("\n".join(proof_table(["t2-ipfwd-l1-x8", "t2-ipfwd-mix-x8"], 60, args.workers, args.repeats, args.seed)))
+    print()
+    print("\n".join(proof_table(["t2-ipfwd-x20"], 60, args.workers, 1, args.seed)))
+    if not args.skip_quality:
+        print("\n### CP-SAT plan against the other methods (all measured on the simulation)\n")
+        print("\n".join(quality_table(["t2-ipfwd-l1-x8", "t2-ipfwd-mix-x8"], 30, args.workers, args.seed, args.samples)))
+
+
+if __name__ == "__main__":
+    main()

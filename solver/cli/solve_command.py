@@ -1,0 +1,103 @@
+"""``tasksolve solve``: the best binding, proven for the closed form, selected on the oracle."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from solver.cli.common import EXIT_BAD_INPUT, EXIT_FAILURE, console, emit_json, err_console, fail, load_spec_or_fail
+
+
+def _format(value: float | None, objective: str) -> str:
+    if value is None:
+        return "-"
+    if objective == "latency":
+        return f"{-value * 1e6:.3f} us" if value < 0 else f"{value * 1e6:.3f} us"
+    return f"{value / 1e6:.4f} Mpps"
+
+
+def solve_command(
+    spec_path: str = typer.Argument(..., metavar="SPEC", help="A spec file or built-in example name."),
+    method: str = typer.Option("cpsat", "--method", "-m",
+                               help="cpsat, blackbox, tsbsched, random, balanced, or all (comma-separated list allowed)."),
+    top_k: int = typer.Option(5, "--top-k", "-k", min=1, help="CP-SAT: how many best distinct plans to measure."),
+    time_limit: float = typer.Option(30.0, "--time-limit", min=0.1, help="CP-SAT time limit in seconds (shared by the K solves)."),
+    workers: int = typer.Option(2, "--workers", min=1, help="CP-SAT search workers and oracle worker processes."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the samplers, CP-SAT and the simulation."),
+    oracle: str = typer.Option("des", "--oracle", help="des (simulation) or analytic (closed form) for the measurements."),
+    samples: int = typer.Option(5000, "--samples", min=1, help="Random plans drawn (hint, baselines, predictor candidates)."),
+    deterministic: bool = typer.Option(False, "--deterministic", help="CP-SAT: use a deterministic time limit, for repeatable runs."),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Write the chosen plan here (YAML, or JSON for .json)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout."),
+) -> None:
+    """Find the best thread-to-context binding and compare it with the other methods.
+
+    CP-SAT solves the closed-form model exactly (status, bound and gap are reported); its K best
+    distinct plans are measured on the oracle and the best measured is the answer.  The table
+    compares every method on the same oracle; loss is against the best measured.
+    """
+    from solver.solve import METHODS, Infeasible, solve
+
+    spec = load_spec_or_fail(spec_path)
+    if spec.problem != "binding":
+        fail(f"{spec_path}: `problem: {spec.problem}` -- use `tasksolve pipeline` for pipeline problems")
+    methods = list(METHODS) if method == "all" else [m.strip() for m in method.split(",")]
+    unknown = [m for m in methods if m not in METHODS]
+    if unknown:
+        fail(f"unknown method `{unknown[0]}` (one of {', '.join(METHODS)}, all)")
+    if oracle not in ("des", "analytic"):
+        fail(f"unknown oracle `{oracle}` (des or analytic)")
+    quiet = as_json
+
+    def progress(message: str) -> None:
+        if not quiet:
+            err_console.print(f"[dim]{message}[/]")
+
+    try:
+        report = solve(spec, methods, oracle_kind=oracle, top_k=top_k, time_limit=time_limit, workers=workers,
+                       seed=seed, samples=samples, deterministic=deterministic, progress=progress)
+    except Infeasible as exc:
+        fail(f"{spec_path}: {exc}", EXIT_BAD_INPUT)
+    except Exception as exc:  # an oracle failing is reported, not dumped
+        from simulate.errors import OracleError
+
+        if isinstance(exc, OracleError):
+            fail(f"the {oracle} oracle failed: {exc}", EXIT_FAILURE)
+        raise
+    if out is not None and report.plan is not None:
+        report.plan.save(out)
+    if as_json:
+        emit_json(report.to_dict())
+        return
+    _print_report(spec, report, out)
+
+
+def _print_report(spec, report, out) -> None:
+    from rich.table import Table
+
+    from solver.render import plan_tree
+
+    objective = report.objective
+    table = Table(title=f"{spec.name}: {objective} ({len(spec.threads)} threads on {spec.topology.name})",
+                  title_justify="left")
+    for column in ("method", "model", "measured", "± half-width", "loss", "note"):
+        table.add_column(column, justify="left" if column in ("method", "note") else "right")
+    data = report.to_dict()["comparison"]
+    for row, entry in zip(report.comparison, data):
+        loss = entry.get("loss")
+        table.add_row(row.method, _format(row.predicted, objective), _format(row.simulated, objective),
+                      _format(row.half_width, objective) if row.half_width else "", f"{loss:.1%}" if loss is not None else "",
+                      row.note)
+    console.print(table)
+    if report.status != "NOT_RUN":
+        gap = f"{report.gap:.2e}" if report.gap is not None else "-"
+        console.print(f"CP-SAT: {report.status}, model objective {_format(report.model_objective, objective)}, "
+                      f"bound {_format(report.bound, objective)}, gap {gap}", markup=False)
+    console.print(plan_tree(spec, report.plan, title=f"chosen plan ({report.method})"))
+    if out is not None:
+        console.print(f"plan written to {out}", markup=False)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("solve")(solve_command)

@@ -1,0 +1,204 @@
+"""`tasksolve solve`: the binding methods side by side, each re-measured on the oracle.
+
+Methods (DESIGN.md, "The methods"):
+
+* ``random`` -- the best predicted of an iid uniform sample (ASPLOS'12 Step 1), and the naive
+  baseline: the average and the worst of a few random plans measured on the oracle;
+* ``balanced`` -- the Linux/Solaris-like aim (equal thread counts per domain at every level):
+  average and worst of a few balanced plans measured on the oracle;
+* ``tsbsched`` / ``blackbox`` -- profile with the oracle, predict the random sample, measure the
+  predicted top N, keep the best measured (selection phase);
+* ``cpsat`` -- the closed form solved exactly, hinted with the best random plan; the K best
+  distinct plans are measured on the oracle and the best measured is the answer.
+
+Every figure in the comparison is measured with the same oracle and the same seeds, so rows
+can be compared; `predicted` is the closed form's value for the same plan.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from simulate.analytic import BatchModel
+from simulate.measurement import Measurement
+from simulate.oracle import make_oracle
+from solver.binding.conflicts import explain_infeasible
+from solver.binding.cpsat import solve_binding
+from solver.binding.problem import BindingProblem
+from solver.samplers import balanced_plans, uniform_plans
+from specs import Plan, Spec
+
+METHODS = ("cpsat", "blackbox", "tsbsched", "random", "balanced")
+
+
+class Infeasible(Exception):
+    """No plan satisfies the spec's constraints; the message names the conflicting ones."""
+
+
+@dataclass
+class Row:
+    """One line of the comparison."""
+
+    method: str
+    predicted: float | None          # closed-form value of the plan (objective's unit)
+    simulated: float | None          # measured value
+    half_width: float | None
+    contexts: list[int] | None = None
+    note: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"method": self.method, "predicted": self.predicted, "simulated": self.simulated,
+                "half_width": self.half_width, "note": self.note}
+
+
+@dataclass
+class SolveReport:
+    method: str
+    objective: str
+    status: str
+    model_objective: float | None
+    bound: float | None
+    gap: float | None
+    plan: Plan | None
+    predicted: float | None
+    measured: Measurement | None
+    comparison: list[Row] = field(default_factory=list)
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        best = max((r.simulated for r in self.comparison if r.simulated is not None), default=None)
+        rows = []
+        for row in self.comparison:
+            entry = row.to_dict()
+            if best and row.simulated is not None and self.objective != "latency":
+                entry["loss"] = 1.0 - row.simulated / best
+            rows.append(entry)
+        return {
+            "method": self.method,
+            "objective": self.objective,
+            "status": self.status,
+            "model_objective": self.model_objective,
+            "bound": self.bound,
+            "gap": self.gap,
+            "plan": self.plan.to_dict() if self.plan else None,
+            "predicted": self.predicted,
+            "simulated": self.measured.to_dict() if self.measured else None,
+            "comparison": rows,
+            "details": self.details,
+        }
+
+
+def _value(measurement: Measurement, objective: str) -> float:
+    return measurement.value(objective)
+
+
+def solve(spec: Spec, methods: list[str], *, oracle_kind: str = "des", top_k: int = 5,
+          time_limit: float = 30.0, workers: int = 2, seed: int = 0, samples: int = 5000,
+          baseline_plans: int = 10, top_n: int = 5, deterministic: bool = False,
+          progress: Callable[[str], None] | None = None) -> SolveReport:
+    """Run `methods` on a binding spec; the answer is CP-SAT's when it ran, else the best measured."""
+    say = progress or (lambda _: None)
+    objective = spec.objective
+    problem = BindingProblem(spec)
+    batch = BatchModel(spec)
+    oracle = make_oracle(spec, oracle_kind)
+
+    def predicted(contexts: list[int]) -> float:
+        return float(batch.evaluate(np.array([contexts])).values(objective)[0])
+
+    def measure(plans: list[list[int]], label: str) -> list[Measurement]:
+        say(f"measuring {len(plans)} {label} plan(s) on the {oracle_kind} oracle")
+        return oracle.evaluate_many([Plan.from_contexts(spec, c, method=label) for c in plans], seed=seed, workers=workers)
+
+    say(f"sampling {samples} random plans")
+    sample = uniform_plans(spec, samples, seed)
+    if len(sample) == 0:
+        raise Infeasible(explain_infeasible(problem))
+    sample_values = batch.evaluate(sample).values(objective)
+    rows: list[Row] = []
+    answer: tuple[str, list[int], Measurement] | None = None
+    report_details: dict[str, Any] = {"samples": int(len(sample))}
+    cp_status, cp_value, cp_bound, cp_gap = "NOT_RUN", None, None, None
+
+    if "random" in methods:
+        best_index = int(np.argmax(sample_values))
+        naive = [list(map(int, r)) for r in sample[:baseline_plans]]
+        chosen = [list(map(int, sample[best_index]))] + naive
+        results = measure(chosen, "random")
+        rows.append(Row(f"random (best predicted of {len(sample)})", float(sample_values[best_index]),
+                        _value(results[0], objective), results[0].half_width, chosen[0]))
+        values = [_value(m, objective) for m in results[1:]]
+        worst = int(np.argmin(values))
+        rows.append(Row(f"naive (average of {len(values)})", float(np.mean(sample_values[:len(naive)])),
+                        float(np.mean(values)), None, note="random plans, as an unaware scheduler"))
+        rows.append(Row(f"naive (worst of {len(values)})", float(sample_values[worst]), values[worst],
+                        results[1 + worst].half_width, naive[worst]))
+
+    if "balanced" in methods:
+        plans = [list(map(int, r)) for r in balanced_plans(spec, baseline_plans, seed)]
+        if plans:
+            results = measure(plans, "balanced")
+            values = [_value(m, objective) for m in results]
+            preds = batch.evaluate(np.array(plans)).values(objective)
+            worst = int(np.argmin(values))
+            rows.append(Row(f"balanced (average of {len(plans)})", float(np.mean(preds)), float(np.mean(values)), None))
+            rows.append(Row(f"balanced (worst of {len(plans)})", float(preds[worst]), values[worst],
+                            results[worst].half_width, plans[worst]))
+
+    for method in ("tsbsched", "blackbox"):
+        if method not in methods:
+            continue
+        from solver.predictors.selection import run_predictor
+
+        say(f"{method}: profiling with the {oracle_kind} oracle and predicting {len(sample)} plans")
+        result = run_predictor(spec, method, lambda s: make_oracle(s, oracle_kind), sample, top_n=top_n,
+                               seed=seed, objective=objective)
+        rows.append(Row(f"{method} (best of predicted top {top_n})", predicted(result.best_contexts),
+                        _value(result.best_measured, objective), result.best_measured.half_width,
+                        result.best_contexts, note=f"{result.experiments} profiling experiments"))
+        report_details[method] = {"experiments": result.experiments, "table_size": result.table_size}
+        if answer is None or _value(result.best_measured, objective) > _value(answer[2], objective):
+            if "cpsat" not in methods:
+                answer = (method, result.best_contexts, result.best_measured)
+
+    if "cpsat" in methods:
+        say(f"cpsat: solving the closed form (time limit {time_limit:g}s, {workers} workers)")
+        hint = list(map(int, sample[int(np.argmax(sample_values))]))
+        result = solve_binding(problem, objective=objective, top_k=top_k, time_limit=time_limit,
+                               workers=workers, seed=seed, hint=hint,
+                               deterministic_time=time_limit if deterministic else None)
+        cp_status = result.status
+        if result.status == "INFEASIBLE":
+            raise Infeasible(explain_infeasible(problem))
+        if not result.solutions:
+            raise Infeasible(f"CP-SAT found no plan within {time_limit:g}s (status {result.status})")
+        best_solution = result.solutions[0]
+        cp_value, cp_bound, cp_gap = best_solution.objective, best_solution.bound, best_solution.gap
+        plans = [s.contexts for s in result.solutions]
+        measured = measure(plans, "cpsat")
+        k = max(range(len(plans)), key=lambda i: _value(measured[i], objective))
+        rows.insert(0, Row(f"cpsat (best measured of top {len(plans)})", predicted(plans[k]),
+                           _value(measured[k], objective), measured[k].half_width, plans[k],
+                           note=f"{result.status}, model rank {k + 1}"))
+        answer = ("cpsat", plans[k], measured[k])
+        report_details["cpsat"] = {
+            "status": result.status, "wall_time": result.wall_time,
+            "symmetry_constraints": result.symmetry_constraints,
+            "top_k": [{"predicted": s.objective, "measured": _value(m, objective)} for s, m in zip(result.solutions, measured)],
+        }
+
+    if answer is None:
+        candidates = [r for r in rows if r.contexts is not None and r.simulated is not None]
+        best_row = max(candidates, key=lambda r: r.simulated)
+        measurement = oracle.evaluate(Plan.from_contexts(spec, best_row.contexts), seed=seed)
+        answer = (best_row.method.split(" ")[0], best_row.contexts, measurement)
+        cp_status = "NOT_RUN"
+
+    method, contexts, measurement = answer
+    plan = Plan.from_contexts(spec, contexts, method=method)
+    return SolveReport(method=method, objective=objective, status=cp_status, model_objective=cp_value,
+                       bound=cp_bound, gap=cp_gap, plan=plan, predicted=predicted(contexts),
+                       measured=measurement, comparison=rows, details=report_details)
