@@ -1,1 +1,54 @@
-"""How good could it be? Extreme Value Theory on any column of numbers (imports nothing of ours)."""
+"""How good could it be? Extreme Value Theory on any column of numbers (imports nothing of ours).
+
+Peaks over threshold (Coles 2001, "An Introduction to Statistical Modeling of Extreme Values",
+chapter 4) as used by ASPLOS'12 (Radojkovic et al., "Optimal task assignment in multithreaded
+processors: a statistical approach"): choose a threshold, fit a Generalized Pareto distribution
+to the excesses by maximum likelihood, estimate the upper endpoint ``u - sigma/xi`` of the
+distribution (the best possible value) with a profile-likelihood interval, and say how far the
+best observed value is from it.
+
+Public API::
+
+    analyze(sample, *, minimize=False, confidence=0.95, threshold="auto", max_fraction=0.05,
+            gof_bootstrap=200, seed=0) -> EVTResult
+    sequential(sampler, *, n_init=1000, n_delta=500, target_gap=0.05, confidence=0.95,
+               max_n=10000, minimize=False, ...) -> SequentialResult
+    capture_probability(p, n) -> float;  samples_needed(p, prob) -> int
+    mean_excess(sample) -> MeanExcess
+    read_samples(path, column=None) -> numpy array
+    fit_gpd(excesses) -> GPDFit;  endpoint_interval(excesses, fit, confidence) -> EndpointInterval
+    evt.plots.plot_ecdf / plot_mean_excess / plot_qq / plot_profile / plot_sequential / write_plots
+    EVTError (a ValueError) for every bad input
+"""
+
+from evt.analysis import analyze
+from evt.endpoint import EndpointInterval, endpoint_interval
+from evt.errors import EVTError
+from evt.gof import GoodnessOfFit, goodness_of_fit
+from evt.gpd import GPDFit, fit_gpd, gpd_loglik
+from evt.io import read_samples
+from evt.meanexcess import MeanExcess, mean_excess
+from evt.result import EVTResult, SequentialResult, SequentialStep
+from evt.samplesize import capture_probability, samples_needed
+from evt.sequential import sequential
+
+__all__ = [
+    "EVTError",
+    "EVTResult",
+    "EndpointInterval",
+    "GPDFit",
+    "GoodnessOfFit",
+    "MeanExcess",
+    "SequentialResult",
+    "SequentialStep",
+    "analyze",
+    "capture_probability",
+    "endpoint_interval",
+    "fit_gpd",
+    "goodness_of_fit",
+    "gpd_loglik",
+    "mean_excess",
+    "read_samples",
+    "samples_needed",
+    "sequential",
+]
