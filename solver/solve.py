@@ -28,7 +28,7 @@ from simulate.oracle import make_oracle
 from solver.binding.conflicts import explain_infeasible
 from solver.binding.cpsat import solve_binding
 from solver.binding.problem import BindingProblem
-from solver.samplers import balanced_plans, uniform_plans
+from solver.samplers import SamplerError, balanced_plans, uniform_plans
 from specs import Plan, Spec
 
 METHODS = ("cpsat", "blackbox", "tsbsched", "random", "balanced")
@@ -114,10 +114,15 @@ def solve(spec: Spec, methods: list[str], *, oracle_kind: str = "des", top_k: in
         return oracle.evaluate_many([Plan.from_contexts(spec, c, method=label) for c in plans], seed=seed, workers=workers)
 
     say(f"sampling {samples} random plans")
-    sample = uniform_plans(spec, samples, seed)
-    if len(sample) == 0:
-        raise Infeasible(explain_infeasible(problem))
-    sample_values = batch.evaluate(sample).values(objective)
+    try:
+        sample = uniform_plans(spec, samples, seed)
+    except SamplerError as exc:
+        if "cpsat" not in methods:
+            raise Infeasible(f"{exc}; try --method cpsat") from None
+        say(f"no random sample ({exc}); CP-SAT runs without a hint, sampling methods are skipped")
+        methods = ["cpsat"]
+        sample = np.empty((0, len(spec.threads)), dtype=np.intp)
+    sample_values = batch.evaluate(sample).values(objective) if len(sample) else np.empty(0)
     rows: list[Row] = []
     answer: tuple[str, list[int], Measurement] | None = None
     report_details: dict[str, Any] = {"samples": int(len(sample))}
@@ -128,24 +133,28 @@ def solve(spec: Spec, methods: list[str], *, oracle_kind: str = "des", top_k: in
         naive = [list(map(int, r)) for r in sample[:baseline_plans]]
         chosen = [list(map(int, sample[best_index]))] + naive
         results = measure(chosen, "random")
-        rows.append(Row(f"random (best predicted of {len(sample)})", float(sample_values[best_index]),
+        rows.append(Row(f"random best of {len(sample)}", float(sample_values[best_index]),
                         _value(results[0], objective), results[0].half_width, chosen[0]))
         values = [_value(m, objective) for m in results[1:]]
         worst = int(np.argmin(values))
-        rows.append(Row(f"naive (average of {len(values)})", float(np.mean(sample_values[:len(naive)])),
-                        float(np.mean(values)), None, note="random plans, as an unaware scheduler"))
-        rows.append(Row(f"naive (worst of {len(values)})", float(sample_values[worst]), values[worst],
+        rows.append(Row(f"naive avg of {len(values)}", float(np.mean(sample_values[:len(naive)])),
+                        float(np.mean(values)), None, note="unaware scheduler"))
+        rows.append(Row(f"naive worst of {len(values)}", float(sample_values[worst]), values[worst],
                         results[1 + worst].half_width, naive[worst]))
 
     if "balanced" in methods:
-        plans = [list(map(int, r)) for r in balanced_plans(spec, baseline_plans, seed)]
+        try:
+            plans = [list(map(int, r)) for r in balanced_plans(spec, baseline_plans, seed)]
+        except SamplerError as exc:
+            say(f"balanced: {exc}")
+            plans = []
         if plans:
             results = measure(plans, "balanced")
             values = [_value(m, objective) for m in results]
             preds = batch.evaluate(np.array(plans)).values(objective)
             worst = int(np.argmin(values))
-            rows.append(Row(f"balanced (average of {len(plans)})", float(np.mean(preds)), float(np.mean(values)), None))
-            rows.append(Row(f"balanced (worst of {len(plans)})", float(preds[worst]), values[worst],
+            rows.append(Row(f"balanced avg of {len(plans)}", float(np.mean(preds)), float(np.mean(values)), None))
+            rows.append(Row(f"balanced worst of {len(plans)}", float(preds[worst]), values[worst],
                             results[worst].half_width, plans[worst]))
 
     for method in ("tsbsched", "blackbox"):
@@ -156,9 +165,9 @@ def solve(spec: Spec, methods: list[str], *, oracle_kind: str = "des", top_k: in
         say(f"{method}: profiling with the {oracle_kind} oracle and predicting {len(sample)} plans")
         result = run_predictor(spec, method, lambda s: make_oracle(s, oracle_kind), sample, top_n=top_n,
                                seed=seed, objective=objective)
-        rows.append(Row(f"{method} (best of predicted top {top_n})", predicted(result.best_contexts),
+        rows.append(Row(f"{method} top {top_n}", predicted(result.best_contexts),
                         _value(result.best_measured, objective), result.best_measured.half_width,
-                        result.best_contexts, note=f"{result.experiments} profiling experiments"))
+                        result.best_contexts, note=f"{result.experiments} profiling runs"))
         report_details[method] = {"experiments": result.experiments, "table_size": result.table_size}
         if answer is None or _value(result.best_measured, objective) > _value(answer[2], objective):
             if "cpsat" not in methods:
@@ -166,7 +175,7 @@ def solve(spec: Spec, methods: list[str], *, oracle_kind: str = "des", top_k: in
 
     if "cpsat" in methods:
         say(f"cpsat: solving the closed form (time limit {time_limit:g}s, {workers} workers)")
-        hint = list(map(int, sample[int(np.argmax(sample_values))]))
+        hint = list(map(int, sample[int(np.argmax(sample_values))])) if len(sample) else None
         result = solve_binding(problem, objective=objective, top_k=top_k, time_limit=time_limit,
                                workers=workers, seed=seed, hint=hint,
                                deterministic_time=time_limit if deterministic else None)
@@ -180,7 +189,7 @@ def solve(spec: Spec, methods: list[str], *, oracle_kind: str = "des", top_k: in
         plans = [s.contexts for s in result.solutions]
         measured = measure(plans, "cpsat")
         k = max(range(len(plans)), key=lambda i: _value(measured[i], objective))
-        rows.insert(0, Row(f"cpsat (best measured of top {len(plans)})", predicted(plans[k]),
+        rows.insert(0, Row(f"cpsat top {len(plans)}", predicted(plans[k]),
                            _value(measured[k], objective), measured[k].half_width, plans[k],
                            note=f"{result.status}, model rank {k + 1}"))
         answer = ("cpsat", plans[k], measured[k])

@@ -81,13 +81,15 @@ def _print_report(spec, report, out) -> None:
     objective = report.objective
     table = Table(title=f"{spec.name}: {objective} ({len(spec.threads)} threads on {spec.topology.name})",
                   title_justify="left")
-    for column in ("method", "model", "measured", "± half-width", "loss", "note"):
-        table.add_column(column, justify="left" if column in ("method", "note") else "right")
+    for column in ("method", "model", "measured", "±", "loss", "note"):
+        table.add_column(column, justify="left" if column in ("method", "note") else "right",
+                         no_wrap=column != "note")
     data = report.to_dict()["comparison"]
     for row, entry in zip(report.comparison, data):
         loss = entry.get("loss")
         table.add_row(row.method, _format(row.predicted, objective), _format(row.simulated, objective),
-                      _format(row.half_width, objective) if row.half_width else "", f"{loss:.1%}" if loss is not None else "",
+                      _format(row.half_width, objective) if row.half_width else "",
+                      f"{loss:.1%}" if loss is not None else "",
                       row.note)
     console.print(table)
     if report.status != "NOT_RUN":

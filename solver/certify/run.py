@@ -1,0 +1,208 @@
+"""Certify a plan: measure random plans, estimate the optimum with EVT, compare (ASPLOS'12).
+
+Without a target gap, `certify` fits EVT to a fixed number of random plans; with one, it runs the
+sequential algorithm (ASPLOS'12 Figure 13, `evt.sequential`) over the sampling service: N_init
+plans, then N_delta more at a time, until the best observed plan is within the target gap of the
+estimated optimum at the stated confidence, or `max_samples`.
+"""
+
+from __future__ import annotations
+
+import math
+from contextlib import nullcontext
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+import evt
+from simulate.oracle import make_oracle
+from solver.certify.certificate import DEFAULT_TARGET_GAP, Certificate, verdict, versions
+from solver.certify.service import SamplingService
+from solver.samplers import balanced_plans
+from specs import Plan, Spec
+
+
+@dataclass
+class CertifyOutcome:
+    certificate: Certificate
+    analysis: Any                # evt.EVTResult (None if the sample could not be analysed)
+    history: Any                 # evt.SequentialResult or None
+    service: SamplingService
+
+
+class _Progress:
+    """A rich progress bar with the best value so far and the current estimate."""
+
+    def __init__(self, enabled: bool, total: int, minimize: bool, unit: Callable[[float], str]) -> None:
+        self.enabled = enabled
+        self.minimize = minimize
+        self.unit = unit
+        self.best: float | None = None
+        self.estimate: str = "-"
+        if enabled:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            self.bar = Progress(TextColumn("[bold]sampling"), BarColumn(), MofNCompleteColumn(),
+                                TimeElapsedColumn(), TextColumn("{task.description}"), transient=False)
+            self.task = self.bar.add_task("", total=total)
+
+    def __enter__(self):
+        if self.enabled:
+            self.bar.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        if self.enabled:
+            self.bar.__exit__(*exc)
+
+    def advance(self, k: int, service: SamplingService) -> None:
+        if not self.enabled:
+            return
+        best = service.best(minimize=self.minimize)
+        text = f"best {self.unit(best.value)}" if best else ""
+        self.bar.update(self.task, advance=k, description=f"{text}  estimate {self.estimate}")
+
+    def set_total(self, total: int) -> None:
+        if self.enabled:
+            self.bar.update(self.task, total=total)
+
+    def set_completed(self, done: int) -> None:
+        if self.enabled:
+            self.bar.update(self.task, completed=done)
+
+
+def format_value(objective: str) -> Callable[[float], str]:
+    if objective == "latency":
+        return lambda v: f"{v * 1e6:.3f} us"
+    return lambda v: f"{v / 1e6:.4f} Mpps"
+
+
+def certify(spec: Spec, *, out_dir: Path, plan: Plan | None = None, samples: int | None = None,
+            target_gap: float | None = None, confidence: float | None = None, n_init: int | None = None,
+            n_delta: int | None = None, max_samples: int | None = None, workers: int = 1, seed: int = 0,
+            oracle_kind: str = "des", resume: bool = False, progress: bool = False,
+            balanced: int = 10, timeout: float | None = None,
+            oracle_factory: Callable[[Spec], Any] | None = None) -> CertifyOutcome:
+    """Measure, estimate, compare; `out_dir/samples.jsonl` keeps every measurement."""
+    settings = spec.certify
+    objective = spec.objective
+    minimize = objective == "latency"
+    confidence = confidence if confidence is not None else settings.confidence
+    sequential_mode = target_gap is not None
+    n_fixed = samples or settings.samples
+    n_init = n_init or settings.n_init
+    n_delta = n_delta or settings.n_delta
+    limit = (max_samples or settings.max_samples) if sequential_mode else n_fixed
+    if sequential_mode and limit < n_init:
+        raise ValueError(f"max samples ({limit}) is below n_init ({n_init})")
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    service = SamplingService(spec, out_dir / "samples.jsonl", seed=seed, oracle_kind=oracle_kind,
+                              workers=workers, max_samples=limit, timeout=timeout, objective=objective,
+                              oracle_factory=oracle_factory)
+    if resume:
+        service.load()
+    else:
+        service.start_fresh()
+
+    unit = format_value(objective)
+    bar = _Progress(progress, n_init if sequential_mode else n_fixed, minimize, unit)
+    history = None
+    with bar if progress else nullcontext():
+        bar.set_completed(len(service.records))
+        if sequential_mode:
+            cursor = {"next": 0}
+
+            def sampler(k: int) -> np.ndarray:
+                values: list[float] = []
+                while len(values) < k:
+                    start = cursor["next"]
+                    if start >= limit:
+                        raise evt.EVTError("the sampling limit was reached before enough plans were measured")
+                    want = min(limit, start + (k - len(values)))
+                    bar.set_total(max(want, n_init))
+                    service.ensure(want, on_progress=lambda d: bar.advance(d, service))
+                    for i in range(start, want):
+                        if service.records[i].status == "ok":
+                            values.append(service.records[i].value)
+                    cursor["next"] = want
+                _refresh_estimate(bar, service, minimize, confidence, unit)
+                return np.array(values[:k])
+
+            history = evt.sequential(sampler, n_init=n_init, n_delta=n_delta, target_gap=target_gap,
+                                     confidence=confidence, max_n=limit, minimize=minimize, seed=seed)
+            analysis = history.result
+            n_used = cursor["next"]
+        else:
+            service.ensure(n_fixed, on_progress=lambda d: bar.advance(d, service))
+            n_used = n_fixed
+            analysis = evt.analyze(service.values(n_fixed), minimize=minimize, confidence=confidence, seed=seed)
+
+    oracle = oracle_factory(spec) if oracle_factory else make_oracle(spec, oracle_kind)
+    if plan is None:
+        best = service.best(n_used, minimize=minimize)
+        plan = Plan.from_contexts(spec, best.contexts, method="best random")
+    measured = oracle.evaluate(plan, seed=seed)
+    plan_value = measured.latency_mean if minimize else measured.value(objective)
+
+    values = service.values(n_used)
+    failed = len(service.failures(n_used))
+    chosen_gap = target_gap if target_gap is not None else (settings.target_gap or DEFAULT_TARGET_GAP)
+    if analysis is None:
+        raise evt.EVTError("the sample could not be analysed (see the sequential history)")
+    heavy = "heavy_tail" in analysis.flags
+    far = analysis.lower if minimize else analysis.upper
+    decision, gap_point, gap_worst = verdict(plan_value, analysis.estimate, far, minimize, chosen_gap, heavy)
+
+    baselines = _baselines(spec, values, minimize, balanced, seed, oracle, objective)
+    certificate = Certificate(
+        spec=spec.name,
+        objective=objective,
+        plan=plan.to_dict(),
+        plan_performance={"value": plan_value, "half_width": measured.half_width if not minimize else measured.latency_half_width,
+                          "throughput": measured.throughput, "latency_mean": measured.latency_mean,
+                          "oracle": measured.oracle},
+        samples={"n": int(values.size), "failed": failed, "requested": int(n_used), "file": str(service.path),
+                 "best": float(values.max() if not minimize else values.min()),
+                 "oracle": oracle_kind, "sequential": sequential_mode},
+        optimum={"estimate": analysis.estimate, "lower": analysis.lower, "upper": analysis.upper,
+                 "confidence": confidence},
+        gap={"point": gap_point, "worst": gap_worst},
+        target_gap=chosen_gap,
+        verdict=decision,
+        flags=list(analysis.flags),
+        seed=seed,
+        versions=versions(),
+        baselines=baselines,
+        evt=analysis.to_dict(),
+        sequential=[step.__dict__ if hasattr(step, "__dict__") else step for step in history.steps] if history else None,
+    )
+    return CertifyOutcome(certificate, analysis, history, service)
+
+
+def _refresh_estimate(bar: _Progress, service: SamplingService, minimize: bool, confidence: float, unit) -> None:
+    values = service.values()
+    if not bar.enabled or values.size < 100:
+        return
+    try:
+        result = evt.analyze(values, minimize=minimize, confidence=confidence, gof_bootstrap=0)
+        bar.estimate = unit(result.estimate) if math.isfinite(result.estimate) else "none"
+    except evt.EVTError:
+        bar.estimate = "-"
+
+
+def _baselines(spec: Spec, values: np.ndarray, minimize: bool, balanced: int, seed: int, oracle,
+               objective: str) -> list[dict[str, Any]]:
+    worst = values.max() if minimize else values.min()
+    rows = [{"method": "random (average)", "value": float(values.mean())},
+            {"method": "random (worst)", "value": float(worst)}]
+    if balanced:
+        plans = balanced_plans(spec, balanced, seed)
+        if len(plans):
+            measured = [oracle.evaluate(Plan.from_contexts(spec, [int(c) for c in row]), seed=seed) for row in plans]
+            vals = np.array([m.latency_mean if minimize else m.value(objective) for m in measured])
+            rows.append({"method": f"balanced (average of {len(vals)})", "value": float(vals.mean())})
+            rows.append({"method": f"balanced (worst of {len(vals)})", "value": float(vals.max() if minimize else vals.min())})
+    return rows
