@@ -48,7 +48,7 @@ def ecdf_with_plan(analysis, plan_value: float, objective: str):
 
     fig = plot_ecdf(analysis)
     ax = fig.axes[0]
-    ax.axvline(plan_value, color="#2a9d4b", linewidth=2, label="chosen plan")
+    ax.axvline(plan_value, color="#7b2cbf", linewidth=2, linestyle=":", label="chosen plan")
     ax.legend(loc="best", fontsize=8)
     return fig
 

@@ -1,0 +1,122 @@
+"""Certification end to end: files, verdicts, resume, worker independence, failing oracles."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from simulate.oracle import make_oracle
+from solver.certify.certificate import verdict
+from solver.certify.run import certify
+from solver.certify.service import SamplingService
+from solver.cli import main
+from specs import load_spec
+
+SPEC = "t2-ipfwd-intadd-x2"
+
+
+class FlakyOracle:
+    """The analytic oracle, failing on every plan whose first thread sits on a context divisible by 5."""
+
+    def __init__(self, spec):
+        self.inner = make_oracle(spec, "analytic")
+        self.spec = spec
+
+    def evaluate(self, plan, seed=None):
+        first = self.spec.topology.parse_context(plan.bindings[self.spec.thread_names[0]])
+        if first % 5 == 0:
+            raise RuntimeError("the measurement crashed")
+        return self.inner.evaluate(plan, seed=seed)
+
+
+def test_verdicts():
+    assert verdict(99.0, 100.0, 101.0, False, 0.05, False)[0] == "certified"
+    assert verdict(90.0, 100.0, 101.0, False, 0.05, False)[0] == "not_certified"
+    assert verdict(102.0, 100.0, 101.0, False, 0.05, False)[0] == "exceeds_estimate"
+    assert verdict(99.0, 100.0, math.inf, False, 0.05, False)[0] == "not_certified"
+    assert verdict(99.0, math.inf, math.inf, False, 0.05, True)[0] == "no_finite_optimum"
+    # minimising (latency): the far limit is the lower one
+    assert verdict(1.02, 1.0, 0.99, True, 0.05, False)[0] == "certified"
+    assert verdict(0.98, 1.0, 0.99, True, 0.05, False)[0] == "exceeds_estimate"
+    name, point, worst = verdict(99.0, 100.0, 110.0, False, 0.05, False)
+    assert point == pytest.approx(0.01) and worst == pytest.approx(11 / 110)
+
+
+def test_run_end_to_end(tmp_path, capsys):
+    out = tmp_path / "out"
+    code = main(["run", SPEC, "--out", str(out), "--samples", "300", "--time-limit", "5", "--workers", "1",
+                 "--methods", "cpsat,balanced", "--json"])
+    assert code in (0, 1)
+    result = json.loads(capsys.readouterr().out)
+    for name in ("plan.yaml", "certificate.json", "samples.jsonl", "report.html"):
+        assert (out / name).is_file(), name
+    cert = json.loads((out / "certificate.json").read_text())
+    assert set(cert) >= {"spec", "plan", "plan_performance", "samples", "optimum", "gap", "verdict", "flags", "seed",
+                         "versions"}
+    value, opt = cert["plan_performance"]["value"], cert["optimum"]
+    expected, _, _ = verdict(value, opt["estimate"], opt["upper"], False, cert["target_gap"], "heavy_tail" in cert["flags"])
+    assert cert["verdict"] == expected
+    assert (code == 0) == (cert["verdict"] in ("certified", "exceeds_estimate"))
+    # the CP-SAT plan is never below the best random plan on the model it optimises
+    assert value >= cert["samples"]["best"] * (1 - 1e-9) or cert["verdict"] != "exceeds_estimate"
+    page = (out / "report.html").read_text()
+    for figure in ("comparison", "ecdf", "mean-excess", "qq", "profile"):
+        assert f'<figure id="{figure}">' in page
+    assert page.count("data:image/png;base64,") >= 5
+    assert "taskset -c" in page
+    assert result["certificate"]["verdict"] == cert["verdict"]
+
+
+def test_resume_gives_the_uninterrupted_sample(tmp_path):
+    spec = load_spec(SPEC)
+    full = SamplingService(spec, tmp_path / "full.jsonl", seed=3, oracle_kind="des", max_samples=60)
+    full.start_fresh()
+    full.ensure(60)
+    part = SamplingService(spec, tmp_path / "part.jsonl", seed=3, oracle_kind="des", max_samples=60)
+    part.start_fresh()
+    part.ensure(25)
+    with part.path.open("a") as handle:   # a line cut by Ctrl-C
+        handle.write('{"index": 25, "contexts": [1, 2')
+    again = SamplingService(spec, tmp_path / "part.jsonl", seed=3, oracle_kind="des", max_samples=60)
+    assert again.load() == 25
+    again.ensure(60)
+    assert [r.__dict__ for r in again.ok_records()] == [r.__dict__ for r in full.ok_records()]
+
+
+def test_samples_do_not_depend_on_the_number_of_workers(tmp_path):
+    spec = load_spec(SPEC)
+    runs = []
+    for workers in (1, 2):
+        service = SamplingService(spec, tmp_path / f"w{workers}.jsonl", seed=11, oracle_kind="des",
+                                  workers=workers, max_samples=40)
+        service.start_fresh()
+        service.ensure(40)
+        runs.append([(r.index, r.contexts, r.value) for r in service.ok_records()])
+    assert runs[0] == runs[1]
+    assert len(runs[0]) == 40
+
+
+def test_failing_oracle_is_counted_not_fatal(tmp_path):
+    spec = load_spec(SPEC)
+    outcome = certify(spec, out_dir=tmp_path, samples=200, seed=5, oracle_factory=FlakyOracle, workers=1,
+                      balanced=0)
+    failed = outcome.service.failures()
+    assert failed and all(r.attempts == 2 and "crashed" in r.error for r in failed)
+    cert = outcome.certificate
+    assert cert.samples["failed"] == len(failed)
+    assert cert.samples["n"] == 200 - len(failed)
+    lines = (tmp_path / "samples.jsonl").read_text().splitlines()
+    assert len(lines) == 200
+
+
+def test_certify_cli_bad_input(tmp_path, capsys):
+    code = main(["certify", SPEC, "--target-gap", "1%%", "--out", str(tmp_path)])
+    assert code == 2
+    assert "--target-gap" in capsys.readouterr().err
+    plan = tmp_path / "plan.yaml"
+    plan.write_text("bindings: {\"ipfwd#0.R\": core0.pipe0.strand0}\n")
+    code = main(["certify", SPEC, "--plan", str(plan), "--out", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2 and "not bound" in err and "Traceback" not in err
