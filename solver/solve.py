@@ -78,9 +78,9 @@ class SolveReport:
             rows.append(entry)
         return {
             "method": self.method,
-            "objective": self.objective,
+            "objective_kind": self.objective,
             "status": self.status,
-            "model_objective": self.model_objective,
+            "objective": self.model_objective,
             "bound": self.bound,
             "gap": self.gap,
             "plan": self.plan.to_dict() if self.plan else None,
