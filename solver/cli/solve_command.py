@@ -81,17 +81,23 @@ def _print_report(spec, report, out) -> None:
     objective = report.objective
     table = Table(title=f"{spec.name}: {objective} ({len(spec.threads)} threads on {spec.topology.name})",
                   title_justify="left")
-    for column in ("method", "model", "measured", "±", "loss", "note"):
-        table.add_column(column, justify="left" if column in ("method", "note") else "right",
-                         no_wrap=column != "note")
+    show_hw = any(row.half_width and row.simulated and abs(row.half_width) > 1e-6 * abs(row.simulated)
+                  for row in report.comparison)
+    columns = ["method", "model", "measured"] + (["±"] if show_hw else []) + ["loss"]
+    for column in columns:
+        table.add_column(column, justify="left" if column == "method" else "right", no_wrap=True)
     data = report.to_dict()["comparison"]
     for row, entry in zip(report.comparison, data):
         loss = entry.get("loss")
-        table.add_row(row.method, _format(row.predicted, objective), _format(row.simulated, objective),
-                      _format(row.half_width, objective) if row.half_width else "",
-                      f"{loss:.1%}" if loss is not None else "",
-                      row.note)
+        cells = [row.method, _format(row.predicted, objective), _format(row.simulated, objective)]
+        if show_hw:
+            cells.append(_format(row.half_width, objective) if row.half_width else "")
+        cells.append(f"{loss:.1%}" if loss is not None else "")
+        table.add_row(*cells)
     console.print(table)
+    for row in report.comparison:
+        if row.note:
+            console.print(f"  {row.method}: {row.note}", markup=False)
     if report.status != "NOT_RUN":
         gap = f"{report.gap:.2e}" if report.gap is not None else "-"
         console.print(f"CP-SAT: {report.status}, model objective {_format(report.model_objective, objective)}, "
