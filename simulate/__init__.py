@@ -1,1 +1,28 @@
-"""How good is this plan? The closed-form model, the SimPy simulation and the command oracle."""
+"""How good is this plan?  The cost oracles of tasksolve.
+
+* `simulate.analytic` -- the closed-form model (`evaluate`, the vectorised `BatchModel`);
+* `simulate.des` -- the SimPy discrete-event simulation (`simulate`, `Simulation`, `DesSettings`);
+* `simulate.oracle` -- the interface the solver and the certifier call (`Oracle`,
+  `AnalyticOracle`, `SimulationOracle`, `make_oracle`);
+* `simulate.experiments` -- maximum sustainable arrival rate, idealised runs;
+* `simulate.model` -- the thread graph both oracles evaluate;
+* `simulate.output` -- warm-up removal and batch means.
+
+Every oracle implements the semantics of DESIGN.md ("Semantics every oracle shares").  This
+package never imports `solver` or `evt`.
+"""
+
+from simulate.analytic import BatchModel, BatchResult, evaluate
+from simulate.des import DesSettings, Simulation, simulate
+from simulate.errors import InvalidPlanError, OracleError
+from simulate.experiments import IDEALS, MaxRate, ideal_runs, max_rate
+from simulate.measurement import OBJECTIVES, Measurement
+from simulate.model import ThreadGraph, compile_contexts, compile_plan
+from simulate.oracle import AnalyticOracle, Oracle, SimulationOracle, make_oracle, plan_seed
+
+__all__ = [
+    "AnalyticOracle", "BatchModel", "BatchResult", "DesSettings", "IDEALS", "InvalidPlanError",
+    "MaxRate", "Measurement", "OBJECTIVES", "Oracle", "OracleError", "Simulation",
+    "SimulationOracle", "ThreadGraph", "compile_contexts", "compile_plan", "evaluate",
+    "ideal_runs", "make_oracle", "max_rate", "plan_seed", "simulate",
+]

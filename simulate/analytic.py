@@ -1,0 +1,372 @@
+"""The closed-form model (DESIGN.md, "Semantics every oracle shares", last item).
+
+Every co-located thread is assumed to load its resources all the time with its full ``demand``
+(never ``idle_demand``).  For a plan binding thread ``t`` to context ``c_t``:
+
+* load of resource ``r`` in the domain ``D`` of r's level holding ``c_t``
+  (the machine for machine-level resources)::
+
+      load_r(D) = sum of demand[u, r] over every thread u with c_u in D
+
+* progress rate, over the resources ``t`` demands (``demand[t, r] > 0``)::
+
+      rate_t = min(1, min_r capacity_r / load_r(D_r(t)))
+
+* work per packet (cycles), the consumer paying for each incoming message::
+
+      work_t = cycles_t + sum over predecessor threads p of
+               topology.message_cycles(shared_level(c_p, c_t), bytes(p -> t))
+
+  (for a pipeline thread: the sum of its tasks' cycles, edges inside the thread cost nothing,
+  and with replicated producers the mean cost over the replicas it receives from, see
+  `simulate.model`);
+* time per packet ``s_t = work_t / rate_t``; a group run by ``R`` replicas in turn processes
+  ``R`` packets in the time its slowest replica processes one (the simulation's optional
+  shared queue, where faster replicas take more packets, is not modelled: the formula is that
+  of replicas taking packets in turn);
+* period of an instance (cycles per packet) ``period_i = max over its threads t of s_t / R_t``;
+  throughput ``X_i = clock / period_i`` packets/s; total ``sum_i X_i``; minimum ``min_i X_i``;
+* latency of an instance = the longest path from its entry to its exits in the thread-group
+  graph, each group weighing ``max over its replicas of s_t``, in seconds (``/ clock``).  Every
+  packet of instance ``i`` has that latency, so the packet latencies have mean
+  ``sum_i X_i L_i / sum_i X_i`` and quantiles of the distribution putting weight ``X_i`` on
+  ``L_i``; `BatchModel` also reports ``max_i L_i`` (what a latency bound checks).
+
+The model is exact for the simulation when ``idle_demand == demand`` (a thread then loads the same
+demand whether it works or spins) and a pessimistic bound otherwise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from simulate.measurement import Measurement
+from simulate.model import ThreadGraph, binding_structure, compile_plan
+
+# ----------------------------------------------------------------------------- one plan
+
+
+def thread_rates(graph: ThreadGraph) -> np.ndarray:
+    """``rate_t`` of every thread (see the module docstring)."""
+    s = graph.structure
+    demand = s.demand
+    capacity = graph.capacity
+    rates = np.ones(graph.n_threads)
+    for r in range(len(s.resources)):
+        if not np.isfinite(capacity[r]):
+            continue
+        users = np.nonzero(demand[:, r] > 0)[0]
+        if len(users) == 0:
+            continue
+        domains = np.array([graph.domain(t, r) for t in range(graph.n_threads)])
+        load = np.bincount(domains, weights=demand[:, r])
+        ratio = capacity[r] / load[domains[users]]
+        rates[users] = np.minimum(rates[users], ratio)
+    return rates
+
+
+@dataclass
+class AnalyticResult:
+    """Per-thread and per-instance quantities of the closed form for one plan (cycles)."""
+
+    rate: np.ndarray            # (T,)
+    work: np.ndarray            # (T,) cycles per packet, communication included
+    time: np.ndarray            # (T,) work / rate
+    period: np.ndarray          # (I,) cycles per packet
+    latency: np.ndarray         # (I,) cycles
+    bottleneck: list[int]       # per instance: thread index setting the period
+
+
+def solve(graph: ThreadGraph) -> AnalyticResult:
+    """The closed form on a compiled plan."""
+    s = graph.structure
+    rate = thread_rates(graph)
+    work = graph.work
+    time = work / rate
+    replicas = np.array([len(s.groups[g].threads) for g in s.group_of], dtype=float)
+    per_packet = time / replicas
+    n_inst = len(s.instances)
+    period = np.zeros(n_inst)
+    bottleneck = [-1] * n_inst
+    for t in range(graph.n_threads):
+        i = s.instance_of[t]
+        if per_packet[t] > period[i]:
+            period[i] = per_packet[t]
+            bottleneck[i] = t
+    group_time = [max(time[t] for t in g.threads) for g in s.groups]
+    finish = [0.0] * len(s.groups)
+    for g in _group_order(graph):
+        group = s.groups[g]
+        start = max((finish[p] for p in group.preds), default=0.0)
+        finish[g] = start + group_time[g]
+    latency = np.zeros(n_inst)
+    for i in range(n_inst):
+        latency[i] = max(finish[g] for g in s.sink_groups[i])
+    return AnalyticResult(rate=rate, work=work, time=time, period=period, latency=latency,
+                          bottleneck=bottleneck)
+
+
+def _group_order(graph: ThreadGraph) -> list[int]:
+    return _group_order_structure(graph.structure)
+
+
+def weighted_quantile(values: np.ndarray, weights: np.ndarray, q: float) -> float:
+    """Smallest value whose cumulative weight reaches fraction `q` of the total."""
+    order = np.argsort(values, kind="stable")
+    cumulative = np.cumsum(weights[order])
+    k = int(np.searchsorted(cumulative, q * cumulative[-1] - 1e-12 * cumulative[-1]))
+    return float(values[order][min(k, len(values) - 1)])
+
+
+def evaluate(spec, plan, graph: ThreadGraph | None = None) -> Measurement:
+    """Evaluate a `specs.Plan` with the closed form.  Pass a compiled `graph` to skip compiling.
+
+    Queues are not modelled: ``queue_wait`` is 0 and ``blocked`` is None in `Measurement.threads`.
+    """
+    if graph is None:
+        graph = compile_plan(spec, plan)
+    result = solve(graph)
+    return measurement_from(graph, result, spec.topology.context_names)
+
+
+def measurement_from(graph: ThreadGraph, result: AnalyticResult, context_names: list[str]) -> Measurement:
+    s = graph.structure
+    clock = graph.clock
+    per_inst = clock / result.period
+    per_instance = {name: float(x) for name, x in zip(s.instances, per_inst)}
+    latency_s = result.latency / clock
+    replicas = np.array([len(s.groups[g].threads) for g in s.group_of], dtype=float)
+    threads = []
+    for t in range(graph.n_threads):
+        i = s.instance_of[t]
+        threads.append({
+            "thread": s.names[t],
+            "context": context_names[graph.contexts[t]],
+            "utilization": float(result.time[t] / (replicas[t] * result.period[i])),
+            "queue_wait": 0.0,
+            "blocked": None,
+            "queue_length": 0.0,
+            "rate": float(result.rate[t]),
+            "work": float(result.work[t]),
+        })
+    slowest = int(np.argmax(result.period))
+    return Measurement(
+        throughput=float(per_inst.sum()),
+        per_instance=per_instance,
+        half_width=0.0,
+        min_throughput=float(per_inst.min()),
+        latency_mean=float(np.dot(per_inst, latency_s) / per_inst.sum()),
+        latency_p50=weighted_quantile(latency_s, per_inst, 0.5),
+        latency_p99=weighted_quantile(latency_s, per_inst, 0.99),
+        threads=threads,
+        bottleneck=s.names[result.bottleneck[slowest]],
+        oracle="analytic",
+        per_instance_half_width={name: 0.0 for name in s.instances},
+        bottlenecks={name: s.names[result.bottleneck[i]] for i, name in enumerate(s.instances)},
+        per_instance_latency={name: float(x) for name, x in zip(s.instances, latency_s)},
+    )
+
+
+# ----------------------------------------------------------------------------- many plans
+
+
+@dataclass
+class BatchResult:
+    """Closed-form figures of P binding plans (arrays over plans)."""
+
+    total: np.ndarray          # (P,) packets/s
+    per_instance: np.ndarray   # (P, I) packets/s, instances in `spec.instances` order
+    min_instance: np.ndarray   # (P,) packets/s
+    latency_max: np.ndarray    # (P,) seconds: the slowest instance's critical path
+    latency_mean: np.ndarray   # (P,) seconds: throughput-weighted mean of the instances' paths
+
+    def values(self, objective: str) -> np.ndarray:
+        """The number to maximise per plan (as `Measurement.value`: total or minimum throughput,
+        or minus the slowest instance's latency ``-max_i L_i``)."""
+        if objective == "total_throughput":
+            return self.total
+        if objective == "min_throughput":
+            return self.min_instance
+        if objective == "latency":
+            return -self.latency_max
+        raise ValueError(f"unknown objective `{objective}`")
+
+
+class BatchModel:
+    """The closed form for many binding plans at once (NumPy, no Python loop over plans).
+
+    ``contexts`` is an integer array of shape **(plans, threads)**: row ``p`` gives the context
+    index of every thread of `spec.threads` (in that order) in plan ``p`` (plans x threads is the
+    fast layout: each plan is contiguous).  A 1-D array is one plan.  Rows must be injective and
+    use valid context indices; this is not checked (use `specs.check_plan` on plans from
+    elsewhere).  The formula is the one in the module docstring, for binding plans (one task per
+    thread, no replicas).
+    """
+
+    def __init__(self, spec, chunk: int = 16384) -> None:
+        structure = binding_structure(spec)
+        topo = spec.topology
+        self.spec = spec
+        self.chunk = chunk
+        self._weight_cache: dict[tuple[int, int], np.ndarray] = {}
+        self.n_threads = structure.n_threads
+        self.n_contexts = topo.n_contexts
+        self.clock = float(topo.clock)
+        self.cycles = np.array(structure.cycles, dtype=float)
+        demand = structure.demand
+        capacity = structure.capacity
+        base = np.ones(self.n_threads)
+        by_level: dict[int, list[tuple[np.ndarray, np.ndarray, float]]] = {}
+        for r, level in enumerate(structure.resource_level):
+            users = np.nonzero(demand[:, r] > 0)[0]
+            if len(users) == 0:
+                continue
+            if level < 0:  # one domain: the load does not depend on the plan
+                load = demand[:, r].sum()
+                base[users] = np.minimum(base[users], capacity[r] / load)
+                continue
+            by_level.setdefault(level, []).append((demand[:, r].copy(), users, float(capacity[r])))
+        self.base_rate = base
+        self.levels = [(topo.strides[level], topo.domain_count(level), res) for level, res in sorted(by_level.items())]
+        # communication: one (C*C) table per message size, indexed by producer * C + consumer
+        thread_index = {(ref.app, ref.instance, ref.task): t for t, ref in enumerate(spec.threads)}
+        tables: dict[int, np.ndarray] = {}
+        self.edges: list[tuple[int, int, np.ndarray]] = []
+        C = self.n_contexts
+        shared = np.full((C, C), -1, dtype=int)
+        ctx = np.arange(C)
+        for k in range(len(topo.levels)):
+            same = (ctx[:, None] // topo.strides[k]) == (ctx[None, :] // topo.strides[k])
+            shared[same] = k
+        levels_present = sorted(set(shared.ravel().tolist()))
+        for group in structure.groups:
+            t = group.threads[0]
+            for p, sizes in zip(group.preds, group.edge_bytes):
+                q = structure.groups[p].threads[0]
+                for size in sizes:
+                    if size not in tables:
+                        lookup = np.zeros(max(levels_present) + 2)
+                        for lv in levels_present:
+                            lookup[lv + 1] = topo.message_cycles(lv, size)
+                        tables[size] = lookup[shared + 1].ravel()
+                    if tables[size].any():
+                        self.edges.append((q, t, tables[size]))
+        # instances: contiguous blocks of threads in spec.threads order
+        self.n_instances = len(structure.instances)
+        self.instance_names = structure.instances
+        inst = np.array(structure.instance_of)
+        self.starts = np.array([int(np.argmax(inst == i)) for i in range(self.n_instances)])
+        self.blocks = list(zip(self.starts.tolist(), self.starts[1:].tolist() + [self.n_threads]))
+        if not np.all(np.diff(inst) >= 0):
+            raise AssertionError("threads of an instance are not contiguous")
+        self.order = [structure.groups[g].threads[0] for g in _group_order_structure(structure)]
+        self.preds = [[structure.groups[p].threads[0] for p in structure.groups[structure.group_of[t]].preds]
+                      for t in range(self.n_threads)]
+        self.sinks = [[structure.groups[g].threads[0] for g in structure.sink_groups[i]]
+                      for i in range(self.n_instances)]
+
+    # ------------------------------------------------------------------------------------
+    def times(self, contexts: np.ndarray) -> np.ndarray:
+        """``work_t / rate_t`` (cycles per packet) of every thread, shape (T, P): computed in the
+        threads x plans layout, where every per-thread operation runs on a contiguous row."""
+        ctx = np.ascontiguousarray(np.asarray(contexts, dtype=np.intp).T)
+        T, P = ctx.shape
+        rate = np.repeat(self.base_rate[:, None], P, axis=1)
+        for stride, n_domains, resources in self.levels:
+            idx = ctx // stride
+            idx += (np.arange(P) * n_domains)[None, :]
+            flat = idx.ravel()
+            for demand, users, capacity in resources:
+                load = np.bincount(flat, weights=self._weights(demand, P), minlength=P * n_domains)
+                with np.errstate(divide="ignore"):             # empty domains: inf, never gathered
+                    ratio = np.divide(capacity, load, out=load)  # per domain, then gathered
+                if len(users) == T:
+                    np.minimum(rate, ratio[idx], out=rate)
+                else:
+                    rate[users] = np.minimum(rate[users], ratio[idx[users]])
+        work = np.repeat(self.cycles[:, None], P, axis=1)
+        C = self.n_contexts
+        for q, t, table in self.edges:
+            work[t] += table[ctx[q] * C + ctx[t]]
+        work /= rate
+        return work
+
+    def _weights(self, demand: np.ndarray, P: int) -> np.ndarray:
+        key = (id(demand), P)
+        cached = self._weight_cache.get(key)
+        if cached is None:
+            if len(self._weight_cache) > 16:
+                self._weight_cache.clear()
+            cached = self._weight_cache[key] = np.repeat(demand, P)
+        return cached
+
+    def evaluate(self, contexts) -> BatchResult:
+        """All figures for every plan (rows of `contexts`)."""
+        contexts = np.asarray(contexts)
+        if contexts.ndim == 1:
+            contexts = contexts[None, :]
+        if contexts.ndim != 2 or contexts.shape[1] != self.n_threads:
+            raise ValueError(f"contexts must have shape (plans, {self.n_threads}); got {contexts.shape}")
+        parts = [self._evaluate(contexts[i:i + self.chunk]) for i in range(0, len(contexts), self.chunk)]
+        if len(parts) == 1:
+            return parts[0]
+        return BatchResult(*(np.concatenate([getattr(p, f) for p in parts])
+                             for f in ("total", "per_instance", "min_instance", "latency_max", "latency_mean")))
+
+    def _evaluate(self, contexts: np.ndarray) -> BatchResult:
+        s = self.times(contexts)                       # (T, P)
+        P = s.shape[1]
+        period = np.empty((self.n_instances, P))
+        for i, (a, b) in enumerate(self.blocks):
+            np.copyto(period[i], s[a])
+            for t in range(a + 1, b):
+                np.maximum(period[i], s[t], out=period[i])
+        per_instance = np.divide(self.clock, period)
+        finish = np.empty_like(s)
+        for t in self.order:
+            preds = self.preds[t]
+            if not preds:
+                finish[t] = s[t]
+            elif len(preds) == 1:
+                np.add(s[t], finish[preds[0]], out=finish[t])
+            else:
+                np.add(s[t], np.max(finish[preds], axis=0), out=finish[t])
+        latency = np.empty_like(period)
+        for i, sinks in enumerate(self.sinks):
+            latency[i] = finish[sinks[0]] if len(sinks) == 1 else np.max(finish[sinks], axis=0)
+        latency /= self.clock
+        total = per_instance.sum(axis=0)
+        return BatchResult(
+            total=total,
+            per_instance=np.ascontiguousarray(per_instance.T),
+            min_instance=per_instance.min(axis=0),
+            latency_max=latency.max(axis=0),
+            latency_mean=(per_instance * latency).sum(axis=0) / total,
+        )
+
+    def throughput(self, contexts) -> np.ndarray:
+        """Total throughput (packets/s) per plan."""
+        return self.evaluate(contexts).total
+
+    def values(self, contexts, objective: str) -> np.ndarray:
+        """The number to maximise per plan for `objective`."""
+        return self.evaluate(contexts).values(objective)
+
+
+def _group_order_structure(structure) -> list[int]:
+    groups = structure.groups
+    done: set[int] = set()
+    order: list[int] = []
+    pending = list(range(len(groups)))
+    while pending:
+        rest = []
+        for g in pending:
+            if all(p in done for p in groups[g].preds):
+                order.append(g)
+                done.add(g)
+            else:
+                rest.append(g)
+        pending = rest
+    return order

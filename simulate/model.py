@@ -1,0 +1,379 @@
+"""The thread graph: one internal representation of (spec, plan) shared by every oracle.
+
+A plan is compiled into **groups** and **threads** (DESIGN.md, "Vocabulary"):
+
+* a *group* is an ordered list of tasks of one application instance that one thread runs for
+  each packet; in a binding plan every task is its own group;
+* a group is run by one thread or by ``R`` *replicas* that take packets in turn
+  (packet ``k`` goes to replica ``k mod R``);
+* group ``P`` precedes group ``G`` when a task edge goes from a task of ``P`` to a task of ``G``;
+  a thread of ``G`` starts a packet once the messages of every predecessor group have arrived
+  (join) and, when it finishes, sends one message to every successor group (fork: copies).
+
+Per thread, the compiled quantities are the ones the semantics of DESIGN.md ("Semantics every
+oracle shares") need:
+
+* ``cycles``: the sum of its tasks' cycles (work per packet before communication);
+* ``comm[t][i][r]``: cycles thread ``t`` pays per packet for the messages of its ``i``-th
+  predecessor group when they come from that group's replica ``r``:
+  ``sum over crossing task edges e of topology.message_cycles(shared_level(ctx_r, ctx_t), bytes_e)``
+  (edges inside one thread cost nothing);
+* ``mean_comm[t]``: the long-run mean of that cost per packet under round-robin replication
+  (consumer replica ``i`` of ``R_G`` sees producer replicas ``r == i (mod gcd(R_G, R_P))``,
+  equally often);
+* ``demand``/``idle_demand`` (threads x resources): what the thread loads while processing and
+  while waiting.  A thread that runs several tasks loads the cycles-weighted mean of their
+  demands (the fluid model does not resolve the order of the tasks inside one packet).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from typing import Sequence
+
+import numpy as np
+
+from simulate.errors import InvalidPlanError
+
+
+@dataclass(frozen=True)
+class Group:
+    """Tasks one thread runs for each packet, and the replicas that run them."""
+
+    index: int
+    instance: int                      # index into `Structure.instances`
+    app: str
+    tasks: tuple[str, ...]
+    stage: int
+    threads: tuple[int, ...]           # thread indices, in replica order
+    preds: tuple[int, ...]             # predecessor group indices
+    succs: tuple[int, ...]             # successor group indices
+    edge_bytes: tuple[tuple[int, ...], ...]  # per predecessor: bytes of each crossing task edge
+
+
+@dataclass
+class Structure:
+    """What runs, independent of where: groups, threads, work and demands."""
+
+    names: list[str]
+    instances: list[str]               # "app#i"
+    groups: list[Group]
+    group_of: list[int]
+    replica_of: list[int]
+    instance_of: list[int]
+    task_cycles: list[tuple[float, ...]]
+    resources: list[str]
+    capacity: np.ndarray               # (R,)
+    resource_level: list[int]          # topology level index, -1 machine
+    demand: np.ndarray                 # (T, R)
+    idle_demand: np.ndarray            # (T, R)
+    entry_group: list[int]             # per instance
+    sink_groups: list[tuple[int, ...]]  # per instance
+
+    @property
+    def n_threads(self) -> int:
+        return len(self.names)
+
+    @property
+    def cycles(self) -> list[float]:
+        return [sum(c) for c in self.task_cycles]
+
+
+@dataclass
+class ThreadGraph:
+    """A compiled plan: the structure plus a context per thread and communication costs."""
+
+    structure: Structure
+    clock: float
+    contexts: list[int]
+    comm: list[list[tuple[float, ...]]]   # comm[t][pred index][producer replica]
+    mean_comm: list[float]
+    strides: list[int]
+    ideal: frozenset[str] = field(default_factory=frozenset)
+
+    # convenient views ---------------------------------------------------------------------
+    @property
+    def names(self) -> list[str]:
+        return self.structure.names
+
+    @property
+    def n_threads(self) -> int:
+        return self.structure.n_threads
+
+    @property
+    def groups(self) -> list[Group]:
+        return self.structure.groups
+
+    @property
+    def instances(self) -> list[str]:
+        return self.structure.instances
+
+    @property
+    def capacity(self) -> np.ndarray:
+        if "contention" in self.ideal:
+            return np.full(len(self.structure.resources), np.inf)
+        return self.structure.capacity
+
+    @property
+    def work(self) -> np.ndarray:
+        """Mean work per packet: cycles + mean incoming communication (cycles)."""
+        return np.array(self.structure.cycles, dtype=float) + np.array(self.mean_comm, dtype=float)
+
+    def domain(self, thread: int, resource: int) -> int:
+        """Index of the domain of `resource`'s level that holds `thread`'s context."""
+        level = self.structure.resource_level[resource]
+        return 0 if level < 0 else self.contexts[thread] // self.strides[level]
+
+    def idealised(self, *what: str) -> "ThreadGraph":
+        """A copy with ``contention`` (infinite capacities) and/or ``communication`` (free
+        messages) switched off (NPIRE-style bottleneck hunting)."""
+        unknown = set(what) - {"contention", "communication"}
+        if unknown:
+            raise ValueError(f"unknown idealisation {sorted(unknown)}")
+        graph = replace(self, ideal=self.ideal | frozenset(what))
+        if "communication" in what:
+            graph.comm = [[tuple(0.0 for _ in costs) for costs in per_pred] for per_pred in self.comm]
+            graph.mean_comm = [0.0] * self.n_threads
+        return graph
+
+
+# --------------------------------------------------------------------------------- structure
+def _resource_tables(spec) -> tuple[list[str], np.ndarray, list[int]]:
+    topo = spec.topology
+    names = [r.name for r in topo.resources]
+    capacity = np.array([r.capacity for r in topo.resources], dtype=float)
+    levels = [topo.level_index(r.level) for r in topo.resources]
+    return names, capacity, levels
+
+
+def _demand_rows(spec, app: str, tasks: Sequence[str], resources: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    application = spec.applications[app]
+    weights = np.array([application.tasks[t].cycles for t in tasks], dtype=float)
+    busy = np.zeros((len(tasks), len(resources)))
+    idle = np.zeros((len(tasks), len(resources)))
+    for i, task in enumerate(tasks):
+        spec_task = application.tasks[task]
+        for j, r in enumerate(resources):
+            busy[i, j] = spec_task.demand.get(r, 0.0)
+            idle[i, j] = spec_task.idle_demand.get(r, 0.0)
+    if len(tasks) == 1:
+        return busy[0], idle[0]
+    w = weights / weights.sum()
+    return w @ busy, w @ idle
+
+
+def binding_structure(spec) -> Structure:
+    """The structure of a binding plan: every task of every instance is a thread."""
+    groups: list[tuple[int, str, tuple[str, ...], int]] = []
+    names = []
+    instance_names = [f"{app}#{i}" for app, i in spec.instances]
+    instance_index = {key: n for n, key in enumerate(spec.instances)}
+    for ref in spec.threads:
+        names.append(ref.name)
+        groups.append((instance_index[(ref.app, ref.instance)], ref.app, (ref.task,), 0))
+    thread_lists = [[t] for t in range(len(names))]
+    return _assemble(spec, names, instance_names, groups, thread_lists)
+
+
+def pipeline_structure(spec, plan) -> Structure:
+    """The structure of a pipeline plan (``plan.threads``); checks that it is runnable."""
+    assert plan.threads is not None
+    names = list(plan.threads)
+    instance_index = {key: n for n, key in enumerate(spec.instances)}
+    instance_names = [f"{app}#{i}" for app, i in spec.instances]
+    keys: dict[tuple, list[tuple[int, int]]] = {}
+    for t, name in enumerate(names):
+        th = plan.threads[name]
+        if th.app not in spec.applications or (th.app, th.instance) not in instance_index:
+            raise InvalidPlanError(f"thread `{name}`: no instance {th.app}#{th.instance} in the workload")
+        key = (th.app, th.instance, th.stage, tuple(th.tasks))
+        keys.setdefault(key, []).append((th.replica, t))
+    groups, thread_lists = [], []
+    owner: dict[tuple[str, int, str], tuple] = {}
+    for key, members in keys.items():
+        app, instance, stage, tasks = key
+        members.sort()
+        replicas = [r for r, _ in members]
+        if len(set(replicas)) != len(replicas):
+            dup = [names[t] for r, t in members if replicas.count(r) > 1]
+            raise InvalidPlanError(f"threads {', '.join(dup)} run the same tasks with the same replica number")
+        application = spec.applications[app]
+        if len(set(tasks)) != len(tasks):
+            raise InvalidPlanError(f"thread `{names[members[0][1]]}` lists a task twice")
+        position = {task: i for i, task in enumerate(tasks)}
+        for task in tasks:
+            if task not in application.tasks:
+                raise InvalidPlanError(f"thread `{names[members[0][1]]}`: unknown task `{task}` of `{app}`")
+            where = (app, instance, task)
+            if where in owner:
+                other = owner[where]
+                raise InvalidPlanError(
+                    f"task `{app}#{instance}.{task}` is run by two different thread groups "
+                    f"(tasks {list(other[3])} at stage {other[2]} and {list(tasks)} at stage {stage})")
+            owner[where] = key
+            for pred in application.predecessors[task]:
+                if pred in position and position[pred] > position[task]:
+                    raise InvalidPlanError(
+                        f"thread `{names[members[0][1]]}` runs `{task}` before its predecessor `{pred}`")
+        groups.append((instance_index[(app, instance)], app, tasks, stage))
+        thread_lists.append([t for _, t in members])
+    for app, i in spec.instances:
+        for task in spec.applications[app].tasks:
+            if (app, i, task) not in owner:
+                raise InvalidPlanError(f"task `{app}#{i}.{task}` is run by no thread of the plan")
+    return _assemble(spec, names, instance_names, groups, thread_lists)
+
+
+def _assemble(spec, names, instance_names, groups_spec, thread_lists) -> Structure:
+    resources, capacity, levels = _resource_tables(spec)
+    n = len(names)
+    group_of = [0] * n
+    replica_of = [0] * n
+    instance_of = [0] * n
+    task_cycles: list[tuple[float, ...]] = [()] * n
+    demand = np.zeros((n, len(resources)))
+    idle = np.zeros((n, len(resources)))
+    task_group: dict[tuple[int, str], int] = {}
+    for g, (inst, app, tasks, _stage) in enumerate(groups_spec):
+        for task in tasks:
+            task_group[(inst, task)] = g
+        busy_row, idle_row = _demand_rows(spec, app, tasks, resources)
+        cycles = tuple(float(spec.applications[app].tasks[task].cycles) for task in tasks)
+        for r, t in enumerate(thread_lists[g]):
+            group_of[t], replica_of[t], instance_of[t] = g, r, inst
+            task_cycles[t] = cycles
+            demand[t], idle[t] = busy_row, idle_row
+    preds: list[dict[int, list[int]]] = [dict() for _ in groups_spec]
+    for g, (inst, app, tasks, _stage) in enumerate(groups_spec):
+        application = spec.applications[app]
+        for edge in application.edges:
+            if edge.target in tasks:
+                source_group = task_group[(inst, edge.source)]
+                if source_group != g:
+                    preds[g].setdefault(source_group, []).append(int(edge.bytes))
+    succs: list[list[int]] = [[] for _ in groups_spec]
+    for g, by_pred in enumerate(preds):
+        for p in by_pred:
+            succs[p].append(g)
+    order = _topological(len(groups_spec), [list(p) for p in preds], names, thread_lists)
+    groups = []
+    for g, (inst, app, tasks, stage) in enumerate(groups_spec):
+        pred_list = sorted(preds[g], key=order.__getitem__)
+        groups.append(Group(
+            index=g, instance=inst, app=app, tasks=tuple(tasks), stage=stage,
+            threads=tuple(thread_lists[g]), preds=tuple(pred_list), succs=tuple(sorted(succs[g])),
+            edge_bytes=tuple(tuple(preds[g][p]) for p in pred_list),
+        ))
+    entry_group, sink_groups = [], []
+    for inst in range(len(instance_names)):
+        mine = [grp for grp in groups if grp.instance == inst]
+        entries = [grp.index for grp in mine if not grp.preds]
+        if len(entries) != 1:
+            raise InvalidPlanError(f"instance {instance_names[inst]} has {len(entries)} entry thread groups; expected 1")
+        entry_group.append(entries[0])
+        sink_groups.append(tuple(grp.index for grp in mine if not grp.succs))
+    return Structure(
+        names=list(names), instances=list(instance_names), groups=groups, group_of=group_of,
+        replica_of=replica_of, instance_of=instance_of, task_cycles=task_cycles, resources=resources,
+        capacity=capacity, resource_level=levels, demand=demand, idle_demand=idle,
+        entry_group=entry_group, sink_groups=sink_groups,
+    )
+
+
+def _topological(n: int, preds: list[list[int]], names, thread_lists) -> list[int]:
+    """Position of each group in a topological order; raises on a cycle between threads."""
+    indegree = [len(p) for p in preds]
+    succs: list[list[int]] = [[] for _ in range(n)]
+    for g, plist in enumerate(preds):
+        for p in plist:
+            succs[p].append(g)
+    ready = [g for g in range(n) if indegree[g] == 0]
+    position = [0] * n
+    count = 0
+    while ready:
+        g = ready.pop(0)
+        position[g] = count
+        count += 1
+        for s in succs[g]:
+            indegree[s] -= 1
+            if indegree[s] == 0:
+                ready.append(s)
+    if count != n:
+        stuck = [names[thread_lists[g][0]] for g in range(n) if indegree[g] > 0]
+        raise InvalidPlanError("the thread groups depend on each other in a cycle: " + ", ".join(stuck[:6]))
+    return position
+
+
+# --------------------------------------------------------------------------------- compile
+def _shared_level(a: int, b: int, strides: list[int]) -> int:
+    for k in range(len(strides) - 1, -1, -1):
+        if a // strides[k] == b // strides[k]:
+            return k
+    return -1
+
+
+def attach(spec, structure: Structure, contexts: Sequence[int]) -> ThreadGraph:
+    """Bind the threads of `structure` to `contexts` (one per thread, same order)."""
+    topo = spec.topology
+    if len(contexts) != structure.n_threads:
+        raise InvalidPlanError(f"{len(contexts)} contexts for {structure.n_threads} threads")
+    contexts = [int(c) for c in contexts]
+    if len(set(contexts)) != len(contexts):
+        raise InvalidPlanError("two threads are bound to the same hardware context")
+    strides = list(topo.strides)
+    cache: dict[tuple[int, int], float] = {}
+
+    def cost(level: int, size: int) -> float:
+        key = (level, size)
+        if key not in cache:
+            cache[key] = float(topo.message_cycles(level, size))
+        return cache[key]
+
+    comm: list[list[tuple[float, ...]]] = [[] for _ in contexts]
+    mean_comm = [0.0] * len(contexts)
+    for group in structure.groups:
+        r_g = len(group.threads)
+        for i, t in enumerate(group.threads):
+            total_mean = 0.0
+            for p, sizes in zip(group.preds, group.edge_bytes):
+                producers = structure.groups[p].threads
+                costs = tuple(
+                    sum(cost(_shared_level(contexts[q], contexts[t], strides), b) for b in sizes)
+                    for q in producers)
+                comm[t].append(costs)
+                step = math.gcd(r_g, len(producers))
+                seen = [costs[r] for r in range(len(producers)) if r % step == i % step]
+                total_mean += sum(seen) / len(seen)
+            mean_comm[t] = total_mean
+    return ThreadGraph(structure=structure, clock=float(topo.clock), contexts=contexts, comm=comm,
+                       mean_comm=mean_comm, strides=strides)
+
+
+def compile_plan(spec, plan, structure: Structure | None = None) -> ThreadGraph:
+    """Compile a `specs.Plan` (binding or pipeline) for `spec`.
+
+    `structure` may be passed to reuse `binding_structure(spec)` across many binding plans.
+    Raises `InvalidPlanError` when the plan cannot run.
+    """
+    topo = spec.topology
+    if plan.threads is None:
+        structure = structure or binding_structure(spec)
+        missing = [n for n in structure.names if n not in plan.bindings]
+        if missing:
+            raise InvalidPlanError(f"{len(missing)} thread(s) are not bound: {', '.join(missing[:5])}")
+    else:
+        structure = pipeline_structure(spec, plan)
+        missing = [n for n in structure.names if n not in plan.bindings]
+        if missing:
+            raise InvalidPlanError(f"thread(s) not bound to a context: {', '.join(missing[:5])}")
+    try:
+        contexts = [topo.parse_context(plan.bindings[n]) for n in structure.names]
+    except ValueError as exc:
+        raise InvalidPlanError(str(exc)) from None
+    return attach(spec, structure, contexts)
+
+
+def compile_contexts(spec, contexts: Sequence[int], structure: Structure | None = None) -> ThreadGraph:
+    """Compile a binding plan given as one context index per thread of `spec.threads`."""
+    return attach(spec, structure or binding_structure(spec), contexts)

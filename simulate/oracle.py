@@ -1,0 +1,158 @@
+"""The oracle interface the solver, the samplers and the certifier call.
+
+An oracle measures plans of one spec.  `evaluate` measures one plan; `evaluate_many` measures a
+batch, optionally in worker processes, and gives plan ``i`` the seed ``plan_seed(base, i)``, so
+its results depend only on the plans, their order and the base seed -- never on the number of
+workers.  Plans are `specs.Plan` objects or, for binding problems, sequences of context indices
+(one per thread of ``spec.threads``).  Failures raise `simulate.OracleError`.
+
+A command oracle (a real program pinned on the host) will implement the same protocol.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any, Protocol, Sequence, runtime_checkable
+
+import numpy as np
+
+from simulate import analytic
+from simulate.des import DesSettings, Simulation
+from simulate.errors import OracleError
+from simulate.measurement import Measurement
+from simulate.model import Structure, ThreadGraph, binding_structure, compile_contexts, compile_plan
+
+PlanLike = Any  # a specs.Plan, or a sequence of context indices (binding plans)
+
+
+def plan_seed(base: int, index: int) -> int:
+    """The seed of plan `index` in a batch run with seed `base` (a 32-bit integer)."""
+    return int(np.random.SeedSequence([int(base), int(index)]).generate_state(1)[0])
+
+
+@runtime_checkable
+class Oracle(Protocol):
+    """What every oracle offers."""
+
+    name: str
+    spec: Any
+
+    def evaluate(self, plan: PlanLike, seed: int | None = None) -> Measurement: ...
+
+    def evaluate_many(self, plans: Sequence[PlanLike], seed: int | None = None,
+                      workers: int | None = None) -> list[Measurement]: ...
+
+
+class _Compiler:
+    """Compiles plans for one spec, reusing the binding structure."""
+
+    def __init__(self, spec) -> None:
+        self.spec = spec
+        self._structure: Structure | None = None
+
+    def structure(self) -> Structure:
+        if self._structure is None:
+            self._structure = binding_structure(self.spec)
+        return self._structure
+
+    def graph(self, plan: PlanLike) -> ThreadGraph:
+        if hasattr(plan, "bindings"):
+            if plan.threads is None:
+                return compile_plan(self.spec, plan, self.structure())
+            return compile_plan(self.spec, plan)
+        return compile_contexts(self.spec, [int(c) for c in plan], self.structure())
+
+
+class AnalyticOracle:
+    """The closed form (`simulate.analytic`): exact for its model, no randomness (seeds ignored)."""
+
+    name = "analytic"
+
+    def __init__(self, spec) -> None:
+        self.spec = spec
+        self._compiler = _Compiler(spec)
+        self._batch: analytic.BatchModel | None = None
+
+    def evaluate(self, plan: PlanLike, seed: int | None = None) -> Measurement:
+        return analytic.evaluate(self.spec, plan, self._compiler.graph(plan))
+
+    def evaluate_many(self, plans: Sequence[PlanLike], seed: int | None = None,
+                      workers: int | None = None) -> list[Measurement]:
+        return [self.evaluate(plan) for plan in plans]
+
+    def batch(self) -> analytic.BatchModel:
+        """The vectorised model of this spec's binding plans."""
+        if self._batch is None:
+            self._batch = analytic.BatchModel(self.spec)
+        return self._batch
+
+
+class SimulationOracle:
+    """The SimPy simulation (`simulate.des`), with the spec's oracle settings and `overrides`
+    (any field of `DesSettings`, e.g. ``precision=0.02``, ``queue_capacity=None``)."""
+
+    name = "des"
+
+    def __init__(self, spec, **overrides) -> None:
+        self.spec = spec
+        self.overrides = dict(overrides)
+        self.settings = DesSettings.from_spec(spec, **overrides)
+        self._compiler = _Compiler(spec)
+        self._names = spec.topology.context_names
+
+    def evaluate(self, plan: PlanLike, seed: int | None = None) -> Measurement:
+        """Simulate one plan; `seed` None uses the settings' seed (``oracle.seed``)."""
+        settings = self.settings if seed is None else _with_seed(self.settings, seed)
+        return Simulation(self._compiler.graph(plan), settings, self._names).run()
+
+    def evaluate_many(self, plans: Sequence[PlanLike], seed: int | None = None,
+                      workers: int | None = None) -> list[Measurement]:
+        """Simulate every plan; plan ``i`` uses ``plan_seed(seed, i)`` (seed None: the settings'
+        seed).  ``workers`` > 1 runs that many processes (None: 1)."""
+        base = self.settings.seed if seed is None else int(seed)
+        jobs = [(i, plan, plan_seed(base, i)) for i, plan in enumerate(plans)]
+        workers = 1 if workers is None else max(1, int(workers))
+        if workers == 1 or len(jobs) <= 1:
+            return [self.evaluate(plan, s) for _, plan, s in jobs]
+        workers = min(workers, len(jobs))
+        chunks = [jobs[k::workers * 4] for k in range(min(len(jobs), workers * 4))]
+        results: list[Measurement | None] = [None] * len(jobs)
+        with ProcessPoolExecutor(max_workers=workers, initializer=_init_worker,
+                                 initargs=(self.spec, self.overrides)) as pool:
+            for chunk_result in pool.map(_run_chunk, chunks):
+                for i, measurement in chunk_result:
+                    results[i] = measurement
+        return results  # type: ignore[return-value]
+
+
+def _with_seed(settings: DesSettings, seed: int) -> DesSettings:
+    from dataclasses import replace
+
+    return replace(settings, seed=int(seed))
+
+
+_WORKER: SimulationOracle | None = None
+
+
+def _init_worker(spec, overrides) -> None:
+    global _WORKER
+    _WORKER = SimulationOracle(spec, **overrides)
+
+
+def _run_chunk(jobs) -> list[tuple[int, Measurement]]:
+    assert _WORKER is not None
+    return [(i, _WORKER.evaluate(plan, seed)) for i, plan, seed in jobs]
+
+
+def make_oracle(spec, kind: str | None = None, **overrides) -> Oracle:
+    """The oracle `kind` (``des`` | ``analytic``; None: ``spec.oracle.kind``) for `spec`."""
+    kind = kind or spec.oracle.kind
+    if kind == "des":
+        return SimulationOracle(spec, **overrides)
+    if kind == "analytic":
+        if overrides:
+            raise OracleError(f"the analytic oracle takes no settings (got {', '.join(sorted(overrides))})")
+        return AnalyticOracle(spec)
+    if kind == "command":
+        raise OracleError("the command oracle is not available in this version; use --oracle des or analytic")
+    raise OracleError(f"unknown oracle `{kind}` (des, analytic)")

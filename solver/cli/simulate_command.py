@@ -1,0 +1,213 @@
+"""``tasksolve simulate``: measure one plan with a cost oracle."""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Any
+
+import typer
+
+from solver.cli.common import EXIT_BAD_INPUT, EXIT_FAILURE, console, emit_json, fail, load_spec_or_fail, spec_error_text
+
+
+class OracleKind(str, Enum):
+    des = "des"
+    analytic = "analytic"
+
+
+class Ideal(str, Enum):
+    contention = "contention"
+    communication = "communication"
+    queues = "queues"
+    all = "all"
+
+
+class Arrival(str, Enum):
+    saturated = "saturated"
+    deterministic = "deterministic"
+    poisson = "poisson"
+
+
+def simulate(
+    spec_path: str = typer.Argument(..., metavar="SPEC", help="A spec file or built-in example name."),
+    plan_path: str | None = typer.Option(
+        None, "--plan", "-p", metavar="PLAN.yaml",
+        help="The plan to measure (YAML or JSON). Without it, a balanced placement is drawn (seeded)."),
+    oracle: OracleKind | None = typer.Option(
+        None, "--oracle", help="des (the SimPy simulation) or analytic (the closed form). Default: the spec's oracle.kind."),
+    max_rate: bool = typer.Option(
+        False, "--max-rate", help="Also find the highest arrival rate per instance the plan sustains (bisection, des only)."),
+    ideal: list[Ideal] = typer.Option(
+        [], "--ideal", help="Also simulate with a limit switched off: contention, communication, queues or all "
+                            "(repeatable; des only). Shows which limit binds."),
+    seed: int | None = typer.Option(None, "--seed", help="Seed of the simulation and of the balanced draw. Default: oracle.seed."),
+    precision: float | None = typer.Option(
+        None, "--precision", help="Target relative half-width of the throughput's 95% interval (default: oracle.precision)."),
+    packets: int | None = typer.Option(None, "--packets", help="Stop after this many packets (default: oracle.packets)."),
+    queue_capacity: int | None = typer.Option(None, "--queue-capacity", help="Messages per queue (default: oracle.queue_capacity)."),
+    arrival: Arrival | None = typer.Option(None, "--arrival", help="Packet sources: saturated, deterministic or poisson."),
+    rate: str | None = typer.Option(None, "--rate", help="Arrival rate per instance, e.g. 2Mpps (with --arrival deterministic|poisson)."),
+    shared_queue: bool = typer.Option(
+        False, "--shared-queue", help="Replicas of a stage take packets from one shared queue (NPIRE) instead of in turn."),
+    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout."),
+) -> None:
+    """Measure a plan: throughput (total and per instance), latency, per-thread utilisation.
+
+    The des oracle simulates until the 95% confidence half-width of the total throughput is
+    below the precision (or the packet cap); analytic evaluates the closed form, which assumes
+    every co-located thread always loads its resources.  Exit code 2 for a bad spec or plan,
+    3 when the oracle fails.
+    """
+    import numpy as np
+
+    from simulate import InvalidPlanError, OracleError
+    from specs import Plan, SpecError, load_plan
+
+    spec = load_spec_or_fail(spec_path)
+    kind = (oracle.value if oracle else spec.oracle.kind)
+    if kind == "command":
+        fail("the command oracle is not available in this version; use --oracle des or analytic", EXIT_FAILURE)
+    if kind == "analytic" and (max_rate or ideal):
+        fail("--max-rate and --ideal need the des oracle", EXIT_BAD_INPUT)
+    overrides: dict[str, Any] = {}
+    for key, value in (("seed", seed), ("precision", precision), ("packets", packets), ("queue_capacity", queue_capacity)):
+        if value is not None:
+            overrides[key] = value
+    if precision is not None and not 0 < precision < 1:
+        fail(f"--precision must be a fraction between 0 and 1 (e.g. 0.01), got {precision}")
+    if packets is not None and packets < 1:
+        fail("--packets must be positive")
+    if queue_capacity is not None and queue_capacity < 1:
+        fail("--queue-capacity must be at least 1")
+    if arrival is not None:
+        overrides["arrival"] = arrival.value
+    if rate is not None:
+        from specs.units import UnitError, parse_rate
+
+        try:
+            overrides["rate"] = parse_rate(rate)
+        except UnitError as exc:
+            fail(f"--rate: {exc}")
+        if overrides["rate"] <= 0:
+            fail("--rate must be positive")
+    if shared_queue:
+        overrides["shared_queue"] = True
+    if kind == "analytic" and overrides:
+        fail("simulation settings (--seed, --precision, --packets, --queue-capacity, --arrival, --rate, "
+             "--shared-queue) apply to the des oracle only")
+
+    # ------------------------------------------------------------------ the plan
+    source = plan_path
+    if plan_path is not None:
+        try:
+            plan = load_plan(plan_path, spec)
+        except SpecError as exc:
+            fail(spec_error_text(exc))
+        except OSError as exc:
+            fail(f"cannot read plan `{plan_path}`: {exc.strerror or exc}")
+    else:
+        from solver.samplers import SamplerError, balanced_plans
+
+        if len(spec.threads) > len(spec.usable_contexts):
+            fail(f"{spec.name}: {len(spec.threads)} tasks do not fit one per context on "
+                 f"{len(spec.usable_contexts)} contexts; give a pipeline plan with --plan")
+        draw_seed = seed if seed is not None else spec.oracle.seed
+        try:
+            row = balanced_plans(spec, 1, np.random.default_rng(draw_seed))[0]
+        except SamplerError as exc:
+            fail(str(exc))
+        plan = Plan.from_contexts(spec, row, method="balanced")
+        source = None
+
+    # ------------------------------------------------------------------ measure
+    from simulate import compile_plan, ideal_runs, make_oracle
+    from simulate import max_rate as find_max_rate
+
+    try:
+        graph = compile_plan(spec, plan)
+        measurer = make_oracle(spec, kind, **overrides)
+        measurement = measurer.evaluate(plan)
+        extra: dict[str, Any] = {}
+        if ideal:
+            what = ("contention", "communication", "queues") if Ideal.all in ideal else tuple(dict.fromkeys(i.value for i in ideal))
+            runs = ideal_runs(spec, plan, what, graph=graph, **overrides)
+            base = measurement.throughput
+            extra["ideal"] = {name: {"throughput": m.throughput, "half_width": m.half_width,
+                                     "gain": m.throughput / base - 1.0 if base > 0 else None}
+                              for name, m in runs.items() if name != "actual"}
+        if max_rate:
+            found = find_max_rate(spec, plan, graph=graph, **{k: v for k, v in overrides.items() if k not in ("arrival", "rate")})
+            extra["max_rate"] = {"per_instance": found.rate, "total": found.total, "tolerance": found.tolerance,
+                                 "arrival": found.arrival, "simulations": len(found.runs)}
+    except InvalidPlanError as exc:
+        fail(f"the plan cannot run: {exc}")
+    except OracleError as exc:
+        fail(f"{kind} oracle failed: {exc}", EXIT_FAILURE)
+
+    if as_json:
+        out = measurement.to_dict()
+        out["spec"] = spec.name
+        out["plan_source"] = source if source is not None else "balanced placement (no --plan)"
+        out["plan"] = plan.to_dict()
+        out.update(extra)
+        emit_json(out)
+        return
+    _print_text(spec, plan, measurement, source, extra)
+
+
+def _si(value: float, unit: str) -> str:
+    for scale, prefix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(value) >= scale:
+            return f"{value / scale:.4g} {prefix}{unit}"
+    return f"{value:.4g} {unit}"
+
+
+def _time(seconds: float) -> str:
+    for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "us"), (1e-9, "ns")):
+        if abs(seconds) >= scale:
+            return f"{seconds / scale:.4g} {unit}"
+    return f"{seconds:.3g} s"
+
+
+def _print_text(spec, plan, m, source, extra) -> None:
+    from rich.table import Table
+
+    what = f"plan {source}" if source else "a balanced placement (no --plan given; drawn with the seed)"
+    console.print(f"{spec.name}: {what}, oracle {m.oracle}", markup=False, soft_wrap=True)
+    if m.oracle == "des":
+        rel = f" (+-{100 * m.relative_half_width:.2f}%, 95%)" if m.throughput > 0 else ""
+        console.print(f"throughput  {_si(m.throughput, 'packets/s')} +- {_si(m.half_width, 'packets/s')}{rel}", markup=False)
+    else:
+        console.print(f"throughput  {_si(m.throughput, 'packets/s')} (closed form)", markup=False)
+    if len(m.per_instance) > 1:
+        parts = ", ".join(f"{name} {_si(x, 'pps')}" for name, x in m.per_instance.items())
+        console.print(f"per instance  {parts}", markup=False, soft_wrap=True)
+    console.print(f"latency     mean {_time(m.latency_mean)}, p50 {_time(m.latency_p50)}, p99 {_time(m.latency_p99)}"
+                  + ("  (unloaded critical path)" if m.oracle == "analytic" else ""), markup=False)
+    table = Table(title_justify="left")
+    for column in ("thread", "context", "utilization", "rate", "queue wait", "blocked"):
+        table.add_column(column, justify="left" if column in ("thread", "context") else "right")
+    for t in m.threads:
+        blocked = "-" if t["blocked"] is None else f"{100 * t['blocked']:.1f}%"
+        table.add_row(t["thread"], t["context"], f"{100 * t['utilization']:.1f}%", f"{t['rate']:.3f}",
+                      _time(t["queue_wait"]) if t["queue_wait"] else "0", blocked)
+    console.print(table)
+    console.print(f"bottleneck  {m.bottleneck}", markup=False)
+    if "ideal" in extra:
+        base = m.throughput
+        console.print("idealised runs (one limit off at a time):", markup=False)
+        for name, row in extra["ideal"].items():
+            gain = row["throughput"] / base - 1.0 if base > 0 else float("nan")
+            console.print(f"  no {name:<14s} {_si(row['throughput'], 'packets/s')}  ({100 * gain:+.1f}%)", markup=False)
+    if "max_rate" in extra:
+        r = extra["max_rate"]
+        console.print(f"max sustainable rate  {_si(r['per_instance'], 'packets/s')} per instance "
+                      f"({_si(r['total'], 'packets/s')} in all; {r['arrival']} arrivals, "
+                      f"{r['simulations']} simulations, tolerance {100 * r['tolerance']:g}%)", markup=False)
+    for note in m.notes:
+        console.print(f"note: {note}", markup=False, soft_wrap=True)
+
+
+def register(app: typer.Typer) -> None:
+    """Attach ``simulate`` to the `tasksolve` application."""
+    app.command(name="simulate")(simulate)
