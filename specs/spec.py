@@ -68,13 +68,17 @@ class OracleSettings(StrictModel):
     """How plans are measured."""
 
     kind: Literal["des", "analytic", "command"] = "des"
-    packets: Annotated[Count, Field(le=100_000_000)] = 200_000
-    warmup: NonNegativeInt = 2_000
+    packets: Annotated[Count, Field(le=100_000_000)] = Field(
+        default=200_000, description="simulation: stop after this many packets (all instances) at the latest")
+    warmup: NonNegativeInt = Field(
+        default=2_000, description="simulation: at most this many first packets are discarded as warm-up "
+        "(the cut itself is chosen by the MSER rule)")
     arrival: Arrival = Arrival()
     service: Service = Service()
     queue_capacity: Annotated[Count, Field(le=1_000_000)] = 16
     seed: NonNegativeInt = 0
-    precision: Fraction = 0.01
+    precision: Fraction = Field(default=0.01, description="simulation: run until the throughput's 95% "
+                                "confidence half-width is below this fraction of it")
     command: str | None = Field(default=None, description="with kind: command, the command to run")
 
 

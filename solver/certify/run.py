@@ -19,7 +19,7 @@ import numpy as np
 import evt
 from simulate.oracle import make_oracle
 from solver.certify.certificate import DEFAULT_TARGET_GAP, Certificate, verdict, versions
-from solver.certify.service import SamplingService
+from solver.certify.service import SamplingService, objective_value
 from solver.samplers import balanced_plans
 from specs import Plan, Spec
 
@@ -145,7 +145,7 @@ def certify(spec: Spec, *, out_dir: Path, plan: Plan | None = None, samples: int
         best = service.best(n_used, minimize=minimize)
         plan = Plan.from_contexts(spec, best.contexts, method="best random")
     measured = oracle.evaluate(plan, seed=seed)
-    plan_value = measured.latency_mean if minimize else measured.value(objective)
+    plan_value = objective_value(measured, objective)
 
     values = service.values(n_used)
     failed = len(service.failures(n_used))
@@ -202,7 +202,7 @@ def _baselines(spec: Spec, values: np.ndarray, minimize: bool, balanced: int, se
         plans = balanced_plans(spec, balanced, seed)
         if len(plans):
             measured = [oracle.evaluate(Plan.from_contexts(spec, [int(c) for c in row]), seed=seed) for row in plans]
-            vals = np.array([m.latency_mean if minimize else m.value(objective) for m in measured])
+            vals = np.array([objective_value(m, objective) for m in measured])
             rows.append({"method": f"balanced (average of {len(vals)})", "value": float(vals.mean())})
             rows.append({"method": f"balanced (worst of {len(vals)})", "value": float(vals.max() if minimize else vals.min())})
     return rows

@@ -49,6 +49,14 @@ class MeasurementTimeout(Exception):
     pass
 
 
+def objective_value(measurement: Any, objective: str) -> float:
+    """The figure a sample records: throughput (packets/s) for the throughput objectives, the
+    latency in seconds (the slowest instance's, as `Measurement.value` and CP-SAT use) for
+    ``latency`` -- to be minimised."""
+    value = measurement.value(objective)
+    return -value if objective == "latency" else value
+
+
 # ------------------------------------------------------------------ worker side
 _WORKER: dict[str, Any] = {}
 
@@ -80,8 +88,7 @@ def _measure_one(index: int, contexts: list[int], seed: int) -> Record:
             finally:
                 if timeout:
                     signal.setitimer(signal.ITIMER_REAL, 0)
-            objective = _WORKER["objective"]
-            value = m.latency_mean if objective == "latency" else m.value(objective)
+            value = objective_value(m, _WORKER["objective"])
             return Record(index, contexts, "ok", float(value), float(m.throughput), float(m.half_width),
                           float(m.latency_mean), attempt)
         except MeasurementTimeout:
