@@ -231,7 +231,6 @@ class BatchModel:
         self.base_rate = base
         self.levels = [(topo.strides[level], topo.domain_count(level), res) for level, res in sorted(by_level.items())]
         # communication: one (C*C) table per message size, indexed by producer * C + consumer
-        thread_index = {(ref.app, ref.instance, ref.task): t for t, ref in enumerate(spec.threads)}
         tables: dict[int, np.ndarray] = {}
         self.edges: list[tuple[int, int, np.ndarray]] = []
         C = self.n_contexts

@@ -30,7 +30,6 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
-from fractions import Fraction
 from functools import reduce
 
 from ortools.sat.python import cp_model

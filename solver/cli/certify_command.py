@@ -13,8 +13,10 @@ from solver.cli.common import (
     console,
     emit_json,
     err_console,
+    check_oracle_kind,
+    choices_or_fail,
     fail,
-    load_spec_or_fail,
+    load_binding_spec_or_fail,
     spec_error_text,
 )
 
@@ -93,11 +95,8 @@ def certify_command(
     """
     from solver.certify.files import write_json_atomic
 
-    spec = load_spec_or_fail(spec_path)
-    if spec.problem != "binding":
-        fail(f"{spec_path}: certification samples binding plans; this spec is `problem: {spec.problem}`")
-    if oracle not in ("des", "analytic"):
-        fail(f"unknown oracle `{oracle}` (des or analytic)")
+    spec = load_binding_spec_or_fail(spec_path)
+    check_oracle_kind(oracle)
     plan = _load_plan(plan_path, spec) if plan_path else None
     outcome = _run_certify(spec, out, plan=plan, samples=samples, target_gap=_parse_gap(target_gap),
                            confidence=confidence, n_init=n_init, n_delta=n_delta, max_samples=max_samples,
@@ -137,14 +136,9 @@ def run_command(
     from solver.render import plan_text, taskset_lines
     from solver.solve import METHODS, Infeasible, solve
 
-    spec = load_spec_or_fail(spec_path)
-    if spec.problem != "binding":
-        fail(f"{spec_path}: `problem: {spec.problem}` -- use `tasksolve pipeline` for pipeline problems")
-    requested = list(METHODS) if methods == "all" else [m.strip() for m in methods.split(",")]
-    unknown = [m for m in requested if m not in METHODS]
-    if unknown:
-        fail(f"unknown method `{unknown[0]}` (one of {', '.join(METHODS)}, all)")
-    chosen = [m for m in METHODS if m == "cpsat" or m in requested]
+    spec = load_binding_spec_or_fail(spec_path)
+    check_oracle_kind(oracle)
+    chosen = [m for m in METHODS if m == "cpsat" or m in choices_or_fail(methods, METHODS)]
     n_workers = _workers(workers)
 
     def progress(message: str) -> None:

@@ -105,3 +105,28 @@ def spec_error_json(exc) -> list[dict]:
         {"file": file, "line": line, "column": col, "field": format_path(path), "message": message}
         for file, line, col, path, message in exc.problems
     ]
+
+
+def load_binding_spec_or_fail(path: str):
+    """A spec whose problem is `binding` (one thread per task), or stop with a pointer to `pipeline`."""
+    spec = load_spec_or_fail(path)
+    if spec.problem != "binding":
+        fail(f"{path}: `problem: {spec.problem}` -- use `tasksolve pipeline` for pipeline problems")
+    return spec
+
+
+def choices_or_fail(text: str, allowed: tuple[str, ...], what: str = "method") -> list[str]:
+    """``all`` or a comma-separated list of names from `allowed`, in `allowed` order."""
+    requested = list(allowed) if text == "all" else [item.strip() for item in text.split(",")]
+    for item in requested:
+        if item not in allowed:
+            from specs.errors import did_you_mean
+
+            fail(f"unknown {what} `{item}` (one of {', '.join(allowed)}, all){did_you_mean(item, allowed)}")
+    return [item for item in allowed if item in requested]
+
+
+def check_oracle_kind(kind: str) -> str:
+    if kind not in ("des", "analytic"):
+        fail(f"unknown oracle `{kind}` (des or analytic)")
+    return kind

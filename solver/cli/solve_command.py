@@ -6,7 +6,17 @@ from pathlib import Path
 
 import typer
 
-from solver.cli.common import EXIT_BAD_INPUT, EXIT_FAILURE, console, emit_json, err_console, fail, load_spec_or_fail
+from solver.cli.common import (
+    EXIT_BAD_INPUT,
+    EXIT_FAILURE,
+    check_oracle_kind,
+    choices_or_fail,
+    console,
+    emit_json,
+    err_console,
+    fail,
+    load_binding_spec_or_fail,
+)
 
 
 def _format(value: float | None, objective: str) -> str:
@@ -39,15 +49,9 @@ def solve_command(
     """
     from solver.solve import METHODS, Infeasible, solve
 
-    spec = load_spec_or_fail(spec_path)
-    if spec.problem != "binding":
-        fail(f"{spec_path}: `problem: {spec.problem}` -- use `tasksolve pipeline` for pipeline problems")
-    methods = list(METHODS) if method == "all" else [m.strip() for m in method.split(",")]
-    unknown = [m for m in methods if m not in METHODS]
-    if unknown:
-        fail(f"unknown method `{unknown[0]}` (one of {', '.join(METHODS)}, all)")
-    if oracle not in ("des", "analytic"):
-        fail(f"unknown oracle `{oracle}` (des or analytic)")
+    spec = load_binding_spec_or_fail(spec_path)
+    methods = choices_or_fail(method, METHODS)
+    check_oracle_kind(oracle)
     quiet = as_json
 
     def progress(message: str) -> None:

@@ -36,41 +36,38 @@ def _instances(tables: ProfileTables) -> tuple[list[list[int]], list[int], list[
     return members, instance_of, types
 
 
-def predict_blackbox(tables: ProfileTables, contexts: list[int]) -> Prediction:
-    """BlackBox's prediction for one binding plan (context per thread)."""
+def _readings(tables: ProfileTables, contexts: list[int]):
+    """Per instance: its base entry and, per thread, (task, stressed entry, alone entry)."""
     members, instance_of, types = _instances(tables)
     spec = tables.spec
-    per_instance = []
     for i, threads in enumerate(members):
         app = spec.instances[i][0]
         base = tables.base_entry(app, tables.instance_form(contexts, threads))
-        worst = 1.0
+        rows = []
         for t in threads:
             key = tables.stress_key(contexts, t, instance_of, types)
             stressed, alone = tables.slowdown_entry(types[t], key)
-            if stressed.throughput > 0:
-                worst = max(worst, alone.throughput / stressed.throughput)
-            else:
-                worst = float("inf")
+            rows.append((types[t][1], stressed, alone))
+        yield base, rows
+
+
+def predict_blackbox(tables: ProfileTables, contexts: list[int]) -> Prediction:
+    """BlackBox's prediction for one binding plan (context per thread)."""
+    per_instance = []
+    for base, rows in _readings(tables, contexts):
+        worst = 1.0
+        for _, stressed, alone in rows:
+            worst = max(worst, alone.throughput / stressed.throughput if stressed.throughput > 0 else float("inf"))
         per_instance.append(base.throughput / worst)
     return Prediction(sum(per_instance), per_instance)
 
 
 def predict_tsbsched(tables: ProfileTables, contexts: list[int]) -> Prediction:
     """TSBSched's prediction for one binding plan (context per thread)."""
-    members, instance_of, types = _instances(tables)
-    spec = tables.spec
     per_instance = []
-    for i, threads in enumerate(members):
-        app = spec.instances[i][0]
-        base = tables.base_entry(app, tables.instance_form(contexts, threads))
-        slowest = 0.0
-        for t in threads:
-            key = tables.stress_key(contexts, t, instance_of, types)
-            stressed, alone = tables.slowdown_entry(types[t], key)
-            task = types[t][1]
-            delta = stressed.thread_times[task] - alone.thread_times[task]
-            slowest = max(slowest, base.thread_times[task] + delta)
+    for base, rows in _readings(tables, contexts):
+        slowest = max(base.thread_times[task] + stressed.thread_times[task] - alone.thread_times[task]
+                      for task, stressed, alone in rows)
         per_instance.append(1.0 / slowest if slowest > 0 else 0.0)
     return Prediction(sum(per_instance), per_instance)
 
