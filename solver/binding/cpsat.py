@@ -352,7 +352,12 @@ class BindingModel:
         solver = cp_model.CpSolver()
         solver.parameters.max_time_in_seconds = float(time_limit)
         if deterministic_time is not None:
+            # repeatable runs: a deterministic work limit (and a generous wall-clock one), and the
+            # workers interleaved in one deterministic schedule
             solver.parameters.max_deterministic_time = float(deterministic_time)
+            solver.parameters.max_time_in_seconds = max(float(time_limit), 10 * float(deterministic_time))
+            if workers > 1:
+                solver.parameters.interleave_search = True
         solver.parameters.num_workers = int(workers)
         solver.parameters.random_seed = int(seed)
         status = solver.Solve(self.model)
@@ -393,9 +398,13 @@ def solve_binding(problem: BindingProblem, *, objective: str | None = None, top_
     seen: set = set()
     tree = UsableTree.of(problem.topology, problem.usable)
     first = True
-    while len(result.solutions) < top_k:
+    attempts = 0
+    while len(result.solutions) < top_k and attempts < 20 * top_k:
+        attempts += 1
         remaining = time_limit - (time.perf_counter() - start)
-        if remaining <= 0.05:
+        if deterministic_time is not None:
+            remaining = time_limit  # repeatable: every solve gets the same deterministic budget
+        elif remaining <= 0.05:
             break
         status, contexts, solver = model.solve(remaining, workers, seed, deterministic_time)
         if first:
