@@ -1,0 +1,27 @@
+"""Latency-constrained parallel-pipeline scheduling (LATA, DAC'10), exact and heuristic.
+
+* `problem` -- the pipeline problem and the one closed-form model every method is judged by
+  (group times, period, throughput, latency; read its docstring first);
+* `lata` -- LATA step by step; `mapping` -- its pre-mapping and cache-aware real mapping;
+* `baselines` -- Parallel, List (HLFET), Greedy, Random, Bipar;
+* `cpsat` -- the exact CP-SAT model (grouping, replication, mapping);
+* `chain_dp` -- the dynamic-programming optimum for chains; `brute` -- brute force for tiny DAGs;
+* `plans` -- conversion to and from `specs.Plan`, dependency validity;
+* `compare`, `sweep` -- running methods side by side, measuring, Figures 14-15.
+"""
+
+from solver.pipeline.problem import (
+    Candidate,
+    Evaluation,
+    Group,
+    MethodResult,
+    PipelineError,
+    PipelineProblem,
+    check_candidate,
+    evaluate,
+)
+
+__all__ = [
+    "Candidate", "Evaluation", "Group", "MethodResult", "PipelineError",
+    "PipelineProblem", "check_candidate", "evaluate",
+]

@@ -1,0 +1,231 @@
+"""The comparison systems of LATA (DAC'10 evaluation: Parallel, Greedy, Random and Bipar) and the
+List (HLFET) latency reference, on the closed-form model of `solver.pipeline.problem`.
+
+The paper describes its comparison systems only in a sentence each and its text was not available
+to us; each function says which description it follows.  None of them looks at the latency
+bound except List, which minimises latency; their plans are evaluated exactly like LATA's.
+"""
+
+from __future__ import annotations
+
+import heapq
+import random
+import time
+
+from solver.pipeline.lata import estimate_profiles, with_estimate
+from solver.pipeline.mapping import lata_map, random_map
+from solver.pipeline.problem import (
+    Candidate,
+    Group,
+    MethodResult,
+    PipelineProblem,
+    depth_stages,
+    evaluate,
+    first_contexts,
+    sequential_candidate,
+)
+
+
+def _result(problem: PipelineProblem, method: str, cand: Candidate, t0: float, notes=None) -> MethodResult:
+    ev = evaluate(problem, cand)
+    return MethodResult(method=method, candidate=cand, evaluation=ev, status="HEURISTIC",
+                        claims_feasible=None, seconds=time.perf_counter() - t0, notes=list(notes or []))
+
+
+def _with_stages(problem: PipelineProblem, groups: list[tuple[int, ...]]) -> Candidate:
+    cand = Candidate(tuple(Group(tuple(sorted(g))) for g in groups if g))
+    return Candidate(cand.groups, depth_stages(problem, cand))
+
+
+# ------------------------------------------------------------------------------ Parallel
+def parallel(problem: PipelineProblem) -> MethodResult:
+    """**Parallel** (LATA's evaluation): every thread runs the whole task graph on its own packets
+    -- one group of all tasks replicated on every usable context.  No communication; latency =
+    the sequential time; period = sequential / C."""
+    t0 = time.perf_counter()
+    cand = first_contexts(problem, sequential_candidate(problem, problem.n_contexts))
+    return _result(problem, "parallel", cand, t0)
+
+
+# ------------------------------------------------------------------------------ List (HLFET)
+def hlfet(problem: PipelineProblem, processors: int) -> tuple[list[int], list[int]]:
+    """HLFET list scheduling of one packet (Adam, Chandy & Dickson 1974): ready tasks by highest
+    static level (b-level of work), each on the processor where it can start earliest, a message
+    from another processor arriving after its edge cost (`problem`'s costs, level-independent
+    when built by `with_estimate`).  Returns (processor, start) per task."""
+    proc = [-1] * problem.n
+    start = [0] * problem.n
+    finish = [0] * problem.n
+    free_at = [0] * processors
+    missing = [len(p) for p in problem.preds]
+    ready = [(-problem.b_levels[t], t) for t in range(problem.n) if missing[t] == 0]
+    heapq.heapify(ready)
+    while ready:
+        _, t = heapq.heappop(ready)
+        best = None
+        for p in range(processors):
+            est = free_at[p]
+            for e in problem.in_edges[t]:
+                arrive = finish[e.source] + (0 if proc[e.source] == p else e.worst)
+                est = max(est, arrive)
+            if best is None or (est, p) < best:
+                best = (est, p)
+        est, p = best
+        proc[t], start[t] = p, est
+        finish[t] = est + problem.work[t]
+        free_at[p] = finish[t]
+        for s in problem.succs[t]:
+            missing[s] -= 1
+            if missing[s] == 0:
+                heapq.heappush(ready, (-problem.b_levels[s], s))
+    return proc, start
+
+
+def hlfet_groups(problem: PipelineProblem, proc: list[int], start: list[int]) -> list[tuple[int, ...]]:
+    """Threads of an HLFET schedule: each processor's tasks in start order, cut before every task
+    that receives a message from another processor and after every task that sends one (a
+    thread joins its inputs before it starts and sends its messages when it ends; start times
+    keep the cuts acyclic)."""
+    groups: list[tuple[int, ...]] = []
+    for p in sorted(set(proc)):
+        tasks = sorted((t for t in range(problem.n) if proc[t] == p), key=lambda t: (start[t], t))
+        current: list[int] = []
+        for t in tasks:
+            if current and any(proc[q] != p for q in problem.preds[t]):
+                groups.append(tuple(current))
+                current = []
+            current.append(t)
+            if any(proc[s] != p for s in problem.succs[t]):
+                groups.append(tuple(current))
+                current = []
+        if current:
+            groups.append(tuple(current))
+    return groups
+
+
+def list_hlfet(problem: PipelineProblem) -> MethodResult:
+    """**List** (HLFET), the lowest-latency reference of LATA: one packet list-scheduled (`hlfet`)
+    on ``p`` processors, each processor's run between incoming messages becoming a thread
+    (`hlfet_groups`).  Every ``p`` from 1 (the sequential thread) to ``min(tasks, C)`` and every
+    communication estimate of `solver.pipeline.lata.estimate_profiles` is tried; among the plans
+    that fit the contexts, the one of lowest exact latency (then period) is kept.  Threads are
+    mapped in stage order onto neighbouring contexts."""
+    t0 = time.perf_counter()
+    best = None
+    for profile in estimate_profiles(problem):
+        estimate = with_estimate(problem, profile)
+        for processors in range(1, min(problem.n, problem.n_contexts) + 1):
+            proc, start = hlfet(estimate, processors)
+            groups = hlfet_groups(estimate, proc, start)
+            if len(groups) > problem.n_contexts:
+                continue
+            cand = first_contexts(problem, _with_stages(problem, groups))
+            ev = evaluate(problem, cand)
+            key = (ev.latency, ev.period, ev.threads)
+            if best is None or key < best[0]:
+                best = (key, cand)
+    return _result(problem, "list", best[1], t0)
+
+
+# ------------------------------------------------------------------------------ Greedy
+def greedy(problem: PipelineProblem) -> MethodResult:
+    """**Greedy** pipeline (a throughput-greedy stage partition, as in Greedy Pipe, Franklin &
+    Datar 2003, without its search over stage counts): tasks in HLFET priority order (highest
+    b-level among the ready tasks) fill a stage -- one thread -- until the next task would make
+    its work exceed ``sequential / C``; then a new stage opens.  The last allowed stage takes the
+    rest.  Latency ignored; threads mapped in stage order onto neighbouring contexts."""
+    t0 = time.perf_counter()
+    target = problem.sequential / problem.n_contexts
+    missing = [len(p) for p in problem.preds]
+    ready = [(-problem.b_levels[t], t) for t in range(problem.n) if missing[t] == 0]
+    heapq.heapify(ready)
+    groups: list[list[int]] = [[]]
+    load = 0
+    while ready:
+        _, t = heapq.heappop(ready)
+        if groups[-1] and load + problem.work[t] > target and len(groups) < problem.n_contexts:
+            groups.append([])
+            load = 0
+        groups[-1].append(t)
+        load += problem.work[t]
+        for s in problem.succs[t]:
+            missing[s] -= 1
+            if missing[s] == 0:
+                heapq.heappush(ready, (-problem.b_levels[s], s))
+    cand = Candidate(tuple(Group(tuple(g)) for g in groups), tuple(range(len(groups))))
+    return _result(problem, "greedy", first_contexts(problem, cand), t0)
+
+
+# ------------------------------------------------------------------------------ Random
+def random_topological_order(problem: PipelineProblem, rng: random.Random) -> list[int]:
+    missing = [len(p) for p in problem.preds]
+    ready = [t for t in range(problem.n) if missing[t] == 0]
+    order = []
+    while ready:
+        t = ready.pop(rng.randrange(len(ready)))
+        order.append(t)
+        for s in problem.succs[t]:
+            missing[s] -= 1
+            if missing[s] == 0:
+                ready.append(s)
+    return order
+
+
+def random_pipeline(problem: PipelineProblem, seed: int = 0) -> MethodResult:
+    """**Random** pipeline (LATA's evaluation; our reading of a random task assignment): a uniformly random
+    topological order (random choice among the ready tasks) cut at random places into ``k``
+    consecutive stages of one thread each, ``k`` uniform in ``1..min(tasks, C)``, the threads
+    on random contexts.  Deterministic for a given `seed`."""
+    t0 = time.perf_counter()
+    rng = random.Random(seed)
+    order = random_topological_order(problem, rng)
+    k = rng.randint(1, min(problem.n, problem.n_contexts))
+    cuts = sorted(rng.sample(range(1, problem.n), k - 1)) if k > 1 else []
+    bounds = [0] + cuts + [problem.n]
+    groups = [tuple(sorted(order[a:b])) for a, b in zip(bounds, bounds[1:])]
+    cand = Candidate(tuple(Group(g) for g in groups), tuple(range(len(groups))))
+    return _result(problem, "random", random_map(problem, cand, rng), t0, [f"seed {seed}"])
+
+
+# ------------------------------------------------------------------------------ Bipar
+def bipar(problem: PipelineProblem) -> MethodResult:
+    """**Bipar**: recursive bipartition of the task graph (LATA's evaluation).  The heaviest part
+    (by work) is cut in two along its topological order where ``max(work of either half) + the
+    cost of the messages crossing the cut`` (costliest level) is smallest -- balanced halves, small
+    cut -- while that lowers the part's time and contexts remain; the parts are threads, staged
+    by depth and mapped by the same recursive bipartition of the machine as LATA's pre-mapping
+    (`solver.pipeline.mapping`)."""
+    t0 = time.perf_counter()
+    parts: list[list[int]] = [list(range(problem.n))]
+    done: set[tuple[int, ...]] = set()
+    while len(parts) < problem.n_contexts:
+        options = [p for p in parts if len(p) > 1 and tuple(p) not in done]
+        if not options:
+            break
+        part = max(options, key=lambda p: (sum(problem.work[t] for t in p), -p[0]))
+        total = sum(problem.work[t] for t in part)
+        best = None
+        for i in range(1, len(part)):
+            left, right = set(part[:i]), set(part[i:])
+            cut = sum(e.worst for e in problem.edges if e.source in left and e.target in right)
+            wl = sum(problem.work[t] for t in left)
+            key = (max(wl, total - wl) + cut, abs(2 * wl - total), i)
+            if best is None or key < best[0]:
+                best = (key, i)
+        if best is None or best[0][0] >= total:
+            done.add(tuple(part))
+            continue
+        i = best[1]
+        k = parts.index(part)
+        parts[k:k + 1] = [part[:i], part[i:]]
+    cand = _with_stages(problem, [tuple(p) for p in parts])
+    return _result(problem, "bipar", lata_map(problem, cand), t0)
+
+
+METHODS = {
+    "parallel": parallel,
+    "list": list_hlfet,
+    "greedy": greedy,
+    "random": random_pipeline,
+    "bipar": bipar,
+}

@@ -1,0 +1,105 @@
+"""Running the pipeline methods side by side, and measuring their plans with the simulation.
+
+`run_method` runs one method by name; `compare` runs several on one problem (LATA first, so
+CP-SAT is hinted with its answer); `measure` runs a plan through `simulate.oracle` (the
+discrete-event simulation or the analytic model with contention) when that package is
+importable -- measurement is optional everywhere.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from solver.pipeline import baselines
+from solver.pipeline.lata import lata
+from solver.pipeline.problem import MethodResult, PipelineError, PipelineProblem
+
+METHOD_NAMES = ("cpsat", "lata", "parallel", "list", "greedy", "random", "bipar")
+
+
+def run_method(problem: PipelineProblem, name: str, *, time_limit: float = 30.0, workers: int = 2,
+               seed: int = 0, hint=None) -> MethodResult:
+    """One method by name (`METHOD_NAMES`)."""
+    if name == "lata":
+        return lata(problem)
+    if name == "cpsat":
+        from solver.pipeline import cpsat
+        return cpsat.solve(problem, time_limit=time_limit, workers=workers, seed=seed, hint=hint)
+    if name == "random":
+        return baselines.random_pipeline(problem, seed)
+    if name in baselines.METHODS:
+        return baselines.METHODS[name](problem)
+    raise PipelineError(f"unknown method `{name}` (one of {', '.join(METHOD_NAMES)}, all)")
+
+
+def compare(problem: PipelineProblem, methods: list[str], *, time_limit: float = 30.0, workers: int = 2,
+            seed: int = 0) -> dict[str, MethodResult]:
+    """Run `methods`; the heuristics first, so CP-SAT is hinted with the best of their plans
+    (LATA's when it meets the bound)."""
+    order = sorted(methods, key=lambda m: (m == "cpsat", METHOD_NAMES.index(m) if m in METHOD_NAMES else 99))
+    results: dict[str, MethodResult] = {}
+    for name in order:
+        hint = None
+        if name == "cpsat" and results:
+            hint = min(results.values(), key=lambda r: (r.evaluation.rank(), r.method != "lata")).candidate
+        results[name] = run_method(problem, name, time_limit=time_limit, workers=workers, seed=seed, hint=hint)
+    return {m: results[m] for m in methods}
+
+
+# ------------------------------------------------------------------------------ measurement
+def oracle_available() -> bool:
+    try:
+        import simulate.oracle  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def spec_for_problem(spec, problem: PipelineProblem):
+    """`spec` with its workload reduced to the one instance the problem pipelines (the plan only
+    runs that instance); the spec itself when it already is."""
+    if len(spec.workload) == 1 and spec.workload[0].app == problem.app and spec.workload[0].instances == 1:
+        return spec
+    import yaml
+
+    from specs import dump_spec, load_spec_text
+
+    data = yaml.safe_load(dump_spec(spec))
+    data["workload"] = [{"app": problem.app, "instances": 1}]
+    return load_spec_text(yaml.safe_dump(data, sort_keys=False), file=f"{spec.name} ({problem.app} only)")
+
+
+@dataclass
+class Measured:
+    throughput: float
+    latency_mean: float
+    latency_p99: float
+    half_width: float
+    oracle: str
+    seconds: float
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"oracle": self.oracle, "throughput": self.throughput, "latency_mean": self.latency_mean,
+                "latency_p99": self.latency_p99, "half_width": self.half_width, "seconds": self.seconds}
+
+
+class Measurer:
+    """Measures plans of one problem with one oracle kind (``des`` or ``analytic``)."""
+
+    def __init__(self, spec, problem: PipelineProblem, kind: str = "des", seed: int = 0, **overrides) -> None:
+        from simulate.oracle import make_oracle
+
+        self.kind = kind
+        self.seed = seed
+        self.spec = spec_for_problem(spec, problem)
+        self.oracle = make_oracle(self.spec, kind, **overrides)
+
+    def measure(self, plan) -> Measured:
+        t0 = time.perf_counter()
+        m = self.oracle.evaluate(plan, seed=self.seed) if self.kind == "des" else self.oracle.evaluate(plan)
+        return Measured(throughput=float(m.throughput), latency_mean=float(m.latency_mean),
+                        latency_p99=float(m.latency_p99), half_width=float(m.half_width), oracle=self.kind,
+                        seconds=time.perf_counter() - t0, notes=list(getattr(m, "notes", [])))

@@ -1,0 +1,132 @@
+"""Sweeps: the throughput-latency trade-off over the latency bound (LATA, DAC'10, Figure 14) and
+throughput scaling with the number of cores (Figure 15), with their plots."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from solver.pipeline.compare import compare
+from solver.pipeline.problem import PipelineError, PipelineProblem
+
+
+@dataclass
+class SweepPoint:
+    x: float                   # latency bound (fraction of sequential) or cores
+    method: str
+    status: str
+    throughput: float | None   # packets/s (closed form); None: the method found no plan
+    latency: float | None      # seconds (closed form)
+    feasible: bool
+    bound: float | None        # latency bound, seconds
+    threads: int
+
+    def to_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+def parse_range(text: str, *, percent: bool) -> list[float]:
+    """``60%:100%:5%`` -> [0.60, 0.65, ..., 1.00] (percent) or ``2:8:2`` -> [2, 4, 6, 8].
+    A single value is a one-point range.  Raises `PipelineError` with the accepted form."""
+    form = "START:STOP[:STEP] such as 60%:100%:5%" if percent else "START:STOP[:STEP] such as 2:8 or 1:64:4"
+    parts = [p.strip() for p in str(text).split(":")]
+    if not 1 <= len(parts) <= 3 or any(not p for p in parts):
+        raise PipelineError(f"expected {form} (got {text!r})")
+
+    def number(p: str) -> float:
+        try:
+            if percent:
+                return float(p[:-1]) / 100.0 if p.endswith("%") else float(p)
+            value = float(p)
+            if value != int(value):
+                raise ValueError
+            return value
+        except ValueError:
+            raise PipelineError(f"expected {form} (got {text!r})") from None
+
+    start = number(parts[0])
+    stop = number(parts[1]) if len(parts) > 1 else start
+    step = number(parts[2]) if len(parts) > 2 else (0.05 if percent else 1.0)
+    if step <= 0 or stop < start or start <= 0:
+        raise PipelineError(f"expected {form} with 0 < START <= STOP and STEP > 0 (got {text!r})")
+    count = int(math.floor((stop - start) / step + 1e-9)) + 1
+    if count > 200:
+        raise PipelineError(f"{text!r} has {count} points; at most 200")
+    return [round(start + i * step, 10) for i in range(count)]
+
+
+def _points(x: float, problem: PipelineProblem, results) -> list[SweepPoint]:
+    out = []
+    bound = None if problem.latency_max is None else problem.seconds(problem.latency_max)
+    for name, r in results.items():
+        ev = r.evaluation
+        if r.status in ("INFEASIBLE", "UNKNOWN"):   # no plan: nothing to plot
+            out.append(SweepPoint(x=x, method=name, status=r.status, throughput=None, latency=None,
+                                  feasible=False, bound=bound, threads=0))
+            continue
+        out.append(SweepPoint(x=x, method=name, status=r.status, throughput=ev.throughput,
+                              latency=ev.latency_seconds, feasible=ev.feasible, bound=bound, threads=ev.threads))
+    return out
+
+
+def latency_sweep(problem: PipelineProblem, fractions: list[float], methods: list[str], *,
+                  time_limit: float = 10.0, workers: int = 2, seed: int = 0, progress=None) -> list[SweepPoint]:
+    """Every method at ``L0 = fraction x sequential`` for each fraction (Figure 14)."""
+    points = []
+    for f in fractions:
+        p = problem.with_bound(int(math.floor(problem.sequential * f + 1e-9)))
+        if p.latency_max < p.critical_path:
+            if progress:
+                progress(f"L0 = {f:.0%}: below the critical path, skipped")
+            continue
+        points += _points(f, p, compare(p, methods, time_limit=time_limit, workers=workers, seed=seed))
+        if progress:
+            progress(f"L0 = {f:.0%} done")
+    return points
+
+
+def cores_sweep(problem: PipelineProblem, cores: list[float], methods: list[str], *,
+                time_limit: float = 10.0, workers: int = 2, seed: int = 0, progress=None) -> list[SweepPoint]:
+    """Every method with the first ``k`` usable contexts for each ``k`` (Figure 15)."""
+    points = []
+    for k in cores:
+        p = problem.with_cores(int(k))
+        points += _points(k, p, compare(p, methods, time_limit=time_limit, workers=workers, seed=seed))
+        if progress:
+            progress(f"{int(k)} cores done")
+    return points
+
+
+def plot(points: list[SweepPoint], path: str, *, kind: str, title: str) -> None:
+    """Throughput against the latency bound (`kind` ``latency``) or the cores (``cores``); filled
+    markers meet the bound, hollow ones do not.  PNG, SVG or PDF by the file's suffix."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from solver.pipeline.compare import METHOD_NAMES
+
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    methods = list(dict.fromkeys(p.method for p in points))
+    markers = "osD^v<>ph*"
+    palette = plt.get_cmap("tab10").colors
+    for m in methods:
+        i = METHOD_NAMES.index(m) if m in METHOD_NAMES else len(METHOD_NAMES)
+        mine = [p for p in points if p.method == m and p.throughput is not None]
+        xs = [p.x * 100 if kind == "latency" else p.x for p in mine]
+        ys = [p.throughput / 1e6 for p in mine]
+        colour = palette[i % len(palette)]
+        ax.plot(xs, ys, "-", marker=markers[i % len(markers)], label=m, alpha=0.85, color=colour)
+        for x, y, p in zip(xs, ys, mine):
+            if not p.feasible:
+                ax.plot([x], [y], marker=markers[i % len(markers)], markerfacecolor="white",
+                        markeredgecolor=colour, linestyle="none")
+    ax.set_xlabel("latency bound L0 (% of sequential time)" if kind == "latency" else "cores (usable contexts)")
+    ax.set_ylabel("throughput (Mpackets/s, closed form)")
+    ax.set_title(title)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)

@@ -1,0 +1,133 @@
+"""CP-SAT against the truth: the chain dynamic programme and brute force."""
+
+import os
+from fractions import Fraction
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from solver.pipeline import cpsat
+from solver.pipeline.brute import brute_force, set_partitions
+from solver.pipeline.chain_dp import chain_dp, is_chain
+from solver.pipeline.problem import PipelineError, PipelineProblem, check_candidate, evaluate
+from tests.pipeline.helpers import chains, dags, make_spec
+
+SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# TASKSOLVE_PIPELINE_EXAMPLES=300 multiplies the examples of the property tests for a deeper run.
+SCALE = max(1, int(os.environ.get("TASKSOLVE_PIPELINE_EXAMPLES", "0")) // 25)
+
+
+def test_set_partitions_are_the_bell_numbers():
+    assert [sum(1 for _ in set_partitions(n)) for n in range(1, 7)] == [1, 2, 5, 15, 52, 203]
+
+
+def test_chain_dp_on_a_hand_example():
+    # a(30) -> b(50) -> c(20), messages cost 10, 3 contexts
+    spec = make_spec({"a": 30, "b": 50, "c": 20}, [("a", "b", 64), ("b", "c", 64)],
+                     levels=[{"name": "cpu", "count": 3}], communication={"machine": 10})
+    p = PipelineProblem.from_spec(spec, latency_max=None)
+    assert chain_dp(p).period == Fraction(100, 3)          # everything, three replicas
+    assert chain_dp(p, replication=False).period == 60      # [a] [b] [c]: b + message
+    bounded = p.with_bound(110)                             # at most one cut
+    assert chain_dp(bounded, replication=False).period == 80  # [a] [b c] = 30 | 80
+    assert chain_dp(bounded, replication=False).latency == 110
+    assert chain_dp(p.with_bound(99)).period is None        # below the sequential time
+
+
+def test_chain_dp_refuses_placement_dependent_costs_and_non_chains():
+    spec = make_spec({"a": 3, "b": 4}, [("a", "b", 64)], communication={"pair": 1, "machine": 9})
+    with pytest.raises(PipelineError, match="placement"):
+        chain_dp(PipelineProblem.from_spec(spec, latency_max=None))
+    fork = make_spec({"a": 3, "b": 4, "c": 5}, [("a", "b", 64), ("a", "c", 64)],
+                     levels=[{"name": "cpu", "count": 2}], communication={"machine": 1})
+    assert not is_chain(PipelineProblem.from_spec(fork, latency_max=None))
+
+
+def _chain_problem(chain, contexts, cost, slack):
+    tasks, edges = chain
+    spec = make_spec(tasks, edges, levels=[{"name": "cpu", "count": contexts}], communication={"machine": cost})
+    p = PipelineProblem.from_spec(spec, latency_max=None)
+    return p.with_bound(p.sequential + slack) if slack is not None else p
+
+
+@settings(max_examples=25 * SCALE, **SETTINGS)
+@given(chain=chains(max_tasks=6), contexts=st.integers(1, 5), cost=st.integers(0, 30),
+       slack=st.one_of(st.none(), st.integers(-5, 60)), replication=st.booleans())
+def test_cpsat_equals_the_chain_dp(chain, contexts, cost, slack, replication):
+    """Interval mapping of a chain for the minimum period under a latency bound: CP-SAT's optimum
+    (period, then latency) equals the DP's, with and without replication."""
+    p = _chain_problem(chain, contexts, cost, slack)
+    dp = chain_dp(p, replication=replication)
+    r = cpsat.solve(p, time_limit=20, workers=1, max_replicas=None if replication else 1, use_lata_hint=False)
+    if dp.period is None:
+        assert r.status == "INFEASIBLE"
+        return
+    assert r.status == "OPTIMAL"
+    assert check_candidate(p, r.candidate) == []
+    assert r.evaluation.period == dp.period
+    assert r.evaluation.latency == dp.latency
+    assert r.bound == dp.period
+    ev_dp = evaluate(p, dp.candidate(p))
+    assert (ev_dp.period, ev_dp.latency) == (dp.period, dp.latency)
+
+
+@settings(max_examples=15 * SCALE, **SETTINGS)
+@given(chain=chains(max_tasks=5), contexts=st.integers(1, 4), cost=st.integers(0, 30),
+       slack=st.one_of(st.none(), st.integers(0, 60)))
+def test_chain_dp_equals_brute_force(chain, contexts, cost, slack):
+    p = _chain_problem(chain, contexts, cost, slack)
+    best, _, _ = brute_force(p)
+    dp = chain_dp(p)
+    if dp.period is None:
+        assert not best.feasible
+    else:
+        assert (best.period, best.latency) == (dp.period, dp.latency)
+
+
+@settings(max_examples=30 * SCALE, **SETTINGS)
+@given(dag=dags(max_tasks=5), data=st.data())
+def test_cpsat_equals_brute_force_on_small_dags(dag, data):
+    """Grouping, replication and mapping (costs by shared level, growing outward or not) on 2-4
+    contexts of a 2x2 machine: CP-SAT's optimum (period, then latency) is brute force's."""
+    tasks, edges = dag
+    inner, outer = data.draw(st.integers(0, 30)), data.draw(st.integers(0, 60))
+    contexts = data.draw(st.sampled_from([None, ["pair0", "pair1.core0"], ["pair0"]]))
+    spec = make_spec(tasks, edges, communication={"pair": inner, "machine": outer}, contexts=contexts)
+    p = PipelineProblem.from_spec(spec, latency_max=None)
+    slack = data.draw(st.one_of(st.none(), st.integers(0, p.sequential + 2 * outer - p.critical_path)))
+    if slack is not None:
+        p = p.with_bound(p.critical_path + slack)
+    best, _, count = brute_force(p)
+    r = cpsat.solve(p, time_limit=30, workers=1, seed=0)
+    if not best.feasible:
+        assert r.status == "INFEASIBLE"
+        return
+    assert r.status == "OPTIMAL", r.notes
+    assert check_candidate(p, r.candidate) == []
+    assert r.evaluation.feasible
+    assert (r.evaluation.period, r.evaluation.latency) == (best.period, best.latency)
+
+
+def test_min_latency_equals_brute_force():
+    for costs in ({"pair": 4, "machine": 30}, {"pair": 0, "machine": 1}):
+        spec = make_spec({"a": 10, "b": 30, "c": 25, "d": 5},
+                         [("a", "b", 64), ("a", "c", 64), ("b", "d", 64), ("c", "d", 64)], communication=costs)
+        p = PipelineProblem.from_spec(spec, latency_max=None)
+        best_latency = min(evaluate(p, c).latency for c in _all_candidates(p))  # replicas never help latency
+        found, lower, status = cpsat.min_latency(p, time_limit=20, workers=1)
+        assert status == "OPTIMAL" and found == lower == best_latency
+        assert p.critical_path <= best_latency <= p.sequential
+
+
+def _all_candidates(p):
+    from solver.pipeline.brute import context_assignments, set_partitions
+    from solver.pipeline.problem import Candidate, Group, group_order
+
+    for parts in set_partitions(p.n):
+        if len(parts) > p.n_contexts:
+            continue
+        base = Candidate(tuple(Group(tuple(x)) for x in parts))
+        if group_order(p, base) is None:
+            continue
+        for ctx in context_assignments((1,) * len(parts), p.contexts):
+            yield base.with_contexts(ctx)

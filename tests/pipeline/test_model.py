@@ -1,0 +1,166 @@
+"""The closed-form pipeline model (solver/pipeline/problem.py) against hand-computed figures and
+against the independent implementation in `simulate.analytic`."""
+
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from specs import load_spec
+from solver.pipeline.plans import to_plan
+from solver.pipeline.problem import (
+    Candidate,
+    Group,
+    PipelineError,
+    PipelineProblem,
+    check_candidate,
+    evaluate,
+)
+from tests.pipeline.helpers import dags, make_spec
+
+FLAT = [{"name": "cpu", "count": 4}]
+
+
+def chain3(**kw):
+    spec = make_spec({"a": 30, "b": 50, "c": 20}, [("a", "b", 64), ("b", "c", 64)],
+                     levels=FLAT, communication={"machine": 10}, **kw)
+    return PipelineProblem.from_spec(spec, latency_max=None)
+
+
+def G(tasks, replicas=1, contexts=None):
+    return Group(tuple(tasks), replicas, None if contexts is None else tuple(contexts))
+
+
+def test_unreplicated_chain_times_period_latency():
+    p = chain3()
+    ev = evaluate(p, Candidate((G([0], 1, [0]), G([1], 1, [1]), G([2], 1, [2]))))
+    assert ev.times == (30, 60, 30)          # the consumer pays the message (10 cycles)
+    assert ev.period == 60 and ev.latency == 120
+    assert ev.throughput == pytest.approx(1e9 / 60)
+    assert ev.stages == (0, 1, 2)
+
+
+def test_replication_divides_period_not_latency():
+    p = chain3()
+    ev = evaluate(p, Candidate((G([0], 1, [0]), G([1, 2], 2, [1, 2]))))
+    assert ev.times == (30, 80)               # b+c = 70, plus the message from a
+    assert ev.period == 40                    # two replicas take packets in turn: 80 / 2
+    assert ev.latency == 110                  # a packet still spends 80 cycles in one replica
+    assert ev.bottleneck == 1
+    three = evaluate(p, Candidate((G([0], 1, [0]), G([1, 2], 3, [1, 2, 3]))))
+    assert three.period == 30 and three.bottleneck == 0   # 80/3 < 30: the first stage limits
+
+
+def test_messages_inside_a_group_are_free():
+    p = chain3()
+    ev = evaluate(p, Candidate((G([0, 1, 2], 4, [0, 1, 2, 3]),)))
+    assert ev.times == (100,) and ev.period == 25 and ev.latency == 100
+
+
+def two_level(costs=None):
+    spec = make_spec({"a": 10, "b": 10}, [("a", "b", 64)], communication=costs or {"pair": 5, "machine": 40})
+    return PipelineProblem.from_spec(spec, latency_max=None)
+
+
+@pytest.mark.parametrize("ctx_b, cost", [([1], 5), ([2], 40), ([3], 40), ([1, 2], 40), ([1], 5)])
+def test_communication_by_the_level_holding_both_groups(ctx_b, cost):
+    p = two_level()
+    ev = evaluate(p, Candidate((G([0], 1, [0]), G([1], len(ctx_b), ctx_b))))
+    assert ev.comm == (0, cost)
+
+
+def test_unmapped_candidates_pay_the_costliest_level():
+    p = two_level({"pair": 50, "machine": 7})   # costs need not grow outward
+    ev = evaluate(p, Candidate((G([0]), G([1]))))
+    assert ev.pessimistic and ev.comm == (0, 50)
+    mapped = evaluate(p, Candidate((G([0], 1, [0]), G([1], 1, [2]))))
+    assert mapped.comm == (0, 7)
+
+
+def test_join_latency_is_the_longest_path_and_stage_latency_sums_stages():
+    spec = make_spec({"a": 10, "b": 40, "c": 5, "d": 10},
+                     [("a", "b", 64), ("a", "c", 64), ("b", "d", 64), ("c", "d", 64)],
+                     levels=FLAT, communication={"machine": 3})
+    p = PipelineProblem.from_spec(spec, latency_max=None)
+    cand = Candidate((G([0], 1, [0]), G([1], 1, [1]), G([2], 1, [2]), G([3], 1, [3])))
+    ev = evaluate(p, cand)
+    assert ev.times == (10, 43, 8, 16)        # d receives two messages
+    assert ev.latency == 10 + 43 + 16
+    assert ev.critical == (0, 1, 3)
+    assert ev.stage_latency == ev.latency     # b sets stage 1
+    relabelled = Candidate(cand.groups, (0, 1, 2, 3))  # c alone in stage 2 adds its time
+    assert evaluate(p, relabelled).stage_latency == 10 + 43 + 8 + 16
+
+
+def test_cache_model_costs_in_ticks():
+    spec = load_spec("xeon-lata-dag")
+    p = PipelineProblem.from_spec(spec)
+    assert p.scale == 10                       # 34.3 cycles per line at the shared L2
+    e = next(e for e in p.edges if p.tasks[e.source] == "rx")
+    assert e.at(1) == 24 * 343 and e.at(-1) == 24 * 2170   # 1500 B = 24 lines
+    assert p.latency_max == 28000              # 1.4us at 2 GHz = 2800 cycles
+    assert p.sequential == 38400 and p.critical_path == 29000
+
+
+@pytest.mark.parametrize("text, cycles", [("75%", 2880), ("2800", 2800), ("1.5us", 3000), (None, None)])
+def test_latency_bound_forms(text, cycles):
+    spec = load_spec("xeon-lata-dag")
+    p = PipelineProblem.from_spec(spec, latency_max=text)
+    assert (p.latency_max is None and cycles is None) or p.cycles(p.latency_max) == cycles
+
+
+@pytest.mark.parametrize("bad", ["fast", "-3us", "75 parsecs"])
+def test_bad_latency_bounds_are_rejected(bad):
+    with pytest.raises(PipelineError, match="latency-max"):
+        PipelineProblem.from_spec(load_spec("xeon-lata-dag"), latency_max=bad)
+
+
+def test_cores_keeps_the_first_usable_contexts():
+    p = PipelineProblem.from_spec(load_spec("xeon-lata-dag"), cores=3)
+    assert p.contexts == (0, 1, 2)
+    with pytest.raises(PipelineError):
+        PipelineProblem.from_spec(load_spec("xeon-lata-dag"), cores=9)
+
+
+def test_check_candidate_finds_every_kind_of_invalid_candidate():
+    p = chain3()
+    assert check_candidate(p, Candidate((G([0, 1, 2], 1, [0]),))) == []
+    assert any("no group" in m for m in check_candidate(p, Candidate((G([0, 1]),))))
+    assert any("groups 0 and 1" in m for m in check_candidate(p, Candidate((G([0, 1]), G([1, 2])))))
+    assert any("before its predecessor" in m for m in check_candidate(p, Candidate((G([1, 0, 2]),))))
+    assert any("cycle" in m for m in check_candidate(p, Candidate((G([0, 2]), G([1])))))
+    assert any("threads for 4" in m for m in check_candidate(p, Candidate((G([0, 1, 2], 5),))))
+    assert any("two threads" in m for m in check_candidate(p, Candidate((G([0], 1, [1]), G([1, 2], 1, [1])))))
+    assert any("earlier stage" in m for m in check_candidate(p, Candidate((G([0]), G([1, 2])), (1, 1))))
+
+
+@settings(max_examples=25, deadline=None)
+@given(dag=dags(max_tasks=6), data=st.data())
+def test_closed_form_matches_the_analytic_oracle(dag, data):
+    """`simulate.analytic` (an independent implementation of the same semantics) agrees with
+    `evaluate` when the comparison is exact: no resource demands, and either a flat topology
+    (every pair costs the same) or unreplicated groups."""
+    pytest.importorskip("simulate.oracle")
+    from simulate.oracle import make_oracle
+
+    tasks, edges = dag
+    flat = data.draw(st.booleans())
+    spec = make_spec(tasks, edges, levels=FLAT if flat else None,
+                     communication={"machine": 9} if flat else {"pair": 3, "machine": 20})
+    p = PipelineProblem.from_spec(spec, latency_max=None)
+    # a random valid candidate: cut a topological order into consecutive groups
+    cuts = sorted(data.draw(st.sets(st.integers(1, p.n - 1), max_size=min(3, p.n - 1))))
+    bounds = [0] + cuts + [p.n]
+    groups = [tuple(range(a, b)) for a, b in zip(bounds, bounds[1:])]
+    free = list(data.draw(st.permutations(range(4))))
+    reps = [data.draw(st.integers(1, 2)) if flat else 1 for _ in groups]
+    if sum(reps) > 4:
+        reps = [1] * len(groups)
+    ctx = []
+    for r in reps:
+        ctx.append(free[:r])
+        free = free[r:]
+    cand = Candidate(tuple(Group(g, r, tuple(c)) for g, r, c in zip(groups, reps, ctx)))
+    ev = evaluate(p, cand)
+    m = make_oracle(spec, "analytic").evaluate(to_plan(p, cand))
+    assert m.throughput == pytest.approx(ev.throughput, rel=1e-9)
+    assert m.latency_mean == pytest.approx(ev.latency_seconds, rel=1e-9)
