@@ -16,9 +16,9 @@ def test_graph_from_spec_keeps_work_and_edges():
     app = load_spec(path).applications["dag"]
     assert graph.total_work == round(app.total_cycles)
     assert len(graph.edges) == len(app.edges)
-    # machine-level delay of a 1500-byte message in the cache model: 24 lines at 217 cycles
+    # machine-level delay of a 64-byte message in the cache model: one line from memory, 217 cycles
     delays = {(e.pred, e.succ): e.delay for e in graph.edges}
-    assert delays[("rx", "parse")] == 24 * 217
+    assert delays[("rx", "parse")] == 217
 
 
 def test_makespan_of_a_spec_equals_the_critical_path_with_enough_processors(capsys):
