@@ -92,19 +92,30 @@ def test_join_latency_is_the_longest_path_and_stage_latency_sums_stages():
 
 
 def test_cache_model_costs_in_ticks():
+    import math
+
     spec = load_spec("xeon-lata-dag")
+    app = spec.applications["dag"]
     p = PipelineProblem.from_spec(spec)
     assert p.scale == 10                       # 34.3 cycles per line at the shared L2
     e = next(e for e in p.edges if p.tasks[e.source] == "rx")
-    assert e.at(1) == 24 * 343 and e.at(-1) == 24 * 2170   # 1500 B = 24 lines
-    assert p.latency_max == 28000              # 1.4us at 2 GHz = 2800 cycles
-    assert p.sequential == 38400 and p.critical_path == 29000
+    lines = math.ceil(app.edge_bytes("rx", "parse") / 64)
+    assert e.at(1) == lines * 343 and e.at(-1) == lines * 2170   # 14*0.9 + 217*0.1 = 34.3; memory 217
+    bound = spec.constraints.latency_max.to_cycles(spec.topology.clock)
+    assert p.latency_max == round(bound * 10)
+    assert p.sequential == round(app.total_cycles * 10)
+    finish: dict[str, float] = {}
+    for task in app.topological_order:
+        finish[task] = app.tasks[task].cycles + max((finish[q] for q in app.predecessors[task]), default=0)
+    assert p.critical_path == round(max(finish.values()) * 10)
 
 
-@pytest.mark.parametrize("text, cycles", [("75%", 2880), ("2800", 2800), ("1.5us", 3000), (None, None)])
+@pytest.mark.parametrize("text, cycles", [("75%", "75%"), ("2800", 2800), ("1.5us", 3000), (None, None)])
 def test_latency_bound_forms(text, cycles):
     spec = load_spec("xeon-lata-dag")
     p = PipelineProblem.from_spec(spec, latency_max=text)
+    if cycles == "75%":
+        cycles = 0.75 * spec.applications["dag"].total_cycles
     assert (p.latency_max is None and cycles is None) or p.cycles(p.latency_max) == cycles
 
 
