@@ -583,10 +583,13 @@ class Simulation:
 
     # ====================================================================== run
     def initial_window(self) -> float:
-        """Window length (cycles): ``window_packets`` periods of the slowest instance, the
-        period taken from the closed form (pessimistic) or the arrival rate."""
+        """Window length (cycles): ``window_packets`` times the longer of the slowest instance's
+        period and the slowest thread's time per packet (closed form, pessimistic), or the
+        arrival gap.  Replicas that take packets in turn deliver them in bursts, one burst per
+        thread time: a window must hold bursts, not the quiet between two of them."""
         try:
-            period = float(np.max(solve(self.graph).period))
+            closed = solve(self.graph)
+            period = float(max(np.max(closed.period), np.max(closed.time)))
         except (ValueError, ZeroDivisionError):
             period = float(max(self.cycles))
         if not math.isfinite(period) or period <= 0:

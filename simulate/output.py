@@ -168,6 +168,12 @@ def analyse(window: float, n_windows: int, departures: list[np.ndarray], latenci
     b = min(max_batches, m)
     size = m // b
     first = n - size * b
+    # departures in the analysed span: interpolation between two far-apart departures must not
+    # pass for a measured rate (at least two per batch)
+    span = sum(int(np.searchsorted(dep, n * window, side="right") - np.searchsorted(dep, first * window, side="right"))
+               for dep in departures)
+    if span < 2 * b:
+        return Analysis(False, d, d, n, 0)
     mean, hw, _ = batch_stats(total[d:], b)
     # the estimate over all used windows equals the batch grand mean (equal batch sizes)
     inst_mean = np.empty(len(departures))
