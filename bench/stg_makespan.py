@@ -26,7 +26,7 @@ from pathlib import Path
 from solver.makespan import Schedule, ScheduledTask, schedule_violations, solve_makespan
 from solver.stg import read_optimal_csv, read_stg
 
-DEFAULT_DATA = Path("/work/shared/data/stg/rand50")
+DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "stg" / "rand50"  # shared/ beside the checkout
 
 
 def load_results(path: Path) -> dict[tuple[str, int], dict]:
