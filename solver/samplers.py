@@ -27,8 +27,7 @@ last context is drawn at random, so every balanced placement can come out.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -218,109 +217,20 @@ def is_balanced(spec, contexts: np.ndarray) -> np.ndarray:
 def distinct_placements(spec) -> tuple[np.ndarray, np.ndarray]:
     """Every placement of the spec's threads modulo hardware symmetry, once: (representatives
     as a (K, threads) array, orbit sizes (K,)), where the orbit size is the number of raw
-    placements (injective maps) equivalent to the representative.  ``K`` equals
-    ``specs.count_distinct`` and the orbit sizes sum to the number of injective maps.
-    Constraints other than ``contexts`` are ignored.  Meant for small problems (it lists all)."""
+    placements (injective maps) equivalent to the representative
+    (`specs.UsableTree.representatives_with_orbits`).  ``K`` equals ``specs.count_distinct`` and
+    the orbit sizes sum to the number of injective maps.  Constraints other than ``contexts``
+    are ignored.  Meant for small problems (it lists all)."""
     tree = UsableTree.of(spec.topology, spec.usable_contexts)
     T = len(spec.threads)
     reps, orbits = [], []
-    for mapping, orbit in _place(tree, -1, 0, tuple(range(T))):
+    for mapping, orbit in tree.representatives_with_orbits(T):
         row = np.empty(T, dtype=np.intp)
-        for thread, ctx in mapping.items():
+        for ctx, thread in mapping.items():
             row[thread] = ctx
         reps.append(row)
         orbits.append(orbit)
     return np.array(reps, dtype=np.intp).reshape(len(reps), T), np.array(orbits, dtype=object)
-
-
-def _leaves(tree: UsableTree, level: int, domain: int) -> int:
-    if level == tree.depth - 1:
-        return 1
-    return sum(_leaves(tree, level + 1, k) for k in tree.children[(level, domain)])
-
-
-def _place(tree: UsableTree, level: int, domain: int, threads: tuple[int, ...]) -> Iterator[tuple[dict, int]]:
-    """Distinct placements of `threads` in the subtree of (level, domain), with orbit sizes."""
-    if level == tree.depth - 1:
-        if len(threads) <= 1:
-            yield ({threads[0]: domain} if threads else {}), 1
-        return
-    if not threads:
-        yield {}, 1
-        return
-    kids = tree.children[(level, domain)]
-    classes: dict = {}
-    for kid in kids:
-        classes.setdefault(tree.shapes[(level + 1, kid)], []).append(kid)
-    class_list = list(classes.values())
-    capacity = {kid: _leaves(tree, level + 1, kid) for kid in kids}
-    for split in _split_among(threads, len(class_list)):
-        yield from _product_classes(tree, level, class_list, split, capacity)
-
-
-def _split_among(threads: tuple[int, ...], k: int) -> Iterator[list[tuple[int, ...]]]:
-    """Every way to hand each thread to one of `k` labelled classes."""
-    if k == 1:
-        yield [threads]
-        return
-    for labels in np.ndindex(*([k] * len(threads))):
-        parts: list[list[int]] = [[] for _ in range(k)]
-        for thread, label in zip(threads, labels):
-            parts[label].append(thread)
-        yield [tuple(p) for p in parts]
-
-
-def _product_classes(tree, level, class_list, split, capacity) -> Iterator[tuple[dict, int]]:
-    options = []
-    for kids, subset in zip(class_list, split):
-        options.append(list(_fill_class(tree, level, kids, subset, capacity)))
-    for combo in _cartesian(options):
-        mapping: dict = {}
-        orbit = 1
-        for part, size in combo:
-            mapping.update(part)
-            orbit *= size
-        yield mapping, orbit
-
-
-def _cartesian(options):
-    if not options:
-        yield []
-        return
-    for first in options[0]:
-        for rest in _cartesian(options[1:]):
-            yield [first] + rest
-
-
-def _fill_class(tree, level, kids, subset, capacity) -> Iterator[tuple[dict, int]]:
-    """Placements of `subset` into interchangeable `kids` (unordered blocks, one per kid)."""
-    m = len(kids)
-    cap = capacity[kids[0]]
-    for blocks in _set_partitions(subset, m, cap):
-        b = len(blocks)
-        ways = math.perm(m, b)
-        per_block = [list(_place(tree, level + 1, kid, block)) for kid, block in zip(kids, blocks)]
-        for combo in _cartesian(per_block):
-            mapping: dict = {}
-            orbit = ways
-            for part, size in combo:
-                mapping.update(part)
-                orbit *= size
-            yield mapping, orbit
-
-
-def _set_partitions(items: tuple[int, ...], max_blocks: int, max_size: int) -> Iterator[list[tuple[int, ...]]]:
-    """Unordered partitions of `items` into at most `max_blocks` blocks of at most `max_size`."""
-    if not items:
-        yield []
-        return
-    first, rest = items[0], items[1:]
-    for partition in _set_partitions(rest, max_blocks, max_size):
-        for i in range(len(partition)):
-            if len(partition[i]) < max_size:
-                yield partition[:i] + [(first,) + partition[i]] + partition[i + 1:]
-        if len(partition) < max_blocks:
-            yield [(first,)] + partition
 
 
 # ------------------------------------------------------------------------------------- helpers

@@ -14,6 +14,7 @@ encodes the shape of the subtree, and sorting only ever exchanges children of eq
 from __future__ import annotations
 
 import random
+from math import perm
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -119,6 +120,13 @@ class UsableTree:
         within a class into at most ``m`` unordered blocks placed on the class's first children
         (blocks ordered by their smallest thread), recursively.
         """
+        return (placement for placement, _ in self.representatives_with_orbits(threads))
+
+    def representatives_with_orbits(self, threads: int) -> "Iterator[tuple[dict[int, int], int]]":
+        """`representatives`, each with the size of its class: the number of raw placements
+        (injective maps) equivalent to it.  A class of ``m`` interchangeable children holding
+        ``b`` blocks contributes ``m! / (m - b)!`` (which children hold the blocks), times the
+        sizes inside each child."""
         if threads > len(self.usable):
             return iter(())
         return self._place(-1, 0, tuple(range(threads)))
@@ -128,13 +136,13 @@ class UsableTree:
             return 1
         return sum(self._capacity(level + 1, k) for k in self.children[(level, domain)])
 
-    def _place(self, level: int, domain: int, threads: tuple[int, ...]) -> "Iterator[dict[int, int]]":
+    def _place(self, level: int, domain: int, threads: tuple[int, ...]) -> "Iterator[tuple[dict[int, int], int]]":
         if not threads:
-            yield {}
+            yield {}, 1
             return
         if level == self.depth - 1:
             if len(threads) == 1:
-                yield {domain: threads[0]}
+                yield {domain: threads[0]}, 1
             return
         classes: dict[Form, list[int]] = {}
         for kid in self.children[(level, domain)]:
@@ -145,24 +153,25 @@ class UsableTree:
 
     def _place_groups(self, level: int, groups: list[list[int]], split: list[tuple[int, ...]]):
         if not groups:
-            yield {}
+            yield {}, 1
             return
         members, part = groups[0], split[0]
         capacity = self._capacity(level + 1, members[0])
         for blocks in _set_partitions(part, len(members)):
             if any(len(b) > capacity for b in blocks):
                 continue
-            for inside in self._place_blocks(level + 1, members, blocks):
-                for rest in self._place_groups(level, groups[1:], split[1:]):
-                    yield {**inside, **rest}
+            ways = perm(len(members), len(blocks))
+            for inside, inside_orbit in self._place_blocks(level + 1, members, blocks):
+                for rest, rest_orbit in self._place_groups(level, groups[1:], split[1:]):
+                    yield {**inside, **rest}, ways * inside_orbit * rest_orbit
 
     def _place_blocks(self, level: int, members: list[int], blocks: list[tuple[int, ...]]):
         if not blocks:
-            yield {}
+            yield {}, 1
             return
-        for first in self._place(level, members[0], blocks[0]):
-            for rest in self._place_blocks(level, members[1:], blocks[1:]):
-                yield {**first, **rest}
+        for first, first_orbit in self._place(level, members[0], blocks[0]):
+            for rest, rest_orbit in self._place_blocks(level, members[1:], blocks[1:]):
+                yield {**first, **rest}, first_orbit * rest_orbit
 
     # ------------------------------------------------------------------ symmetries
     def random_automorphism(self, rng: random.Random) -> dict[int, int]:

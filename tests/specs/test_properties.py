@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from solver.cli import main
-from specs import Plan, SpecError, UsableTree, count_distinct, dump_spec, load_spec, load_spec_text
+from specs import Plan, SpecError, UsableTree, count_distinct, count_placements, dump_spec, load_spec, load_spec_text
 from specs import strategies as spec_st
 from specs.spec import Spec
 from specs.topology import Topology
@@ -209,3 +209,5 @@ def test_representatives_enumerate_each_class_once(tree, threads):
     assert len(set(forms)) == len(forms) == count_distinct(tree, threads)
     for r in reps:
         assert sorted(r.values()) == list(range(threads)) and set(r) <= set(tree.usable)
+    orbits = [size for _, size in tree.representatives_with_orbits(threads)]
+    assert sum(orbits) == count_placements(threads, len(tree.usable))
