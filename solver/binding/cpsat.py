@@ -42,14 +42,6 @@ DEMAND_SCALE = 1000   # demands and capacities in thousandths
 WORK_SCALE = 100      # cycles in hundredths (communication costs from the cache model are fractional)
 THROUGHPUT_RESOLUTION = 10**6
 
-STATUS = {
-    cp_model.OPTIMAL: "OPTIMAL",
-    cp_model.FEASIBLE: "FEASIBLE",
-    cp_model.INFEASIBLE: "INFEASIBLE",
-    cp_model.MODEL_INVALID: "MODEL_INVALID",
-    cp_model.UNKNOWN: "UNKNOWN",
-}
-
 
 @dataclass
 class BindingSolution:
@@ -361,7 +353,7 @@ class BindingModel:
         solver.parameters.num_workers = int(workers)
         solver.parameters.random_seed = int(seed)
         status = solver.Solve(self.model)
-        name = STATUS.get(status, "UNKNOWN")
+        name = solver.status_name(status)
         if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             return name, None, solver
         contexts = [next(c for c, lit in row.items() if solver.BooleanValue(lit)) for row in self.x]

@@ -60,13 +60,6 @@ from solver.pipeline.problem import (
     evaluate,
 )
 
-STATUS = {
-    cp_model.OPTIMAL: "OPTIMAL",
-    cp_model.FEASIBLE: "FEASIBLE",
-    cp_model.INFEASIBLE: "INFEASIBLE",
-    cp_model.MODEL_INVALID: "MODEL_INVALID",
-    cp_model.UNKNOWN: "UNKNOWN",
-}
 MAX_EXACT_REPLICAS = 16
 
 
@@ -433,7 +426,7 @@ def solve(problem: PipelineProblem, *, time_limit: float = 30.0, workers: int = 
     pm.model.minimize(pm.period)
     solver = _solver(time_limit, workers, seed)
     code = solver.solve(pm.model)
-    status = STATUS.get(code, "UNKNOWN")
+    status = solver.status_name(code)
     if status not in ("OPTIMAL", "FEASIBLE"):
         from solver.pipeline.problem import sequential_candidate, first_contexts
         fallback = hint if hint is not None else first_contexts(problem, sequential_candidate(problem))
@@ -465,7 +458,7 @@ def solve(problem: PipelineProblem, *, time_limit: float = 30.0, workers: int = 
             ev2 = evaluate(problem, cand2)
             if ev2.rank() <= ev.rank():
                 cand, ev = cand2, ev2
-            notes.append(f"latency phase: {STATUS.get(code2)}")
+            notes.append(f"latency phase: {solver2.status_name(code2)}")
     if not pm.exact_period:
         notes.append(f"period resolved to 1/{pm.multiplier} tick (more than {MAX_EXACT_REPLICAS} replicas possible)")
     return MethodResult(method="cpsat", candidate=cand, evaluation=ev, status=status, bound=bound,
@@ -482,7 +475,7 @@ def min_latency(problem: PipelineProblem, *, time_limit: float = 10.0, workers: 
     pm.model.minimize(pm.latency)
     solver = _solver(time_limit, workers, seed)
     code = solver.solve(pm.model)
-    status = STATUS.get(code, "UNKNOWN")
+    status = solver.status_name(code)
     lower = max(problem.critical_path, math.ceil(solver.best_objective_bound - 1e-6)) if code in (
         cp_model.OPTIMAL, cp_model.FEASIBLE) else problem.critical_path
     if code in (cp_model.OPTIMAL, cp_model.FEASIBLE):
