@@ -83,8 +83,8 @@ def certify_command(
     n_delta: int | None = typer.Option(None, "--n-delta", min=1, help="Sequential: plans added per step."),
     max_samples: int | None = typer.Option(None, "--max-samples", min=20, help="Sequential: stop after this many plans."),
     workers: int = typer.Option(DEFAULT_WORKERS, "--workers", min=0, help="Worker processes (0: every core). The sample does not depend on it."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the random plans and of the simulation."),
-    oracle: str = typer.Option("des", "--oracle", help="des (simulation) or analytic (closed form)."),
+    seed: int | None = typer.Option(None, "--seed", help="Seed of the random plans and of the simulation. Default: search.seed."),
+    oracle: str | None = typer.Option(None, "--oracle", help="des (simulation) or analytic (closed form). Default: oracle.kind."),
     resume: bool = typer.Option(False, "--resume", help="Continue from OUT/samples.jsonl instead of starting afresh."),
     out: Path = typer.Option(Path("tasksolve-out"), "--out", "-o", help="Directory for samples.jsonl and certificate.json."),
     as_json: bool = typer.Option(False, "--json", help="Print the certificate as JSON on stdout."),
@@ -96,7 +96,8 @@ def certify_command(
     from solver.certify.files import write_json_atomic
 
     spec = load_binding_spec_or_fail(spec_path)
-    check_oracle_kind(oracle)
+    oracle = check_oracle_kind(oracle or spec.oracle.kind)
+    seed = spec.search.seed if seed is None else seed
     plan = _load_plan(plan_path, spec) if plan_path else None
     outcome = _run_certify(spec, out, plan=plan, samples=samples, target_gap=_parse_gap(target_gap),
                            confidence=confidence, n_init=n_init, n_delta=n_delta, max_samples=max_samples,
@@ -116,12 +117,12 @@ def run_command(
     spec_path: str = typer.Argument(..., metavar="SPEC", help="A spec file or built-in example name."),
     out: Path = typer.Option(Path("tasksolve-out"), "--out", "-o", help="Directory for plan.yaml, certificate.json, samples.jsonl, report.html."),
     methods: str = typer.Option("all", "--methods", help="Methods to compare: all, or a comma-separated list (cpsat always runs)."),
-    time_limit: float = typer.Option(30.0, "--time-limit", min=0.1, help="CP-SAT time limit in seconds."),
+    time_limit: float | None = typer.Option(None, "--time-limit", min=0.1, help="CP-SAT time limit in seconds. Default: search.time_limit."),
     samples: int | None = typer.Option(None, "--samples", min=20, help="Random plans for the certificate (default: the spec's certify.samples)."),
     target_gap: str | None = typer.Option(None, "--target-gap", help="Sample sequentially until the best random plan is within this gap."),
     workers: int = typer.Option(DEFAULT_WORKERS, "--workers", min=0, help="Worker processes and CP-SAT workers (0: every core)."),
-    seed: int = typer.Option(0, "--seed", help="Seed of everything random."),
-    oracle: str = typer.Option("des", "--oracle", help="des (simulation) or analytic (closed form)."),
+    seed: int | None = typer.Option(None, "--seed", help="Seed of everything random. Default: search.seed."),
+    oracle: str | None = typer.Option(None, "--oracle", help="des (simulation) or analytic (closed form). Default: oracle.kind."),
     resume: bool = typer.Option(False, "--resume", help="Reuse the samples already in OUT/samples.jsonl."),
     as_json: bool = typer.Option(False, "--json", help="Print the solve report and the certificate as JSON."),
 ) -> None:
@@ -137,7 +138,9 @@ def run_command(
     from solver.solve import METHODS, Infeasible, solve
 
     spec = load_binding_spec_or_fail(spec_path)
-    check_oracle_kind(oracle)
+    oracle = check_oracle_kind(oracle or spec.oracle.kind)
+    time_limit = time_limit or spec.search.time_limit
+    seed = spec.search.seed if seed is None else seed
     chosen = [m for m in METHODS if m == "cpsat" or m in choices_or_fail(methods, METHODS)]
     n_workers = _workers(workers)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import typer
@@ -29,13 +30,18 @@ def _format(value: float | None, objective: str) -> str:
 
 def solve_command(
     spec_path: str = typer.Argument(..., metavar="SPEC", help="A spec file or built-in example name."),
-    method: str = typer.Option("cpsat", "--method", "-m",
-                               help="cpsat, blackbox, tsbsched, random, balanced, or all (comma-separated list allowed)."),
-    top_k: int = typer.Option(5, "--top-k", "-k", min=1, help="CP-SAT: how many best distinct plans to measure."),
-    time_limit: float = typer.Option(30.0, "--time-limit", min=0.1, help="CP-SAT time limit in seconds (shared by the K solves)."),
-    workers: int = typer.Option(2, "--workers", min=1, help="CP-SAT search workers and oracle worker processes."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the samplers, CP-SAT and the simulation."),
-    oracle: str = typer.Option("des", "--oracle", help="des (simulation) or analytic (closed form) for the measurements."),
+    method: str | None = typer.Option(None, "--method", "-m",
+                                      help="cpsat, blackbox, tsbsched, random, balanced, or all (comma-separated list "
+                                           "allowed). Default: the spec's search.method."),
+    top_k: int | None = typer.Option(None, "--top-k", "-k", min=1,
+                                     help="CP-SAT: how many best distinct plans to measure. Default: search.top_k."),
+    time_limit: float | None = typer.Option(None, "--time-limit", min=0.1,
+                                            help="CP-SAT time limit in seconds (shared by the K solves). Default: search.time_limit."),
+    workers: int | None = typer.Option(None, "--workers", min=1,
+                                       help="CP-SAT search workers and oracle worker processes. Default: search.workers, else every core."),
+    seed: int | None = typer.Option(None, "--seed", help="Seed of the samplers, CP-SAT and the simulation. Default: search.seed."),
+    oracle: str | None = typer.Option(None, "--oracle",
+                                      help="des (simulation) or analytic (closed form) for the measurements. Default: oracle.kind."),
     samples: int = typer.Option(5000, "--samples", min=1, help="Random plans drawn (hint, baselines, predictor candidates)."),
     deterministic: bool = typer.Option(False, "--deterministic", help="CP-SAT: use a deterministic time limit, for repeatable runs."),
     out: Path | None = typer.Option(None, "--out", "-o", help="Write the chosen plan here (YAML, or JSON for .json)."),
@@ -50,8 +56,13 @@ def solve_command(
     from solver.solve import METHODS, Infeasible, solve
 
     spec = load_binding_spec_or_fail(spec_path)
-    methods = choices_or_fail(method, METHODS)
-    check_oracle_kind(oracle)
+    settings = spec.search
+    methods = choices_or_fail(method or settings.method, METHODS)
+    oracle = check_oracle_kind(oracle or spec.oracle.kind)
+    top_k = top_k or settings.top_k
+    time_limit = time_limit or settings.time_limit
+    workers = workers or settings.workers or os.cpu_count() or 1
+    seed = settings.seed if seed is None else seed
     quiet = as_json
 
     def progress(message: str) -> None:
