@@ -50,18 +50,23 @@ def _root(
 
 
 def _register_commands() -> None:
-    from solver.cli import spec_commands
+    from solver.cli import (
+        certify_command,
+        evt_command,
+        makespan_command,
+        pipeline_command,
+        simulate_command,
+        solve_command,
+        spec_commands,
+    )
 
-    spec_commands.register(app)
-    for name in ("evt_command", "makespan_command", "simulate_command", "solve_command",
-                 "certify_command", "pipeline_command"):
-        try:
-            module = __import__(f"solver.cli.{name}", fromlist=["register"])
-        except ModuleNotFoundError as exc:
-            if exc.name != f"solver.cli.{name}":
-                raise
-            continue
-        module.register(app)
+    spec_commands.register(app)        # validate, schema, examples, count
+    certify_command.register(app)      # certify, run
+    solve_command.register(app)
+    simulate_command.register(app)
+    pipeline_command.register(app)
+    makespan_command.register(app)
+    evt_command.register(app)
 
 
 _register_commands()
