@@ -157,14 +157,20 @@ def solve(spec: Spec, methods: list[str], *, oracle_kind: str = "des", top_k: in
             rows.append(Row(f"balanced worst of {len(plans)}", float(preds[worst]), values[worst],
                             results[worst].half_width, plans[worst]))
 
+    tables = None
     for method in ("tsbsched", "blackbox"):
         if method not in methods:
             continue
         from solver.predictors.selection import run_predictor
+        from solver.predictors.tables import ProfileTables
 
+        # one set of profiling tables serves both predictors: the experiments are the same
+        tables = tables or ProfileTables(spec, lambda s: make_oracle(s, oracle_kind), seed=seed,
+                                         oracle_kind=oracle_kind)
         say(f"{method}: profiling with the {oracle_kind} oracle and predicting {len(sample)} plans")
         result = run_predictor(spec, method, lambda s: make_oracle(s, oracle_kind), sample, top_n=top_n,
-                               seed=seed, objective=objective)
+                               seed=seed, objective=objective, oracle_kind=oracle_kind, workers=workers,
+                               tables=tables)
         rows.append(Row(f"{method} top {top_n}", predicted(result.best_contexts),
                         _value(result.best_measured, objective), result.best_measured.half_width,
                         result.best_contexts, note=f"{result.experiments} profiling runs"))

@@ -25,20 +25,9 @@ class Prediction:
     per_instance: list[float]
 
 
-def _instances(tables: ProfileTables) -> tuple[list[list[int]], list[int], list[tuple[str, str]]]:
-    spec = tables.spec
-    index = {inst: i for i, inst in enumerate(spec.instances)}
-    instance_of = [index[(t.app, t.instance)] for t in spec.threads]
-    members: list[list[int]] = [[] for _ in spec.instances]
-    for t, i in enumerate(instance_of):
-        members[i].append(t)
-    types = [(t.app, t.task) for t in spec.threads]
-    return members, instance_of, types
-
-
 def _readings(tables: ProfileTables, contexts: list[int]):
     """Per instance: its base entry and, per thread, (task, stressed entry, alone entry)."""
-    members, instance_of, types = _instances(tables)
+    members, instance_of, types = tables.layout()
     spec = tables.spec
     for i, threads in enumerate(members):
         app = spec.instances[i][0]

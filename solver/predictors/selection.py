@@ -31,10 +31,15 @@ class PredictorResult:
 
 def run_predictor(spec: Spec, method: str, oracle_factory: OracleFactory, candidates: np.ndarray,
                   top_n: int = 5, seed: int = 0, tables: ProfileTables | None = None,
-                  objective: str = "total_throughput") -> PredictorResult:
-    """Predict every candidate (rows of context indices), measure the top `top_n` predicted."""
+                  objective: str = "total_throughput", oracle_kind: str | None = None,
+                  workers: int = 1) -> PredictorResult:
+    """Predict every candidate (rows of context indices), measure the top `top_n` predicted.
+
+    With `oracle_kind` and `workers` > 1 the profiling experiments run in worker processes.
+    """
     predict = PREDICTORS[method]
-    tables = tables or ProfileTables(spec, oracle_factory, seed=seed)
+    tables = tables or ProfileTables(spec, oracle_factory, seed=seed, oracle_kind=oracle_kind)
+    tables.prefetch(np.asarray(candidates), workers)
     seen: set = set()
     scored: list[tuple[float, list[int]]] = []
     for row in np.asarray(candidates):

@@ -44,6 +44,14 @@ class Experiment:
     thread_times: dict[str, float]   # task -> busy seconds per packet, for the target instance
 
 
+def _measure_job(args: tuple) -> Any:
+    """Worker side of `ProfileTables.prefetch`: one experiment on a fresh oracle."""
+    from simulate.oracle import make_oracle
+
+    spec, plan, kind, seed = args
+    return make_oracle(spec, kind).evaluate(plan, seed=seed)
+
+
 def derived_spec(spec: Spec, workload: list[tuple[str, int]], name: str) -> Spec:
     """The spec with another workload (same topology and applications, no constraints)."""
     data = spec.model_dump(by_alias=True, exclude={"workload", "constraints", "name"})
@@ -71,6 +79,7 @@ class ProfileTables:
     oracle_factory: OracleFactory
     stress_level: int | None = None
     seed: int = 0
+    oracle_kind: str | None = None    # set to measure a prefetch in worker processes
     base: dict[str, dict[Form, Experiment]] = field(default_factory=dict)
     slowdown: dict[TaskType, dict[StressKey, Experiment]] = field(default_factory=dict)
     experiments: int = 0
@@ -130,19 +139,75 @@ class ProfileTables:
             self._fill_base(app)
         return table[form]
 
-    def _fill_base(self, app: str) -> None:
+    def _base_jobs(self, app: str) -> list[tuple[tuple, Spec, Plan]]:
+        """The base-time experiments of `app`: every distinct placement of one instance alone."""
         spec = derived_spec(self.spec, [(app, 1)], f"{self.spec.name}-base-{app}")
-        oracle = self._oracle(f"base:{app}", spec)
         tasks = list(spec.applications[app].tasks)
-        table = self.base.setdefault(app, {})
+        jobs = []
         for placement in self.tree.representatives(len(tasks)):
             contexts = [0] * len(tasks)
             for context, thread in placement.items():
                 contexts[thread] = context
-            plan = Plan.from_contexts(spec, contexts, method="profiling")
-            measurement = oracle.evaluate(plan, seed=self.seed)
-            self.experiments += 1
-            table[self.tree.canonical_form(placement)] = _instance_figures(measurement, f"{app}#0", app, spec)
+            jobs.append((("base", app, self.tree.canonical_form(placement)), spec,
+                         Plan.from_contexts(spec, contexts, method="profiling")))
+        return jobs
+
+    def _fill_base(self, app: str) -> None:
+        self._run_jobs(self._base_jobs(app), workers=1)
+
+    def _record(self, key: tuple, spec: Spec, measurement: Any) -> None:
+        self.experiments += 1
+        if key[0] == "base":
+            _, app, form = key
+            self.base.setdefault(app, {})[form] = _instance_figures(measurement, f"{app}#0", app, spec)
+        else:
+            _, target, stress = key
+            self.slowdown.setdefault(target, {})[stress] = _instance_figures(measurement, f"{target[0]}#0", target[0], spec)
+
+    def _run_jobs(self, jobs: list[tuple[tuple, Spec, Plan]], workers: int) -> None:
+        if workers > 1 and self.oracle_kind is not None and len(jobs) > 1:
+            from concurrent.futures import ProcessPoolExecutor
+
+            with ProcessPoolExecutor(workers) as pool:
+                args = [(spec, plan, self.oracle_kind, self.seed) for _, spec, plan in jobs]
+                for (key, spec, _), measurement in zip(jobs, pool.map(_measure_job, args, chunksize=8)):
+                    self._record(key, spec, measurement)
+            return
+        for key, spec, plan in jobs:
+            oracle = self._oracle(spec.name + repr([(w.app, w.instances) for w in spec.workload]), spec)
+            self._record(key, spec, oracle.evaluate(plan, seed=self.seed))
+
+    def prefetch(self, rows, workers: int = 1) -> int:
+        """Run at once (in `workers` processes when `oracle_kind` is set) every experiment that
+        predicting the plans `rows` will read; returns how many were run."""
+        members, instance_of, types = self.layout()
+        empty: StressKey = tuple(() for _ in self.sharing_levels)
+        jobs: list[tuple[tuple, Spec, Plan]] = []
+        for app in {self.spec.instances[i][0] for i in range(len(members))}:
+            if app not in self.base:
+                jobs.extend(self._base_jobs(app))
+        wanted: set[tuple[TaskType, StressKey]] = set()
+        for row in rows:
+            contexts = [int(c) for c in row]
+            for t in range(len(contexts)):
+                for key in (self.stress_key(contexts, t, instance_of, types), empty):
+                    if key not in self.slowdown.get(types[t], {}):
+                        wanted.add((types[t], key))
+        for target, key in sorted(wanted):
+            spec, plan = self._slowdown_experiment(target, key)
+            jobs.append((("slowdown", target, key), spec, plan))
+        before = self.experiments
+        self._run_jobs(jobs, workers)
+        return self.experiments - before
+
+    def layout(self) -> tuple[list[list[int]], list[int], list[TaskType]]:
+        """Threads per instance, instance of each thread, task type of each thread."""
+        index = {inst: i for i, inst in enumerate(self.spec.instances)}
+        instance_of = [index[(t.app, t.instance)] for t in self.spec.threads]
+        members: list[list[int]] = [[] for _ in self.spec.instances]
+        for t, i in enumerate(instance_of):
+            members[i].append(t)
+        return members, instance_of, [(t.app, t.task) for t in self.spec.threads]
 
     def slowdown_entry(self, target: TaskType, key: StressKey) -> tuple[Experiment, Experiment]:
         """(target with the stressors of `key`, target with none) -- the slowdown experiment."""
@@ -150,10 +215,12 @@ class ProfileTables:
         empty: StressKey = tuple(() for _ in self.sharing_levels)
         for k in (key, empty):
             if k not in table:
-                table[k] = self._run_slowdown(target, k)
+                spec, plan = self._slowdown_experiment(target, k)
+                self._run_jobs([(("slowdown", target, k), spec, plan)], workers=1)
         return table[key], table[empty]
 
-    def _run_slowdown(self, target: TaskType, key: StressKey) -> Experiment:
+    def _slowdown_experiment(self, target: TaskType, key: StressKey) -> tuple[Spec, Plan]:
+        """The slowdown experiment of `target` under the stressors of `key`: (spec, plan)."""
         topo = self.spec.topology
         app, task = target
         stressors = [t for level_types in key for t in level_types]
@@ -185,11 +252,7 @@ class ProfileTables:
                     raise ValueError("the machine is too small for the slowdown experiments")
                 assigned[name] = remote.pop(0)
         contexts = [assigned[name] for name in spec.thread_names]
-        plan = Plan.from_contexts(spec, contexts, method="profiling")
-        oracle = self._oracle(f"stress:{tuple(workload)}", spec)
-        measurement = oracle.evaluate(plan, seed=self.seed)
-        self.experiments += 1
-        return _instance_figures(measurement, f"{app}#0", app, spec)
+        return spec, Plan.from_contexts(spec, contexts, method="profiling")
 
     # ------------------------------------------------------------------ reading a plan
     def instance_form(self, contexts: list[int], threads: list[int]) -> Form:
