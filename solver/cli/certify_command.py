@@ -9,6 +9,7 @@ import typer
 from solver.cli.common import (
     EXIT_BAD_INPUT,
     EXIT_FAILURE,
+    EXIT_INTERRUPTED,
     EXIT_NEGATIVE,
     console,
     emit_json,
@@ -63,6 +64,9 @@ def _run_certify(spec, out: Path, *, plan=None, samples=None, target_gap=None, c
         return certify(spec, out_dir=out, plan=plan, samples=samples, target_gap=target_gap, confidence=confidence,
                        n_init=n_init, n_delta=n_delta, max_samples=max_samples, workers=_workers(workers),
                        seed=seed, oracle_kind=oracle, resume=resume, progress=not quiet)
+    except KeyboardInterrupt:
+        fail(f"interrupted: every finished measurement is in {out / 'samples.jsonl'}; "
+             "continue with the same command and --resume", EXIT_INTERRUPTED)
     except evt.EVTError as exc:
         fail(f"the random sample cannot be analysed: {exc}", EXIT_FAILURE)
     except SamplerError as exc:

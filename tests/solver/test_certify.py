@@ -120,3 +120,27 @@ def test_certify_cli_bad_input(tmp_path, capsys):
     code = main(["certify", SPEC, "--plan", str(plan), "--out", str(tmp_path)])
     err = capsys.readouterr().err
     assert code == 2 and "not bound" in err and "Traceback" not in err
+
+
+def test_ctrl_c_keeps_the_samples_and_says_how_to_resume(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "solver.cli", "certify", SPEC, "--samples", "3000", "--out", str(out),
+               "--workers", "1"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env={**os.environ, "COLUMNS": "200"})
+    samples = out / "samples.jsonl"
+    deadline = time.time() + 120
+    while time.time() < deadline and (not samples.exists() or len(samples.read_text().splitlines()) < 50):
+        time.sleep(0.2)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 130
+    assert "--resume" in err and "Traceback" not in err
+    kept = len(samples.read_text().splitlines())
+    assert 50 <= kept < 3000
