@@ -55,7 +55,8 @@ def validate(
         results.append({"file": path, "valid": True, "errors": [], "summary": summary})
         if not as_json:
             console.print(
-                f"ok  {path}: {spec.name} ({spec.problem}), {len(spec.threads)} threads "
+                f"ok  {path}: {spec.name} ({spec.problem}), {len(spec.threads)} "
+                f"{'threads' if spec.problem == 'binding' else 'tasks to group into threads'} "
                 f"on {spec.topology.name} ({len(spec.usable_contexts)} usable contexts)",
                 markup=False, soft_wrap=True,
             )
