@@ -20,13 +20,8 @@ def load_graph(path: Path, app_name: str | None):
     from solver.taskgraph import TaskGraphError
 
     if path.suffix.lower() in SPEC_SUFFIXES:
-        try:
-            from solver.taskgraph_spec import graph_from_spec
-        except ModuleNotFoundError as exc:
-            if exc.name not in ("solver.taskgraph_spec",):
-                raise
-            common.fail(f"{path}: specs are not supported yet by `tasksolve makespan`; "
-                        "give a Standard Task Graph (.stg) file", common.EXIT_BAD_INPUT)
+        from solver.taskgraph_spec import graph_from_spec
+
         try:
             return graph_from_spec(path, app_name)
         except (ValueError, OSError) as exc:

@@ -49,14 +49,6 @@ def compare(problem: PipelineProblem, methods: list[str], *, time_limit: float =
 
 
 # ------------------------------------------------------------------------------ measurement
-def oracle_available() -> bool:
-    try:
-        import simulate.oracle  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
 def spec_for_problem(spec, problem: PipelineProblem):
     """`spec` with its workload reduced to the one instance the problem pipelines (the plan only
     runs that instance); the spec itself when it already is."""

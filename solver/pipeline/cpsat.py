@@ -354,7 +354,6 @@ def build_model(problem: PipelineProblem, *, latency_bound: int | None = None,
 def add_hint(pm: PipelineModel, cand: Candidate) -> None:
     """Hint the model with a mapped candidate (groups renumbered by smallest task, bins permuted
     to the model's symmetry-breaking order)."""
-    problem = pm.problem
     if not cand.mapped or len(cand.groups) > pm.slots:
         return
     order = sorted(cand.groups, key=lambda g: min(g.tasks))

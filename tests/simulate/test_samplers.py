@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 from collections import Counter
 
-import numpy as np
 import pytest
 from scipy.stats import chi2
 
