@@ -58,14 +58,25 @@ class UsableTree:
     @cached_property
     def shapes(self) -> dict[tuple[int, int], Form]:
         """(level, domain) -> shape of its usable subtree (a context's shape is ``()``)."""
+        return self.labelled_shapes({})
+
+    def labelled_shapes(self, labels: Mapping[int, Form]) -> dict[tuple[int, int], Form]:
+        """Shapes of the subtrees when each context carries a label (``()`` when absent):
+        two subtrees of equal labelled shape are exchanged by a symmetry that keeps labels."""
         shapes: dict[tuple[int, int], Form] = {}
         for context in self.usable:
-            shapes[(self.depth - 1, context)] = ()
+            shapes[(self.depth - 1, context)] = labels.get(context, ())
         for level in range(self.depth - 2, -2, -1):
             for (lvl, domain), kids in self.children.items():
                 if lvl == level:
                     shapes[(lvl, domain)] = tuple(sorted(shapes[(lvl + 1, k)] for k in kids))
         return shapes
+
+    def leaves(self, level: int, domain: int) -> list[int]:
+        """The usable contexts in a domain (level -1: the machine), in index order."""
+        if level == self.depth - 1:
+            return [domain]
+        return [c for k in self.children[(level, domain)] for c in self.leaves(level + 1, k)]
 
     # ------------------------------------------------------------------ canonical forms
     def canonical_form(self, placement: Mapping[int, int]) -> Form:
@@ -83,11 +94,6 @@ class UsableTree:
         equivalent placement (children of equal shape are refilled in canonical order)."""
         result: dict[int, int] = {}
 
-        def form(level: int, domain: int) -> Form:
-            if level == self.depth - 1:
-                return placement.get(domain, -1)
-            return tuple(sorted(form(level + 1, k) for k in self.children[(level, domain)]))
-
         def place(level: int, domain: int, content: Form) -> None:
             if level == self.depth - 1:
                 if content != -1:
@@ -103,7 +109,7 @@ class UsableTree:
                 shape = self._shape_of(child_form, level + 1)
                 place(level + 1, free[shape].pop(0), child_form)
 
-        place(-1, 0, form(-1, 0))
+        place(-1, 0, self.canonical_form(placement))
         return result
 
     def _shape_of(self, child_form: Form, level: int) -> Form:
@@ -131,11 +137,6 @@ class UsableTree:
             return iter(())
         return self._place(-1, 0, tuple(range(threads)))
 
-    def _capacity(self, level: int, domain: int) -> int:
-        if level == self.depth - 1:
-            return 1
-        return sum(self._capacity(level + 1, k) for k in self.children[(level, domain)])
-
     def _place(self, level: int, domain: int, threads: tuple[int, ...]) -> "Iterator[tuple[dict[int, int], int]]":
         if not threads:
             yield {}, 1
@@ -156,7 +157,7 @@ class UsableTree:
             yield {}, 1
             return
         members, part = groups[0], split[0]
-        capacity = self._capacity(level + 1, members[0])
+        capacity = len(self.leaves(level + 1, members[0]))
         for blocks in _set_partitions(part, len(members)):
             if any(len(b) > capacity for b in blocks):
                 continue
@@ -177,11 +178,6 @@ class UsableTree:
     def random_automorphism(self, rng: random.Random) -> dict[int, int]:
         """A uniformly drawn symmetry of the usable tree, as a permutation {context: context}."""
         mapping: dict[int, int] = {}
-
-        def leaves(level: int, domain: int) -> list[int]:
-            if level == self.depth - 1:
-                return [domain]
-            return [c for k in self.children[(level, domain)] for c in leaves(level + 1, k)]
 
         def permute(level: int, source: int, target: int) -> None:
             """Map the subtree at `source` onto the isomorphic subtree at `target`."""

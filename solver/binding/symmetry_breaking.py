@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from solver.binding.problem import BindingProblem
+from specs import UsableTree
 
 Shape = tuple
 
@@ -28,17 +29,16 @@ class SiblingClasses:
     problem: BindingProblem
 
     @cached_property
-    def depth(self) -> int:
-        return len(self.problem.topology.levels)
+    def tree(self) -> UsableTree:
+        return UsableTree.of(self.problem.topology, self.problem.usable)
 
-    @cached_property
+    @property
+    def depth(self) -> int:
+        return self.tree.depth
+
+    @property
     def children(self) -> dict[tuple[int, int], list[int]]:
-        topo = self.problem.topology
-        out: dict[tuple[int, int], set[int]] = {}
-        for context in self.problem.usable:
-            for level in range(-1, self.depth - 1):
-                out.setdefault((level, topo.domain_of(context, level)), set()).add(topo.domain_of(context, level + 1))
-        return {key: sorted(kids) for key, kids in out.items()}
+        return self.tree.children
 
     @cached_property
     def labels(self) -> dict[int, tuple[int, ...]]:
@@ -51,14 +51,7 @@ class SiblingClasses:
 
     @cached_property
     def shapes(self) -> dict[tuple[int, int], Shape]:
-        shapes: dict[tuple[int, int], Shape] = {}
-        for context in self.problem.usable:
-            shapes[(self.depth - 1, context)] = ("leaf", self.labels[context])
-        for level in range(self.depth - 2, -2, -1):
-            for (lvl, domain), kids in self.children.items():
-                if lvl == level:
-                    shapes[(lvl, domain)] = tuple(sorted(shapes[(lvl + 1, k)] for k in kids))
-        return shapes
+        return self.tree.labelled_shapes({c: ("leaf", label) for c, label in self.labels.items()})
 
     def classes(self) -> list[tuple[int, list[int]]]:
         """(level of the members, sorted member domains) for every class of >= 2 siblings."""
@@ -71,9 +64,7 @@ class SiblingClasses:
         return out
 
     def leaves(self, level: int, domain: int) -> list[int]:
-        if level == self.depth - 1:
-            return [domain]
-        return [c for kid in self.children[(level, domain)] for c in self.leaves(level + 1, kid)]
+        return self.tree.leaves(level, domain)
 
     def representative(self, contexts: list[int]) -> list[int]:
         """The plan of the same symmetry class that satisfies value precedence everywhere."""
