@@ -102,20 +102,10 @@ class Plan(StrictModel):
 
     def save(self, path: str | FsPath) -> None:
         """Write the plan atomically (YAML, or JSON for a ``.json`` path)."""
-        import os
-        import tempfile
+        from specs.files import write_text_atomic
 
         path = FsPath(path)
-        text = self.to_json() if path.suffix == ".json" else self.to_yaml()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w") as handle:
-                handle.write(text)
-            os.replace(tmp, path)
-        except BaseException:
-            FsPath(tmp).unlink(missing_ok=True)
-            raise
+        write_text_atomic(path, self.to_json() if path.suffix == ".json" else self.to_yaml())
 
 
 def check_plan(spec: Spec, plan: Plan) -> list[Problem]:

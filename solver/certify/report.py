@@ -120,7 +120,7 @@ td:first-child,th:first-child{{text-align:left}} pre{{background:#f6f6f6;padding
 <pre>{e(chr(10).join(pin_lines))}</pre>
 </body></html>
 """
-    from solver.certify.files import write_text_atomic
+    from specs.files import write_text_atomic
 
     write_text_atomic(path, page)
 

@@ -97,7 +97,7 @@ def certify_command(
 
     Exit code 0 when the verdict is `certified` or `exceeds_estimate`, 1 otherwise.
     """
-    from solver.certify.files import write_json_atomic
+    from solver.cli.common import write_json_atomic
 
     spec = load_binding_spec_or_fail(spec_path)
     oracle = check_oracle_kind(oracle or spec.oracle.kind)
@@ -136,7 +136,7 @@ def run_command(
     self-contained page).  Exit code 0 when the plan is certified (or beats the estimate), 1 when
     not, 2 on bad input, 3 when an oracle or the solver fails.
     """
-    from solver.certify.files import write_json_atomic
+    from solver.cli.common import write_json_atomic
     from solver.certify.report import write_report
     from solver.render import plan_text, taskset_lines
     from solver.solve import METHODS, Infeasible, solve

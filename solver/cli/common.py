@@ -73,6 +73,13 @@ def to_json_text(obj: Any) -> str:
     return json.dumps(_finite(json.loads(json.dumps(obj, default=_json_default))), indent=2)
 
 
+def write_json_atomic(path, data: Any) -> None:
+    """Write a result as JSON (as ``--json`` prints it), atomically."""
+    from specs.files import write_text_atomic
+
+    write_text_atomic(path, to_json_text(data) + "\n")
+
+
 def emit_json(obj: Any) -> None:
     """Print a result as JSON on stdout."""
     sys.stdout.write(to_json_text(obj) + "\n")

@@ -76,7 +76,9 @@ def schema(
     if out is None:
         typer.echo(text)
     else:
-        out.write_text(text + "\n")
+        from specs.files import write_text_atomic
+
+        write_text_atomic(out, text + "\n")
         console.print(f"wrote {out}", markup=False)
 
 

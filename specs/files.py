@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
 
 
 def write_text_atomic(path: str | Path, text: str) -> None:
@@ -25,9 +24,3 @@ def write_text_atomic(path: str | Path, text: str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-
-
-def write_json_atomic(path: str | Path, data: Any) -> None:
-    from solver.cli.common import to_json_text
-
-    write_text_atomic(path, to_json_text(data) + "\n")
