@@ -91,10 +91,6 @@ class SolveReport:
         }
 
 
-def _value(measurement: Measurement, objective: str) -> float:
-    return measurement.value(objective)
-
-
 def solve(spec: Spec, methods: list[str], *, oracle_kind: str = "des", top_k: int = 5,
           time_limit: float = 30.0, workers: int = 2, seed: int = 0, samples: int = 5000,
           baseline_plans: int = 10, top_n: int = 5, deterministic: bool = False,
@@ -134,8 +130,8 @@ def solve(spec: Spec, methods: list[str], *, oracle_kind: str = "des", top_k: in
         chosen = [list(map(int, sample[best_index]))] + naive
         results = measure(chosen, "random")
         rows.append(Row(f"random best of {len(sample)}", float(sample_values[best_index]),
-                        _value(results[0], objective), results[0].half_width, chosen[0]))
-        values = [_value(m, objective) for m in results[1:]]
+                        results[0].value(objective), results[0].half_width, chosen[0]))
+        values = [m.value(objective) for m in results[1:]]
         worst = int(np.argmin(values))
         rows.append(Row(f"naive avg of {len(values)}", float(np.mean(sample_values[:len(naive)])),
                         float(np.mean(values)), None, note="unaware scheduler"))
@@ -150,7 +146,7 @@ def solve(spec: Spec, methods: list[str], *, oracle_kind: str = "des", top_k: in
             plans = []
         if plans:
             results = measure(plans, "balanced")
-            values = [_value(m, objective) for m in results]
+            values = [m.value(objective) for m in results]
             preds = batch.evaluate(np.array(plans)).values(objective)
             worst = int(np.argmin(values))
             rows.append(Row(f"balanced avg of {len(plans)}", float(np.mean(preds)), float(np.mean(values)), None))
@@ -172,10 +168,10 @@ def solve(spec: Spec, methods: list[str], *, oracle_kind: str = "des", top_k: in
                                seed=seed, objective=objective, oracle_kind=oracle_kind, workers=workers,
                                tables=tables)
         rows.append(Row(f"{method} top {top_n}", predicted(result.best_contexts),
-                        _value(result.best_measured, objective), result.best_measured.half_width,
+                        result.best_measured.value(objective), result.best_measured.half_width,
                         result.best_contexts, note=f"{result.experiments} profiling runs"))
         report_details[method] = {"experiments": result.experiments, "table_size": result.table_size}
-        if answer is None or _value(result.best_measured, objective) > _value(answer[2], objective):
+        if answer is None or result.best_measured.value(objective) > answer[2].value(objective):
             if "cpsat" not in methods:
                 answer = (method, result.best_contexts, result.best_measured)
 
@@ -194,15 +190,15 @@ def solve(spec: Spec, methods: list[str], *, oracle_kind: str = "des", top_k: in
         cp_value, cp_bound, cp_gap = best_solution.objective, best_solution.bound, best_solution.gap
         plans = [s.contexts for s in result.solutions]
         measured = measure(plans, "cpsat")
-        k = max(range(len(plans)), key=lambda i: _value(measured[i], objective))
+        k = max(range(len(plans)), key=lambda i: measured[i].value(objective))
         rows.insert(0, Row(f"cpsat top {len(plans)}", predicted(plans[k]),
-                           _value(measured[k], objective), measured[k].half_width, plans[k],
+                           measured[k].value(objective), measured[k].half_width, plans[k],
                            note=f"{result.status}, model rank {k + 1}"))
         answer = ("cpsat", plans[k], measured[k])
         report_details["cpsat"] = {
             "status": result.status, "wall_time": result.wall_time,
             "symmetry_constraints": result.symmetry_constraints,
-            "top_k": [{"predicted": s.objective, "measured": _value(m, objective)} for s, m in zip(result.solutions, measured)],
+            "top_k": [{"predicted": s.objective, "measured": m.value(objective)} for s, m in zip(result.solutions, measured)],
         }
 
     if answer is None:

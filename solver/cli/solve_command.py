@@ -24,7 +24,7 @@ def _format(value: float | None, objective: str) -> str:
     if value is None:
         return "-"
     if objective == "latency":
-        return f"{-value * 1e6:.3f} us" if value < 0 else f"{value * 1e6:.3f} us"
+        return f"{abs(value) * 1e6:.3f} us"  # Measurement.value gives minus the latency
     return f"{value / 1e6:.4f} Mpps"
 
 

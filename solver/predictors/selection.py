@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from specs import Plan, Spec
+from specs import Plan, Spec, UsableTree
 from solver.predictors.models import PREDICTORS
 from solver.predictors.tables import OracleFactory, ProfileTables
 
@@ -42,9 +42,10 @@ def run_predictor(spec: Spec, method: str, oracle_factory: OracleFactory, candid
     tables.prefetch(np.asarray(candidates), workers)
     seen: set = set()
     scored: list[tuple[float, list[int]]] = []
+    tree = UsableTree.of(spec.topology, spec.usable_contexts)
     for row in np.asarray(candidates):
         contexts = [int(c) for c in row]
-        form = Plan.from_contexts(spec, contexts).canonical_form(spec)
+        form = tree.canonical_form({c: t for t, c in enumerate(contexts)})
         if form in seen:
             continue
         seen.add(form)
