@@ -9,7 +9,6 @@ estimated optimum at the stated confidence, or `max_samples`.
 from __future__ import annotations
 
 import math
-from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -110,7 +109,7 @@ def certify(spec: Spec, *, out_dir: Path, plan: Plan | None = None, samples: int
     unit = format_value(objective)
     bar = _Progress(progress, n_init if sequential_mode else n_fixed, minimize, unit)
     history = None
-    with bar if progress else nullcontext():
+    with bar:
         bar.set_completed(len(service.records))
         if sequential_mode:
             cursor = {"next": 0}
