@@ -42,7 +42,7 @@ def _rng(seed: int | np.random.Generator | None) -> np.random.Generator:
     return seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
 
 
-class _Constraints:
+class PlacementConstraints:
     """The spec's placement constraints as arrays."""
 
     def __init__(self, spec) -> None:
@@ -92,7 +92,7 @@ def uniform_plans(spec, n: int, seed: int | np.random.Generator | None = None,
     """`n` iid plans, uniform over the injective maps of the threads into the usable contexts
     that satisfy the constraints (see the module docstring)."""
     rng = _rng(seed)
-    cons = _Constraints(spec)
+    cons = PlacementConstraints(spec)
     out = np.empty((n, cons.T), dtype=np.intp)
     for t, c in cons.pinned.items():
         out[:, t] = c
@@ -126,7 +126,7 @@ def balanced_plans(spec, n: int, seed: int | np.random.Generator | None = None,
                    max_rounds: int = 50) -> np.ndarray:
     """`n` balanced plans (see the module docstring)."""
     rng = _rng(seed)
-    cons = _Constraints(spec)
+    cons = PlacementConstraints(spec)
     out = np.empty((n, cons.T), dtype=np.intp)
     todo = np.arange(n)
     for _ in range(max_rounds):
@@ -140,7 +140,7 @@ def balanced_plans(spec, n: int, seed: int | np.random.Generator | None = None,
                        f"after {max_rounds} rounds")
 
 
-def _balanced_once(spec, cons: _Constraints, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+def _balanced_once(spec, cons: PlacementConstraints, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     topo = spec.topology
     depth = len(topo.levels)
     C = cons.C

@@ -8,8 +8,9 @@ Methods (DESIGN.md, "The methods"):
   average and worst of a few balanced plans measured on the oracle;
 * ``tsbsched`` / ``blackbox`` -- profile with the oracle, predict the random sample, measure the
   predicted top N, keep the best measured (selection phase);
-* ``cpsat`` -- the closed form solved exactly, hinted with the best random plan; the K best
-  distinct plans are measured on the oracle and the best measured is the answer.
+* ``cpsat`` -- the closed form solved exactly, hinted with the best random plan improved by local
+  search; the K best distinct plans are measured on the oracle and the best measured is the
+  answer.  For total throughput the bound is the tighter of CP-SAT's and the configuration LP's.
 
 Every figure in the comparison is measured with the same oracle and the same seeds, so rows
 can be compared; `predicted` is the closed form's value for the same plan.
@@ -195,9 +196,18 @@ def solve(spec: Spec, methods: list[str], *, oracle_kind: str = "des", top_k: in
                            measured[k].value(objective), measured[k].half_width, plans[k],
                            note=f"{result.status}, model rank {k + 1}"))
         answer = ("cpsat", plans[k], measured[k])
+        heuristic, configuration = result.local_search, result.configuration_bound
         report_details["cpsat"] = {
             "status": result.status, "wall_time": result.wall_time,
             "symmetry_constraints": result.symmetry_constraints,
+            "bound_source": best_solution.bound_source, "found_by": best_solution.found_by,
+            "local_search": None if heuristic is None else {
+                "value": heuristic.value, "rounds": heuristic.rounds, "wall_time": heuristic.wall_time},
+            "configuration_bound": None if configuration is None else {
+                "value": configuration.value, "level": configuration.level,
+                "configurations": configuration.configurations, "columns": configuration.columns,
+                "converged": configuration.converged, "wall_time": configuration.wall_time},
+            "notes": result.notes,
             "top_k": [{"predicted": s.objective, "measured": m.value(objective)} for s, m in zip(result.solutions, measured)],
         }
 

@@ -23,6 +23,12 @@ Variables and constraints (all integers; scales below):
 Symmetry breaking: `solver.binding.symmetry_breaking` (value precedence among interchangeable
 sibling domains).  The K best distinct plans come from re-solving with a no-good on each plan
 found; thanks to the symmetry breaking, each is the unique representative of its class.
+
+Around the model (`solve_binding`): the hint is first improved by iterated local search on the
+closed form (`solver.binding.local_search`), and for total throughput the bound reported is the
+tighter of CP-SAT's and the configuration LP's (`solver.binding.configurations`): on large
+instances CP-SAT's linear relaxation stays near the contention-free bound, the configuration LP
+does not.
 """
 
 from __future__ import annotations
@@ -34,6 +40,8 @@ from functools import reduce
 
 from ortools.sat.python import cp_model
 
+from solver.binding.configurations import ConfigurationBound, NotApplicable, configuration_bound
+from solver.binding.local_search import LocalSearchResult, improve_plan
 from solver.binding.problem import BindingProblem
 from solver.binding.symmetry_breaking import SiblingClasses, add_value_precedence
 from specs import UsableTree
@@ -53,6 +61,8 @@ class BindingSolution:
     bound: float
     gap: float                # relative distance between objective and bound
     wall_time: float
+    bound_source: str = "cpsat"   # or "configuration LP"
+    found_by: str = "cpsat"       # or "local search" (when CP-SAT did not reach the hint)
 
 
 @dataclass
@@ -64,6 +74,9 @@ class BindingResult:
     status: str = "UNKNOWN"
     wall_time: float = 0.0
     symmetry_constraints: int = 0
+    local_search: LocalSearchResult | None = None
+    configuration_bound: ConfigurationBound | None = None
+    notes: list[str] = field(default_factory=list)
 
     @property
     def best(self) -> BindingSolution | None:
@@ -373,15 +386,96 @@ class BindingModel:
         return clock * self.unit * raw / self.throughput_k
 
 
+def _heuristic(problem: BindingProblem, objective: str, hint: list[int] | None, seed: int,
+               rounds: int, time_limit: float | None) -> LocalSearchResult | None:
+    """Iterated local search from the hint (or from one random plan); None if there is no start."""
+    from solver.samplers import SamplerError, uniform_plans
+
+    start = hint
+    if start is None:
+        try:
+            start = list(map(int, uniform_plans(problem.spec, 1, seed)[0]))
+        except SamplerError:
+            return None
+    try:
+        return improve_plan(problem.spec, start, objective=objective, seed=seed, rounds=rounds, time_limit=time_limit)
+    except ValueError:  # the start breaks a cap or the latency bound
+        return None
+
+
 def solve_binding(problem: BindingProblem, *, objective: str | None = None, top_k: int = 1,
                   time_limit: float = 30.0, workers: int = 2, seed: int = 0,
                   hint: list[int] | None = None, symmetry: bool = True,
-                  deterministic_time: float | None = None) -> BindingResult:
+                  deterministic_time: float | None = None, local_search: bool = True,
+                  configuration: bool = True) -> BindingResult:
     """The `top_k` best distinct plans of the closed-form model (best first).
 
-    `time_limit` is shared by all K solves; the first solve gets what it needs.  `deterministic_time`
-    (CP-SAT's deterministic limit) makes runs repeatable with a fixed `seed` and `workers`.
+    Steps: iterated local search from `hint` (at most 400 rounds and 30% of `time_limit`; 2 rounds
+    per second of `deterministic_time` and no clock when runs must be repeatable), the configuration bound (total
+    throughput only), then CP-SAT hinted with the local search's plan for the time left (at least
+    20% of `time_limit`).  `time_limit` is shared by all K solves; the first solve gets what it
+    needs.  `deterministic_time` (CP-SAT's deterministic limit) makes runs repeatable with a fixed
+    `seed` and `workers`.  If CP-SAT ends below the local search's plan, that plan comes first.
     """
+    start = time.perf_counter()
+    objective = objective or problem.spec.objective
+    heuristic = None
+    if local_search:
+        if deterministic_time is not None:
+            heuristic = _heuristic(problem, objective, hint, seed, max(10, int(2 * deterministic_time)), None)
+        else:
+            heuristic = _heuristic(problem, objective, hint, seed, 400, 0.3 * time_limit)
+        if heuristic is not None:
+            hint = heuristic.contexts
+    bound_info = None
+    notes = []
+    if configuration and objective == "total_throughput":
+        try:
+            bound_info = configuration_bound(problem, objective=objective, time_limit=max(1.0, time_limit - (time.perf_counter() - start)))
+        except NotApplicable as exc:
+            notes.append(f"no configuration bound: {exc}")
+    if deterministic_time is None:
+        time_limit = max(0.2 * time_limit, time_limit - (time.perf_counter() - start))
+    result = _solve_model(problem, objective, top_k, time_limit, workers, seed, hint, symmetry, deterministic_time)
+    result.local_search, result.configuration_bound, result.notes = heuristic, bound_info, notes
+    if heuristic is not None:
+        _keep_heuristic(result, problem, heuristic)
+        result.solutions = result.solutions[:top_k]
+    if bound_info is not None:
+        for solution in result.solutions:
+            if bound_info.value < solution.bound:
+                solution.bound, solution.bound_source = bound_info.value, "configuration LP"
+                solution.gap = max(0.0, (solution.bound - solution.objective) / solution.objective)
+    result.wall_time = time.perf_counter() - start
+    return result
+
+
+def _keep_heuristic(result: BindingResult, problem: BindingProblem, heuristic: LocalSearchResult) -> None:
+    """Put the local search's plan first when CP-SAT ended below it (the model's value is the
+    closed form's, up to the throughput resolution)."""
+    value = -heuristic.value if result.objective_kind == "latency" else heuristic.value
+    best = result.best
+    if best is not None:
+        better = value < best.objective * (1 - 1e-9) if result.objective_kind == "latency" else \
+            value > best.objective * (1 + 2.0 / THROUGHPUT_RESOLUTION)
+        if not better:
+            return
+    tree = UsableTree.of(problem.topology, problem.usable)
+    form = tree.canonical_form({c: t for t, c in enumerate(heuristic.contexts)})
+    result.solutions = [s for s in result.solutions
+                        if tree.canonical_form({c: t for t, c in enumerate(s.contexts)}) != form]
+    bound = best.bound if best is not None else (math.inf if result.objective_kind != "latency" else 0.0)
+    gap = abs(bound - value) / abs(value) if value else math.inf
+    result.solutions.insert(0, BindingSolution(list(heuristic.contexts), "FEASIBLE", value, bound, gap,
+                                               0.0, found_by="local search"))
+    if result.status not in ("OPTIMAL", "FEASIBLE"):
+        result.status = "FEASIBLE"
+
+
+def _solve_model(problem: BindingProblem, objective: str, top_k: int, time_limit: float, workers: int,
+                 seed: int, hint: list[int] | None, symmetry: bool,
+                 deterministic_time: float | None) -> BindingResult:
+    """CP-SAT alone: the K best distinct plans of the model."""
     start = time.perf_counter()
     model = BindingModel(problem, objective, symmetry=symmetry)
     if hint is not None:

@@ -115,8 +115,13 @@ def _print_report(spec, report, out) -> None:
             console.print(f"  {row.method}: {row.note}", markup=False)
     if report.status != "NOT_RUN":
         gap = f"{report.gap:.2e}" if report.gap is not None else "-"
+        cpsat = report.details.get("cpsat", {})
+        source = cpsat.get("bound_source", "cpsat")
         console.print(f"CP-SAT: {report.status}, model objective {_format(report.model_objective, objective)}, "
-                      f"bound {_format(report.bound, objective)}, gap {gap}", markup=False)
+                      f"bound {_format(report.bound, objective)}"
+                      f"{' (configuration LP)' if source != 'cpsat' else ''}, gap {gap}", markup=False)
+        for note in cpsat.get("notes", []):
+            console.print(f"  {note}", markup=False)
     console.print(plan_tree(spec, report.plan, title=f"chosen plan ({report.method})"))
     if out is not None:
         console.print(f"plan written to {out}", markup=False)

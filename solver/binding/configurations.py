@@ -1,0 +1,465 @@
+"""An upper bound on total throughput from *configurations* of one sharing domain.
+
+The closed form (`simulate.analytic`) makes a thread's slowdown depend only on the loads of the
+domains holding it, and its work only on where its producers are.  Let L be the coarsest level
+holding a resource that is not machine-wide (the T2's core).  Everything that slows a thread down
+is then decided inside its L-domain, except the cost of messages from other L-domains.  A
+*configuration* is what one L-domain holds: the multiset of thread types (application, task) in
+each of its cells (the domains of level L+1, the T2's pipes; cells of equal size are
+interchangeable).  Instances of one application are identical, so types are all that matter.
+
+**Value of a configuration** (an upper bound on what its instances earn).  Each application has
+an *anchor* task (the one with the most cycles); an instance is credited to the L-domain holding
+its anchor thread, with ``clock / max E_t`` over the *fragment* of the instance in that domain
+(its threads there), where ``E_t = work_t * slowdown_t`` is computed from the configuration: the
+slowdown exactly (loads of the cell and of the L-domain, constant machine-wide loads), the work
+with the exact message cost for producers in the fragment and the cheapest cost across L-domains
+for the others.  The instance's threads outside the L-domain count with the least time they can
+have anywhere (their cycles, the cheapest message costs, and a slowdown from the machine-wide
+loads and their own demand alone).  Which threads of the configuration form which fragment is not known, so the
+value is the maximum over every way to assign partner threads to anchors.  The real grouping is
+one of them, its fragments' ``max E`` can only be lower than the instances' periods, and threads
+outside a fragment only add to the real period: the value is never below what the instances
+anchored there really earn.  When a count vector allows too many assignments, each anchor takes
+its best partners independently (a larger maximum, still an upper bound).
+
+**Bound** (Gilmore & Gomory's configuration LP, solved by column generation -- Desrosiers &
+Luebbecke, "A primer in column generation", 2005): choose how many L-domains of each kind take
+each configuration, so that every thread type is placed exactly as often as the spec has it::
+
+    maximise   sum_j v_j lambda_j
+    subject to sum_j n_kj lambda_j = N_k   for every thread type k
+               sum_{j of kind g} lambda_j <= m_g   (m_g L-domains of kind g)
+               lambda >= 0
+
+For any prices ``pi`` the Lagrangian value ``pi . N + sum_g m_g max(0, max_j (v_j - n_j . pi))``
+is an upper bound on the LP, hence on every plan (weak duality); the bound reported is the least
+of these over the column-generation iterations, and equals the LP optimum when the pricing finds
+no improving configuration.
+
+Relaxed (left out, so the bound stays valid): pins, forbids, ``latency_max``, caps other than
+those on L and its cells, and resources on levels below the cells (only a thread's own demand
+counts there).  Only the total-throughput objective is bounded.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.optimize import linprog
+
+from solver.binding.problem import BindingProblem
+
+MAX_CONFIGURATIONS = 3_000_000
+MAX_ASSIGNMENTS = 4096        # partner assignments enumerated per count vector
+CHUNK = 131_072               # configurations evaluated at once
+
+
+class NotApplicable(Exception):
+    """The configuration bound does not apply to this problem (the message says why)."""
+
+
+# ----------------------------------------------------------------------------- thread types
+@dataclass
+class ThreadTypes:
+    """Thread types (application, task) with counts, demands, cycles and in-edges."""
+
+    names: list[tuple[str, str]]
+    count: np.ndarray                 # (K,) threads of each type in the spec
+    cycles: np.ndarray                # (K,)
+    demand: np.ndarray                # (K, R) demand per resource
+    in_edges: list[list[tuple[int, int]]]   # per type: (producer type, bytes)
+    apps: dict[str, list[int]]        # application -> its types, in task order
+    anchor: dict[str, int]            # application -> anchor type
+
+    @classmethod
+    def of(cls, problem: BindingProblem) -> "ThreadTypes":
+        spec = problem.spec
+        resources = [r.name for r in problem.topology.resources]
+        names: list[tuple[str, str]] = []
+        count: dict[tuple[str, str], int] = {}
+        for thread in spec.threads:
+            key = (thread.app, thread.task)
+            if key not in count:
+                names.append(key)
+                count[key] = 0
+            count[key] += 1
+        index = {key: k for k, key in enumerate(names)}
+        apps: dict[str, list[int]] = {}
+        for k, (app, _) in enumerate(names):
+            apps.setdefault(app, []).append(k)
+        tasks = [spec.applications[app].tasks[task] for app, task in names]
+        in_edges: list[list[tuple[int, int]]] = [[] for _ in names]
+        for app in apps:
+            for edge in spec.applications[app].edges:
+                in_edges[index[(app, edge.target)]].append((index[(app, edge.source)], edge.bytes))
+        cycles = np.array([t.cycles for t in tasks], dtype=float)
+        anchor = {app: max(ks, key=lambda k: (cycles[k], -k)) for app, ks in apps.items()}
+        return cls(names=names, count=np.array([count[key] for key in names]), cycles=cycles,
+                   demand=np.array([[t.demand.get(r, 0.0) for r in resources] for t in tasks], dtype=float).reshape(len(tasks), len(resources)),
+                   in_edges=in_edges, apps=apps, anchor=anchor)
+
+
+# ----------------------------------------------------------------------------- layout
+@dataclass
+class Layout:
+    """Level L, its cells, the kinds of L-domains and the three message costs."""
+
+    level: int                                   # L
+    cell_level: int | None                       # level of the cells (None: one cell, the L-domain)
+    kinds: dict[tuple[int, ...], int]            # cell sizes (sorted, descending) -> L-domains
+    domain_cap: int | None                       # max threads per L-domain
+    cell_cap: int | None                         # max threads per cell
+    cost_same_cell: dict[int, float] = field(default_factory=dict)    # bytes -> cycles
+    cost_same_domain: dict[int, float] = field(default_factory=dict)
+    cost_across: dict[int, float] = field(default_factory=dict)
+    cheapest: dict[int, float] = field(default_factory=dict)        # anywhere
+
+    @classmethod
+    def of(cls, problem: BindingProblem, types: ThreadTypes) -> "Layout":
+        topo = problem.topology
+        depth = len(topo.levels)
+        used = {topo.level_index(r.level) for j, r in enumerate(topo.resources)
+                if (types.demand[:, j] > 0).any()}
+        local = [level for level in used if level >= 0]
+        level = min(local) if local else 0
+        cell_level = level + 1 if level + 1 < depth - 1 else None
+        usable = set(problem.usable)
+        kinds: dict[tuple[int, ...], int] = {}
+        for domain in range(topo.domain_count(level)):
+            contexts = topo.contexts_of(level, domain)
+            if cell_level is None:
+                sizes = (sum(c in usable for c in contexts),)
+            else:
+                stride = topo.strides[cell_level]
+                sizes = tuple(sorted((sum(c in usable for c in range(start, start + stride))
+                                      for start in range(contexts.start, contexts.stop, stride)), reverse=True))
+            sizes = tuple(s for s in sizes if s > 0)
+            if sizes:
+                kinds[sizes] = kinds.get(sizes, 0) + 1
+        caps = problem.caps
+        layout = cls(level=level, cell_level=cell_level, kinds=kinds, domain_cap=caps.get(level),
+                     cell_cap=caps.get(cell_level) if cell_level is not None else None)
+        inner_low = cell_level if cell_level is not None else level
+        sizes = {size for edges in types.in_edges for _, size in edges}
+        for size in sizes:
+            inner = [topo.message_cycles(k, size) for k in range(inner_low, depth - 1)]
+            layout.cost_same_cell[size] = min(inner) if inner else math.inf
+            layout.cost_same_domain[size] = topo.message_cycles(level, size)
+            layout.cost_across[size] = min(topo.message_cycles(k, size) for k in range(-1, level))
+            layout.cheapest[size] = min(layout.cost_same_cell[size], layout.cost_same_domain[size],
+                                        layout.cost_across[size])
+        return layout
+
+
+# ----------------------------------------------------------------------------- enumeration
+def _multisets(n_types: int, size: int, limit: np.ndarray) -> np.ndarray:
+    """Every multiset of at most `size` types (rows of counts), each type at most `limit[k]`."""
+    rows = [np.zeros(n_types, dtype=np.int16)]
+    for s in range(1, size + 1):
+        for combo in itertools.combinations_with_replacement(range(n_types), s):
+            row = np.bincount(combo, minlength=n_types).astype(np.int16)
+            if (row <= limit).all():
+                rows.append(row)
+    return np.array(rows)
+
+
+def _combinations(n: int, r: int) -> np.ndarray:
+    """Non-decreasing index tuples of length r over range(n), as an (count, r) array."""
+    out = np.arange(n)[:, None]
+    for _ in range(r - 1):
+        last = out[:, -1]
+        reps = n - last
+        base = np.repeat(out, reps, axis=0)
+        starts = np.repeat(last, reps)
+        offsets = np.arange(len(base)) - np.repeat(np.cumsum(reps) - reps, reps)
+        out = np.column_stack([base, starts + offsets])
+    return out
+
+
+def count_configurations(types: ThreadTypes, layout: Layout, sizes: tuple[int, ...]) -> int:
+    """How many cell tuples the enumeration of one kind starts from (before the count filter)."""
+    total = 1
+    for size, r in _groups(sizes):
+        cap = min(size, layout.cell_cap) if layout.cell_cap is not None else size
+        multisets = sum(math.comb(len(types.names) + s - 1, s) for s in range(cap + 1))
+        total *= math.comb(multisets + r - 1, r)
+    return total
+
+
+def _groups(sizes: tuple[int, ...]) -> list[tuple[int, int]]:
+    return [(size, len(list(group))) for size, group in itertools.groupby(sizes)]
+
+
+def enumerate_configurations(types: ThreadTypes, layout: Layout, sizes: tuple[int, ...]) -> np.ndarray:
+    """Every configuration of an L-domain of cells `sizes`: an array (configs, cells, types)."""
+    parts = []
+    for size, r in _groups(sizes):
+        cap = min(size, layout.cell_cap) if layout.cell_cap is not None else size
+        sets = _multisets(len(types.names), cap, types.count)
+        index = _combinations(len(sets), r)
+        parts.append(sets[index])                         # (n, r, K)
+    configs = parts[0]
+    for part in parts[1:]:
+        a = np.repeat(configs, len(part), axis=0)
+        b = np.tile(part, (len(configs), 1, 1))
+        configs = np.concatenate([a, b], axis=1)
+    totals = configs.sum(axis=1)
+    keep = (totals <= types.count).all(axis=1)
+    if layout.domain_cap is not None:
+        keep &= totals.sum(axis=1) <= layout.domain_cap
+    return configs[keep]
+
+
+# ----------------------------------------------------------------------------- values
+class ConfigurationValues:
+    """`value(configs)`: the value of each configuration (module docstring)."""
+
+    def __init__(self, problem: BindingProblem, types: ThreadTypes, layout: Layout) -> None:
+        topo = problem.topology
+        self.types = types
+        self.layout = layout
+        self.clock = float(topo.clock)
+        self.capacity = np.array([r.capacity for r in topo.resources], dtype=float)
+        self.levels = [topo.level_index(r.level) for r in topo.resources]
+        self.machine_load = types.count @ types.demand   # every thread is on the machine
+        # the least slowdown a thread can have anywhere: machine-wide loads and its own demand
+        own = types.demand / self.capacity
+        machine = np.where(np.array(self.levels) < 0, self.machine_load / self.capacity, 0.0)
+        self.least_slowdown = np.maximum(1.0, np.where(types.demand > 0, np.maximum(own, machine), 0.0).max(axis=1, initial=0.0))
+        self._assignments: dict[tuple, np.ndarray | None] = {}
+
+    def slowdowns(self, configs: np.ndarray) -> np.ndarray:
+        """``1 / rate`` of a thread of each type in each cell: (configs, cells, types)."""
+        t = self.types
+        layout = self.layout
+        n, m, K = configs.shape
+        slow = np.ones((n, m, K))
+        domain_total = configs.sum(axis=1).astype(float)          # (n, K)
+        for r, level in enumerate(self.levels):
+            users = t.demand[:, r] > 0
+            if not users.any():
+                continue
+            d = t.demand[:, r]
+            if level < 0:
+                load = np.full((n, m, 1), self.machine_load[r])
+            elif level == layout.level:
+                load = (domain_total @ d)[:, None, None]
+            elif layout.cell_level is not None and level == layout.cell_level:
+                load = (configs.astype(float) @ d)[:, :, None]
+            else:  # below the cells: a context holds one thread, only its own demand is known
+                load = d[None, None, :]
+            ratio = np.broadcast_to(load / self.capacity[r], (n, m, K))
+            slow[:, :, users] = np.maximum(slow[:, :, users], ratio[:, :, users])
+        return slow
+
+    def value(self, configs: np.ndarray) -> np.ndarray:
+        values = np.zeros(len(configs))
+        for start in range(0, len(configs), CHUNK):
+            part = configs[start:start + CHUNK]
+            slow = self.slowdowns(part)
+            for app, roles in self.types.apps.items():
+                values[start:start + CHUNK] += self._app_value(part, slow, roles, self.types.anchor[app])
+        return values
+
+    # -- one application
+    def _app_value(self, configs: np.ndarray, slow: np.ndarray, roles: list[int], anchor: int) -> np.ndarray:
+        m = configs.shape[1]
+        others = [k for k in roles if k != anchor]
+        counts = configs[:, :, [anchor] + others].reshape(len(configs), -1)   # (n, m * r) cell-major
+        present = counts.reshape(len(configs), m, -1)[:, :, 0].sum(axis=1) > 0
+        out = np.zeros(len(configs))
+        if not present.any():
+            return out
+        rows = np.nonzero(present)[0]
+        keys, inverse = np.unique(counts[rows], axis=0, return_inverse=True)
+        inverse = inverse.ravel()
+        for g, key in enumerate(keys):
+            members = rows[inverse == g]
+            grid = key.reshape(m, -1)
+            options = self._options(grid)
+            values = np.stack([self._fragment_value(slow[members], anchor, others, option) for option in options])
+            assignments = self._assignment_matrix(grid, options)
+            if assignments is None:  # too many: each anchor takes its best option on its own
+                best = np.zeros(len(members))
+                for cell in range(m):
+                    mine = [i for i, option in enumerate(options) if option[0] == cell]
+                    if grid[cell, 0] and mine:
+                        best += grid[cell, 0] * values[mine].max(axis=0)
+                out[members] = best
+            else:
+                out[members] = (assignments @ values).max(axis=0)
+        return out
+
+    @staticmethod
+    def _options(grid: np.ndarray) -> list[tuple[int, ...]]:
+        """(anchor cell, location of each other role: a cell or -1 for none) over present cells."""
+        m, r = grid.shape
+        anchor_cells = [c for c in range(m) if grid[c, 0] > 0]
+        choices = [[-1] + [c for c in range(m) if grid[c, j] > 0] for j in range(1, r)]
+        return [(a,) + rest for a in anchor_cells for rest in itertools.product(*choices)]
+
+    def _assignment_matrix(self, grid: np.ndarray, options: list[tuple[int, ...]]) -> np.ndarray | None:
+        """Rows: every feasible assignment (how many anchors take each option)."""
+        key = (grid.tobytes(), grid.shape)
+        if key in self._assignments:
+            return self._assignments[key]
+        m, r = grid.shape
+        per_cell = []
+        total = 1
+        for cell in range(m):
+            mine = [i for i, option in enumerate(options) if option[0] == cell]
+            n_anchor = int(grid[cell, 0])
+            if n_anchor == 0:
+                continue
+            total *= math.comb(len(mine) + n_anchor - 1, n_anchor)
+            per_cell.append(list(itertools.combinations_with_replacement(mine, n_anchor)))
+        if total > MAX_ASSIGNMENTS:
+            self._assignments[key] = None
+            return None
+        rows = []
+        for choice in itertools.product(*per_cell):
+            used = np.zeros((m, r), dtype=int)
+            row = np.zeros(len(options))
+            for picks in choice:
+                for i in picks:
+                    row[i] += 1
+                    for j, loc in enumerate(options[i][1:], start=1):
+                        if loc >= 0:
+                            used[loc, j] += 1
+            if (used[:, 1:] <= grid[:, 1:]).all():
+                rows.append(row)
+        matrix = np.array(rows)
+        self._assignments[key] = matrix
+        return matrix
+
+    def _fragment_value(self, slow: np.ndarray, anchor: int, others: list[int], option: tuple[int, ...]) -> np.ndarray:
+        """``clock / max E`` of the fragment `option` describes, for each configuration."""
+        layout = self.layout
+        where = {anchor: option[0]}
+        where.update({k: loc for k, loc in zip(others, option[1:]) if loc >= 0})
+        worst = np.zeros(len(slow))
+        for k, cell in where.items():
+            work = self.types.cycles[k]
+            for producer, size in self.types.in_edges[k]:
+                if producer not in where:
+                    work += layout.cost_across[size]
+                elif where[producer] == cell:
+                    work += layout.cost_same_cell[size]
+                else:
+                    work += layout.cost_same_domain[size]
+            np.maximum(worst, work * slow[:, cell, k], out=worst)
+        # the instance's threads outside the L-domain: at least their least possible time
+        for k in others:
+            if k not in where:
+                work = self.types.cycles[k] + sum(
+                    layout.cost_across[size] if producer in where else layout.cheapest[size]
+                    for producer, size in self.types.in_edges[k])
+                np.maximum(worst, work * self.least_slowdown[k], out=worst)
+        with np.errstate(divide="ignore"):
+            return self.clock / worst
+
+
+# ----------------------------------------------------------------------------- column generation
+@dataclass
+class ConfigurationBound:
+    """The bound and how it was obtained."""
+
+    value: float               # upper bound on total throughput (packets/s)
+    lp_value: float | None     # the configuration LP's optimum (None if not reached)
+    level: str                 # the level whose domains the configurations describe
+    configurations: int
+    columns: int
+    iterations: int
+    wall_time: float
+    converged: bool
+
+
+def column_generation(counts: list[np.ndarray], values: list[np.ndarray], multiplicity: list[int],
+                      demand: np.ndarray, max_iterations: int = 500, add: int = 64,
+                      time_limit: float | None = None) -> tuple[float, float | None, int, int, bool]:
+    """Lagrangian bound of the configuration LP (module docstring).
+
+    `counts[g]` (configs, K) and `values[g]` describe kind g, which `multiplicity[g]` L-domains
+    have.  Returns (bound, LP optimum or None, columns, iterations, converged).
+    """
+    start = time.perf_counter()
+    K = len(demand)
+    scale = max(1.0, max(float(v.max()) for v in values if len(v)))
+    big = 10.0 * scale * max(1, int(demand.sum()))
+    columns: list[tuple[int, int]] = []            # (kind, index)
+    chosen: set[tuple[int, int]] = set()
+    best_bound = math.inf
+    lp_value = None
+    converged = False
+    iterations = 0
+    for iterations in range(1, max_iterations + 1):
+        n = len(columns)
+        c = np.concatenate([[-values[g][j] for g, j in columns], np.full(K, big)])
+        a_eq = np.zeros((K, n + K))
+        a_ub = np.zeros((len(values), n + K))
+        for col, (g, j) in enumerate(columns):
+            a_eq[:, col] = counts[g][j]
+            a_ub[g, col] = 1.0
+        a_eq[:, n:] = np.eye(K)
+        result = linprog(c, A_ub=a_ub, b_ub=np.array(multiplicity, dtype=float), A_eq=a_eq, b_eq=demand.astype(float),
+                         bounds=(0, None), method="highs")
+        if result.status != 0:
+            raise NotApplicable(f"the configuration LP failed: {result.message}")
+        prices = -np.asarray(result.eqlin.marginals)
+        kind_prices = -np.asarray(result.ineqlin.marginals)
+        lagrangian = float(prices @ demand)
+        candidates = []
+        for g, (cnt, val) in enumerate(zip(counts, values)):
+            reduced = val - cnt @ prices
+            lagrangian += multiplicity[g] * max(0.0, float(reduced.max()) if len(reduced) else 0.0)
+            improving = reduced - kind_prices[g]
+            top = np.argsort(-improving)[:add]
+            candidates += [(float(improving[j]), g, int(j)) for j in top if improving[j] > 1e-9 * scale]
+        best_bound = min(best_bound, lagrangian)
+        fresh = [(g, j) for _, g, j in sorted(candidates, reverse=True) if (g, j) not in chosen][:add]
+        if not fresh:
+            artificial = float(result.x[n:].sum())
+            converged = artificial <= 1e-9
+            lp_value = -float(result.fun) if converged else None
+            break
+        for key in fresh:
+            chosen.add(key)
+            columns.append(key)
+        if time_limit is not None and time.perf_counter() - start > time_limit:
+            break
+    return best_bound, lp_value, len(columns), iterations, converged
+
+
+def configuration_bound(problem: BindingProblem, *, objective: str | None = None,
+                        max_configurations: int = MAX_CONFIGURATIONS,
+                        time_limit: float | None = None) -> ConfigurationBound:
+    """The configuration LP bound on total throughput (packets/s); raises `NotApplicable`."""
+    start = time.perf_counter()
+    objective = objective or problem.spec.objective
+    if objective != "total_throughput":
+        raise NotApplicable(f"bounds only the total-throughput objective (here: {objective})")
+    types = ThreadTypes.of(problem)
+    layout = Layout.of(problem, types)
+    size = sum(count_configurations(types, layout, sizes) for sizes in layout.kinds)
+    if size > max_configurations:
+        raise NotApplicable(f"{size:,} configurations of a {problem.topology.level_names[layout.level]} "
+                            f"exceed the limit of {max_configurations:,}")
+    evaluator = ConfigurationValues(problem, types, layout)
+    counts, values, multiplicity = [], [], []
+    for sizes, n_domains in layout.kinds.items():
+        configs = enumerate_configurations(types, layout, sizes)
+        counts.append(configs.sum(axis=1).astype(float))
+        values.append(evaluator.value(configs))
+        multiplicity.append(n_domains)
+    remaining = None if time_limit is None else max(1.0, time_limit - (time.perf_counter() - start))
+    bound, lp_value, columns, iterations, converged = column_generation(
+        counts, values, multiplicity, types.count.astype(float), time_limit=remaining)
+    return ConfigurationBound(value=bound * (1 + 1e-9), lp_value=lp_value,
+                              level=problem.topology.level_names[layout.level],
+                              configurations=int(sum(len(v) for v in values)), columns=columns,
+                              iterations=iterations, wall_time=time.perf_counter() - start, converged=converged)

@@ -1,0 +1,156 @@
+"""Iterated local search on the closed form: the heuristic plan that hints CP-SAT.
+
+Lourenco, Martin & Stuetzle, "Iterated local search" (Handbook of Metaheuristics, 2003):
+
+* **descent** -- steepest ascent over the *move* neighbourhood: one thread goes to another context
+  it may use, swapping with the thread already there (if that thread may use the freed context).
+  Every neighbour of a plan is evaluated at once by `simulate.analytic.BatchModel`;
+* **perturbation** -- a few random moves applied to the current plan, then descent again; the
+  new local optimum becomes current unless it is worse than the current one by more than a small
+  slack (an acceptance that lets the search drift across plateaus), and the best plan met is kept.
+
+Constraints hold in every plan visited: usable contexts, pins and forbids by construction (moves
+go only to allowed contexts), ``max_threads`` caps and ``latency_max`` by dropping the
+neighbours that break them.  The search is seeded; with ``time_limit=None`` it stops after
+``rounds`` perturbations or ``patience`` fruitless ones, so the same seed gives the same plan.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from simulate.analytic import BatchModel
+from solver.samplers import PlacementConstraints
+
+MAX_NEIGHBOURS = 20_000   # larger neighbourhoods are sampled
+
+
+@dataclass
+class LocalSearchResult:
+    contexts: list[int]
+    value: float            # the objective's value (`BatchResult.values`: larger is better)
+    rounds: int             # perturbation rounds run
+    evaluations: int        # plans evaluated
+    wall_time: float = 0.0
+
+
+class LocalSearch:
+    """Descent and perturbation for one spec and objective."""
+
+    def __init__(self, spec, objective: str | None = None, seed: int = 0) -> None:
+        self.spec = spec
+        self.objective = objective or spec.objective
+        self.model = BatchModel(spec)
+        self.constraints = PlacementConstraints(spec)
+        self.rng = np.random.default_rng(seed)
+        self.n_threads = len(spec.threads)
+        self.n_contexts = spec.topology.n_contexts
+        allowed = self.constraints.allowed.copy()
+        for t, c in self.constraints.pinned.items():
+            allowed[t] = False
+            allowed[t, c] = True
+        self.allowed = allowed
+        bound = spec.constraints.latency_max
+        self.latency_bound = None if bound is None else bound.to_seconds(spec.topology.clock) * (1 + 1e-9)
+        self.evaluations = 0
+
+    # ------------------------------------------------------------------ evaluation
+    def values(self, plans: np.ndarray) -> np.ndarray:
+        """Objective values, -inf where a cap or the latency bound is broken."""
+        self.evaluations += len(plans)
+        result = self.model.evaluate(plans)
+        values = result.values(self.objective).astype(float)
+        ok = self.constraints.valid(plans)
+        if self.latency_bound is not None:
+            ok &= result.latency_max <= self.latency_bound
+        values[~ok] = -np.inf
+        return values
+
+    # ------------------------------------------------------------------ neighbourhood
+    def neighbours(self, plan: np.ndarray) -> np.ndarray:
+        """Every plan one move away (sampled down to `MAX_NEIGHBOURS`)."""
+        occupant = np.full(self.n_contexts, -1)
+        occupant[plan] = np.arange(self.n_threads)
+        threads, contexts = np.nonzero(self.allowed)
+        keep = contexts != plan[threads]
+        threads, contexts = threads[keep], contexts[keep]
+        others = occupant[contexts]
+        swap = others >= 0
+        # the displaced thread must be allowed on the freed context
+        ok = ~swap | self.allowed[np.where(swap, others, 0), plan[threads]]
+        threads, contexts, others, swap = threads[ok], contexts[ok], others[ok], swap[ok]
+        if len(threads) > MAX_NEIGHBOURS:
+            pick = np.sort(self.rng.choice(len(threads), MAX_NEIGHBOURS, replace=False))
+            threads, contexts, others, swap = threads[pick], contexts[pick], others[pick], swap[pick]
+        out = np.repeat(plan[None, :], len(threads), axis=0)
+        rows = np.arange(len(threads))
+        out[rows[swap], others[swap]] = plan[threads[swap]]
+        out[rows, threads] = contexts
+        return out
+
+    def descend(self, plan: np.ndarray, value: float) -> tuple[np.ndarray, float]:
+        """Steepest ascent until no move improves (relative 1e-12)."""
+        while True:
+            candidates = self.neighbours(plan)
+            if len(candidates) == 0:
+                return plan, value
+            values = self.values(candidates)
+            best = int(np.argmax(values))
+            if not values[best] > value + 1e-12 * abs(value):
+                return plan, value
+            plan, value = candidates[best], float(values[best])
+
+    def perturb(self, plan: np.ndarray, moves: int) -> np.ndarray:
+        for _ in range(moves):
+            candidates = self.neighbours(plan)
+            if len(candidates) == 0:
+                break
+            plan = candidates[self.rng.integers(len(candidates))]
+        return plan
+
+    # ------------------------------------------------------------------ search
+    def run(self, start: list[int], rounds: int = 200, time_limit: float | None = None,
+            strength: tuple[int, int] = (2, 6), slack: float = 0.002,
+            patience: int | None = 60) -> LocalSearchResult:
+        """Descend from `start` (a valid plan), then up to `rounds` perturb-and-descend rounds:
+        fewer if `time_limit` seconds pass first or `patience` rounds in a row find nothing
+        better.  Each round perturbs the current plan by `strength` random moves; the plan it
+        descends to becomes current if it is within `slack` (relative to the best) of the
+        current one, so the search can cross plateaus and shallow valleys."""
+        begin = time.perf_counter()
+        plan = np.asarray(start, dtype=np.intp)
+        value = float(self.values(plan[None, :])[0])
+        if not np.isfinite(value):
+            raise ValueError("the start plan breaks a cap or the latency bound")
+        best_plan, best = self.descend(plan, value)
+        current_plan, current = best_plan, best
+        done = since_best = 0
+        for done in range(1, rounds + 1):
+            if patience is not None and since_best >= patience:
+                done -= 1
+                break
+            if time_limit is not None and time.perf_counter() - begin >= time_limit:
+                done -= 1
+                break
+            moves = int(self.rng.integers(strength[0], strength[1] + 1))
+            candidate = self.perturb(current_plan, moves)
+            candidate_value = float(self.values(candidate[None, :])[0])
+            if not np.isfinite(candidate_value):
+                continue
+            candidate, candidate_value = self.descend(candidate, candidate_value)
+            since_best += 1
+            if candidate_value > best + 1e-12 * abs(best):
+                best_plan, best, since_best = candidate, candidate_value, 0
+            if candidate_value >= current - slack * abs(best):
+                current_plan, current = candidate, candidate_value
+        return LocalSearchResult(list(map(int, best_plan)), best, done, self.evaluations,
+                                 time.perf_counter() - begin)
+
+
+def improve_plan(spec, start: list[int], *, objective: str | None = None, seed: int = 0,
+                 rounds: int = 200, time_limit: float | None = None) -> LocalSearchResult:
+    """The best plan iterated local search finds from `start` (see the module docstring)."""
+    return LocalSearch(spec, objective, seed).run(start, rounds=rounds, time_limit=time_limit)

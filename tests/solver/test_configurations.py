@@ -1,0 +1,178 @@
+"""The configuration bound against brute force, and its parts against direct computation."""
+
+from __future__ import annotations
+
+import itertools
+import os
+
+import numpy as np
+import pytest
+import scipy.sparse as sparse
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from scipy.optimize import linprog
+
+from simulate.analytic import BatchModel
+from solver.binding.configurations import (ConfigurationValues, Layout, NotApplicable, ThreadTypes,
+                                           _combinations, column_generation, configuration_bound,
+                                           count_configurations, enumerate_configurations)
+from solver.binding.problem import BindingProblem
+from specs import load_spec, load_spec_text
+from specs import strategies as spec_st
+from tests.solver.test_binding_cpsat import feasible_placements
+
+EXAMPLES = int(os.environ.get("BRUTE_EXAMPLES", 40))
+
+
+def brute_force_best(spec) -> float | None:
+    """The best total throughput of the closed form over every plan that meets the constraints."""
+    problem = BindingProblem(spec)
+    plans = feasible_placements(problem)
+    if not len(plans):
+        return None
+    batch = BatchModel(spec).evaluate(plans)
+    keep = np.ones(len(plans), dtype=bool)
+    if spec.latency_bound_seconds() is not None:
+        keep = batch.latency_max <= spec.latency_bound_seconds() * (1 + 1e-9)
+    return float(batch.total[keep].max()) if keep.any() else None
+
+
+def plan_configurations(problem: BindingProblem, layout: Layout, types: ThreadTypes, contexts) -> np.ndarray:
+    """The configuration of every L-domain a plan uses: (domains, cells, types)."""
+    topo = problem.topology
+    index = {name: k for k, name in enumerate(types.names)}
+    usable = set(problem.usable)
+    out = []
+    for domain in range(topo.domain_count(layout.level)):
+        span = topo.contexts_of(layout.level, domain)
+        if layout.cell_level is None:
+            cells = [span]
+        else:
+            stride = topo.strides[layout.cell_level]
+            cells = [range(s, s + stride) for s in range(span.start, span.stop, stride)]
+        # cells in the order of the enumeration: by usable size, descending (ties: any order)
+        cells = sorted((c for c in cells if any(x in usable for x in c)), key=lambda c: -sum(x in usable for x in c))
+        grid = np.zeros((len(cells), len(types.names)), dtype=np.int16)
+        for t, c in enumerate(contexts):
+            for j, cell in enumerate(cells):
+                if c in cell:
+                    thread = problem.spec.threads[t]
+                    grid[j, index[(thread.app, thread.task)]] += 1
+        if len(cells):
+            out.append(grid)
+    return out
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
+@given(spec_st.spec_data(max_threads=6, max_contexts=8, max_tasks=3))
+def test_bound_is_never_below_the_brute_force_optimum(data):
+    spec = spec_st.load(data)
+    best = brute_force_best(spec)
+    try:
+        bound = configuration_bound(BindingProblem(spec), objective="total_throughput")
+    except NotApplicable:
+        return
+    if best is not None:  # (with no plan, the LP may be infeasible: it then keeps artificial columns)
+        assert bound.converged
+        assert bound.value >= best * (1 - 1e-9)
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
+@given(spec_st.spec_data(max_threads=7, max_contexts=16, max_tasks=4, constraints=False), st.integers(0, 2**31 - 1))
+def test_a_plan_earns_at_most_the_value_of_its_configurations(data, seed):
+    """The relaxation dominates every plan: the values of a plan's own configurations add up to at
+    least its closed-form throughput."""
+    spec = spec_st.load(data)
+    problem = BindingProblem(spec)
+    rng = np.random.default_rng(seed)
+    contexts = rng.permutation(problem.usable)[:problem.n_threads]
+    types = ThreadTypes.of(problem)
+    layout = Layout.of(problem, types)
+    values = ConfigurationValues(problem, types, layout)
+    total = 0.0
+    for grid in plan_configurations(problem, layout, types, list(contexts)):
+        total += values.value(grid[None])[0]
+    assert total >= BatchModel(spec).throughput(np.array([contexts]))[0] * (1 - 1e-9)
+
+
+def test_combinations_match_itertools():
+    for n, r in [(1, 1), (5, 1), (4, 2), (6, 3), (3, 4)]:
+        expected = list(itertools.combinations_with_replacement(range(n), r))
+        assert [tuple(row) for row in _combinations(n, r)] == expected
+
+
+def test_enumeration_counts_match_brute_force():
+    spec = load_spec("t2-ipfwd-intadd-x2")
+    problem = BindingProblem(spec)
+    types = ThreadTypes.of(problem)
+    layout = Layout.of(problem, types)
+    assert layout.kinds == {(4, 4): 8}
+    configs = enumerate_configurations(types, layout, (4, 4))
+    # brute force: every pair of cell multisets up to order, within the spec's counts
+    cells = [c for s in range(5) for c in itertools.combinations_with_replacement(range(3), s)]
+    expected = set()
+    for a, b in itertools.product(cells, repeat=2):
+        total = np.bincount(a + b, minlength=3)
+        if (total <= types.count).all():
+            expected.add(tuple(sorted([a, b])))
+    got = {tuple(sorted(tuple(np.repeat(np.arange(3), row)) for row in config)) for config in configs}
+    assert got == expected and len(configs) == len(expected)
+    assert count_configurations(types, layout, (4, 4)) >= len(configs)
+
+
+def test_column_generation_reaches_the_full_lp():
+    """On a problem small enough to give the LP every configuration, the bound is its optimum."""
+    spec = load_spec("t2-ipfwd-l1-x8")
+    problem = BindingProblem(spec)
+    types = ThreadTypes.of(problem)
+    layout = Layout.of(problem, types)
+    configs = enumerate_configurations(types, layout, (4, 4))
+    counts = configs.sum(axis=1).astype(float)
+    values = ConfigurationValues(problem, types, layout).value(configs)
+    full = linprog(-values, A_eq=sparse.csr_matrix(counts.T), b_eq=types.count.astype(float),
+                   A_ub=np.ones((1, len(values))), b_ub=[8.0], bounds=(0, None), method="highs")
+    bound, lp_value, columns, _, converged = column_generation([counts], [values], [8], types.count.astype(float))
+    assert converged and columns < len(values)
+    assert lp_value == pytest.approx(-full.fun, rel=1e-7)
+    assert bound == pytest.approx(-full.fun, rel=1e-7)
+
+
+def test_bound_covers_the_proven_optimum_of_the_examples():
+    from solver.binding.cpsat import solve_binding
+
+    spec = load_spec("t2-ipfwd-intadd-x2")
+    problem = BindingProblem(spec)
+    optimum = solve_binding(problem, time_limit=30, workers=1, seed=0, configuration=False, local_search=False)
+    assert optimum.status == "OPTIMAL"
+    bound = configuration_bound(problem)
+    assert bound.value >= optimum.best.objective * (1 - 1e-6)
+
+
+def test_other_objectives_are_not_bounded():
+    spec = load_spec("t2-ipfwd-intadd-x2")
+    with pytest.raises(NotApplicable, match="total-throughput"):
+        configuration_bound(BindingProblem(spec), objective="latency")
+
+
+def test_too_many_configurations_is_not_applicable():
+    spec = load_spec("t2-ipfwd-x20")
+    with pytest.raises(NotApplicable, match="exceed the limit"):
+        configuration_bound(BindingProblem(spec), max_configurations=1000)
+
+
+def test_bound_ignores_pins_but_stays_valid():
+    text = """
+tasksolve: 1
+name: pinned
+topology: ultrasparc-t2
+applications: {a: ipfwd-intadd}
+workload: [{app: a, instances: 2}]
+constraints:
+  pin: {"a#0.P": core0.pipe0.strand0, "a#1.P": core0.pipe0.strand1}
+"""
+    spec = load_spec_text(text)
+    from solver.binding.cpsat import solve_binding
+
+    optimum = solve_binding(BindingProblem(spec), time_limit=30, workers=1, seed=0, configuration=False)
+    assert optimum.status == "OPTIMAL"
+    assert configuration_bound(BindingProblem(spec)).value >= optimum.best.objective * (1 - 1e-6)
