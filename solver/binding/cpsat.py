@@ -425,7 +425,10 @@ def solve_binding(problem: BindingProblem, *, objective: str | None = None, top_
     """
     start = time.perf_counter()
     objective = objective or problem.spec.objective
-    elapsed = lambda: time.perf_counter() - start  # noqa: E731
+
+    def elapsed() -> float:
+        return time.perf_counter() - start
+
     heuristic = None
     if local_search:
         if deterministic_time is not None:
@@ -439,6 +442,8 @@ def solve_binding(problem: BindingProblem, *, objective: str | None = None, top_
     first_limit = max(0.2 * time_limit, share * time_limit - (0 if bounded else elapsed()))
     first_det = None if deterministic_time is None else (0.5 if bounded else 1.0) * deterministic_time
     result = _solve_model(problem, objective, top_k, first_limit, workers, seed, hint, symmetry, first_det)
+    if heuristic is not None:
+        _keep_heuristic(result, problem, heuristic)
     bound_info, notes = None, []
     if bounded and result.status != "OPTIMAL" and result.status != "INFEASIBLE":
         try:
@@ -448,7 +453,7 @@ def solve_binding(problem: BindingProblem, *, objective: str | None = None, top_
             notes.append(f"no configuration bound: {exc}")
         remaining = time_limit - elapsed()
         if deterministic_time is not None or remaining > 1.0:
-            best = result.best.contexts if result.best is not None else hint
+            best = result.best.contexts if result.best is not None else hint  # the best plan known
             again = _solve_model(problem, objective, top_k, max(remaining, 1.0), workers, seed, best, symmetry,
                                  first_det)
             result = _better(result, again)
