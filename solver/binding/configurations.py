@@ -216,6 +216,11 @@ def enumerate_configurations(types: ThreadTypes, layout: Layout, sizes: tuple[in
 
 
 # ----------------------------------------------------------------------------- values
+def _by_anchor_cell(options: list[tuple[int, ...]], cells: int) -> list[list[int]]:
+    """Indices of the options whose anchor sits in each cell."""
+    return [[i for i, option in enumerate(options) if option[0] == cell] for cell in range(cells)]
+
+
 class ConfigurationValues:
     """`value(configs)`: the value of each configuration (module docstring)."""
 
@@ -286,8 +291,7 @@ class ConfigurationValues:
             assignments = self._assignment_matrix(grid, options)
             if assignments is None:  # too many: each anchor takes its best option on its own
                 best = np.zeros(len(members))
-                for cell in range(m):
-                    mine = [i for i, option in enumerate(options) if option[0] == cell]
+                for cell, mine in enumerate(_by_anchor_cell(options, m)):
                     if grid[cell, 0] and mine:
                         best += grid[cell, 0] * values[mine].max(axis=0)
                 out[members] = best
@@ -311,8 +315,7 @@ class ConfigurationValues:
         m, r = grid.shape
         per_cell = []
         total = 1
-        for cell in range(m):
-            mine = [i for i, option in enumerate(options) if option[0] == cell]
+        for cell, mine in enumerate(_by_anchor_cell(options, m)):
             n_anchor = int(grid[cell, 0])
             if n_anchor == 0:
                 continue

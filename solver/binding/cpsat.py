@@ -491,6 +491,12 @@ def _better(first: BindingResult, second: BindingResult) -> BindingResult:
     return keep
 
 
+def _plan_form(problem: BindingProblem):
+    """Plan (context per thread) -> its canonical form under the hardware's symmetries."""
+    tree = UsableTree.of(problem.topology, problem.usable)
+    return lambda contexts: tree.canonical_form({c: t for t, c in enumerate(contexts)})
+
+
 def _keep_heuristic(result: BindingResult, problem: BindingProblem, heuristic: LocalSearchResult) -> None:
     """Put the local search's plan first when CP-SAT ended below it (the model's value is the
     closed form's, up to the throughput resolution)."""
@@ -501,10 +507,9 @@ def _keep_heuristic(result: BindingResult, problem: BindingProblem, heuristic: L
             value > best.objective * (1 + 2.0 / THROUGHPUT_RESOLUTION)
         if not better:
             return
-    tree = UsableTree.of(problem.topology, problem.usable)
-    form = tree.canonical_form({c: t for t, c in enumerate(heuristic.contexts)})
-    result.solutions = [s for s in result.solutions
-                        if tree.canonical_form({c: t for t, c in enumerate(s.contexts)}) != form]
+    form = _plan_form(problem)
+    heuristic_form = form(heuristic.contexts)
+    result.solutions = [s for s in result.solutions if form(s.contexts) != heuristic_form]
     bound = best.bound if best is not None else (math.inf if result.objective_kind != "latency" else 0.0)
     gap = abs(bound - value) / abs(value) if value else math.inf
     result.solutions.insert(0, BindingSolution(list(heuristic.contexts), "FEASIBLE", value, bound, gap,
@@ -523,7 +528,7 @@ def _solve_model(problem: BindingProblem, objective: str, top_k: int, time_limit
         model.hint(hint)
     result = BindingResult(objective_kind=model.objective, symmetry_constraints=model.symmetry_constraints)
     seen: set = set()
-    tree = UsableTree.of(problem.topology, problem.usable)
+    form = _plan_form(problem)
     first = True
     attempts = 0
     while len(result.solutions) < top_k and attempts < 20 * top_k:
@@ -542,10 +547,10 @@ def _solve_model(problem: BindingProblem, objective: str, top_k: int, time_limit
         model.exclude(contexts)
         # plans equal up to the hardware's symmetries are one plan to a person, even where the
         # constraints (pins, forbids) break the symmetry for the model: skip those
-        form = tree.canonical_form({c: t for t, c in enumerate(contexts)})
-        if form in seen:
+        key = form(contexts)
+        if key in seen:
             continue
-        seen.add(form)
+        seen.add(key)
         raw_objective, raw_bound = solver.ObjectiveValue(), solver.BestObjectiveBound()
         if model.objective == "total_throughput":
             raw_bound += len(problem.instance_threads)  # T_i = floor(K / P_i) loses < 1 each
