@@ -14,13 +14,13 @@ SPEC_SUFFIXES = (".yaml", ".yml")
 
 def load_graph(path: Path, app_name: str | None):
     """The `TaskGraph` of ``path``: a Standard Task Graph file, or (``.yaml``/``.yml``) one
-    application of a spec, through ``solver.taskgraph_spec.graph_from_spec(path, app_name)``.
+    application of a spec, through ``solver.makespan.from_spec.graph_from_spec(path, app_name)``.
     This is the single place where the command turns its GRAPH argument into a graph."""
-    from solver.stg import StgFormatError, read_stg
-    from solver.taskgraph import TaskGraphError
+    from solver.makespan.stg import StgFormatError, read_stg
+    from solver.makespan.taskgraph import TaskGraphError
 
     if path.suffix.lower() in SPEC_SUFFIXES:
-        from solver.taskgraph_spec import graph_from_spec
+        from solver.makespan.from_spec import graph_from_spec
 
         try:
             return graph_from_spec(path, app_name)

@@ -23,7 +23,7 @@ from solver.makespan import (
     schedule_violations,
     solve_makespan,
 )
-from solver.taskgraph import TaskGraph
+from solver.makespan.taskgraph import TaskGraph
 
 
 def exact_makespan(graph: TaskGraph, processors: int, comm_delays: bool) -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from solver.cli import main
-from solver.taskgraph_spec import graph_from_spec
+from solver.makespan.from_spec import graph_from_spec
 from specs import load_spec
 from specs.loader import builtin_path
 

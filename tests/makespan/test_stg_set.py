@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from solver.makespan import Status, solve_makespan
-from solver.stg import read_optimal_csv, read_stg
+from solver.makespan.stg import read_optimal_csv, read_stg
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "stg"
 

@@ -19,7 +19,7 @@ import csv
 from dataclasses import dataclass
 from pathlib import Path
 
-from solver.taskgraph import Edge, TaskGraph, TaskGraphError
+from solver.makespan.taskgraph import Edge, TaskGraph, TaskGraphError
 
 
 class StgFormatError(ValueError):

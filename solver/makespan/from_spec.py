@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from solver.taskgraph import Edge, TaskGraph
+from solver.makespan.taskgraph import Edge, TaskGraph
 from specs import SpecError, load_spec
 from specs.errors import did_you_mean
 
