@@ -1,7 +1,7 @@
 """Calibration table of the example library on the simulated UltraSPARC T2.
 
 For each IPFwd variant with two instances (6 threads), every one of the 1526 distinct
-placements (modulo the T2's symmetries, `solver.samplers.distinct_placements`) is simulated
+placements (modulo the T2's symmetries, `solver.binding.samplers.distinct_placements`) is simulated
 with the SimPy oracle (the spec's settings: saturated sources, deterministic service, 1%
 precision).  Per variant the table gives:
 
@@ -33,7 +33,7 @@ import numpy as np
 
 from simulate import AnalyticOracle, SimulationOracle
 from specs import load_spec
-from solver.samplers import balanced_plans, distinct_placements, is_balanced, uniform_plans
+from solver.binding.samplers import balanced_plans, distinct_placements, is_balanced, uniform_plans
 
 VARIANTS = ["intadd", "intmul", "intdiv", "l1", "hashn-l1", "l2", "mem", "hashn-mem"]
 

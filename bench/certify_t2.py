@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from solver.certify.run import certify
-from solver.solve import solve
+from solver.binding.compare import solve
 from specs import load_spec
 
 

@@ -24,7 +24,7 @@ import numpy as np
 
 from simulate import BatchModel, SimulationOracle
 from specs import load_spec
-from solver.samplers import balanced_plans, uniform_plans
+from solver.binding.samplers import balanced_plans, uniform_plans
 
 
 def batch_speed(name: str, plans: int, repeats: int, seed: int) -> list[float]:

@@ -2,7 +2,7 @@
 
 Part 1 (proof): for each spec, `solve_binding` on the closed form (local search, configuration
 bound, CP-SAT) -- status, wall time and its parts, objective, bound and gap, one row per seed.
-Part 2 (quality): `solver.solve` with every method, measured on the simulation; the CP-SAT plan
+Part 2 (quality): `solver.binding.compare` with every method, measured on the simulation; the CP-SAT plan
 against the best of N random plans (measured), balanced placement and BlackBox's top 5.
 
     python bench/solver_binding.py --seed 0 > out.md
@@ -41,8 +41,8 @@ def proof_table(names: list[str], time_limit: float, workers: int, repeats: int,
 
 def quality_table(names: list[str], time_limit: float, workers: int, seed: int, samples: int) -> list[str]:
     from simulate.oracle import make_oracle
-    from solver.samplers import uniform_plans
-    from solver.solve import solve
+    from solver.binding.samplers import uniform_plans
+    from solver.binding.compare import solve
     from specs import Plan
 
     lines = ["| spec | CP-SAT (measured, Mpps) | best of random (measured) | balanced avg / worst | BlackBox top-5 | CP-SAT vs best random |",

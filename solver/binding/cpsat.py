@@ -389,7 +389,7 @@ class BindingModel:
 def _heuristic(problem: BindingProblem, objective: str, hint: list[int] | None, seed: int,
                rounds: int, time_limit: float | None) -> LocalSearchResult | None:
     """Iterated local search from the hint (or from one random plan); None if there is no start."""
-    from solver.samplers import SamplerError, uniform_plans
+    from solver.binding.samplers import SamplerError, uniform_plans
 
     start = hint
     if start is None:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from simulate.analytic import BatchModel
-from solver.samplers import PlacementConstraints
+from solver.binding.samplers import PlacementConstraints
 
 MAX_NEIGHBOURS = 20_000   # larger neighbourhoods are sampled
 

@@ -19,7 +19,7 @@ import evt
 from simulate.oracle import make_oracle
 from solver.certify.certificate import DEFAULT_TARGET_GAP, Certificate, verdict, versions
 from solver.certify.service import SamplingService, objective_value
-from solver.samplers import balanced_plans
+from solver.binding.samplers import balanced_plans
 from specs import Plan, Spec
 
 

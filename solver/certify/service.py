@@ -23,7 +23,7 @@ from typing import Any, Callable
 import numpy as np
 
 from simulate.oracle import make_oracle, plan_seed
-from solver.samplers import uniform_plans
+from solver.binding.samplers import uniform_plans
 from specs import Plan, Spec
 
 

@@ -58,7 +58,7 @@ def _run_certify(spec, out: Path, *, plan=None, samples=None, target_gap=None, c
     import evt
     from simulate.errors import OracleError
     from solver.certify.run import certify
-    from solver.samplers import SamplerError
+    from solver.binding.samplers import SamplerError
 
     try:
         return certify(spec, out_dir=out, plan=plan, samples=samples, target_gap=target_gap, confidence=confidence,
@@ -138,8 +138,8 @@ def run_command(
     """
     from solver.cli.common import write_json_atomic
     from solver.certify.report import write_report
-    from solver.render import plan_text, taskset_lines
-    from solver.solve import METHODS, Infeasible, solve
+    from solver.cli.render import plan_text, taskset_lines
+    from solver.binding.compare import METHODS, Infeasible, solve
 
     spec = load_binding_spec_or_fail(spec_path)
     oracle = check_oracle_kind(oracle or spec.oracle.kind)

@@ -106,7 +106,7 @@ def simulate(
         except OSError as exc:
             fail(f"cannot read plan `{plan_path}`: {exc.strerror or exc}")
     else:
-        from solver.samplers import SamplerError, balanced_plans
+        from solver.binding.samplers import SamplerError, balanced_plans
 
         if len(spec.threads) > len(spec.usable_contexts):
             fail(f"{spec.name}: {len(spec.threads)} tasks do not fit one per context on "

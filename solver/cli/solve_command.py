@@ -53,7 +53,7 @@ def solve_command(
     distinct plans are measured on the oracle and the best measured is the answer.  The table
     compares every method on the same oracle; loss is against the best measured.
     """
-    from solver.solve import METHODS, Infeasible, solve
+    from solver.binding.compare import METHODS, Infeasible, solve
 
     spec = load_binding_spec_or_fail(spec_path)
     settings = spec.search
@@ -91,7 +91,7 @@ def solve_command(
 def _print_report(spec, report, out) -> None:
     from rich.table import Table
 
-    from solver.render import plan_tree
+    from solver.cli.render import plan_tree
 
     objective = report.objective
     table = Table(title=f"{spec.name}: {objective} ({len(spec.threads)} threads on {spec.topology.name})",

@@ -8,7 +8,7 @@ import pytest
 
 from solver.cli import main
 from specs import Plan, load_spec
-from solver.samplers import uniform_plans
+from solver.binding.samplers import uniform_plans
 
 
 def run(capsys, *args):

@@ -9,7 +9,7 @@ import pytest
 
 from simulate import AnalyticOracle, SimulationOracle
 from specs import builtin_names, load_spec
-from solver.samplers import to_plans, uniform_plans
+from solver.binding.samplers import to_plans, uniform_plans
 from tests.simulate import random_pipeline_plan, resting, spinning
 
 FLOAT = 1e-9   # deterministic runs can report a half-width of exactly 0

@@ -1,4 +1,4 @@
-"""Samplers of binding plans (solver.samplers): uniform, balanced, exhaustive."""
+"""Samplers of binding plans (solver.binding.samplers): uniform, balanced, exhaustive."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from scipy.stats import chi2
 
 from specs import UsableTree, check_plan, count_distinct, load_spec
-from solver.samplers import (SamplerError, balanced_plans, distinct_placements, is_balanced, to_plans,
+from solver.binding.samplers import (SamplerError, balanced_plans, distinct_placements, is_balanced, to_plans,
                              uniform_plans)
 from tests.simulate import spec_from
 

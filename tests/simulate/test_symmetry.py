@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from simulate import AnalyticOracle, SimulationOracle
 from specs import UsableTree, load_spec
-from solver.samplers import apply_symmetry, uniform_plans
+from solver.binding.samplers import apply_symmetry, uniform_plans
 
 BASE = load_spec("t2-ipfwd-mix-x8")
 # stochastic service makes every event time depend on the random streams: a strict test

@@ -13,7 +13,7 @@ from simulate.analytic import BatchModel
 from solver.binding.cpsat import solve_binding
 from solver.binding.local_search import LocalSearch, improve_plan
 from solver.binding.problem import BindingProblem
-from solver.samplers import SamplerError, uniform_plans
+from solver.binding.samplers import SamplerError, uniform_plans
 from specs import Plan, check_plan, load_spec
 from specs import strategies as spec_st
 

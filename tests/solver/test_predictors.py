@@ -92,7 +92,7 @@ def test_predictions_with_the_closed_form_rank_plans_like_it(spec):
 
     from simulate.analytic import BatchModel
     from solver.predictors.selection import run_predictor
-    from solver.samplers import uniform_plans
+    from solver.binding.samplers import uniform_plans
 
     sample = uniform_plans(spec, 300, 0)
     result = run_predictor(spec, "blackbox", analytic, sample, top_n=5)

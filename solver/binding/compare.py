@@ -29,7 +29,7 @@ from simulate.oracle import make_oracle
 from solver.binding.conflicts import explain_infeasible
 from solver.binding.cpsat import solve_binding
 from solver.binding.problem import BindingProblem
-from solver.samplers import SamplerError, balanced_plans, uniform_plans
+from solver.binding.samplers import SamplerError, balanced_plans, uniform_plans
 from specs import Plan, Spec
 
 METHODS = ("cpsat", "blackbox", "tsbsched", "random", "balanced")
