@@ -30,13 +30,10 @@ from solver.binding.conflicts import explain_infeasible
 from solver.binding.cpsat import solve_binding
 from solver.binding.problem import BindingProblem
 from solver.binding.samplers import SamplerError, balanced_plans, uniform_plans
+from solver.errors import Infeasible, SolverFailed
 from specs import Plan, Spec
 
 METHODS = ("cpsat", "blackbox", "tsbsched", "random", "balanced")
-
-
-class Infeasible(Exception):
-    """No plan satisfies the spec's constraints; the message names the conflicting ones."""
 
 
 @dataclass
@@ -186,7 +183,7 @@ def solve(spec: Spec, methods: list[str], *, oracle_kind: str = "des", top_k: in
         if result.status == "INFEASIBLE":
             raise Infeasible(explain_infeasible(problem))
         if not result.solutions:
-            raise Infeasible(f"CP-SAT found no plan within {time_limit:g}s (status {result.status})")
+            raise SolverFailed(f"CP-SAT found no plan within {time_limit:g}s (status {result.status})")
         best_solution = result.solutions[0]
         cp_value, cp_bound, cp_gap = best_solution.objective, best_solution.bound, best_solution.gap
         plans = [s.contexts for s in result.solutions]

@@ -31,10 +31,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from solver.errors import BadProblemError
 from specs import Plan, UsableTree
 
 
-class SamplerError(ValueError):
+class SamplerError(BadProblemError):
     """The constraints leave no (or too few) plans for the sampler to draw."""
 
 

@@ -7,12 +7,13 @@ as `solver.cli.common` documents.
 
 from __future__ import annotations
 
+import signal
 import sys
 from importlib.metadata import PackageNotFoundError, version
 
 import typer
 
-from solver.cli import common
+from solver.cli import common, errors
 
 app = typer.Typer(
     name="tasksolve",
@@ -72,25 +73,51 @@ def _register_commands() -> None:
 _register_commands()
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of the console script; returns the exit code.
-
-    Usage errors (unknown command, missing argument) are Typer's own messages with exit code 2.
-    """
+def _click_exceptions():
+    """Click's exception classes, as the installed Typer uses them (recent Typer vendors Click)."""
     try:
-        app(args=argv, prog_name="tasksolve")
-    except common.CliError as exc:
-        common.err_console.print(f"error: {exc.message}", soft_wrap=True, markup=False)
-        return exc.code
-    except KeyboardInterrupt:
-        common.err_console.print("interrupted; finished work has been kept")
-        return common.EXIT_INTERRUPTED
-    except SystemExit as exc:
-        code = exc.code
-        if code is None:
-            return common.EXIT_OK
-        return code if isinstance(code, int) else common.EXIT_FAILURE
-    return common.EXIT_OK
+        from typer._click import exceptions
+    except ImportError:  # Typer that depends on Click itself
+        from click import exceptions
+    return exceptions
+
+
+_signals: list[int] = []
+
+
+def _raise_terminated(signum, frame) -> None:
+    _signals.append(signum)
+    raise errors.Terminated()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the console script; returns the exit code (see `solver.cli.common`).
+
+    Usage errors (unknown command, missing argument) are Click's own messages with exit code 2;
+    every other failure goes through `solver.cli.errors`, the CLI's one error path.
+    """
+    exceptions = _click_exceptions()
+    args = list(sys.argv[1:] if argv is None else argv)
+    _signals.clear()
+    previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        result = app(args=args, prog_name="tasksolve", standalone_mode=False)
+    except typer.Exit as exc:
+        return exc.exit_code
+    except typer.Abort:  # end of input at a prompt
+        return errors.report(KeyboardInterrupt(), "--json" in args)
+    except exceptions.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except BaseException as exc:  # noqa: BLE001 - the one place every failure is turned into a message
+        if isinstance(exc, SystemExit):
+            return exc.code if isinstance(exc.code, int) else common.EXIT_OK if exc.code is None else 1
+        return errors.report(exc, "--json" in args)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    if result == common.EXIT_INTERRUPTED:  # Typer returns 130 for a KeyboardInterrupt it caught
+        return errors.report(errors.Terminated() if _signals else KeyboardInterrupt(), "--json" in args)
+    return result if isinstance(result, int) else common.EXIT_OK
 
 
 if __name__ == "__main__":

@@ -137,3 +137,8 @@ def check_oracle_kind(kind: str) -> str:
     if kind not in ("des", "analytic"):
         fail(f"unknown oracle `{kind}` (des or analytic)")
     return kind
+
+
+def shorten(text: str, most: int = 300) -> str:
+    """`text` cut to `most` characters (error messages never carry unbounded values)."""
+    return text if len(text) <= most else text[: most - 3] + "..."

@@ -19,10 +19,11 @@ import csv
 from dataclasses import dataclass
 from pathlib import Path
 
+from solver.errors import BadProblemError
 from solver.makespan.taskgraph import Edge, TaskGraph, TaskGraphError
 
 
-class StgFormatError(ValueError):
+class StgFormatError(BadProblemError):
     """A malformed STG or ``optimal.csv`` file; the message reads ``file:line: problem``."""
 
     def __init__(self, source: str, line: int | None, problem: str) -> None:

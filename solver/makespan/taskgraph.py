@@ -22,8 +22,10 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Union
 
+from solver.errors import BadProblemError
 
-class TaskGraphError(ValueError):
+
+class TaskGraphError(BadProblemError):
     """A task graph is malformed (the message says how)."""
 
 

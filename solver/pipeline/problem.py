@@ -71,10 +71,12 @@ from fractions import Fraction
 from functools import cached_property
 from typing import Iterable, Sequence
 
+from solver.errors import BadProblemError
+
 SCALES = (1, 10, 100, 1000)
 
 
-class PipelineError(ValueError):
+class PipelineError(BadProblemError):
     """The pipeline problem cannot be set up or solved as asked (bad input)."""
 
 
