@@ -12,11 +12,9 @@ from __future__ import annotations
 import argparse
 import platform
 import tempfile
-import time
 from pathlib import Path
 
-from solver.certify.run import certify
-from solver.binding.compare import solve
+from solver.certify.job import run
 from specs import load_spec
 
 
@@ -33,13 +31,11 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|---|---|")
     for name in args.specs:
         spec = load_spec(name)
-        report = solve(spec, ["cpsat"], oracle_kind="des", time_limit=30, workers=args.workers, seed=args.seed,
-                       samples=1000)
         with tempfile.TemporaryDirectory() as out:
-            start = time.perf_counter()
-            outcome = certify(spec, out_dir=Path(out), plan=report.plan, samples=args.samples, workers=args.workers,
-                              seed=args.seed, oracle_kind="des", balanced=0)
-            wall = time.perf_counter() - start
+            result = run(spec, Path(out), methods=("cpsat",), oracle_kind="des", time_limit=30, workers=args.workers,
+                         seed=args.seed, solve_samples=1000, samples=args.samples, balanced=0)
+        wall = result.seconds["certify"]
+        outcome = result.outcome
         c = outcome.certificate
         opt = c.optimum
         print(f"| {name} | {len(spec.threads)} | {wall:.1f} | {c.samples['n']} ({c.samples['failed']}) | "

@@ -6,16 +6,16 @@ from pathlib import Path
 
 import typer
 
+from solver.certify.job import DEFAULT_METHODS
 from solver.cli.common import (
-    EXIT_BAD_INPUT,
     EXIT_FAILURE,
     EXIT_INTERRUPTED,
     EXIT_NEGATIVE,
+    check_oracle_kind,
+    choices_or_fail,
     console,
     emit_json,
     err_console,
-    check_oracle_kind,
-    choices_or_fail,
     fail,
     load_binding_spec_or_fail,
     spec_error_text,
@@ -57,8 +57,8 @@ def _run_certify(spec, out: Path, *, plan=None, samples=None, target_gap=None, c
                  n_delta=None, max_samples=None, workers=0, seed=0, oracle="des", resume=False, quiet=False):
     import evt
     from simulate.errors import OracleError
-    from solver.certify.run import certify
     from solver.binding.samplers import SamplerError
+    from solver.certify.run import certify
 
     try:
         return certify(spec, out_dir=out, plan=plan, samples=samples, target_gap=target_gap, confidence=confidence,
@@ -120,12 +120,14 @@ def certify_command(
 def run_command(
     spec_path: str = typer.Argument(..., metavar="SPEC", help="A spec file or built-in example name."),
     out: Path = typer.Option(Path("tasksolve-out"), "--out", "-o", help="Directory for plan.yaml, certificate.json, samples.jsonl, report.html."),
-    methods: str = typer.Option("all", "--methods", help="Methods to compare: all, or a comma-separated list (cpsat always runs)."),
+    methods: str = typer.Option(",".join(DEFAULT_METHODS), "--method", "--methods", "-m",
+                                help="Methods to compare: all, or a comma-separated list (cpsat always runs). "
+                                     "tsbsched and blackbox profile on the oracle first and take minutes."),
     time_limit: float | None = typer.Option(None, "--time-limit", min=0.1, help="CP-SAT time limit in seconds. Default: search.time_limit."),
     samples: int | None = typer.Option(None, "--samples", min=20, help="Random plans for the certificate (default: the spec's certify.samples)."),
     target_gap: str | None = typer.Option(None, "--target-gap", help="Sample sequentially until the best random plan is within this gap."),
     workers: int = typer.Option(DEFAULT_WORKERS, "--workers", min=0, help="Worker processes and CP-SAT workers (0: every core)."),
-    seed: int | None = typer.Option(None, "--seed", help="Seed of everything random. Default: search.seed."),
+    seed: int | None = typer.Option(None, "--seed", min=0, help="Seed of everything random. Default: search.seed."),
     oracle: str | None = typer.Option(None, "--oracle", help="des (simulation) or analytic (closed form). Default: oracle.kind."),
     resume: bool = typer.Option(False, "--resume", help="Reuse the samples already in OUT/samples.jsonl."),
     as_json: bool = typer.Option(False, "--json", help="Print the solve report and the certificate as JSON."),
@@ -136,48 +138,33 @@ def run_command(
     self-contained page).  Exit code 0 when the plan is certified (or beats the estimate), 1 when
     not, 2 on bad input, 3 when an oracle or the solver fails.
     """
-    from solver.cli.common import write_json_atomic
-    from solver.certify.report import write_report
-    from solver.cli.render import plan_text, taskset_lines
-    from solver.binding.compare import METHODS, Infeasible, solve
+    from solver.binding.compare import METHODS
+    from solver.certify.job import run
 
     spec = load_binding_spec_or_fail(spec_path)
     oracle = check_oracle_kind(oracle or spec.oracle.kind)
-    time_limit = time_limit or spec.search.time_limit
-    seed = spec.search.seed if seed is None else seed
-    chosen = [m for m in METHODS if m == "cpsat" or m in choices_or_fail(methods, METHODS)]
-    n_workers = _workers(workers)
 
-    def progress(message: str) -> None:
+    def say(message: str) -> None:
         if not as_json:
             err_console.print(f"[dim]{message}[/]")
 
     try:
-        report = solve(spec, chosen, oracle_kind=oracle, time_limit=time_limit, workers=n_workers, seed=seed,
-                       samples=min(2000, spec.certify.samples), progress=progress)
-    except Infeasible as exc:
-        fail(f"{spec_path}: {exc}", EXIT_BAD_INPUT)
-    out.mkdir(parents=True, exist_ok=True)
-    report.plan.save(out / "plan.yaml")
-    progress("certifying the plan against the EVT-estimated optimum")
-    outcome = _run_certify(spec, out, plan=report.plan, samples=samples, target_gap=_parse_gap(target_gap),
-                           workers=workers, seed=seed, oracle=oracle, resume=resume, quiet=as_json)
-    certificate = outcome.certificate.to_dict()
-    certificate["solve"] = report.to_dict()
-    write_json_atomic(out / "certificate.json", certificate)
-    comparison = report.to_dict()["comparison"]
-    write_report(out / "report.html", spec, report.plan, certificate, outcome.analysis, outcome.history,
-                 comparison, plan_text(spec, report.plan), taskset_lines(spec, report.plan))
+        result = run(spec, out, methods=choices_or_fail(methods, METHODS), time_limit=time_limit, samples=samples,
+                     target_gap=_parse_gap(target_gap), workers=_workers(workers), seed=seed, oracle_kind=oracle,
+                     resume=resume, progress=not as_json, say=say)
+    except KeyboardInterrupt:
+        fail(f"interrupted: every finished measurement is in {out / 'samples.jsonl'}; "
+             "continue with the same command and --resume", EXIT_INTERRUPTED)
     if as_json:
-        emit_json({"solve": report.to_dict(), "certificate": outcome.certificate.to_dict(),
-                   "files": {name: str(out / name) for name in ("plan.yaml", "certificate.json", "samples.jsonl", "report.html")}})
+        emit_json({"solve": result.report.to_dict(), "certificate": result.outcome.certificate.to_dict(),
+                   "files": {name: str(path) for name, path in result.files.items()}})
     else:
         from solver.cli.solve_command import _print_report
 
-        _print_report(spec, report, out / "plan.yaml")
-        console.print(outcome.certificate.summary(), markup=False)
+        _print_report(spec, result.report, result.files["plan.yaml"])
+        console.print(result.outcome.certificate.summary(), markup=False)
         console.print(f"wrote {out}/plan.yaml, certificate.json, samples.jsonl, report.html", markup=False)
-    if outcome.certificate.verdict not in ("certified", "exceeds_estimate"):
+    if result.outcome.certificate.verdict not in ("certified", "exceeds_estimate"):
         raise typer.Exit(EXIT_NEGATIVE)
 
 

@@ -14,8 +14,6 @@ one message, never a traceback.
 
 from __future__ import annotations
 
-import json
-import math
 import sys
 from typing import Any, NoReturn
 
@@ -45,39 +43,18 @@ def fail(message: str, code: int = EXIT_BAD_INPUT) -> NoReturn:
     raise CliError(message, code)
 
 
-def _json_default(value: Any) -> Any:
-    if hasattr(value, "tolist"):  # NumPy scalars and arrays
-        return value.tolist()
-    if hasattr(value, "model_dump"):
-        return value.model_dump(mode="json")
-    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
-
-
-def _finite(value: Any) -> Any:
-    """JSON has no infinities: write them as the strings "inf" / "-inf", NaN as null."""
-    if isinstance(value, float):
-        if math.isnan(value):
-            return None
-        if math.isinf(value):
-            return "inf" if value > 0 else "-inf"
-        return value
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
-    return value
-
-
 def to_json_text(obj: Any) -> str:
     """Serialise a result for ``--json`` (strict JSON: infinities become strings)."""
-    return json.dumps(_finite(json.loads(json.dumps(obj, default=_json_default))), indent=2)
+    from specs.files import json_text
+
+    return json_text(obj)
 
 
 def write_json_atomic(path, data: Any) -> None:
     """Write a result as JSON (as ``--json`` prints it), atomically."""
-    from specs.files import write_text_atomic
+    from specs.files import write_json_atomic as write
 
-    write_text_atomic(path, to_json_text(data) + "\n")
+    write(path, data)
 
 
 def emit_json(obj: Any) -> None:

@@ -91,7 +91,7 @@ def solve_command(
 def _print_report(spec, report, out) -> None:
     from rich.table import Table
 
-    from solver.cli.render import plan_tree
+    from solver.report.render import plan_tree
 
     objective = report.objective
     table = Table(title=f"{spec.name}: {objective} ({len(spec.threads)} threads on {spec.topology.name})",

@@ -1,0 +1,97 @@
+"""The main job as a library call: solve, compare the methods, certify, write the report.
+
+`run` is what ``tasksolve run`` and the benchmarks call (docs/design.md, "Purpose"): it writes
+into one output directory
+
+* ``plan.yaml`` -- the chosen binding (CP-SAT's K best, selected on the oracle);
+* ``samples.jsonl`` -- every random plan measured for the certificate (resumable);
+* ``certificate.json`` -- the certificate, with the solve report under ``"solve"``;
+* ``report.html`` -- one self-contained page (plan, comparison, certificate and plots).
+
+Every file is written atomically, and nothing is written before the step that produces it has
+finished, so an interruption never leaves a half-written file.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import evt
+from solver.binding.compare import METHODS, SolveReport, solve
+from solver.certify.run import CertifyOutcome, certify
+from solver.errors import SolverFailed
+from specs import Spec
+from specs.files import write_json_atomic
+
+# What `tasksolve run` compares unless told otherwise: the methods that finish in about a minute
+# on the 24-thread examples. TSBSched and BlackBox profile with the oracle first, which takes
+# minutes on the simulation: ask for them with `methods`.
+DEFAULT_METHODS = ("cpsat", "random", "balanced")
+FILES = ("plan.yaml", "certificate.json", "samples.jsonl", "report.html")
+
+
+@dataclass
+class JobResult:
+    """What `run` produced; `files` maps each file's name to its path, `seconds` each phase's
+    wall time (``solve``, ``certify``, ``report``)."""
+
+    report: SolveReport
+    outcome: CertifyOutcome
+    certificate: dict[str, Any]
+    files: dict[str, Path] = field(default_factory=dict)
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+def run(spec: Spec, out_dir: Path, *, methods: tuple[str, ...] | list[str] = DEFAULT_METHODS,
+        time_limit: float | None = None, samples: int | None = None, target_gap: float | None = None,
+        workers: int = 1, seed: int | None = None, oracle_kind: str | None = None, resume: bool = False,
+        progress: bool = False, say: Callable[[str], None] | None = None,
+        solve_samples: int | None = None, **certify_options: Any) -> JobResult:
+    """Solve `spec`, certify the chosen plan and write the four files into `out_dir`.
+
+    Defaults come from the spec's ``search``, ``oracle`` and ``certify`` sections. CP-SAT always
+    runs (its plan is the answer); `methods` adds the others to the comparison. `say` receives
+    one line per phase; `progress` shows the sampling progress bar.
+    """
+    out_dir = Path(out_dir)
+    oracle_kind = oracle_kind or spec.oracle.kind
+    time_limit = time_limit or spec.search.time_limit
+    seed = spec.search.seed if seed is None else seed
+    chosen = [m for m in METHODS if m == "cpsat" or m in methods]
+    clock = time.perf_counter()
+    seconds: dict[str, float] = {}
+    report = solve(spec, chosen, oracle_kind=oracle_kind, time_limit=time_limit, workers=workers, seed=seed,
+                   samples=solve_samples or min(2000, spec.certify.samples), progress=say)
+    seconds["solve"] = time.perf_counter() - clock
+    out_dir.mkdir(parents=True, exist_ok=True)
+    files = {name: out_dir / name for name in FILES}
+    report.plan.save(files["plan.yaml"])
+    if say:
+        say("certifying the plan against the EVT-estimated optimum")
+    clock = time.perf_counter()
+    try:
+        outcome = certify(spec, out_dir=out_dir, plan=report.plan, samples=samples, target_gap=target_gap,
+                          workers=workers, seed=seed, oracle_kind=oracle_kind, resume=resume, progress=progress,
+                          **certify_options)
+    except evt.EVTError as exc:
+        raise SolverFailed(f"the random sample cannot be analysed: {exc}") from None
+    seconds["certify"] = time.perf_counter() - clock
+    clock = time.perf_counter()
+    certificate = outcome.certificate.to_dict()
+    certificate["solve"] = report.to_dict()
+    write_json_atomic(files["certificate.json"], certificate)
+    _write_report(files["report.html"], spec, report, certificate, outcome)
+    seconds["report"] = time.perf_counter() - clock
+    return JobResult(report, outcome, certificate, files, seconds)
+
+
+def _write_report(path: Path, spec: Spec, report: SolveReport, certificate: dict[str, Any],
+                  outcome: CertifyOutcome) -> None:
+    from solver.report.html import write_report
+    from solver.report.render import plan_text, taskset_lines
+
+    write_report(path, spec, report.plan, certificate, outcome.analysis, outcome.history,
+                 report.to_dict()["comparison"], plan_text(spec, report.plan), taskset_lines(spec, report.plan))
