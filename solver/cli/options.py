@@ -1,0 +1,74 @@
+"""The option vocabulary every `tasksolve` command shares: one spelling, one meaning, one default.
+
+| option | meaning | default |
+|---|---|---|
+| ``SPEC`` | a spec file, or a built-in example's name (``tasksolve examples``) | -- |
+| ``--json`` | the result as JSON on stdout (an error too, as ``{"error": ...}``) | off |
+| ``--seed N`` | seed of everything random (N >= 0) | the spec's ``search.seed`` |
+| ``--workers N`` | worker processes and CP-SAT workers; 0 = every core | ``search.workers``, else every core |
+| ``--oracle KIND`` | the cost oracle that measures plans | the spec's ``oracle.kind`` |
+| ``--time-limit S`` | CP-SAT's time limit, seconds | the spec's ``search.time_limit`` |
+| ``--method/-m M`` | a method, a comma-separated list, or ``all`` | per command |
+| ``--plan/-p FILE`` | a plan file to read | -- |
+| ``--out/-o DIR`` | the directory results are written into (always a directory) | per command |
+
+Commands build their parameters from these factories so that help texts and defaults agree.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import typer
+
+ORACLE_KINDS = ("des", "analytic")
+
+
+def spec_argument() -> typer.models.ArgumentInfo:
+    return typer.Argument(..., metavar="SPEC", show_default=False,
+                          help="A spec file, or a built-in example's name (see `tasksolve examples`).")
+
+
+def json_option() -> typer.models.OptionInfo:
+    return typer.Option(False, "--json", help="Print the result as JSON on stdout (errors too).")
+
+
+def seed_option() -> typer.models.OptionInfo:
+    return typer.Option(None, "--seed", min=0, help="Seed of everything random. Default: the spec's search.seed.")
+
+
+def workers_option() -> typer.models.OptionInfo:
+    return typer.Option(None, "--workers", "-w", min=0,
+                        help="Worker processes and CP-SAT workers (0: every core). "
+                             "Default: the spec's search.workers, else every core.")
+
+
+def oracle_option() -> typer.models.OptionInfo:
+    return typer.Option(None, "--oracle",
+                        help="The cost oracle: des (simulation) or analytic (closed form). Default: the spec's oracle.kind.")
+
+
+def time_limit_option() -> typer.models.OptionInfo:
+    return typer.Option(None, "--time-limit", min=0.1,
+                        help="CP-SAT time limit in seconds. Default: the spec's search.time_limit.")
+
+
+def plan_option(help_text: str) -> typer.models.OptionInfo:
+    return typer.Option(None, "--plan", "-p", help=help_text)
+
+
+def out_dir_option(default: Path | None, what: str) -> typer.models.OptionInfo:
+    return typer.Option(default, "--out", "-o", help=f"Directory to write {what} into (created if needed).")
+
+
+def resolve_workers(value: int | None, spec=None) -> int:
+    """``--workers``: 0 or unset means the spec's ``search.workers``, else every core."""
+    if value:
+        return value
+    configured = getattr(getattr(spec, "search", None), "workers", None)
+    return configured or os.cpu_count() or 1
+
+
+def resolve_seed(value: int | None, spec=None) -> int:
+    return value if value is not None else int(getattr(getattr(spec, "search", None), "seed", 0))

@@ -1,0 +1,77 @@
+"""Figures for people: the one formatter of rates, times, frequencies and shares on screen.
+
+`specs.units` writes values back into specs (exact, round-trip text such as ``0.0109375Gpps``);
+this module writes them for reading: a unit chosen so that the number lies in [1, 1000), four
+significant digits, no scientific notation, and a half-width shown with the digits of the value
+it qualifies (so ``10.94 Mpps ± 0.03``, never ``± 3.56931e-09``).
+"""
+
+from __future__ import annotations
+
+import math
+
+_RATE = (("Gpps", 1e9), ("Mpps", 1e6), ("kpps", 1e3), ("pps", 1.0))
+_TIME = (("s", 1.0), ("ms", 1e-3), ("us", 1e-6), ("ns", 1e-9), ("ps", 1e-12))
+_FREQ = (("GHz", 1e9), ("MHz", 1e6), ("kHz", 1e3), ("Hz", 1.0))
+
+
+def _scaled(value: float, scales, digits: int) -> tuple[str, str, float]:
+    if value is None or not math.isfinite(value):
+        return ("-" if value is None else ("inf" if value > 0 else "-inf")), scales[-1][0], 1.0
+    if value == 0:
+        return "0", next(u for u, s in scales if s == 1.0), 1.0
+    magnitude = abs(value)
+    for unit, scale in scales:
+        if magnitude >= scale * 0.9995 or scale == scales[-1][1]:
+            number = value / scale
+            exponent = int(math.floor(math.log10(abs(float(f"{number:.{digits - 1}e}")))))
+            decimals = max(0, digits - 1 - exponent)
+            return f"{number:.{decimals}f}", unit, scale
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def rate(pps: float | None, digits: int = 4) -> str:
+    """``10937500.0`` -> ``10.94 Mpps``."""
+    text, unit, _ = _scaled(pps, _RATE, digits)
+    return text if text == "-" else f"{text} {unit}"
+
+
+def seconds(value: float | None, digits: int = 4) -> str:
+    """``2.13e-6`` -> ``2.130 us``."""
+    text, unit, _ = _scaled(value, _TIME, digits)
+    return text if text == "-" else f"{text} {unit}"
+
+
+def frequency(hz: float | None, digits: int = 4) -> str:
+    text, unit, _ = _scaled(hz, _FREQ, digits)
+    return text if text == "-" else f"{text} {unit}"
+
+
+def share(fraction: float | None, decimals: int = 2) -> str:
+    """``0.0213`` -> ``2.13%``; signed shares keep their sign (``-1.50%``)."""
+    if fraction is None or not math.isfinite(fraction):
+        return "-"
+    return f"{fraction * 100:.{decimals}f}%"
+
+
+def objective_value(value: float | None, objective: str, digits: int = 4) -> str:
+    """A value of the objective: a rate for the throughput objectives, a time for ``latency``
+    (which the project records as minus the latency when it maximises, so the sign is dropped)."""
+    if value is None:
+        return "-"
+    return seconds(abs(value), digits) if objective == "latency" else rate(value, digits)
+
+
+def with_half_width(value: float | None, half_width: float | None, objective: str) -> str:
+    """``10.94 Mpps ± 0.03`` in the value's unit; the ± part is left out when it is below the
+    value's last digit (float noise of a deterministic oracle)."""
+    main = objective_value(value, objective)
+    if value is None or not half_width or not math.isfinite(half_width):
+        return main
+    scales = _TIME if objective == "latency" else _RATE
+    text, _, scale = _scaled(abs(value) if objective == "latency" else value, scales, 4)
+    decimals = len(text.split(".")[1]) if "." in text else 0
+    shown = abs(half_width) / scale
+    if shown < 0.5 * 10 ** (-decimals):
+        return main
+    return f"{main} ± {shown:.{decimals}f}"
