@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from solver.certify.job import DEFAULT_METHODS
+from solver.cli import options
 from solver.cli.common import (
     EXIT_FAILURE,
     EXIT_INTERRUPTED,
@@ -20,14 +21,6 @@ from solver.cli.common import (
     load_binding_spec_or_fail,
     spec_error_text,
 )
-
-DEFAULT_WORKERS = 0  # 0: every core
-
-
-def _workers(value: int) -> int:
-    import os
-
-    return value if value > 0 else (os.cpu_count() or 1)
 
 
 def _parse_gap(text: str | None) -> float | None:
@@ -54,7 +47,7 @@ def _load_plan(path: Path, spec):
 
 
 def _run_certify(spec, out: Path, *, plan=None, samples=None, target_gap=None, confidence=None, n_init=None,
-                 n_delta=None, max_samples=None, workers=0, seed=0, oracle="des", resume=False, quiet=False):
+                 n_delta=None, max_samples=None, workers=None, seed=0, oracle="des", resume=False, quiet=False):
     import evt
     from simulate.errors import OracleError
     from solver.binding.samplers import SamplerError
@@ -62,7 +55,7 @@ def _run_certify(spec, out: Path, *, plan=None, samples=None, target_gap=None, c
 
     try:
         return certify(spec, out_dir=out, plan=plan, samples=samples, target_gap=target_gap, confidence=confidence,
-                       n_init=n_init, n_delta=n_delta, max_samples=max_samples, workers=_workers(workers),
+                       n_init=n_init, n_delta=n_delta, max_samples=max_samples, workers=options.resolve_workers(workers, spec),
                        seed=seed, oracle_kind=oracle, resume=resume, progress=not quiet)
     except KeyboardInterrupt:
         fail(f"interrupted: every finished measurement is in {out / 'samples.jsonl'}; "
@@ -78,20 +71,20 @@ def _run_certify(spec, out: Path, *, plan=None, samples=None, target_gap=None, c
 
 
 def certify_command(
-    spec_path: str = typer.Argument(..., metavar="SPEC", help="A spec file or built-in example name."),
-    plan_path: Path | None = typer.Option(None, "--plan", help="The plan to certify (default: the best random plan)."),
+    spec_path: str = options.spec_argument(),
+    plan_path: Path | None = options.plan_option("The plan to certify (default: the best random plan)."),
     samples: int | None = typer.Option(None, "--samples", min=20, help="Fixed sample size (default: the spec's certify.samples)."),
     target_gap: str | None = typer.Option(None, "--target-gap", help="Run the sequential algorithm until within this gap (1% or 0.01)."),
     confidence: float | None = typer.Option(None, "--confidence", min=0.5, max=0.999, help="Confidence of the optimum's interval."),
     n_init: int | None = typer.Option(None, "--n-init", min=20, help="Sequential: first sample size."),
     n_delta: int | None = typer.Option(None, "--n-delta", min=1, help="Sequential: plans added per step."),
     max_samples: int | None = typer.Option(None, "--max-samples", min=20, help="Sequential: stop after this many plans."),
-    workers: int = typer.Option(DEFAULT_WORKERS, "--workers", min=0, help="Worker processes (0: every core). The sample does not depend on it."),
-    seed: int | None = typer.Option(None, "--seed", help="Seed of the random plans and of the simulation. Default: search.seed."),
-    oracle: str | None = typer.Option(None, "--oracle", help="des (simulation) or analytic (closed form). Default: oracle.kind."),
+    workers: int | None = options.workers_option(),
+    seed: int | None = options.seed_option(),
+    oracle: str | None = options.oracle_option(),
     resume: bool = typer.Option(False, "--resume", help="Continue from OUT/samples.jsonl instead of starting afresh."),
-    out: Path = typer.Option(Path("tasksolve-out"), "--out", "-o", help="Directory for samples.jsonl and certificate.json."),
-    as_json: bool = typer.Option(False, "--json", help="Print the certificate as JSON on stdout."),
+    out: Path = options.out_dir_option(Path("tasksolve-out"), "samples.jsonl and certificate.json"),
+    as_json: bool = options.json_option(),
 ) -> None:
     """Certify a plan against the optimum estimated by Extreme Value Theory from random plans.
 
@@ -118,19 +111,19 @@ def certify_command(
 
 
 def run_command(
-    spec_path: str = typer.Argument(..., metavar="SPEC", help="A spec file or built-in example name."),
-    out: Path = typer.Option(Path("tasksolve-out"), "--out", "-o", help="Directory for plan.yaml, certificate.json, samples.jsonl, report.html."),
+    spec_path: str = options.spec_argument(),
+    out: Path = options.out_dir_option(Path("tasksolve-out"), "plan.yaml, certificate.json, samples.jsonl and report.html"),
     methods: str = typer.Option(",".join(DEFAULT_METHODS), "--method", "--methods", "-m",
                                 help="Methods to compare: all, or a comma-separated list (cpsat always runs). "
                                      "tsbsched and blackbox profile on the oracle first and take minutes."),
-    time_limit: float | None = typer.Option(None, "--time-limit", min=0.1, help="CP-SAT time limit in seconds. Default: search.time_limit."),
+    time_limit: float | None = options.time_limit_option(),
     samples: int | None = typer.Option(None, "--samples", min=20, help="Random plans for the certificate (default: the spec's certify.samples)."),
     target_gap: str | None = typer.Option(None, "--target-gap", help="Sample sequentially until the best random plan is within this gap."),
-    workers: int = typer.Option(DEFAULT_WORKERS, "--workers", min=0, help="Worker processes and CP-SAT workers (0: every core)."),
-    seed: int | None = typer.Option(None, "--seed", min=0, help="Seed of everything random. Default: search.seed."),
-    oracle: str | None = typer.Option(None, "--oracle", help="des (simulation) or analytic (closed form). Default: oracle.kind."),
+    workers: int | None = options.workers_option(),
+    seed: int | None = options.seed_option(),
+    oracle: str | None = options.oracle_option(),
     resume: bool = typer.Option(False, "--resume", help="Reuse the samples already in OUT/samples.jsonl."),
-    as_json: bool = typer.Option(False, "--json", help="Print the solve report and the certificate as JSON."),
+    as_json: bool = options.json_option(),
 ) -> None:
     """The main job: solve (CP-SAT + selection on the oracle), compare methods, certify, report.
 
@@ -150,7 +143,7 @@ def run_command(
 
     try:
         result = run(spec, out, methods=choices_or_fail(methods, METHODS), time_limit=time_limit, samples=samples,
-                     target_gap=_parse_gap(target_gap), workers=_workers(workers), seed=seed, oracle_kind=oracle,
+                     target_gap=_parse_gap(target_gap), workers=options.resolve_workers(workers, spec), seed=seed, oracle_kind=oracle,
                      resume=resume, progress=not as_json, say=say)
     except KeyboardInterrupt:
         fail(f"interrupted: every finished measurement is in {out / 'samples.jsonl'}; "

@@ -188,8 +188,13 @@ def register(app: typer.Typer) -> None:
         """
         from solver.pipeline import compare as cmp
         from solver.pipeline.plans import to_plan
-        from solver.pipeline.problem import PipelineError, PipelineProblem, format_cycles
-        from solver.pipeline.sweep import cores_sweep, latency_sweep, parse_range, plot as plot_sweep
+        from solver.pipeline.problem import (
+            PipelineError,
+            PipelineProblem,
+            format_cycles,
+        )
+        from solver.pipeline.sweep import cores_sweep, latency_sweep, parse_range
+        from solver.pipeline.sweep import plot as plot_sweep
 
         spec = common.load_spec_or_fail(spec_path)
         methods = _methods(method)

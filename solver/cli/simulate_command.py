@@ -7,7 +7,16 @@ from typing import Any
 
 import typer
 
-from solver.cli.common import EXIT_BAD_INPUT, EXIT_FAILURE, console, emit_json, fail, load_spec_or_fail, spec_error_text
+from solver.cli import options
+from solver.cli.common import (
+    EXIT_BAD_INPUT,
+    EXIT_FAILURE,
+    console,
+    emit_json,
+    fail,
+    load_spec_or_fail,
+    spec_error_text,
+)
 
 
 class OracleKind(str, Enum):
@@ -29,7 +38,7 @@ class Arrival(str, Enum):
 
 
 def simulate(
-    spec_path: str = typer.Argument(..., metavar="SPEC", help="A spec file or built-in example name."),
+    spec_path: str = options.spec_argument(),
     plan_path: str | None = typer.Option(
         None, "--plan", "-p", metavar="PLAN.yaml",
         help="The plan to measure (YAML or JSON). Without it, a balanced placement is drawn (seeded)."),
@@ -40,7 +49,7 @@ def simulate(
     ideal: list[Ideal] = typer.Option(
         [], "--ideal", help="Also simulate with a limit switched off: contention, communication, queues or all "
                             "(repeatable; des only). Shows which limit binds."),
-    seed: int | None = typer.Option(None, "--seed", help="Seed of the simulation and of the balanced draw. Default: oracle.seed."),
+    seed: int | None = typer.Option(None, "--seed", min=0, help="Seed of the simulation and of the balanced draw. Default: oracle.seed."),
     precision: float | None = typer.Option(
         None, "--precision", help="Target relative half-width of the throughput's 95% interval (default: oracle.precision)."),
     packets: int | None = typer.Option(None, "--packets", help="Stop after this many packets (default: oracle.packets)."),
@@ -49,7 +58,7 @@ def simulate(
     rate: str | None = typer.Option(None, "--rate", help="Arrival rate per instance, e.g. 2Mpps (with --arrival deterministic|poisson)."),
     shared_queue: bool = typer.Option(
         False, "--shared-queue", help="Replicas of a stage take packets from one shared queue (NPIRE) instead of in turn."),
-    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout."),
+    as_json: bool = options.json_option(),
 ) -> None:
     """Measure a plan: throughput (total and per instance), latency, per-thread utilisation.
 
@@ -155,34 +164,22 @@ def simulate(
     _print_text(spec, plan, measurement, source, extra)
 
 
-def _si(value: float, unit: str) -> str:
-    for scale, prefix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if abs(value) >= scale:
-            return f"{value / scale:.4g} {prefix}{unit}"
-    return f"{value:.4g} {unit}"
-
-
-def _time(seconds: float) -> str:
-    for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "us"), (1e-9, "ns")):
-        if abs(seconds) >= scale:
-            return f"{seconds / scale:.4g} {unit}"
-    return f"{seconds:.3g} s"
-
-
 def _print_text(spec, plan, m, source, extra) -> None:
     from rich.table import Table
+
+    from specs import display
 
     what = f"plan {source}" if source else "a balanced placement (no --plan given; drawn with the seed)"
     console.print(f"{spec.name}: {what}, oracle {m.oracle}", markup=False, soft_wrap=True)
     if m.oracle == "des":
         rel = f" (+-{100 * m.relative_half_width:.2f}%, 95%)" if m.throughput > 0 else ""
-        console.print(f"throughput  {_si(m.throughput, 'packets/s')} +- {_si(m.half_width, 'packets/s')}{rel}", markup=False)
+        console.print(f"throughput  {display.rate(m.throughput)} +- {display.rate(m.half_width)}{rel}", markup=False)
     else:
-        console.print(f"throughput  {_si(m.throughput, 'packets/s')} (closed form)", markup=False)
+        console.print(f"throughput  {display.rate(m.throughput)} (closed form)", markup=False)
     if len(m.per_instance) > 1:
-        parts = ", ".join(f"{name} {_si(x, 'pps')}" for name, x in m.per_instance.items())
+        parts = ", ".join(f"{name} {display.rate(x)}" for name, x in m.per_instance.items())
         console.print(f"per instance  {parts}", markup=False, soft_wrap=True)
-    console.print(f"latency     mean {_time(m.latency_mean)}, p50 {_time(m.latency_p50)}, p99 {_time(m.latency_p99)}"
+    console.print(f"latency     mean {display.seconds(m.latency_mean)}, p50 {display.seconds(m.latency_p50)}, p99 {display.seconds(m.latency_p99)}"
                   + ("  (unloaded critical path)" if m.oracle == "analytic" else ""), markup=False)
     table = Table(title_justify="left")
     for column in ("thread", "context", "utilization", "rate", "queue wait", "blocked"):
@@ -190,7 +187,7 @@ def _print_text(spec, plan, m, source, extra) -> None:
     for t in m.threads:
         blocked = "-" if t["blocked"] is None else f"{100 * t['blocked']:.1f}%"
         table.add_row(t["thread"], t["context"], f"{100 * t['utilization']:.1f}%", f"{t['rate']:.3f}",
-                      _time(t["queue_wait"]) if t["queue_wait"] else "0", blocked)
+                      display.seconds(t["queue_wait"]) if t["queue_wait"] else "0", blocked)
     console.print(table)
     console.print(f"bottleneck  {m.bottleneck}", markup=False)
     if "ideal" in extra:
@@ -198,11 +195,11 @@ def _print_text(spec, plan, m, source, extra) -> None:
         console.print("idealised runs (one limit off at a time):", markup=False)
         for name, row in extra["ideal"].items():
             gain = row["throughput"] / base - 1.0 if base > 0 else float("nan")
-            console.print(f"  no {name:<14s} {_si(row['throughput'], 'packets/s')}  ({100 * gain:+.1f}%)", markup=False)
+            console.print(f"  no {name:<14s} {display.rate(row['throughput'])}  ({100 * gain:+.1f}%)", markup=False)
     if "max_rate" in extra:
         r = extra["max_rate"]
-        console.print(f"max sustainable rate  {_si(r['per_instance'], 'packets/s')} per instance "
-                      f"({_si(r['total'], 'packets/s')} in all; {r['arrival']} arrivals, "
+        console.print(f"max sustainable rate  {display.rate(r['per_instance'])} per instance "
+                      f"({display.rate(r['total'])} in all; {r['arrival']} arrivals, "
                       f"{r['simulations']} simulations, tolerance {100 * r['tolerance']:g}%)", markup=False)
     for note in m.notes:
         console.print(f"note: {note}", markup=False, soft_wrap=True)

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import typer
 
+from solver.cli import options
 from solver.cli.common import (
     EXIT_BAD_INPUT,
-    EXIT_FAILURE,
     check_oracle_kind,
     choices_or_fail,
     console,
@@ -20,16 +19,8 @@ from solver.cli.common import (
 )
 
 
-def _format(value: float | None, objective: str) -> str:
-    if value is None:
-        return "-"
-    if objective == "latency":
-        return f"{abs(value) * 1e6:.3f} us"  # Measurement.value gives minus the latency
-    return f"{value / 1e6:.4f} Mpps"
-
-
 def solve_command(
-    spec_path: str = typer.Argument(..., metavar="SPEC", help="A spec file or built-in example name."),
+    spec_path: str = options.spec_argument(),
     method: str | None = typer.Option(None, "--method", "-m",
                                       help="cpsat, blackbox, tsbsched, random, balanced, or all (comma-separated list "
                                            "allowed). Default: the spec's search.method."),
@@ -37,15 +28,14 @@ def solve_command(
                                      help="CP-SAT: how many best distinct plans to measure. Default: search.top_k."),
     time_limit: float | None = typer.Option(None, "--time-limit", min=0.1,
                                             help="CP-SAT time limit in seconds (shared by the K solves). Default: search.time_limit."),
-    workers: int | None = typer.Option(None, "--workers", min=1,
-                                       help="CP-SAT search workers and oracle worker processes. Default: search.workers, else every core."),
-    seed: int | None = typer.Option(None, "--seed", help="Seed of the samplers, CP-SAT and the simulation. Default: search.seed."),
+    workers: int | None = options.workers_option(),
+    seed: int | None = options.seed_option(),
     oracle: str | None = typer.Option(None, "--oracle",
                                       help="des (simulation) or analytic (closed form) for the measurements. Default: oracle.kind."),
     samples: int = typer.Option(5000, "--samples", min=1, help="Random plans drawn (hint, baselines, predictor candidates)."),
     deterministic: bool = typer.Option(False, "--deterministic", help="CP-SAT: use a deterministic time limit, for repeatable runs."),
-    out: Path | None = typer.Option(None, "--out", "-o", help="Write the chosen plan here (YAML, or JSON for .json)."),
-    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout."),
+    out: Path | None = options.out_dir_option(None, "the chosen plan (plan.yaml)"),
+    as_json: bool = options.json_option(),
 ) -> None:
     """Find the best thread-to-context binding and compare it with the other methods.
 
@@ -61,7 +51,7 @@ def solve_command(
     oracle = check_oracle_kind(oracle or spec.oracle.kind)
     top_k = top_k or settings.top_k
     time_limit = time_limit or settings.time_limit
-    workers = workers or settings.workers or os.cpu_count() or 1
+    workers = options.resolve_workers(workers, spec)
     seed = settings.seed if seed is None else seed
     quiet = as_json
 
@@ -74,13 +64,8 @@ def solve_command(
                        seed=seed, samples=samples, deterministic=deterministic, progress=progress)
     except Infeasible as exc:
         fail(f"{spec_path}: {exc}", EXIT_BAD_INPUT)
-    except Exception as exc:  # an oracle failing is reported, not dumped
-        from simulate.errors import OracleError
-
-        if isinstance(exc, OracleError):
-            fail(f"the {oracle} oracle failed: {exc}", EXIT_FAILURE)
-        raise
     if out is not None and report.plan is not None:
+        out = out / "plan.yaml"
         report.plan.save(out)
     if as_json:
         emit_json(report.to_dict())
@@ -92,6 +77,7 @@ def _print_report(spec, report, out) -> None:
     from rich.table import Table
 
     from solver.report.render import plan_tree
+    from specs import display
 
     objective = report.objective
     table = Table(title=f"{spec.name}: {objective} ({len(spec.threads)} threads on {spec.topology.name})",
@@ -104,9 +90,9 @@ def _print_report(spec, report, out) -> None:
     data = report.to_dict()["comparison"]
     for row, entry in zip(report.comparison, data):
         loss = entry.get("loss")
-        cells = [row.method, _format(row.predicted, objective), _format(row.simulated, objective)]
+        cells = [row.method, display.objective_value(row.predicted, objective), display.objective_value(row.simulated, objective)]
         if show_hw:
-            cells.append(_format(row.half_width, objective) if row.half_width else "")
+            cells.append(display.objective_value(row.half_width, objective) if row.half_width else "")
         cells.append(f"{loss:.1%}" if loss is not None else "")
         table.add_row(*cells)
     console.print(table)
@@ -117,8 +103,8 @@ def _print_report(spec, report, out) -> None:
         gap = f"{report.gap:.2e}" if report.gap is not None else "-"
         cpsat = report.details.get("cpsat", {})
         source = cpsat.get("bound_source", "cpsat")
-        console.print(f"CP-SAT: {report.status}, model objective {_format(report.model_objective, objective)}, "
-                      f"bound {_format(report.bound, objective)}"
+        console.print(f"CP-SAT: {report.status}, model objective {display.objective_value(report.model_objective, objective)}, "
+                      f"bound {display.objective_value(report.bound, objective)}"
                       f"{' (configuration LP)' if source != 'cpsat' else ''}, gap {gap}", markup=False)
         for note in cpsat.get("notes", []):
             console.print(f"  {note}", markup=False)

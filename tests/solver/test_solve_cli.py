@@ -11,7 +11,7 @@ from specs import load_plan, load_spec
 def test_solve_json(tmp_path, capsys):
     out = tmp_path / "plan.yaml"
     code = main(["solve", "t2-ipfwd-intadd-x2", "--method", "cpsat,random,balanced", "--time-limit", "10",
-                 "--samples", "500", "--workers", "1", "--out", str(out), "--json"])
+                 "--samples", "500", "--workers", "1", "--out", str(tmp_path), "--json"])
     assert code == 0
     result = json.loads(capsys.readouterr().out)
     for key in ("method", "status", "objective", "bound", "gap", "plan", "predicted", "simulated", "comparison"):
