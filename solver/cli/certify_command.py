@@ -16,11 +16,11 @@ from solver.cli.common import (
     choices_or_fail,
     console,
     emit_json,
-    err_console,
     fail,
     load_binding_spec_or_fail,
     spec_error_text,
 )
+from solver.cli.progress import Phases
 
 
 def _parse_gap(text: str | None) -> float | None:
@@ -137,14 +137,11 @@ def run_command(
     spec = load_binding_spec_or_fail(spec_path)
     oracle = check_oracle_kind(oracle or spec.oracle.kind)
 
-    def say(message: str) -> None:
-        if not as_json:
-            err_console.print(f"[dim]{message}[/]")
-
     try:
-        result = run(spec, out, methods=choices_or_fail(methods, METHODS), time_limit=time_limit, samples=samples,
-                     target_gap=_parse_gap(target_gap), workers=options.resolve_workers(workers, spec), seed=seed, oracle_kind=oracle,
-                     resume=resume, progress=not as_json, say=say)
+        with Phases(enabled=not as_json) as say:
+            result = run(spec, out, methods=choices_or_fail(methods, METHODS), time_limit=time_limit, samples=samples,
+                         target_gap=_parse_gap(target_gap), workers=options.resolve_workers(workers, spec), seed=seed,
+                         oracle_kind=oracle, resume=resume, progress=not as_json, say=say)
     except KeyboardInterrupt:
         fail(f"interrupted: every finished measurement is in {out / 'samples.jsonl'}; "
              "continue with the same command and --resume", EXIT_INTERRUPTED)

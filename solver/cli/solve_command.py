@@ -13,10 +13,10 @@ from solver.cli.common import (
     choices_or_fail,
     console,
     emit_json,
-    err_console,
     fail,
     load_binding_spec_or_fail,
 )
+from solver.cli.progress import Phases
 
 
 def solve_command(
@@ -55,13 +55,10 @@ def solve_command(
     seed = settings.seed if seed is None else seed
     quiet = as_json
 
-    def progress(message: str) -> None:
-        if not quiet:
-            err_console.print(f"[dim]{message}[/]")
-
     try:
-        report = solve(spec, methods, oracle_kind=oracle, top_k=top_k, time_limit=time_limit, workers=workers,
-                       seed=seed, samples=samples, deterministic=deterministic, progress=progress)
+        with Phases(enabled=not quiet) as progress:
+            report = solve(spec, methods, oracle_kind=oracle, top_k=top_k, time_limit=time_limit, workers=workers,
+                           seed=seed, samples=samples, deterministic=deterministic, progress=progress)
     except Infeasible as exc:
         fail(f"{spec_path}: {exc}", EXIT_BAD_INPUT)
     if out is not None and report.plan is not None:
@@ -100,7 +97,7 @@ def _print_report(spec, report, out) -> None:
         if row.note:
             console.print(f"  {row.method}: {row.note}", markup=False)
     if report.status != "NOT_RUN":
-        gap = f"{report.gap:.2e}" if report.gap is not None else "-"
+        gap = display.share(report.gap)
         cpsat = report.details.get("cpsat", {})
         source = cpsat.get("bound_source", "cpsat")
         console.print(f"CP-SAT: {report.status}, model objective {display.objective_value(report.model_objective, objective)}, "
