@@ -33,18 +33,18 @@ def _scaled(value: float, scales, digits: int) -> tuple[str, str, float]:
 def rate(pps: float | None, digits: int = 4) -> str:
     """``10937500.0`` -> ``10.94 Mpps``."""
     text, unit, _ = _scaled(pps, _RATE, digits)
-    return text if text == "-" else f"{text} {unit}"
+    return text if text in ("-", "inf", "-inf") else f"{text} {unit}"
 
 
 def seconds(value: float | None, digits: int = 4) -> str:
     """``2.13e-6`` -> ``2.130 us``."""
     text, unit, _ = _scaled(value, _TIME, digits)
-    return text if text == "-" else f"{text} {unit}"
+    return text if text in ("-", "inf", "-inf") else f"{text} {unit}"
 
 
 def frequency(hz: float | None, digits: int = 4) -> str:
     text, unit, _ = _scaled(hz, _FREQ, digits)
-    return text if text == "-" else f"{text} {unit}"
+    return text if text in ("-", "inf", "-inf") else f"{text} {unit}"
 
 
 def share(fraction: float | None, decimals: int = 2) -> str:

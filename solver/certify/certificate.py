@@ -67,14 +67,19 @@ class Certificate:
         return dict(self.__dict__)
 
     def summary(self) -> str:
-        unit = "s" if self.objective == "latency" else "packets/s"
+        from specs import display
+
+        def show(value) -> str:
+            return display.objective_value(value if isinstance(value, (int, float)) else None, self.objective)
+
         opt = self.optimum
+        perf = self.plan_performance
         lines = [
-            f"plan: {self.plan_performance['value']:.6g} {unit} (± {self.plan_performance.get('half_width') or 0:.3g})",
-            f"estimated optimum: {opt['estimate']:.6g} {unit}, {opt['confidence']:.0%} interval "
-            f"[{opt['lower']:.6g}, {opt['upper']:.6g}]",
-            f"gap: {self.gap['point']:.2%} to the estimate, {self.gap['worst']:.2%} at worst "
-            f"(target {self.target_gap:.2%})",
+            f"plan: {display.with_half_width(perf['value'], perf.get('half_width'), self.objective)}",
+            f"estimated optimum: {show(opt['estimate'])}, {opt['confidence']:.0%} interval "
+            f"[{show(opt['lower'])}, {show(opt['upper'])}]",
+            f"gap: {display.share(self.gap['point'])} to the estimate, {display.share(self.gap['worst'])} at worst "
+            f"(target {display.share(self.target_gap)})",
             f"samples: {self.samples['n']} measured, {self.samples['failed']} failed",
             f"verdict: {self.verdict}" + (f"  (flags: {', '.join(self.flags)})" if self.flags else ""),
         ]

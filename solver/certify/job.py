@@ -73,6 +73,8 @@ def run(spec: Spec, out_dir: Path, *, methods: tuple[str, ...] | list[str] = DEF
         say("certifying the plan against the EVT-estimated optimum")
     clock = time.perf_counter()
     try:
+        # the comparison already measured balanced plans: the certificate does not measure others
+        certify_options.setdefault("balanced", 0)
         outcome = certify(spec, out_dir=out_dir, plan=report.plan, samples=samples, target_gap=target_gap,
                           workers=workers, seed=seed, oracle_kind=oracle_kind, resume=resume, progress=progress,
                           **certify_options)

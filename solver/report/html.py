@@ -13,7 +13,7 @@ import html
 import io
 from typing import Any
 
-from specs import Plan, Spec
+from specs import Plan, Spec, display
 
 
 def _png(fig) -> str:
@@ -61,25 +61,37 @@ def write_report(path, spec: Spec, plan: Plan, certificate: dict[str, Any], anal
     objective = certificate["objective"]
     figures: list[tuple[str, str, str]] = []
     if comparison:
-        figures.append(("comparison", "Method comparison", _png(comparison_figure(comparison, objective))))
-    figures.append(("ecdf", "Random plans (ECDF), the chosen plan and the estimated optimum",
+        figures.append(("comparison", "Method comparison: every method's plan measured on the same oracle; "
+                        "longer is better for throughput, shorter for latency.",
+                        _png(comparison_figure(comparison, objective))))
+    figures.append(("ecdf", "Random plans (empirical distribution function): how likely a random placement is "
+                    "to reach a value; the dotted line is the chosen plan, the dashed one the estimated optimum.",
                     _png(ecdf_with_plan(analysis, certificate["plan_performance"]["value"], objective))))
-    figures.append(("mean-excess", "Mean excess and the threshold", _png(plots.plot_mean_excess(analysis))))
-    figures.append(("qq", "QQ plot against the fitted GPD", _png(plots.plot_qq(analysis))))
-    figures.append(("profile", "Profile log-likelihood of the optimum", _png(plots.plot_profile(analysis))))
+    figures.append(("mean-excess", "Mean excess above each threshold: the tail is fitted above the marked "
+                    "threshold, where the curve becomes roughly straight (a straight falling line means a "
+                    "finite optimum).", _png(plots.plot_mean_excess(analysis))))
+    figures.append(("qq", "Quantiles of the values above the threshold against the fitted Generalised Pareto "
+                    "distribution: points on the diagonal mean the fit describes the tail.",
+                    _png(plots.plot_qq(analysis))))
+    figures.append(("profile", "Profile log-likelihood of the optimum: the interval is where the curve stays "
+                    "above the horizontal line (Wilks' theorem).", _png(plots.plot_profile(analysis))))
     if history is not None:
-        figures.append(("sequential", "Sequential sampling history", _png(plots.plot_sequential(history))))
+        figures.append(("sequential", "Sequential sampling: the best plan and the estimated optimum as the "
+                        "sample grew, until the gap met the target.", _png(plots.plot_sequential(history))))
 
     e = html.escape
     opt = certificate["optimum"]
-    unit = "s" if objective == "latency" else "packets/s"
+    def num(value) -> str:
+        return e(display.objective_value(_finite(value), objective))
+
     rows_html = ""
     for row in comparison or []:
         loss = row.get("loss")
-        rows_html += (f"<tr><td>{e(row['method'])}</td><td>{_num(row.get('predicted'))}</td>"
-                      f"<td>{_num(row.get('simulated'))}</td><td>{_num(row.get('half_width'))}</td>"
-                      f"<td>{'' if loss is None else f'{loss:.1%}'}</td></tr>")
-    baselines = "".join(f"<tr><td>{e(b['method'])}</td><td>{_num(b['value'])}</td></tr>" for b in certificate["baselines"])
+        measured = display.with_half_width(_finite(row.get("simulated")), _finite(row.get("half_width")), objective)
+        rows_html += (f"<tr><td>{e(row['method'])}</td><td>{num(row.get('predicted'))}</td>"
+                      f"<td>{e(measured)}</td><td>{'' if loss is None else display.share(loss, 1)}</td></tr>")
+    baselines = "".join(f"<tr><td>{e(b['method'])}</td><td>{num(b['value'])}</td></tr>" for b in certificate["baselines"])
+    solver_html = _solver_section(certificate.get("solve"), objective)
     figures_html = "".join(f'<figure id="{fid}"><img alt="{e(title)}" src="{src}"><figcaption>{e(title)}</figcaption></figure>'
                            for fid, title, src in figures)
     verdict = certificate["verdict"]
@@ -99,9 +111,9 @@ td:first-child,th:first-child{{text-align:left}} pre{{background:#f6f6f6;padding
 ({e(spec.topology.describe())}); objective <b>{e(objective)}</b>; {len(spec.usable_contexts)} usable contexts.</p>
 <h2>Certificate</h2>
 <p class="verdict {e(verdict)}">{e(verdict.replace('_', ' '))}</p>
-<table><tr><th>plan</th><td>{_num(certificate['plan_performance']['value'])} {unit}</td></tr>
-<tr><th>estimated optimum</th><td>{_num(opt['estimate'])} {unit}</td></tr>
-<tr><th>{opt['confidence']:.0%} interval</th><td>[{_num(opt['lower'])}, {_num(opt['upper'])}]</td></tr>
+<table><tr><th>plan</th><td>{num(certificate['plan_performance']['value'])}</td></tr>
+<tr><th>estimated optimum</th><td>{num(opt['estimate'])}</td></tr>
+<tr><th>{opt['confidence']:.0%} interval</th><td>[{num(opt['lower'])}, {num(opt['upper'])}]</td></tr>
 <tr><th>gap (point / worst case)</th><td>{_pct(certificate['gap']['point'])} / {_pct(certificate['gap']['worst'])}</td></tr>
 <tr><th>target gap</th><td>{_pct(certificate['target_gap'])}</td></tr>
 <tr><th>random plans measured (failed)</th><td>{certificate['samples']['n']} ({certificate['samples']['failed']})</td></tr>
@@ -109,9 +121,12 @@ td:first-child,th:first-child{{text-align:left}} pre{{background:#f6f6f6;padding
 <h2>The chosen plan</h2>
 <pre>{e(plan_tree_text)}</pre>
 <h2>Methods</h2>
-<table><tr><th>method</th><th>model</th><th>measured</th><th>± half-width</th><th>loss</th></tr>{rows_html}</table>
-<h3>Baselines</h3>
-<table><tr><th>baseline</th><th>measured</th></tr>{baselines}</table>
+<p>Every plan measured on the same oracle with the same seeds; "model" is the closed form's value of
+the same plan; ± is the 95% half-width of a simulated figure; loss is against the best measured.</p>
+<table><tr><th>method</th><th>model</th><th>measured</th><th>loss</th></tr>{rows_html}</table>
+{solver_html}
+<h3>The certificate's random sample</h3>
+<table><tr><th>random plans</th><th>measured</th></tr>{baselines}</table>
 <h2>Plots</h2>
 {figures_html}
 <h2>How to pin the threads</h2>
@@ -125,18 +140,30 @@ td:first-child,th:first-child{{text-align:left}} pre{{background:#f6f6f6;padding
     write_text_atomic(path, page)
 
 
-def _num(value) -> str:
+def _finite(value) -> float | None:
+    """A number from the certificate's JSON (where infinities are the strings "inf"/"-inf")."""
     if value is None:
-        return "-"
+        return None
     try:
-        value = float(value)
+        return float(value)
     except (TypeError, ValueError):
-        return html.escape(str(value))
-    if value != value:
-        return "-"
-    if value in (float("inf"), float("-inf")):
-        return "∞" if value > 0 else "-∞"
-    return f"{value:.6g}"
+        return None
+
+
+def _solver_section(solve: dict[str, Any] | None, objective: str) -> str:
+    """CP-SAT's status, objective, bound and gap: the only rigorous evidence (for the closed form)."""
+    if not solve or solve.get("status") in (None, "NOT_RUN"):
+        return ""
+    e = html.escape
+    cpsat = solve.get("details", {}).get("cpsat", {})
+    source = "configuration LP" if cpsat.get("bound_source", "cpsat") != "cpsat" else "CP-SAT"
+    return (f"<h3>CP-SAT on the closed form</h3><table>"
+            f"<tr><th>status</th><td>{e(str(solve['status']))}</td></tr>"
+            f"<tr><th>model objective</th><td>{e(display.objective_value(_finite(solve.get('objective')), objective))}</td></tr>"
+            f"<tr><th>bound ({e(source)})</th><td>{e(display.objective_value(_finite(solve.get('bound')), objective))}</td></tr>"
+            f"<tr><th>proven gap</th><td>{e(display.share(_finite(solve.get('gap'))))}</td></tr></table>"
+            "<p>The bound is proven for the closed-form model only; measured on the simulation a plan may "
+            "differ from its model value.</p>")
 
 
 def _pct(value) -> str:
