@@ -22,11 +22,12 @@ from pathlib import Path
 
 import yaml
 
-from specs import dump_spec, load_spec, load_spec_text
 from solver.pipeline import cpsat
+from solver.pipeline.candidates import check_candidate
 from solver.pipeline.compare import Measurer, run_method
 from solver.pipeline.plans import pipeline_problems, to_plan
-from solver.pipeline.problem import PipelineProblem, check_candidate
+from solver.pipeline.problem import PipelineProblem
+from specs import dump_spec, load_spec, load_spec_text
 
 CASES = [
     # (label, spec, application file to swap in or None, bounds, cores)

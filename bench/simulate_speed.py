@@ -23,8 +23,8 @@ import time
 import numpy as np
 
 from simulate import BatchModel, SimulationOracle
-from specs import load_spec
 from solver.binding.samplers import balanced_plans, uniform_plans
+from specs import load_spec
 
 
 def batch_speed(name: str, plans: int, repeats: int, seed: int) -> list[float]:

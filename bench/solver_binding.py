@@ -41,8 +41,8 @@ def proof_table(names: list[str], time_limit: float, workers: int, repeats: int,
 
 def quality_table(names: list[str], time_limit: float, workers: int, seed: int, samples: int) -> list[str]:
     from simulate.oracle import make_oracle
-    from solver.binding.samplers import uniform_plans
     from solver.binding.compare import solve
+    from solver.binding.samplers import uniform_plans
     from specs import Plan
 
     lines = ["| spec | CP-SAT (measured, Mpps) | best of random (measured) | balanced avg / worst | BlackBox top-5 | CP-SAT vs best random |",

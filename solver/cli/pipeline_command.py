@@ -52,7 +52,7 @@ def _methods(text: str) -> list[str]:
 
 def _chosen(results: dict) -> str:
     """The method whose plan is reported: CP-SAT when it found a plan, else the best one."""
-    from solver.pipeline.problem import Evaluation
+    from solver.pipeline.evaluation import Evaluation
 
     if "cpsat" in results and results["cpsat"].status in ("OPTIMAL", "FEASIBLE"):
         return "cpsat"

@@ -10,16 +10,9 @@
 * `compare`, `sweep` -- running methods side by side, measuring, Figures 14-15.
 """
 
-from solver.pipeline.problem import (
-    Candidate,
-    Evaluation,
-    Group,
-    MethodResult,
-    PipelineError,
-    PipelineProblem,
-    check_candidate,
-    evaluate,
-)
+from solver.pipeline.candidates import Candidate, Group, check_candidate
+from solver.pipeline.evaluation import Evaluation, MethodResult, evaluate
+from solver.pipeline.problem import PipelineError, PipelineProblem
 
 __all__ = [
     "Candidate", "Evaluation", "Group", "MethodResult", "PipelineError",

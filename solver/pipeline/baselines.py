@@ -12,18 +12,11 @@ import heapq
 import random
 import time
 
+from solver.pipeline.candidates import Candidate, Group, depth_stages
+from solver.pipeline.evaluation import MethodResult, evaluate, first_contexts, sequential_candidate
 from solver.pipeline.lata import estimate_profiles, with_estimate
 from solver.pipeline.mapping import lata_map, random_map
-from solver.pipeline.problem import (
-    Candidate,
-    Group,
-    MethodResult,
-    PipelineProblem,
-    depth_stages,
-    evaluate,
-    first_contexts,
-    sequential_candidate,
-)
+from solver.pipeline.problem import PipelineProblem
 
 
 def _result(problem: PipelineProblem, method: str, cand: Candidate, t0: float, notes=None) -> MethodResult:

@@ -15,15 +15,9 @@ from __future__ import annotations
 from itertools import combinations
 from typing import Iterator
 
-from solver.pipeline.problem import (
-    Candidate,
-    Evaluation,
-    Group,
-    PipelineProblem,
-    evaluate,
-    first_contexts,
-    group_order,
-)
+from solver.pipeline.candidates import Candidate, Group, group_order
+from solver.pipeline.evaluation import Evaluation, evaluate, first_contexts
+from solver.pipeline.problem import PipelineProblem
 
 
 def set_partitions(n: int) -> Iterator[list[list[int]]]:

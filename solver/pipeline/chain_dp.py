@@ -25,7 +25,9 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
-from solver.pipeline.problem import Candidate, Group, PipelineError, PipelineProblem, first_contexts
+from solver.pipeline.candidates import Candidate, Group
+from solver.pipeline.evaluation import first_contexts
+from solver.pipeline.problem import PipelineError, PipelineProblem
 
 
 @dataclass(frozen=True)

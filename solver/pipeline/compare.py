@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from solver.pipeline import baselines
+from solver.pipeline.evaluation import MethodResult
 from solver.pipeline.lata import lata
-from solver.pipeline.problem import MethodResult, PipelineError, PipelineProblem
+from solver.pipeline.problem import PipelineError, PipelineProblem
 
 METHOD_NAMES = ("cpsat", "lata", "parallel", "list", "greedy", "random", "bipar")
 

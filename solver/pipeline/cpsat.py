@@ -49,16 +49,9 @@ from functools import reduce
 
 from ortools.sat.python import cp_model
 
-from solver.pipeline.problem import (
-    Candidate,
-    Group,
-    MethodResult,
-    PipelineError,
-    PipelineProblem,
-    check_candidate,
-    depth_stages,
-    evaluate,
-)
+from solver.pipeline.candidates import Candidate, Group, check_candidate, depth_stages
+from solver.pipeline.evaluation import MethodResult, evaluate
+from solver.pipeline.problem import PipelineError, PipelineProblem
 
 MAX_EXACT_REPLICAS = 16
 
@@ -427,7 +420,7 @@ def solve(problem: PipelineProblem, *, time_limit: float = 30.0, workers: int = 
     code = solver.solve(pm.model)
     status = solver.status_name(code)
     if status not in ("OPTIMAL", "FEASIBLE"):
-        from solver.pipeline.problem import sequential_candidate, first_contexts
+        from solver.pipeline.evaluation import first_contexts, sequential_candidate
         fallback = hint if hint is not None else first_contexts(problem, sequential_candidate(problem))
         return MethodResult(method="cpsat", candidate=fallback, evaluation=evaluate(problem, fallback),
                             status=status, bound=None, claims_feasible=False,
@@ -469,7 +462,7 @@ def min_latency(problem: PipelineProblem, *, time_limit: float = 10.0, workers: 
     """The smallest latency any candidate achieves (ticks): ``(best found, proven lower bound,
     status)``; best is None when nothing was found in time."""
     pm = build_model(problem.with_bound(None), latency_bound=None)
-    from solver.pipeline.problem import sequential_candidate, first_contexts
+    from solver.pipeline.evaluation import first_contexts, sequential_candidate
     add_hint(pm, first_contexts(problem, sequential_candidate(problem)))
     pm.model.minimize(pm.latency)
     solver = _solver(time_limit, workers, seed)

@@ -52,21 +52,13 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
-from typing import Callable
 from fractions import Fraction
+from typing import Callable
 
+from solver.pipeline.candidates import Candidate, Group, group_preds, normalize_stages
+from solver.pipeline.evaluation import Evaluation, MethodResult, evaluate, sequential_candidate
 from solver.pipeline.mapping import lata_map
-from solver.pipeline.problem import (
-    Candidate,
-    Evaluation,
-    Group,
-    MethodResult,
-    PipelineProblem,
-    evaluate,
-    group_preds,
-    normalize_stages,
-    sequential_candidate,
-)
+from solver.pipeline.problem import PipelineProblem
 
 
 # ------------------------------------------------------------------------------ helpers

@@ -26,8 +26,8 @@ from __future__ import annotations
 import random
 from collections import defaultdict
 
-from solver.pipeline.problem import Candidate, PipelineProblem, depth_stages
-
+from solver.pipeline.candidates import Candidate, depth_stages
+from solver.pipeline.problem import PipelineProblem
 
 Thread = tuple[int, int]  # (group index, replica index)
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from solver.pipeline.candidates import Candidate, Group, depth_stages
+from solver.pipeline.problem import PipelineError, PipelineProblem
 from specs import Plan, PlanThread, check_plan
-from solver.pipeline.problem import Candidate, Group, PipelineError, PipelineProblem, depth_stages
 
 
 def to_plan(problem: PipelineProblem, cand: Candidate, method: str | None = None) -> Plan:

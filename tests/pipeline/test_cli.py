@@ -7,8 +7,8 @@ import json
 import pytest
 
 from solver.cli import main
-from specs import load_plan, load_spec
 from solver.pipeline.plans import pipeline_problems
+from specs import load_plan, load_spec
 from tests.pipeline.helpers import spec_text
 
 
@@ -82,7 +82,8 @@ def test_infeasible_bound_names_the_minimum(capsys, tmp_path):
 
 def _latencies(p):
     from solver.pipeline.brute import context_assignments, set_partitions
-    from solver.pipeline.problem import Candidate, Group, evaluate, group_order
+    from solver.pipeline.candidates import Candidate, Group, group_order
+    from solver.pipeline.evaluation import evaluate
 
     for parts in set_partitions(p.n):
         base = Candidate(tuple(Group(tuple(x)) for x in parts))

@@ -4,12 +4,15 @@ import os
 from fractions import Fraction
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from solver.pipeline import cpsat
 from solver.pipeline.brute import brute_force, set_partitions
+from solver.pipeline.candidates import check_candidate
 from solver.pipeline.chain_dp import chain_dp, is_chain
-from solver.pipeline.problem import PipelineError, PipelineProblem, check_candidate, evaluate
+from solver.pipeline.evaluation import evaluate
+from solver.pipeline.problem import PipelineError, PipelineProblem
 from tests.pipeline.helpers import chains, dags, make_spec
 
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -121,7 +124,7 @@ def test_min_latency_equals_brute_force():
 
 def _all_candidates(p):
     from solver.pipeline.brute import context_assignments, set_partitions
-    from solver.pipeline.problem import Candidate, Group, group_order
+    from solver.pipeline.candidates import Candidate, Group, group_order
 
     for parts in set_partitions(p.n):
         if len(parts) > p.n_contexts:

@@ -4,15 +4,18 @@ determinism, and the documented shapes of the baselines."""
 import os
 from fractions import Fraction
 
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from specs import load_spec
 from solver.pipeline import baselines
+from solver.pipeline.candidates import Candidate, Group, check_candidate
 from solver.pipeline.compare import METHOD_NAMES, compare, run_method
+from solver.pipeline.evaluation import evaluate
 from solver.pipeline.lata import by_levels, hide, lata, with_estimate
 from solver.pipeline.mapping import lata_map, premap
 from solver.pipeline.plans import from_plan, pipeline_problems, to_plan
-from solver.pipeline.problem import Candidate, Group, PipelineProblem, check_candidate, evaluate
+from solver.pipeline.problem import PipelineProblem
+from specs import load_spec
 from tests.pipeline.helpers import dags, make_spec
 
 SCALE = max(1, int(os.environ.get("TASKSOLVE_PIPELINE_EXAMPLES", "0")) // 25)

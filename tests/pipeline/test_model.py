@@ -3,18 +3,14 @@ against the independent implementation in `simulate.analytic`."""
 
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from specs import load_spec
+from solver.pipeline.candidates import Candidate, Group, check_candidate
+from solver.pipeline.evaluation import evaluate
 from solver.pipeline.plans import to_plan
-from solver.pipeline.problem import (
-    Candidate,
-    Group,
-    PipelineError,
-    PipelineProblem,
-    check_candidate,
-    evaluate,
-)
+from solver.pipeline.problem import PipelineError, PipelineProblem
+from specs import load_spec
 from tests.pipeline.helpers import dags, make_spec
 
 FLAT = [{"name": "cpu", "count": 4}]

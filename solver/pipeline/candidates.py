@@ -1,0 +1,184 @@
+"""Pipeline candidates: groups of tasks with replicas and contexts, their validity, group graph
+and stages (the model of `solver.pipeline.problem`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from solver.pipeline.problem import PipelineError, PipelineProblem
+
+
+@dataclass(frozen=True)
+class Group:
+    """Tasks (indices, in the order the thread runs them) and the replicas that run them;
+    `contexts` (one per replica) once mapped."""
+
+    tasks: tuple[int, ...]
+    replicas: int = 1
+    contexts: tuple[int, ...] | None = None
+
+    @property
+    def threads(self) -> int:
+        return self.replicas
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A parallel pipeline: groups, optional stage labels (one per group), optional mapping."""
+
+    groups: tuple[Group, ...]
+    stages: tuple[int, ...] | None = None
+
+    @property
+    def mapped(self) -> bool:
+        return all(g.contexts is not None for g in self.groups)
+
+    @property
+    def threads(self) -> int:
+        return sum(g.replicas for g in self.groups)
+
+    def unmapped(self) -> "Candidate":
+        return Candidate(tuple(Group(g.tasks, g.replicas) for g in self.groups), self.stages)
+
+    def with_contexts(self, contexts: Sequence[Sequence[int]]) -> "Candidate":
+        return Candidate(tuple(Group(g.tasks, g.replicas, tuple(int(c) for c in cs))
+                               for g, cs in zip(self.groups, contexts)), self.stages)
+
+    def group_of(self, n: int) -> list[int]:
+        where = [-1] * n
+        for gi, g in enumerate(self.groups):
+            for t in g.tasks:
+                where[t] = gi
+        return where
+
+    def key(self) -> tuple:
+        """Identity up to group order and stage labels (for deduplication)."""
+        return tuple(sorted((g.tasks, g.replicas, g.contexts or ()) for g in self.groups))
+
+
+def check_candidate(problem: PipelineProblem, cand: Candidate) -> list[str]:
+    """Everything that makes `cand` invalid: tasks missing or repeated, an order inside a group
+    against an edge, a cycle between groups (a task's predecessors must be in earlier stages or
+    earlier in its own thread), stage labels against the group graph, replicas < 1, contexts
+    repeated, unusable, miscounted or over `max_threads`, more threads than contexts."""
+    out: list[str] = []
+    seen: dict[int, int] = {}
+    for gi, g in enumerate(cand.groups):
+        if not g.tasks:
+            out.append(f"group {gi} is empty")
+        if g.replicas < 1:
+            out.append(f"group {gi} has {g.replicas} replicas")
+        for t in g.tasks:
+            if not 0 <= t < problem.n:
+                out.append(f"group {gi} names task index {t}")
+                continue
+            if t in seen:
+                out.append(f"task `{problem.tasks[t]}` is in groups {seen[t]} and {gi}")
+            seen[t] = gi
+        position = {t: i for i, t in enumerate(g.tasks)}
+        for t in g.tasks:
+            for p in problem.preds[t] if 0 <= t < problem.n else ():
+                if p in position and position[p] > position[t]:
+                    out.append(f"group {gi} runs `{problem.tasks[t]}` before its predecessor `{problem.tasks[p]}`")
+    missing = [problem.tasks[t] for t in range(problem.n) if t not in seen]
+    if missing:
+        out.append(f"tasks in no group: {', '.join(missing)}")
+    if out:
+        return out
+    order = group_order(problem, cand)
+    if order is None:
+        out.append("the groups depend on each other in a cycle")
+        return out
+    if cand.stages is not None:
+        if len(cand.stages) != len(cand.groups):
+            out.append(f"{len(cand.stages)} stage labels for {len(cand.groups)} groups")
+        else:
+            for gi, preds in enumerate(group_preds(problem, cand)):
+                for p in preds:
+                    if cand.stages[p] >= cand.stages[gi]:
+                        out.append(f"group {gi} (stage {cand.stages[gi]}) depends on group {p} "
+                                   f"(stage {cand.stages[p]}), not in an earlier stage")
+    if cand.threads > problem.n_contexts:
+        out.append(f"{cand.threads} threads for {problem.n_contexts} usable contexts")
+    if cand.mapped:
+        usable = set(problem.contexts)
+        used: list[int] = []
+        for gi, g in enumerate(cand.groups):
+            assert g.contexts is not None
+            if len(g.contexts) != g.replicas:
+                out.append(f"group {gi}: {len(g.contexts)} contexts for {g.replicas} replicas")
+            for c in g.contexts:
+                if c not in usable:
+                    out.append(f"group {gi}: context {c} is not usable")
+            used.extend(g.contexts)
+        if len(set(used)) != len(used):
+            out.append("a context runs two threads")
+        for level, cap in problem.max_threads:
+            counts: dict[int, int] = {}
+            for c in used:
+                d = 0 if level < 0 else c // problem.strides[level]
+                counts[d] = counts.get(d, 0) + 1
+            if counts and max(counts.values()) > cap:
+                out.append(f"more than {cap} threads in one domain of level {level}")
+    return out
+
+
+def group_preds(problem: PipelineProblem, cand: Candidate) -> list[set[int]]:
+    where = cand.group_of(problem.n)
+    preds: list[set[int]] = [set() for _ in cand.groups]
+    for e in problem.edges:
+        a, b = where[e.source], where[e.target]
+        if a != b:
+            preds[b].add(a)
+    return preds
+
+
+def group_order(problem: PipelineProblem, cand: Candidate) -> list[int] | None:
+    """A topological order of the group graph (Kahn, ties by index), or None on a cycle."""
+    preds = group_preds(problem, cand)
+    succs: list[list[int]] = [[] for _ in cand.groups]
+    indeg = [len(p) for p in preds]
+    for g, ps in enumerate(preds):
+        for p in ps:
+            succs[p].append(g)
+    import heapq
+    ready = [g for g, d in enumerate(indeg) if d == 0]
+    heapq.heapify(ready)
+    order = []
+    while ready:
+        g = heapq.heappop(ready)
+        order.append(g)
+        for s in succs[g]:
+            indeg[s] -= 1
+            if indeg[s] == 0:
+                heapq.heappush(ready, s)
+    return order if len(order) == len(cand.groups) else None
+
+
+def depth_stages(problem: PipelineProblem, cand: Candidate) -> tuple[int, ...]:
+    """Stage of each group = its depth in the group graph (0 for the entry group)."""
+    order = group_order(problem, cand)
+    if order is None:
+        raise PipelineError("the groups depend on each other in a cycle")
+    preds = group_preds(problem, cand)
+    depth = [0] * len(cand.groups)
+    for g in order:
+        depth[g] = max((depth[p] + 1 for p in preds[g]), default=0)
+    return tuple(depth)
+
+
+def normalize_stages(problem: PipelineProblem, cand: Candidate) -> Candidate | None:
+    """Stage labels made valid and dense: each group goes to ``max(its label, 1 + the stage of
+    its latest predecessor group)``, then empty stages are removed.  None when the groups form a
+    cycle.  Labels absent: depth stages."""
+    order = group_order(problem, cand)
+    if order is None:
+        return None
+    preds = group_preds(problem, cand)
+    labels = list(cand.stages) if cand.stages is not None else [0] * len(cand.groups)
+    stage = [0] * len(cand.groups)
+    for g in order:
+        stage[g] = max([labels[g]] + [stage[p] + 1 for p in preds[g]])
+    dense = {s: i for i, s in enumerate(sorted(set(stage)))}
+    return Candidate(cand.groups, tuple(dense[s] for s in stage))
