@@ -72,46 +72,20 @@ class Application(StrictModel):
 
     def find_cycle(self) -> list[str] | None:
         """A directed cycle as a list of task names (first repeated at the end), or None."""
-        colour = {name: 0 for name in self.tasks}  # 0 new, 1 on the stack, 2 done
-        stack: list[str] = []
+        from specs.graphs import CycleError, topological_order
 
-        def visit(node: str) -> list[str] | None:
-            colour[node] = 1
-            stack.append(node)
-            for succ in self.successors.get(node, []):
-                if colour.get(succ) == 1:
-                    return stack[stack.index(succ):] + [succ]
-                if colour.get(succ) == 0:
-                    found = visit(succ)
-                    if found:
-                        return found
-            stack.pop()
-            colour[node] = 2
-            return None
-
-        for name in self.tasks:
-            if colour[name] == 0:
-                found = visit(name)
-                if found:
-                    return found
+        try:
+            topological_order(list(self.tasks), self.predecessors.__getitem__)
+        except CycleError as exc:
+            return list(exc.args[1])
         return None
 
     @cached_property
     def topological_order(self) -> list[str]:
         """Tasks in a topological order, ties broken by the order they are given in."""
-        indegree = {name: len(preds) for name, preds in self.predecessors.items()}
-        ready = [name for name in self.tasks if indegree[name] == 0]
-        order: list[str] = []
-        position = {name: i for i, name in enumerate(self.tasks)}
-        while ready:
-            ready.sort(key=position.__getitem__)
-            node = ready.pop(0)
-            order.append(node)
-            for succ in self.successors[node]:
-                indegree[succ] -= 1
-                if indegree[succ] == 0:
-                    ready.append(succ)
-        return order
+        from specs.graphs import topological_order
+
+        return topological_order(list(self.tasks), self.predecessors.__getitem__)
 
     @property
     def total_cycles(self) -> float:

@@ -199,23 +199,14 @@ class TaskGraph:
     # -- order and levels ------------------------------------------------------------------
     @cached_property
     def topological_order(self) -> tuple[int, ...]:
-        """Task indices in a topological order (Kahn; ties by index, so deterministic)."""
-        import heapq
+        """Task indices in a topological order (`specs.graphs`: ties by index, so deterministic)."""
+        from specs.graphs import CycleError as GraphCycle
+        from specs.graphs import topological_order
 
-        indeg = [len(p) for p in self._preds]
-        heap = [i for i, d in enumerate(indeg) if d == 0]
-        heapq.heapify(heap)
-        order: list[int] = []
-        while heap:
-            i = heapq.heappop(heap)
-            order.append(i)
-            for j, _ in self._succs[i]:
-                indeg[j] -= 1
-                if indeg[j] == 0:
-                    heapq.heappush(heap, j)
-        if len(order) != len(self):
-            raise CycleError(self._find_cycle(set(range(len(self))) - set(order)))
-        return tuple(order)
+        try:
+            return tuple(topological_order(range(len(self)), lambda j: [i for i, _ in self._preds[j]]))
+        except GraphCycle as exc:
+            raise CycleError(self._find_cycle(set(exc.args[1]))) from None
 
     def _find_cycle(self, remaining: set[int]) -> list[str]:
         """Names of one cycle among ``remaining`` (every task there lies on or behind one)."""

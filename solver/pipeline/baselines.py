@@ -17,6 +17,7 @@ from solver.pipeline.evaluation import MethodResult, evaluate, first_contexts, s
 from solver.pipeline.lata import estimate_profiles, with_estimate
 from solver.pipeline.mapping import lata_map, random_map
 from solver.pipeline.problem import PipelineProblem
+from specs.graphs import topological_order
 
 
 def _result(problem: PipelineProblem, method: str, cand: Candidate, t0: float, notes=None) -> MethodResult:
@@ -151,17 +152,8 @@ def greedy(problem: PipelineProblem) -> MethodResult:
 
 # ------------------------------------------------------------------------------ Random
 def random_topological_order(problem: PipelineProblem, rng: random.Random) -> list[int]:
-    missing = [len(p) for p in problem.preds]
-    ready = [t for t in range(problem.n) if missing[t] == 0]
-    order = []
-    while ready:
-        t = ready.pop(rng.randrange(len(ready)))
-        order.append(t)
-        for s in problem.succs[t]:
-            missing[s] -= 1
-            if missing[s] == 0:
-                ready.append(s)
-    return order
+    return topological_order(range(problem.n), problem.preds.__getitem__,
+                             choose=lambda ready: ready.pop(rng.randrange(len(ready))))
 
 
 def random_pipeline(problem: PipelineProblem, seed: int = 0) -> MethodResult:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from solver.pipeline.problem import PipelineError, PipelineProblem
+from specs.graphs import CycleError, topological_order
 
 
 @dataclass(frozen=True)
@@ -135,25 +136,12 @@ def group_preds(problem: PipelineProblem, cand: Candidate) -> list[set[int]]:
 
 
 def group_order(problem: PipelineProblem, cand: Candidate) -> list[int] | None:
-    """A topological order of the group graph (Kahn, ties by index), or None on a cycle."""
+    """A topological order of the group graph (ties by index), or None on a cycle."""
     preds = group_preds(problem, cand)
-    succs: list[list[int]] = [[] for _ in cand.groups]
-    indeg = [len(p) for p in preds]
-    for g, ps in enumerate(preds):
-        for p in ps:
-            succs[p].append(g)
-    import heapq
-    ready = [g for g, d in enumerate(indeg) if d == 0]
-    heapq.heapify(ready)
-    order = []
-    while ready:
-        g = heapq.heappop(ready)
-        order.append(g)
-        for s in succs[g]:
-            indeg[s] -= 1
-            if indeg[s] == 0:
-                heapq.heappush(ready, s)
-    return order if len(order) == len(cand.groups) else None
+    try:
+        return topological_order(range(len(cand.groups)), preds.__getitem__)
+    except CycleError:
+        return None
 
 
 def depth_stages(problem: PipelineProblem, cand: Candidate) -> tuple[int, ...]:
