@@ -15,7 +15,6 @@ from solver.cli.common import (
     emit_json,
     fail,
     load_spec_or_fail,
-    spec_error_text,
 )
 
 
@@ -67,17 +66,30 @@ def simulate(
     every co-located thread always loads its resources.  Exit code 2 for a bad spec or plan,
     3 when the oracle fails.
     """
-    import numpy as np
-
-    from simulate import InvalidPlanError, OracleError
-    from specs import Plan, SpecError, load_plan
-
     spec = load_spec_or_fail(spec_path)
     kind = (oracle.value if oracle else spec.oracle.kind)
     if kind == "command":
         fail("the command oracle is not available in this version; use --oracle des or analytic", EXIT_FAILURE)
     if kind == "analytic" and (max_rate or ideal):
         fail("--max-rate and --ideal need the des oracle", EXIT_BAD_INPUT)
+    overrides = _overrides(kind, seed=seed, precision=precision, packets=packets, queue_capacity=queue_capacity,
+                           arrival=arrival, rate=rate, shared_queue=shared_queue)
+    plan, source = _plan(spec, plan_path, seed)
+    measurement, extra = _measure(spec, plan, kind, overrides, ideal, max_rate)
+
+    if as_json:
+        out = measurement.to_dict()
+        out["spec"] = spec.name
+        out["plan_source"] = source if source is not None else "balanced placement (no --plan)"
+        out["plan"] = plan.to_dict()
+        out.update(extra)
+        emit_json(out)
+        return
+    _print_text(spec, plan, measurement, source, extra)
+
+
+def _overrides(kind: str, *, seed, precision, packets, queue_capacity, arrival, rate, shared_queue) -> dict[str, Any]:
+    """The simulation settings given on the command line, checked."""
     overrides: dict[str, Any] = {}
     for key, value in (("seed", seed), ("precision", precision), ("packets", packets), ("queue_capacity", queue_capacity)):
         if value is not None:
@@ -104,64 +116,47 @@ def simulate(
     if kind == "analytic" and overrides:
         fail("simulation settings (--seed, --precision, --packets, --queue-capacity, --arrival, --rate, "
              "--shared-queue) apply to the des oracle only")
+    return overrides
 
-    # ------------------------------------------------------------------ the plan
-    source = plan_path
+
+def _plan(spec, plan_path: str | None, seed: int | None):
+    """The plan to measure and where it came from (None: a seeded balanced placement)."""
+    import numpy as np
+
+    from specs import Plan, load_plan
+
     if plan_path is not None:
-        try:
-            plan = load_plan(plan_path, spec)
-        except SpecError as exc:
-            fail(spec_error_text(exc))
-        except OSError as exc:
-            fail(f"cannot read plan `{plan_path}`: {exc.strerror or exc}")
-    else:
-        from solver.binding.samplers import SamplerError, balanced_plans
+        return load_plan(plan_path, spec), plan_path
+    from solver.binding.samplers import balanced_plans
 
-        if len(spec.threads) > len(spec.usable_contexts):
-            fail(f"{spec.name}: {len(spec.threads)} tasks do not fit one per context on "
-                 f"{len(spec.usable_contexts)} contexts; give a pipeline plan with --plan")
-        draw_seed = seed if seed is not None else spec.oracle.seed
-        try:
-            row = balanced_plans(spec, 1, np.random.default_rng(draw_seed))[0]
-        except SamplerError as exc:
-            fail(str(exc))
-        plan = Plan.from_contexts(spec, row, method="balanced")
-        source = None
+    if len(spec.threads) > len(spec.usable_contexts):
+        fail(f"{spec.name}: {len(spec.threads)} tasks do not fit one per context on "
+             f"{len(spec.usable_contexts)} contexts; give a pipeline plan with --plan")
+    draw_seed = seed if seed is not None else spec.oracle.seed
+    row = balanced_plans(spec, 1, np.random.default_rng(draw_seed))[0]
+    return Plan.from_contexts(spec, row, method="balanced"), None
 
-    # ------------------------------------------------------------------ measure
+
+def _measure(spec, plan, kind: str, overrides: dict[str, Any], ideal: list[Ideal], max_rate: bool):
+    """The measurement, plus the idealised runs and the maximum rate when asked for."""
     from simulate import compile_plan, ideal_runs, make_oracle
     from simulate import max_rate as find_max_rate
 
-    try:
-        graph = compile_plan(spec, plan)
-        measurer = make_oracle(spec, kind, **overrides)
-        measurement = measurer.evaluate(plan)
-        extra: dict[str, Any] = {}
-        if ideal:
-            what = ("contention", "communication", "queues") if Ideal.all in ideal else tuple(dict.fromkeys(i.value for i in ideal))
-            runs = ideal_runs(spec, plan, what, graph=graph, **overrides)
-            base = measurement.throughput
-            extra["ideal"] = {name: {"throughput": m.throughput, "half_width": m.half_width,
-                                     "gain": m.throughput / base - 1.0 if base > 0 else None}
-                              for name, m in runs.items() if name != "actual"}
-        if max_rate:
-            found = find_max_rate(spec, plan, graph=graph, **{k: v for k, v in overrides.items() if k not in ("arrival", "rate")})
-            extra["max_rate"] = {"per_instance": found.rate, "total": found.total, "tolerance": found.tolerance,
-                                 "arrival": found.arrival, "simulations": len(found.runs)}
-    except InvalidPlanError as exc:
-        fail(f"the plan cannot run: {exc}")
-    except OracleError as exc:
-        fail(f"{kind} oracle failed: {exc}", EXIT_FAILURE)
-
-    if as_json:
-        out = measurement.to_dict()
-        out["spec"] = spec.name
-        out["plan_source"] = source if source is not None else "balanced placement (no --plan)"
-        out["plan"] = plan.to_dict()
-        out.update(extra)
-        emit_json(out)
-        return
-    _print_text(spec, plan, measurement, source, extra)
+    graph = compile_plan(spec, plan)
+    measurement = make_oracle(spec, kind, **overrides).evaluate(plan)
+    extra: dict[str, Any] = {}
+    if ideal:
+        what = ("contention", "communication", "queues") if Ideal.all in ideal else tuple(dict.fromkeys(i.value for i in ideal))
+        runs = ideal_runs(spec, plan, what, graph=graph, **overrides)
+        base = measurement.throughput
+        extra["ideal"] = {name: {"throughput": m.throughput, "half_width": m.half_width,
+                                 "gain": m.throughput / base - 1.0 if base > 0 else None}
+                          for name, m in runs.items() if name != "actual"}
+    if max_rate:
+        found = find_max_rate(spec, plan, graph=graph, **{k: v for k, v in overrides.items() if k not in ("arrival", "rate")})
+        extra["max_rate"] = {"per_instance": found.rate, "total": found.total, "tolerance": found.tolerance,
+                             "arrival": found.arrival, "simulations": len(found.runs)}
+    return measurement, extra
 
 
 def _print_text(spec, plan, m, source, extra) -> None:

@@ -53,9 +53,8 @@ def ecdf_with_plan(analysis, plan_value: float, objective: str):
     return fig
 
 
-def write_report(path, spec: Spec, plan: Plan, certificate: dict[str, Any], analysis, history,
-                 comparison: list[dict[str, Any]] | None, plan_tree_text: str, pin_lines: list[str]) -> None:
-    """Write the page atomically."""
+def _figures(certificate: dict[str, Any], analysis, history, comparison) -> list[tuple[str, str, str]]:
+    """(id, caption, PNG data URL) of every plot of the page; each caption says what to read in it."""
     from evt import plots
 
     objective = certificate["objective"]
@@ -79,6 +78,14 @@ def write_report(path, spec: Spec, plan: Plan, certificate: dict[str, Any], anal
         figures.append(("sequential", "Sequential sampling: the best plan and the estimated optimum as the "
                         "sample grew, until the gap met the target.", _png(plots.plot_sequential(history))))
 
+    return figures
+
+
+def write_report(path, spec: Spec, plan: Plan, certificate: dict[str, Any], analysis, history,
+                 comparison: list[dict[str, Any]] | None, plan_tree_text: str, pin_lines: list[str]) -> None:
+    """Write the page atomically."""
+    objective = certificate["objective"]
+    figures = _figures(certificate, analysis, history, comparison)
     e = html.escape
     opt = certificate["optimum"]
     def num(value) -> str:
