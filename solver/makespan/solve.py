@@ -92,8 +92,6 @@ def solve_makespan(
     makespan equals its lower bound. ``shortcut=False`` runs CP-SAT even when the list schedule
     already meets the lower bound (for testing the model); ``log`` prints CP-SAT's search log.
     """
-    from ortools.sat.python import cp_model
-
     begin = time.perf_counter()
     if processors < 1:
         raise ValueError(f"processors must be >= 1, got {processors}")
@@ -128,6 +126,31 @@ def solve_makespan(
 
     built = build_model(graph, processors, lower=lower, upper=upper, comm_delays=comm_delays,
                         kind=kind, hint=hint)
+    remaining = None if time_limit is None else max(0.05, time_limit - (time.perf_counter() - begin))
+    found, cp_bound, status_name = _run_cpsat(graph, built, processors, comm_delays=comm_delays, seed=seed,
+                                              workers=workers, log=log, time_limit=remaining,
+                                              deterministic=deterministic)
+    schedule, best_bound = hint, lower
+    if found is not None:
+        if found.makespan < hint.makespan:
+            schedule = found
+        best_bound = max(lower, cp_bound)
+        if status_name == "OPTIMAL":
+            best_bound = max(best_bound, schedule.makespan)
+    best_bound = min(best_bound, schedule.makespan)
+    status = Status.OPTIMAL if best_bound >= schedule.makespan else Status.FEASIBLE
+    return MakespanResult(
+        status, schedule.makespan, best_bound, schedule,
+        source="cp-sat" if schedule is not hint else "list",
+        cpsat_status=status_name, wall_time=time.perf_counter() - begin, model=kind, **common,
+    )
+
+
+def _run_cpsat(graph: TaskGraph, built, processors: int, *, comm_delays: bool, seed: int, workers: int, log: bool,
+               time_limit: float | None, deterministic: bool) -> tuple[Schedule | None, int, str]:
+    """Solve the model: (the schedule found or None, CP-SAT's lower bound, CP-SAT's status name)."""
+    from ortools.sat.python import cp_model
+
     solver = cp_model.CpSolver()
     params = solver.parameters
     params.random_seed = seed
@@ -139,41 +162,27 @@ def solve_makespan(
     params.use_timetable_edge_finding_in_cumulative = True
     params.use_overload_checker_in_cumulative = True
     if time_limit is not None:
-        remaining = max(0.05, time_limit - (time.perf_counter() - begin))
         if deterministic:
-            params.max_deterministic_time = remaining
-            params.max_time_in_seconds = DETERMINISTIC_WALL_GUARD * remaining
+            params.max_deterministic_time = time_limit
+            params.max_time_in_seconds = DETERMINISTIC_WALL_GUARD * time_limit
         else:
-            params.max_time_in_seconds = remaining
+            params.max_time_in_seconds = time_limit
     if deterministic and workers > 1:
         params.interleave_search = True
     code = solver.solve(built.model)
     status_name = solver.status_name(code)
-    schedule, best_bound = hint, lower
-    if code in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        starts = [int(solver.value(s)) for s in built.starts]
-        if built.assign is None:
-            found = assign_processors(graph, starts, processors)
-        else:
-            procs = [next(p for p, x in enumerate(row) if solver.boolean_value(x))
-                     for row in built.assign]
-            found = Schedule(tuple(
-                ScheduledTask(graph.names[i], procs[i], starts[i], starts[i] + graph.durations[i])
-                for i in range(len(graph))), processors)
-        problems = schedule_violations(graph, found, comm_delays=comm_delays)
-        if problems:  # pragma: no cover - would be a modelling bug
-            raise RuntimeError("CP-SAT returned an invalid schedule: " + "; ".join(problems[:3]))
-        if found.makespan < hint.makespan:
-            schedule = found
-        best_bound = max(lower, math.ceil(solver.best_objective_bound - 1e-6))
-        if code == cp_model.OPTIMAL:
-            best_bound = max(best_bound, schedule.makespan)
-    elif code in (cp_model.INFEASIBLE, cp_model.MODEL_INVALID):  # pragma: no cover
+    if code in (cp_model.INFEASIBLE, cp_model.MODEL_INVALID):  # pragma: no cover
         raise RuntimeError(f"CP-SAT answered {status_name} for a feasible model")
-    best_bound = min(best_bound, schedule.makespan)
-    status = Status.OPTIMAL if best_bound >= schedule.makespan else Status.FEASIBLE
-    return MakespanResult(
-        status, schedule.makespan, best_bound, schedule,
-        source="cp-sat" if schedule is not hint else "list",
-        cpsat_status=status_name, wall_time=time.perf_counter() - begin, model=kind, **common,
-    )
+    if code not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return None, 0, status_name
+    starts = [int(solver.value(s)) for s in built.starts]
+    if built.assign is None:
+        found = assign_processors(graph, starts, processors)
+    else:
+        procs = [next(p for p, x in enumerate(row) if solver.boolean_value(x)) for row in built.assign]
+        found = Schedule(tuple(ScheduledTask(graph.names[i], procs[i], starts[i], starts[i] + graph.durations[i])
+                               for i in range(len(graph))), processors)
+    problems = schedule_violations(graph, found, comm_delays=comm_delays)
+    if problems:  # pragma: no cover - would be a modelling bug
+        raise RuntimeError("CP-SAT returned an invalid schedule: " + "; ".join(problems[:3]))
+    return found, math.ceil(solver.best_objective_bound - 1e-6), status_name
