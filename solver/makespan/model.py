@@ -100,59 +100,73 @@ def build_model(
     usable = min(processors, n)
     if usable < len(positive):
         model.add_cumulative([intervals[i] for i in positive], [1] * len(positive), usable)
-    assign = None
+    assign, used_vars = None, []
     if kind == "assignment":
-        assign = [[model.new_bool_var(f"x{i}_{p}") for p in range(usable)] for i in range(n)]
-        for i in range(n):
-            model.add_exactly_one(assign[i])
-        for p in range(usable):
-            optional = [
-                model.new_optional_fixed_size_interval_var(
-                    starts[i], durations[i], assign[i][p], f"I{i}_{p}")
-                for i in positive
-            ]
-            model.add_no_overlap(optional)
-        for j in range(n):
-            for i, c in preds[j]:
-                if c == 0:
-                    continue
-                for p in range(usable):
-                    model.add(starts[j] >= starts[i] + durations[i] + c).only_enforce_if(
-                        [assign[j][p], ~assign[i][p]])
-        # value precedence on identical processors: used[k][p] <=> some task up to the k-th
-        # (in topological order) is on p; the k-th may go to p only if p - 1 was used before.
-        order = graph.topological_order
-        used_prev = [None] * usable
-        used_vars: list[tuple[int, int, object]] = []
-        for k, i in enumerate(order):
-            used_now = []
-            for p in range(usable):
-                if p > 0:
-                    if used_prev[p - 1] is None:
-                        model.add(assign[i][p] == 0)
-                    else:
-                        model.add_implication(assign[i][p], used_prev[p - 1])
-                u = model.new_bool_var(f"u{k}_{p}")
-                used_vars.append((k, p, u))
-                terms = [assign[i][p]] + ([used_prev[p]] if used_prev[p] is not None else [])
-                model.add_bool_or(terms).only_enforce_if(u)
-                for t in terms:
-                    model.add_implication(t, u)
-                used_now.append(u)
-            used_prev = used_now
+        assign, used_vars = _add_assignment(model, graph, starts, positive, usable, preds)
     model.minimize(makespan)
     if hint is not None:
-        for i, entry in enumerate(hint.tasks):
-            model.add_hint(starts[i], entry.start)
-        model.add_hint(makespan, max(hint.makespan, lower))
-        if assign is not None:
-            canonical = canonical_processors(graph, hint).tasks
-            for i, entry in enumerate(canonical):
-                for p in range(usable):
-                    model.add_hint(assign[i][p], entry.processor == p)
-            first_at = {}  # processor -> position in topological order of its first task
-            for k, i in enumerate(graph.topological_order):
-                first_at.setdefault(canonical[i].processor, k)
-            for k, p, u in used_vars:
-                model.add_hint(u, first_at.get(p, len(graph)) <= k)
+        _add_hint(model, graph, hint, starts, makespan, lower, assign, used_vars, usable)
     return MakespanModel(model, starts, makespan, assign, kind)
+
+
+def _add_assignment(model, graph: TaskGraph, starts, positive: list[int], usable: int, preds):
+    """Processor choice ``x[i][p]``, a no-overlap per processor, the delays between processors,
+    and value precedence on identical processors; returns ``(x, used)`` for the hint."""
+    n = len(graph)
+    durations = graph.durations
+    assign = [[model.new_bool_var(f"x{i}_{p}") for p in range(usable)] for i in range(n)]
+    for i in range(n):
+        model.add_exactly_one(assign[i])
+    for p in range(usable):
+        optional = [
+            model.new_optional_fixed_size_interval_var(
+                starts[i], durations[i], assign[i][p], f"I{i}_{p}")
+            for i in positive
+        ]
+        model.add_no_overlap(optional)
+    for j in range(n):
+        for i, c in preds[j]:
+            if c == 0:
+                continue
+            for p in range(usable):
+                model.add(starts[j] >= starts[i] + durations[i] + c).only_enforce_if(
+                    [assign[j][p], ~assign[i][p]])
+    # value precedence on identical processors: used[k][p] <=> some task up to the k-th
+    # (in topological order) is on p; the k-th may go to p only if p - 1 was used before.
+    order = graph.topological_order
+    used_prev = [None] * usable
+    used_vars: list[tuple[int, int, object]] = []
+    for k, i in enumerate(order):
+        used_now = []
+        for p in range(usable):
+            if p > 0:
+                if used_prev[p - 1] is None:
+                    model.add(assign[i][p] == 0)
+                else:
+                    model.add_implication(assign[i][p], used_prev[p - 1])
+            u = model.new_bool_var(f"u{k}_{p}")
+            used_vars.append((k, p, u))
+            terms = [assign[i][p]] + ([used_prev[p]] if used_prev[p] is not None else [])
+            model.add_bool_or(terms).only_enforce_if(u)
+            for t in terms:
+                model.add_implication(t, u)
+            used_now.append(u)
+        used_prev = used_now
+    return assign, used_vars
+
+
+def _add_hint(model, graph: TaskGraph, hint: Schedule, starts, makespan, lower: int, assign, used_vars, usable: int):
+    """The list schedule as CP-SAT's solution hint (processors relabelled to satisfy value precedence)."""
+    for i, entry in enumerate(hint.tasks):
+        model.add_hint(starts[i], entry.start)
+    model.add_hint(makespan, max(hint.makespan, lower))
+    if assign is not None:
+        canonical = canonical_processors(graph, hint).tasks
+        for i, entry in enumerate(canonical):
+            for p in range(usable):
+                model.add_hint(assign[i][p], entry.processor == p)
+        first_at = {}  # processor -> position in topological order of its first task
+        for k, i in enumerate(graph.topological_order):
+            first_at.setdefault(canonical[i].processor, k)
+        for k, p, u in used_vars:
+            model.add_hint(u, first_at.get(p, len(graph)) <= k)
