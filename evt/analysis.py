@@ -93,19 +93,7 @@ def analyze(sample: Any, *, minimize: bool = False, confidence: float = 0.95,
         gof = goodness_of_fit(y, fit.xi, fit.sigma, bootstrap=int(gof_bootstrap), seed=seed)
         se = standard_errors(y, fit.xi, fit.sigma)
 
-    if se is not None:
-        if fit.xi < 0:
-            grad = np.array([fit.sigma / fit.xi ** 2, -1.0 / fit.xi])
-            cov = np.array([[se["xi"] ** 2, se["cov_xi_sigma"]],
-                            [se["cov_xi_sigma"], se["sigma"] ** 2]])
-            var = float(grad @ cov @ grad)
-            se_opt = math.sqrt(var) if var > 0 else None
-        else:
-            se_opt = None
-        se_out: dict[str, float | None] | None = {"xi": se["xi"], "sigma": se["sigma"],
-                                                  "optimum": se_opt}
-    else:
-        se_out = None
+    se_out = _optimum_standard_error(se, fit)
 
     lo_int, hi_int = u + interval.lower, u + interval.upper
     est_int = u + interval.estimate
@@ -114,6 +102,34 @@ def analyze(sample: Any, *, minimize: bool = False, confidence: float = 0.95,
     else:
         estimate, lower, upper = est_int, lo_int, hi_int
 
+    flags = _flags(x, y, fit, gof, choice, max_fraction)
+
+    return EVTResult(
+        n=int(x.size), minimize=bool(minimize), confidence=confidence,
+        best_observed=float(sign * z.max()), threshold=float(sign * u), exceedances=int(y.size),
+        xi=fit.xi, sigma=fit.sigma, loglik=fit.loglik, standard_errors=se_out,
+        estimate=float(estimate), lower=float(lower), upper=float(upper), gof=gof,
+        flags=tuple(flags), threshold_choice=choice, max_fraction=max_fraction, seed=seed,
+        sample=z, excesses=y, fit=fit, interval=interval,
+    )
+
+
+def _optimum_standard_error(se, fit) -> dict[str, float | None] | None:
+    """Standard errors of xi, sigma and (by the delta method) of the endpoint ``u - sigma/xi``."""
+    if se is None:
+        return None
+    se_opt = None
+    if fit.xi < 0:
+        grad = np.array([fit.sigma / fit.xi ** 2, -1.0 / fit.xi])
+        cov = np.array([[se["xi"] ** 2, se["cov_xi_sigma"]],
+                        [se["cov_xi_sigma"], se["sigma"] ** 2]])
+        var = float(grad @ cov @ grad)
+        se_opt = math.sqrt(var) if var > 0 else None
+    return {"xi": se["xi"], "sigma": se["sigma"], "optimum": se_opt}
+
+
+def _flags(x: np.ndarray, y: np.ndarray, fit, gof, choice, max_fraction: float) -> list[str]:
+    """The reliability flags of `FLAG_NOTES`, in their order."""
     flags = []
     if fit.xi <= -0.5:
         flags.append("irregular")
@@ -133,12 +149,4 @@ def analyze(sample: Any, *, minimize: bool = False, confidence: float = 0.95,
         poor = not choice.chosen.acceptable
     if poor or (choice.auto and not any(c.acceptable for c in choice.candidates)):
         flags.append("poor_fit")
-
-    return EVTResult(
-        n=int(x.size), minimize=bool(minimize), confidence=confidence,
-        best_observed=float(sign * z.max()), threshold=float(sign * u), exceedances=int(y.size),
-        xi=fit.xi, sigma=fit.sigma, loglik=fit.loglik, standard_errors=se_out,
-        estimate=float(estimate), lower=float(lower), upper=float(upper), gof=gof,
-        flags=tuple(flags), threshold_choice=choice, max_fraction=max_fraction, seed=seed,
-        sample=z, excesses=y, fit=fit, interval=interval,
-    )
+    return flags
