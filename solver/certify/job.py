@@ -93,7 +93,8 @@ def run(spec: Spec, out_dir: Path, *, methods: tuple[str, ...] | list[str] = DEF
 def _write_report(path: Path, spec: Spec, report: SolveReport, certificate: dict[str, Any],
                   outcome: CertifyOutcome) -> None:
     from solver.report.html import write_report
-    from solver.report.render import plan_text, taskset_lines
+    from solver.report.render import plan_text
+    from specs.exporters.pinning import taskset_lines
 
     write_report(path, spec, report.plan, certificate, outcome.analysis, outcome.history,
                  report.to_dict()["comparison"], plan_text(spec, report.plan), taskset_lines(spec, report.plan))
