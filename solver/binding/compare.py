@@ -65,6 +65,7 @@ class SolveReport:
     measured: Measurement | None
     comparison: list[Row] = field(default_factory=list)
     details: dict[str, Any] = field(default_factory=dict)
+    failed_steps: list[str] = field(default_factory=list)   # solver steps that failed: the answer may be weaker
 
     def to_dict(self) -> dict[str, Any]:
         best = max((r.simulated for r in self.comparison if r.simulated is not None), default=None)
@@ -86,6 +87,7 @@ class SolveReport:
             "simulated": self.measured.to_dict() if self.measured else None,
             "comparison": rows,
             "details": self.details,
+            "failed_steps": self.failed_steps,
         }
 
 
@@ -205,6 +207,8 @@ def solve(spec: Spec, methods: list[str], *, oracle_kind: str = "des", top_k: in
                 "configurations": configuration.configurations, "columns": configuration.columns,
                 "converged": configuration.converged, "wall_time": configuration.wall_time},
             "notes": result.notes,
+            "steps": [step.to_dict() for step in result.steps],
+            "failed_steps": [step.step for step in result.failed_steps],
             "top_k": [{"predicted": s.objective, "measured": m.value(objective)} for s, m in zip(result.solutions, measured)],
         }
 
@@ -217,6 +221,7 @@ def solve(spec: Spec, methods: list[str], *, oracle_kind: str = "des", top_k: in
 
     method, contexts, measurement = answer
     plan = Plan.from_contexts(spec, contexts, method=method)
-    return SolveReport(method=method, objective=objective, status=cp_status, model_objective=cp_value,
+    failed = report_details.get("cpsat", {}).get("failed_steps", [])
+    return SolveReport(failed_steps=list(failed), method=method, objective=objective, status=cp_status, model_objective=cp_value,
                        bound=cp_bound, gap=cp_gap, plan=plan, predicted=predicted(contexts),
                        measured=measurement, comparison=rows, details=report_details)

@@ -53,6 +53,7 @@ import numpy as np
 from scipy.optimize import linprog
 
 from solver.binding.problem import BindingProblem
+from solver.errors import SolverFailed
 
 MAX_CONFIGURATIONS = 3_000_000
 MAX_ASSIGNMENTS = 4096        # partner assignments enumerated per count vector
@@ -61,6 +62,10 @@ CHUNK = 131_072               # configurations evaluated at once
 
 class NotApplicable(Exception):
     """The configuration bound does not apply to this problem (the message says why)."""
+
+
+class ConfigurationLPFailed(SolverFailed):
+    """The configuration LP applies but its solver failed (the message has HiGHS's status)."""
 
 
 # ----------------------------------------------------------------------------- thread types
@@ -392,8 +397,12 @@ def column_generation(counts: list[np.ndarray], values: list[np.ndarray], multip
     """
     start = time.perf_counter()
     K = len(demand)
+    # HiGHS works on values of order 1: throughputs of 1e7 packets/s with penalties of 1e10 make it
+    # fail ("Solve error") on the 60-thread T2. Values are divided by the largest and the bound
+    # multiplied back at the end; prices and reduced costs are in the same scaled unit.
     scale = max(1.0, max(float(v.max()) for v in values if len(v)))
-    big = 10.0 * scale * max(1, int(demand.sum()))
+    values = [v / scale for v in values]
+    big = 10.0 * max(1, int(demand.sum()))
     columns: list[tuple[int, int]] = []            # (kind, index)
     chosen: set[tuple[int, int]] = set()
     best_bound = math.inf
@@ -412,7 +421,7 @@ def column_generation(counts: list[np.ndarray], values: list[np.ndarray], multip
         result = linprog(c, A_ub=a_ub, b_ub=np.array(multiplicity, dtype=float), A_eq=a_eq, b_eq=demand.astype(float),
                          bounds=(0, None), method="highs")
         if result.status != 0:
-            raise NotApplicable(f"the configuration LP failed: {result.message}")
+            raise ConfigurationLPFailed(f"the configuration LP failed: {result.message}")
         prices = -np.asarray(result.eqlin.marginals)
         kind_prices = -np.asarray(result.ineqlin.marginals)
         lagrangian = float(prices @ demand)
@@ -422,7 +431,7 @@ def column_generation(counts: list[np.ndarray], values: list[np.ndarray], multip
             lagrangian += multiplicity[g] * max(0.0, float(reduced.max()) if len(reduced) else 0.0)
             improving = reduced - kind_prices[g]
             top = np.argsort(-improving)[:add]
-            candidates += [(float(improving[j]), g, int(j)) for j in top if improving[j] > 1e-9 * scale]
+            candidates += [(float(improving[j]), g, int(j)) for j in top if improving[j] > 1e-9]
         best_bound = min(best_bound, lagrangian)
         fresh = [(g, j) for _, g, j in sorted(candidates, reverse=True) if (g, j) not in chosen][:add]
         if not fresh:
@@ -435,7 +444,8 @@ def column_generation(counts: list[np.ndarray], values: list[np.ndarray], multip
             columns.append(key)
         if time_limit is not None and time.perf_counter() - start > time_limit:
             break
-    return best_bound, lp_value, len(columns), iterations, converged
+    lp_value = None if lp_value is None else lp_value * scale
+    return best_bound * scale, lp_value, len(columns), iterations, converged
 
 
 def configuration_bound(problem: BindingProblem, *, objective: str | None = None,

@@ -40,7 +40,12 @@ from functools import reduce
 
 from ortools.sat.python import cp_model
 
-from solver.binding.configurations import ConfigurationBound, NotApplicable, configuration_bound
+from solver.binding.configurations import (
+    ConfigurationBound,
+    ConfigurationLPFailed,
+    NotApplicable,
+    configuration_bound,
+)
 from solver.binding.local_search import LocalSearchResult, improve_plan
 from solver.binding.problem import BindingProblem
 from solver.binding.symmetry_breaking import SiblingClasses, add_value_precedence
@@ -77,10 +82,28 @@ class BindingResult:
     local_search: LocalSearchResult | None = None
     configuration_bound: ConfigurationBound | None = None
     notes: list[str] = field(default_factory=list)
+    steps: list[StepOutcome] = field(default_factory=list)
 
     @property
     def best(self) -> BindingSolution | None:
         return self.solutions[0] if self.solutions else None
+
+    @property
+    def failed_steps(self) -> list[StepOutcome]:
+        """The steps that failed on a valid input: the answer may be weaker than it should be."""
+        return [step for step in self.steps if step.outcome == "failed"]
+
+
+@dataclass
+class StepOutcome:
+    """What one step of `solve_binding` did: ``ok``, ``failed``, ``not applicable`` or ``skipped``."""
+
+    step: str
+    outcome: str
+    detail: str = ""
+
+    def to_dict(self) -> dict[str, str]:
+        return {"step": self.step, "outcome": self.outcome, "detail": self.detail}
 
 
 def _lcm(values: list[int]) -> int:
@@ -429,6 +452,7 @@ def solve_binding(problem: BindingProblem, *, objective: str | None = None, top_
     def elapsed() -> float:
         return time.perf_counter() - start
 
+    steps: list[StepOutcome] = []
     heuristic = None
     if local_search:
         if deterministic_time is not None:
@@ -437,27 +461,38 @@ def solve_binding(problem: BindingProblem, *, objective: str | None = None, top_
             heuristic = _heuristic(problem, objective, hint, seed, 400, 0.25 * time_limit)
         if heuristic is not None:
             hint = heuristic.contexts
+        steps.append(StepOutcome("local search", "ok" if heuristic is not None else "not applicable",
+                                 "" if heuristic is not None else "no plan to start from satisfies the constraints"))
+    else:
+        steps.append(StepOutcome("local search", "skipped"))
     bounded = configuration and objective == "total_throughput"
     share = 0.25 if bounded else 1.0
     first_limit = max(0.2 * time_limit, share * time_limit - (0 if bounded else elapsed()))
     first_det = None if deterministic_time is None else (0.5 if bounded else 1.0) * deterministic_time
     result = _solve_model(problem, objective, top_k, first_limit, workers, seed, hint, symmetry, first_det)
+    steps.append(_cpsat_outcome("CP-SAT", result))
     if heuristic is not None:
         _keep_heuristic(result, problem, heuristic)
     bound_info, notes = None, []
     if bounded and result.status != "OPTIMAL" and result.status != "INFEASIBLE":
-        try:
-            bound_info = configuration_bound(problem, objective=objective, time_limit=None if deterministic_time
-                                             is not None else max(1.0, time_limit - elapsed()))
-        except NotApplicable as exc:
-            notes.append(f"no configuration bound: {exc}")
+        bound_info = _configuration_step(problem, objective, steps, notes,
+                                         None if deterministic_time is not None else max(1.0, time_limit - elapsed()))
         remaining = time_limit - elapsed()
         if deterministic_time is not None or remaining > 1.0:
             best = result.best.contexts if result.best is not None else hint  # the best plan known
             again = _solve_model(problem, objective, top_k, max(remaining, 1.0), workers, seed, best, symmetry,
                                  first_det)
+            steps.append(_cpsat_outcome("CP-SAT (second run)", again))
             result = _better(result, again)
+        else:
+            steps.append(StepOutcome("CP-SAT (second run)", "skipped", "no time left"))
+    elif bounded:
+        steps.append(StepOutcome("configuration bound", "skipped", f"CP-SAT answered {result.status}"))
+    else:
+        steps.append(StepOutcome("configuration bound", "not applicable",
+                                 "it bounds the total-throughput objective only" if configuration else "turned off"))
     result.local_search, result.configuration_bound, result.notes = heuristic, bound_info, notes
+    result.steps = steps
     if heuristic is not None:
         _keep_heuristic(result, problem, heuristic)
         result.solutions = result.solutions[:top_k]
@@ -468,6 +503,36 @@ def solve_binding(problem: BindingProblem, *, objective: str | None = None, top_
                 solution.gap = max(0.0, (solution.bound - solution.objective) / solution.objective)
     result.wall_time = elapsed()
     return result
+
+
+def _cpsat_outcome(step: str, result: BindingResult) -> StepOutcome:
+    """A CP-SAT run is ok when it answered; no plan within the time limit is the limit's doing, not
+    a failure; an invalid model is a failure (a bug to report)."""
+    if result.status == "MODEL_INVALID":
+        return StepOutcome(step, "failed", "CP-SAT rejected the model (MODEL_INVALID)")
+    if result.status == "UNKNOWN":
+        return StepOutcome(step, "no answer in time", "no plan and no proof within its share of the time limit")
+    return StepOutcome(step, "ok", result.status)
+
+
+def _configuration_step(problem: BindingProblem, objective: str, steps: list[StepOutcome], notes: list[str],
+                        time_limit: float | None) -> ConfigurationBound | None:
+    """Step 3: the configuration bound, its outcome recorded (a failure is visible, never silent)."""
+    try:
+        bound = configuration_bound(problem, objective=objective, time_limit=time_limit)
+    except NotApplicable as exc:
+        notes.append(f"no configuration bound: {exc}")
+        steps.append(StepOutcome("configuration bound", "not applicable", str(exc)))
+        return None
+    except ConfigurationLPFailed as exc:
+        notes.append(f"no configuration bound: {exc}")
+        steps.append(StepOutcome("configuration bound", "failed", str(exc)))
+        return None
+    if not bound.converged:
+        notes.append("the configuration LP did not converge in time: its bound is valid but loose")
+    steps.append(StepOutcome("configuration bound", "ok",
+                             "converged" if bound.converged else "valid, not converged in the time limit"))
+    return bound
 
 
 def _better(first: BindingResult, second: BindingResult) -> BindingResult:

@@ -16,6 +16,7 @@ from solver.cli.common import (
     choices_or_fail,
     console,
     emit_json,
+    err_console,
     fail,
     load_binding_spec_or_fail,
     spec_error_text,
@@ -154,6 +155,9 @@ def run_command(
         _print_report(spec, result.report, result.files["plan.yaml"])
         console.print(result.outcome.certificate.summary(), markup=False)
         console.print(f"wrote {out}/plan.yaml, certificate.json, samples.jsonl, report.html", markup=False)
+    if result.report.failed_steps:
+        err_console.print(f"error: solver step(s) failed: {', '.join(result.report.failed_steps)}", markup=False)
+        raise typer.Exit(EXIT_FAILURE)
     if result.outcome.certificate.verdict not in ("certified", "exceeds_estimate"):
         raise typer.Exit(EXIT_NEGATIVE)
 

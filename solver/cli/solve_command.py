@@ -9,10 +9,12 @@ import typer
 from solver.cli import options
 from solver.cli.common import (
     EXIT_BAD_INPUT,
+    EXIT_FAILURE,
     check_oracle_kind,
     choices_or_fail,
     console,
     emit_json,
+    err_console,
     fail,
     load_binding_spec_or_fail,
 )
@@ -66,8 +68,12 @@ def solve_command(
         report.plan.save(out)
     if as_json:
         emit_json(report.to_dict())
-        return
-    _print_report(spec, report, out)
+    else:
+        _print_report(spec, report, out)
+    if report.failed_steps:
+        err_console.print(f"error: solver step(s) failed: {', '.join(report.failed_steps)}; the plan is valid "
+                          "but its bound and gap are weaker than they should be", markup=False)
+        raise typer.Exit(EXIT_FAILURE)
 
 
 def _print_report(spec, report, out) -> None:
@@ -103,8 +109,10 @@ def _print_report(spec, report, out) -> None:
         console.print(f"CP-SAT: {report.status}, model objective {display.objective_value(report.model_objective, objective)}, "
                       f"bound {display.objective_value(report.bound, objective)}"
                       f"{' (configuration LP)' if source != 'cpsat' else ''}, gap {gap}", markup=False)
-        for note in cpsat.get("notes", []):
-            console.print(f"  {note}", markup=False)
+        for step in cpsat.get("steps", []):
+            if step["outcome"] != "ok":
+                console.print(f"  {step['step']}: {step['outcome']}" + (f" ({step['detail']})" if step["detail"] else ""),
+                              markup=False)
     console.print(plan_tree(spec, report.plan, title=f"chosen plan ({report.method})"))
     if out is not None:
         console.print(f"plan written to {out}", markup=False)

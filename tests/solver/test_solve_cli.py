@@ -53,3 +53,25 @@ constraints:
 def test_solve_rejects_unknown_method(capsys):
     assert main(["solve", "t2-ipfwd-intadd-x2", "--method", "magic"]) == 2
     assert "unknown method `magic`" in capsys.readouterr().err
+
+
+def test_a_failed_solver_step_is_visible_and_exits_3(capsys, monkeypatch):
+    """A configuration LP that fails must not pass as success: the step is named in the text and
+    the JSON, and the exit code is 3 (it was 0 with a silently weaker bound)."""
+    from solver.binding import cpsat
+    from solver.binding.configurations import ConfigurationLPFailed
+
+    def failing(*args, **kwargs):
+        raise ConfigurationLPFailed("the configuration LP failed: (HiGHS Status 4: Solve error)")
+
+    monkeypatch.setattr(cpsat, "configuration_bound", failing)
+    code = main(["solve", "t2-ipfwd-l1-x8", "--method", "cpsat", "--time-limit", "2", "--oracle", "analytic",
+                 "--workers", "1", "--samples", "200", "--json"])
+    assert code == 3
+    out, err = capsys.readouterr()
+    result = json.loads(out)
+    assert result["failed_steps"] == ["configuration bound"]
+    steps = {s["step"]: s for s in result["details"]["cpsat"]["steps"]}
+    assert steps["configuration bound"]["outcome"] == "failed"
+    assert "HiGHS" in steps["configuration bound"]["detail"]
+    assert "configuration bound" in err
