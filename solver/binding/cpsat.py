@@ -49,11 +49,20 @@ from solver.binding.configurations import (
 from solver.binding.local_search import LocalSearchResult, improve_plan
 from solver.binding.problem import BindingProblem
 from solver.binding.symmetry_breaking import SiblingClasses, add_value_precedence
+from solver.errors import SolverFailed
 from specs import UsableTree
 
 DEMAND_SCALE = 1000   # demands and capacities in thousandths
 WORK_SCALE = 100      # cycles in hundredths (communication costs from the cache model are fractional)
 THROUGHPUT_RESOLUTION = 10**6
+# Q, the slowdown's unit, is the least common multiple of the scaled capacities when that stays at
+# most Q_MAX (slowdowns then exact). Capacities such as 1.05, 1.27 and 1.64 have a common multiple
+# of 2e9 and more, which overflows CP-SAT's 64-bit domains once multiplied by work; Q is then
+# Q_MAX and a slowdown is rounded up to the next 1/Q_MAX (S >= Q, so by a relative 1/Q_MAX at
+# most): the model is pessimistic by that much, and the bound it proves is widened by the same
+# factor so that it stays a bound of the exact closed form.
+Q_MAX = 10_000
+INT_LIMIT = 2**62        # CP-SAT's integer domains
 
 
 @dataclass
@@ -83,6 +92,7 @@ class BindingResult:
     configuration_bound: ConfigurationBound | None = None
     notes: list[str] = field(default_factory=list)
     steps: list[StepOutcome] = field(default_factory=list)
+    slowdown_error: float = 0.0   # relative rounding of the model's slowdowns (0: exact; see Q_MAX)
 
     @property
     def best(self) -> BindingSolution | None:
@@ -134,6 +144,9 @@ class BindingModel:
 
     def _int(self, low: int, high: int, name: str):
         """A new integer variable whose bounds are remembered (for the bounds of later ones)."""
+        if high > INT_LIMIT:
+            raise SolverFailed(f"the CP-SAT model of this spec does not fit 64-bit integers ({name} up to {high:.3g}); "
+                               "report it with the spec")
         var = self.model.NewIntVar(int(low), int(high), name)
         self._bounds[var.Index()] = (int(low), int(high))
         return var
@@ -202,7 +215,9 @@ class BindingModel:
         # -- resource loads and slowdowns
         resources = {r.name: r for r in topo.resources}
         scaled_caps = {name: max(1, round(r.capacity * DEMAND_SCALE)) for name, r in resources.items()}
-        self.q = _lcm(sorted(set(scaled_caps.values())))
+        exact_q = _lcm(sorted(set(scaled_caps.values())))
+        self.q = exact_q if exact_q <= Q_MAX else Q_MAX
+        self.slowdown_error = 0.0 if exact_q <= Q_MAX else 1.0 / Q_MAX  # relative, pessimistic
         q = self.q
         loads: dict[tuple[str, int], object] = {}
         demand_int = [{r: round(d * DEMAND_SCALE) for r, d in p.demands[t].items()} for t in range(n)]
@@ -409,6 +424,16 @@ class BindingModel:
         return clock * self.unit * raw / self.throughput_k
 
 
+def _exact_value(problem: BindingProblem, objective: str, contexts: list[int]) -> float:
+    """The closed form's value of a plan, in the objective's unit (seconds for the latency)."""
+    import numpy as np
+
+    from simulate.analytic import BatchModel
+
+    value = float(BatchModel(problem.spec).evaluate(np.array([contexts])).values(objective)[0])
+    return -value if objective == "latency" else value
+
+
 def _heuristic(problem: BindingProblem, objective: str, hint: list[int] | None, seed: int,
                rounds: int, time_limit: float | None) -> LocalSearchResult | None:
     """Iterated local search from the hint (or from one random plan); None if there is no start."""
@@ -491,6 +516,9 @@ def solve_binding(problem: BindingProblem, *, objective: str | None = None, top_
     else:
         steps.append(StepOutcome("configuration bound", "not applicable",
                                  "it bounds the total-throughput objective only" if configuration else "turned off"))
+    if result.slowdown_error:
+        notes.append(f"capacities without a small common multiple: slowdowns rounded up by at most "
+                     f"{result.slowdown_error:.0e} (relative); plan values are exact, the bound is widened by as much")
     result.local_search, result.configuration_bound, result.notes = heuristic, bound_info, notes
     result.steps = steps
     if heuristic is not None:
@@ -591,7 +619,8 @@ def _solve_model(problem: BindingProblem, objective: str, top_k: int, time_limit
     model = BindingModel(problem, objective, symmetry=symmetry)
     if hint is not None:
         model.hint(hint)
-    result = BindingResult(objective_kind=model.objective, symmetry_constraints=model.symmetry_constraints)
+    result = BindingResult(objective_kind=model.objective, symmetry_constraints=model.symmetry_constraints,
+                           slowdown_error=model.slowdown_error)
     seen: set = set()
     form = _plan_form(problem)
     first = True
@@ -620,6 +649,9 @@ def _solve_model(problem: BindingProblem, objective: str, top_k: int, time_limit
         if model.objective == "total_throughput":
             raw_bound += len(problem.instance_threads)  # T_i = floor(K / P_i) loses < 1 each
         value, bound = model.objective_value(raw_objective), model.objective_value(raw_bound)
+        if model.slowdown_error:  # rounded slowdowns: the plan's exact value, a bound widened to stay one
+            value = _exact_value(problem, model.objective, contexts)
+            bound = bound / (1 + model.slowdown_error) if model.objective == "latency" else bound * (1 + model.slowdown_error)
         gap = abs(bound - value) / abs(value) if value else math.inf
         result.solutions.append(BindingSolution(contexts, status, value, bound, gap, solver.WallTime()))
     result.wall_time = time.perf_counter() - start

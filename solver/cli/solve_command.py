@@ -109,8 +109,10 @@ def _print_report(spec, report, out) -> None:
         console.print(f"CP-SAT: {report.status}, model objective {display.objective_value(report.model_objective, objective)}, "
                       f"bound {display.objective_value(report.bound, objective)}"
                       f"{' (configuration LP)' if source != 'cpsat' else ''}, gap {gap}", markup=False)
+        for note in cpsat.get("notes", []):
+            console.print(f"  {note}", markup=False)
         for step in cpsat.get("steps", []):
-            if step["outcome"] != "ok":
+            if step["outcome"] in ("failed", "no answer in time"):
                 console.print(f"  {step['step']}: {step['outcome']}" + (f" ({step['detail']})" if step["detail"] else ""),
                               markup=False)
     console.print(plan_tree(spec, report.plan, title=f"chosen plan ({report.method})"))
