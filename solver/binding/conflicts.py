@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from ortools.sat.python import cp_model
 
+from solver import cpsat
 from solver.binding.cpsat import BindingModel
 from solver.binding.problem import BindingProblem, describe_group
 
@@ -26,10 +27,8 @@ def _infeasible_with(problem: BindingProblem, groups: list[str], time_limit: flo
             model.model.Add(literal == 0)
     model.model.ClearAssumptions()
     model.model.AddAssumptions(chosen)
-    solver = cp_model.CpSolver()
-    solver.parameters.num_workers = 1
-    solver.parameters.max_time_in_seconds = time_limit
-    status = solver.Solve(model.model)
+    solver = cpsat.make_solver(time_limit=time_limit, workers=1)
+    status = cpsat.solve(solver, model.model)
     if status == cp_model.INFEASIBLE:
         core_indices = set(solver.SufficientAssumptionsForInfeasibility())
         core = [g for g in groups if g in literals and literals[g].Index() in core_indices]

@@ -40,6 +40,7 @@ from functools import reduce
 
 from ortools.sat.python import cp_model
 
+from solver import cpsat
 from solver.binding.configurations import (
     ConfigurationBound,
     ConfigurationLPFailed,
@@ -392,18 +393,9 @@ class BindingModel:
 
     def solve(self, time_limit: float = 30.0, workers: int = 2, seed: int = 0,
               deterministic_time: float | None = None) -> tuple[str, list[int] | None, cp_model.CpSolver]:
-        solver = cp_model.CpSolver()
-        solver.parameters.max_time_in_seconds = float(time_limit)
-        if deterministic_time is not None:
-            # repeatable runs: a deterministic work limit (and a generous wall-clock one), and the
-            # workers interleaved in one deterministic schedule
-            solver.parameters.max_deterministic_time = float(deterministic_time)
-            solver.parameters.max_time_in_seconds = max(float(time_limit), 10 * float(deterministic_time))
-            if workers > 1:
-                solver.parameters.interleave_search = True
-        solver.parameters.num_workers = int(workers)
-        solver.parameters.random_seed = int(seed)
-        status = solver.Solve(self.model)
+        solver = cpsat.make_solver(time_limit=time_limit, workers=workers, seed=seed,
+                                   deterministic_time=deterministic_time)
+        status = cpsat.solve(solver, self.model)
         name = solver.status_name(status)
         if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             return name, None, solver

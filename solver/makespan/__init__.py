@@ -46,10 +46,10 @@ The pipeline of `solve_makespan`:
    than it. The lower bound returned is the maximum of ours and CP-SAT's best objective bound.
 """
 
+from solver.cpsat import DETERMINISTIC_WALL_GUARD
 from solver.makespan.bounds import ENERGETIC_MAX_TASKS, LowerBounds, lower_bounds
 from solver.makespan.lists import best_list_schedule, list_schedule
 from solver.makespan.model import (
-    DETERMINISTIC_WALL_GUARD,
     MakespanModel,
     ModelKind,
     assign_processors,

@@ -10,7 +10,6 @@ from solver.makespan.schedule import Schedule, ScheduledTask, predecessor_delays
 from solver.makespan.taskgraph import TaskGraph
 
 ModelKind = Literal["auto", "cumulative", "assignment"]
-DETERMINISTIC_WALL_GUARD = 20.0  # wall-clock guard, in multiples of a deterministic limit
 
 
 def assign_processors(graph: TaskGraph, starts: Sequence[int], processors: int) -> Schedule:

@@ -6,10 +6,10 @@ import math
 import time
 from dataclasses import dataclass
 
+from solver import cpsat
 from solver.makespan.bounds import lower_bounds
 from solver.makespan.lists import best_list_schedule
 from solver.makespan.model import (
-    DETERMINISTIC_WALL_GUARD,
     ModelKind,
     assign_processors,
     build_model,
@@ -151,25 +151,15 @@ def _run_cpsat(graph: TaskGraph, built, processors: int, *, comm_delays: bool, s
     """Solve the model: (the schedule found or None, CP-SAT's lower bound, CP-SAT's status name)."""
     from ortools.sat.python import cp_model
 
-    solver = cp_model.CpSolver()
+    solver = cpsat.make_solver(time_limit=time_limit, workers=workers, seed=seed, log=log,
+                               deterministic_time=time_limit if deterministic else None)
     params = solver.parameters
-    params.random_seed = seed
-    params.num_workers = workers
-    params.log_search_progress = log
     # Timetable edge finding and the overload checker strengthen the cumulative's propagation:
     # on the 20 hardest rand50 cases they prove 13-14 optimal in 5 s, against 4 without
     # (bench/results-makespan.md). Interleaved search keeps several workers deterministic.
     params.use_timetable_edge_finding_in_cumulative = True
     params.use_overload_checker_in_cumulative = True
-    if time_limit is not None:
-        if deterministic:
-            params.max_deterministic_time = time_limit
-            params.max_time_in_seconds = DETERMINISTIC_WALL_GUARD * time_limit
-        else:
-            params.max_time_in_seconds = time_limit
-    if deterministic and workers > 1:
-        params.interleave_search = True
-    code = solver.solve(built.model)
+    code = cpsat.solve(solver, built.model)
     status_name = solver.status_name(code)
     if code in (cp_model.INFEASIBLE, cp_model.MODEL_INVALID):  # pragma: no cover
         raise RuntimeError(f"CP-SAT answered {status_name} for a feasible model")

@@ -49,6 +49,7 @@ from functools import reduce
 
 from ortools.sat.python import cp_model
 
+from solver import cpsat
 from solver.pipeline.candidates import Candidate, Group, check_candidate, depth_stages
 from solver.pipeline.evaluation import MethodResult, evaluate
 from solver.pipeline.problem import PipelineError, PipelineProblem
@@ -389,11 +390,7 @@ def extract(pm: PipelineModel, solver: cp_model.CpSolver) -> Candidate:
 
 
 def _solver(time_limit: float, workers: int, seed: int) -> cp_model.CpSolver:
-    solver = cp_model.CpSolver()
-    solver.parameters.max_time_in_seconds = max(0.01, float(time_limit))
-    solver.parameters.num_workers = max(1, int(workers))
-    solver.parameters.random_seed = int(seed)
-    return solver
+    return cpsat.make_solver(time_limit=time_limit, workers=workers, seed=seed)
 
 
 def solve(problem: PipelineProblem, *, time_limit: float = 30.0, workers: int = 2, seed: int = 0,
@@ -417,7 +414,7 @@ def solve(problem: PipelineProblem, *, time_limit: float = 30.0, workers: int = 
         add_hint(pm, hint)
     pm.model.minimize(pm.period)
     solver = _solver(time_limit, workers, seed)
-    code = solver.solve(pm.model)
+    code = cpsat.solve(solver, pm.model)
     status = solver.status_name(code)
     if status not in ("OPTIMAL", "FEASIBLE"):
         from solver.pipeline.evaluation import first_contexts, sequential_candidate
@@ -444,7 +441,7 @@ def solve(problem: PipelineProblem, *, time_limit: float = 30.0, workers: int = 
         add_hint(pm, cand)
         pm.model.minimize(pm.latency)
         solver2 = _solver(max(0.05, time_limit - spent), workers, seed)
-        code2 = solver2.solve(pm.model)
+        code2 = cpsat.solve(solver2, pm.model)
         if code2 in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             cand2 = extract(pm, solver2)
             ev2 = evaluate(problem, cand2)
@@ -466,7 +463,7 @@ def min_latency(problem: PipelineProblem, *, time_limit: float = 10.0, workers: 
     add_hint(pm, first_contexts(problem, sequential_candidate(problem)))
     pm.model.minimize(pm.latency)
     solver = _solver(time_limit, workers, seed)
-    code = solver.solve(pm.model)
+    code = cpsat.solve(solver, pm.model)
     status = solver.status_name(code)
     lower = max(problem.critical_path, math.ceil(solver.best_objective_bound - 1e-6)) if code in (
         cp_model.OPTIMAL, cp_model.FEASIBLE) else problem.critical_path
