@@ -24,14 +24,14 @@ def _infeasible_with(problem: BindingProblem, groups: list[str], time_limit: flo
     chosen = [literals[g] for g in groups if g in literals]
     for group, literal in literals.items():
         if group not in groups:
-            model.model.Add(literal == 0)
-    model.model.ClearAssumptions()
-    model.model.AddAssumptions(chosen)
+            model.model.add(literal == 0)
+    model.model.clear_assumptions()
+    model.model.add_assumptions(chosen)
     solver = cpsat.make_solver(time_limit=time_limit, workers=1)
     status = cpsat.solve(solver, model.model)
     if status == cp_model.INFEASIBLE:
-        core_indices = set(solver.SufficientAssumptionsForInfeasibility())
-        core = [g for g in groups if g in literals and literals[g].Index() in core_indices]
+        core_indices = set(solver.sufficient_assumptions_for_infeasibility())
+        core = [g for g in groups if g in literals and literals[g].index in core_indices]
         return True, core
     if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return False, []

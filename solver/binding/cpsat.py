@@ -140,7 +140,7 @@ class BindingModel:
         if not self._assumptions:
             return None
         if group not in self.assumption_literals:
-            self.assumption_literals[group] = self.model.NewBoolVar(f"assume[{group}]")
+            self.assumption_literals[group] = self.model.new_bool_var(f"assume[{group}]")
         return self.assumption_literals[group]
 
     def _int(self, low: int, high: int, name: str):
@@ -148,20 +148,20 @@ class BindingModel:
         if high > INT_LIMIT:
             raise SolverFailed(f"the CP-SAT model of this spec does not fit 64-bit integers ({name} up to {high:.3g}); "
                                "report it with the spec")
-        var = self.model.NewIntVar(int(low), int(high), name)
-        self._bounds[var.Index()] = (int(low), int(high))
+        var = self.model.new_int_var(int(low), int(high), name)
+        self._bounds[var.index] = (int(low), int(high))
         return var
 
     def upper(self, value) -> int:
-        return value if isinstance(value, int) else self._bounds[value.Index()][1]
+        return value if isinstance(value, int) else self._bounds[value.index][1]
 
     def lower(self, value) -> int:
-        return value if isinstance(value, int) else self._bounds[value.Index()][0]
+        return value if isinstance(value, int) else self._bounds[value.index][0]
 
     def _enforce(self, constraint, group: str) -> None:
         literal = self._literal(group)
         if literal is not None:
-            constraint.OnlyEnforceIf(literal)
+            constraint.only_enforce_if(literal)
 
     def _build(self, symmetry: bool) -> None:
         p = self.problem
@@ -175,8 +175,8 @@ class BindingModel:
         candidates = (lambda t: list(range(topo.n_contexts))) if diagnose else (lambda t: p.allowed[t])
         self.x: list[dict[int, object]] = []
         for t in range(n):
-            row = {c: m.NewBoolVar(f"x[{t},{c}]") for c in candidates(t)}
-            m.AddExactlyOne(row.values())
+            row = {c: m.new_bool_var(f"x[{t},{c}]") for c in candidates(t)}
+            m.add_exactly_one(row.values())
             self.x.append(row)
         by_context: dict[int, list] = {}
         for row in self.x:
@@ -184,7 +184,7 @@ class BindingModel:
                 by_context.setdefault(c, []).append(lit)
         for lits in by_context.values():
             if len(lits) > 1:
-                m.AddAtMostOne(lits)
+                m.add_at_most_one(lits)
         if diagnose:
             self._add_placement_assumptions()
 
@@ -195,7 +195,7 @@ class BindingModel:
                 members = set(topo.contexts_of(level, domain))
                 lits = [lit for c, lits in by_context.items() if c in members for lit in lits]
                 if len(lits) > cap:
-                    self._enforce(m.Add(sum(lits) <= cap), "max_threads")
+                    self._enforce(m.add(sum(lits) <= cap), "max_threads")
 
         # -- domains of each thread, per level
         depth = len(topo.levels)
@@ -207,9 +207,9 @@ class BindingModel:
                 if len(values) == 1:
                     per_level.append(values[0])
                 else:
-                    var = m.NewIntVarFromDomain(cp_model.Domain.FromValues(values), f"dom[{t},{level}]")
-                    self._bounds[var.Index()] = (values[0], values[-1])
-                    m.Add(var == sum(topo.domain_of(c, level) * lit for c, lit in self.x[t].items()))
+                    var = m.new_int_var_from_domain(cp_model.Domain.from_values(values), f"dom[{t},{level}]")
+                    self._bounds[var.index] = (values[0], values[-1])
+                    m.add(var == sum(topo.domain_of(c, level) * lit for c, lit in self.x[t].items()))
                     per_level.append(var)
             self.domain.append(per_level)
 
@@ -237,7 +237,7 @@ class BindingModel:
                     continue
                 upper = sum(d for d, _ in terms)
                 var = self._int(0, upper, f"load[{name},{domain}]")
-                m.Add(var == sum(d * lit for d, lit in terms))
+                m.add(var == sum(d * lit for d, lit in terms))
                 loads[(name, domain)] = var
 
         self.slowdown: list[object] = []
@@ -254,12 +254,12 @@ class BindingModel:
                     load_t = table[0 if level < 0 else doms[0]]
                 else:
                     load_t = self._int(0, max(self.upper(v) for v in table), f"load_of[{t},{name}]")
-                    m.AddElement(self.domain[t][level], table, load_t)
+                    m.add_element(self.domain[t][level], table, load_t)
                 pressures.append((scaled_caps[name], load_t, upper_load))
             high = max([q] + [-(-q * upper // cap) for cap, _, upper in pressures])
             s_var = self._int(q, high, f"S[{t}]")
             for cap, load_t, _ in pressures:
-                m.Add(cap * s_var >= q * load_t)
+                m.add(cap * s_var >= q * load_t)
             self.slowdown.append(s_var)
 
         # -- work with communication by the innermost shared level
@@ -277,9 +277,9 @@ class BindingModel:
                 if isinstance(a, int) and isinstance(b, int):
                     comm_const[consumer] += delta if a == b else 0
                     continue
-                same = m.NewBoolVar(f"same[{producer},{consumer},{level}]")
-                m.Add(a == b).OnlyEnforceIf(same)
-                m.Add(a != b).OnlyEnforceIf(same.Not())
+                same = m.new_bool_var(f"same[{producer},{consumer},{level}]")
+                m.add(a == b).only_enforce_if(same)
+                m.add(a != b).only_enforce_if(same.negated())
                 comm_terms[consumer].append((delta, same))
         for t in range(n):
             base = round(p.cycles[t] * WORK_SCALE) + comm_const[t]
@@ -287,7 +287,7 @@ class BindingModel:
             high = base + sum(max(0, d) for d, _ in comm_terms[t])
             if comm_terms[t]:
                 w = self._int(max(0, low), high, f"W[{t}]")
-                m.Add(w == base + sum(d * lit for d, lit in comm_terms[t]))
+                m.add(w == base + sum(d * lit for d, lit in comm_terms[t]))
             else:
                 w = base
             self.work.append(w)
@@ -298,15 +298,15 @@ class BindingModel:
             high = self.upper(self.work[t]) * self.upper(self.slowdown[t])
             e = self._int(0, high, f"E[{t}]")
             if isinstance(self.work[t], int):
-                m.Add(e == self.work[t] * self.slowdown[t])
+                m.add(e == self.work[t] * self.slowdown[t])
             else:
-                m.AddMultiplicationEquality(e, [self.work[t], self.slowdown[t]])
+                m.add_multiplication_equality(e, [self.work[t], self.slowdown[t]])
             self.effective.append(e)
         self.period = []
         for i, threads in enumerate(p.instance_threads):
             high = max(self.upper(self.effective[t]) for t in threads)
             var = self._int(0, high, f"P[{i}]")
-            m.AddMaxEquality(var, [self.effective[t] for t in threads])
+            m.add_max_equality(var, [self.effective[t] for t in threads])
             self.period.append(var)
 
         bound = p.latency_bound_cycles if not diagnose else (
@@ -318,17 +318,17 @@ class BindingModel:
                 high = sum(self.upper(self.effective[u]) for u in p.instance_threads[p.instance_of[t]])
                 finish.append(self._int(0, high, f"F[{t}]"))
             for t in range(n):
-                m.Add(finish[t] >= self.effective[t])
+                m.add(finish[t] >= self.effective[t])
                 for pred in p.predecessors[t]:
-                    m.Add(finish[t] >= finish[pred] + self.effective[t])
+                    m.add(finish[t] >= finish[pred] + self.effective[t])
             for i, threads in enumerate(p.instance_threads):
                 high = max(self.upper(finish[t]) for t in threads)
                 lat = self._int(0, high, f"Lat[{i}]")
                 for t in threads:
-                    m.Add(lat >= finish[t])
+                    m.add(lat >= finish[t])
                 self.latency.append(lat)
                 if bound is not None:
-                    self._enforce(m.Add(lat <= math.floor(bound * WORK_SCALE * q)), "latency_max")
+                    self._enforce(m.add(lat <= math.floor(bound * WORK_SCALE * q)), "latency_max")
         if diagnose:
             return
 
@@ -336,12 +336,12 @@ class BindingModel:
         self.unit = WORK_SCALE * q  # E, P and Lat are in cycles * unit
         if self.objective == "min_throughput":
             worst = self._int(0, max(self.upper(v) for v in self.period), "maxP")
-            m.AddMaxEquality(worst, self.period)
-            m.Minimize(worst)
+            m.add_max_equality(worst, self.period)
+            m.minimize(worst)
         elif self.objective == "latency":
             worst = self._int(0, max(self.upper(v) for v in self.latency), "maxLat")
-            m.AddMaxEquality(worst, self.latency)
-            m.Minimize(worst)
+            m.add_max_equality(worst, self.latency)
+            m.minimize(worst)
         else:
             self.inverse = []
             # T_i = floor(K / P_i) >= K / max P: K = 1e6 * max P gives a resolution below 1e-6
@@ -350,9 +350,9 @@ class BindingModel:
                 low = max(1, self.lower(period))
                 inv = self._int(0, self.throughput_k // low, f"T[{i}]")
                 product = self._int(0, self.throughput_k, f"TP[{i}]")
-                m.AddMultiplicationEquality(product, [inv, period])
+                m.add_multiplication_equality(product, [inv, period])
                 self.inverse.append(inv)
-            m.Maximize(sum(self.inverse))
+            m.maximize(sum(self.inverse))
 
         self.symmetry_constraints = 0
         if symmetry:
@@ -370,14 +370,14 @@ class BindingModel:
             name = thread.name
             for c, lit in self.x[t].items():
                 if c not in usable:
-                    self.model.Add(lit == 0).OnlyEnforceIf(self._literal("contexts"))
+                    self.model.add(lit == 0).only_enforce_if(self._literal("contexts"))
             for domain in cons.forbid.get(name, []):
                 for c in topo.contexts_of(*topo.parse_domain(domain)):
                     if c in self.x[t]:
-                        self.model.Add(self.x[t][c] == 0).OnlyEnforceIf(self._literal(f"forbid:{name}"))
+                        self.model.add(self.x[t][c] == 0).only_enforce_if(self._literal(f"forbid:{name}"))
             if name in cons.pin:
                 c = topo.parse_context(cons.pin[name])
-                self.model.Add(self.x[t][c] == 1).OnlyEnforceIf(self._literal(f"pin:{name}"))
+                self.model.add(self.x[t][c] == 1).only_enforce_if(self._literal(f"pin:{name}"))
         if cons.contexts is None:
             self.assumption_literals.pop("contexts", None)
 
@@ -386,10 +386,10 @@ class BindingModel:
         """Hint a plan (moved to its symmetry representative so that it is a solution)."""
         if getattr(self, "classes", None) is not None:
             contexts = self.classes.representative(list(contexts))
-        self.model.ClearHints()
+        self.model.clear_hints()
         for t, row in enumerate(self.x):
             for c, lit in row.items():
-                self.model.AddHint(lit, c == contexts[t])
+                self.model.add_hint(lit, c == contexts[t])
 
     def solve(self, time_limit: float = 30.0, workers: int = 2, seed: int = 0,
               deterministic_time: float | None = None) -> tuple[str, list[int] | None, cp_model.CpSolver]:
@@ -399,12 +399,12 @@ class BindingModel:
         name = solver.status_name(status)
         if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             return name, None, solver
-        contexts = [next(c for c, lit in row.items() if solver.BooleanValue(lit)) for row in self.x]
+        contexts = [next(c for c, lit in row.items() if solver.boolean_value(lit)) for row in self.x]
         return name, contexts, solver
 
     def exclude(self, contexts: list[int]) -> None:
         """Forbid exactly this plan (a no-good) for the next solve."""
-        self.model.AddBoolOr([self.x[t][c].Not() for t, c in enumerate(contexts)])
+        self.model.add_bool_or([self.x[t][c].negated() for t, c in enumerate(contexts)])
 
     def objective_value(self, raw: float) -> float:
         """CP-SAT's objective (or bound) in packets/s, or seconds for the latency."""
@@ -637,7 +637,7 @@ def _solve_model(problem: BindingProblem, objective: str, top_k: int, time_limit
         if key in seen:
             continue
         seen.add(key)
-        raw_objective, raw_bound = solver.ObjectiveValue(), solver.BestObjectiveBound()
+        raw_objective, raw_bound = solver.objective_value, solver.best_objective_bound
         if model.objective == "total_throughput":
             raw_bound += len(problem.instance_threads)  # T_i = floor(K / P_i) loses < 1 each
         value, bound = model.objective_value(raw_objective), model.objective_value(raw_bound)
@@ -645,6 +645,6 @@ def _solve_model(problem: BindingProblem, objective: str, top_k: int, time_limit
             value = _exact_value(problem, model.objective, contexts)
             bound = bound / (1 + model.slowdown_error) if model.objective == "latency" else bound * (1 + model.slowdown_error)
         gap = abs(bound - value) / abs(value) if value else math.inf
-        result.solutions.append(BindingSolution(contexts, status, value, bound, gap, solver.WallTime()))
+        result.solutions.append(BindingSolution(contexts, status, value, bound, gap, solver.wall_time))
     result.wall_time = time.perf_counter() - start
     return result

@@ -117,18 +117,18 @@ def add_value_precedence(model, x: list[dict[int, object]], classes: SiblingClas
                     continue
                 if seen_prev[j - 1] is None:
                     for lit in in_member[j]:
-                        model.Add(lit == 0)
+                        model.add(lit == 0)
                 else:
-                    model.Add(sum(in_member[j]) <= seen_prev[j - 1])
+                    model.add(sum(in_member[j]) <= seen_prev[j - 1])
                 added += 1
             # update seen[j] = seen_prev[j] or (t in member j), for members that can be followed
             seen_now = list(seen_prev)
             for j in range(len(members) - 1):
                 if not in_member[j]:
                     continue
-                var = model.NewBoolVar(f"seen_l{level}_m{members[j]}_t{t}")
+                var = model.new_bool_var(f"seen_l{level}_m{members[j]}_t{t}")
                 terms = list(in_member[j]) + ([seen_prev[j]] if seen_prev[j] is not None else [])
-                model.AddMaxEquality(var, terms)
+                model.add_max_equality(var, terms)
                 seen_now[j] = var
             seen_prev = seen_now
     return added
