@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from specs.fields import Name, Number, PositiveNumber, Size, StrictModel
+from specs.fields import Cycles, Name, Share, Size, StrictModel
 
 
 class Task(StrictModel):
@@ -15,9 +15,9 @@ class Task(StrictModel):
     loads per cycle of progress when alone; `idle_demand[r]` what it loads while waiting for input
     (busy-polling runtimes spin)."""
 
-    cycles: PositiveNumber
-    demand: dict[str, Annotated[Number, Field(ge=0, le=1)]] = {}
-    idle_demand: dict[str, Annotated[Number, Field(ge=0, le=1)]] = {}
+    cycles: Cycles
+    demand: dict[str, Share] = {}
+    idle_demand: dict[str, Share] = {}
     description: str | None = None
 
 

@@ -20,9 +20,33 @@ def format_path(path: Sequence[str | int]) -> str:
     return text
 
 
+def shorten(text: str, most: int = 200) -> str:
+    """`text` cut to `most` characters, control characters shown escaped (messages stay short and
+    never carry a file's content or a terminal escape sequence)."""
+    text = "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text[: most + 1])
+    return text if len(text) <= most else text[: most - 3] + "..."
+
+
+def shown(value: object, most: int = 60) -> str:
+    """`repr(value)` for a message, bounded before it is built (a 3 MB value never becomes a 3 GB
+    message) and free of control characters."""
+    if isinstance(value, str):
+        return shorten(repr(value[: most + 1]), most + 2)
+    if isinstance(value, (dict, list, tuple, set)):
+        return f"a {type(value).__name__} of {len(value)} item(s)"
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 200:
+        return f"an integer of {len(str(value)) if value.bit_length() < 14000 else 'thousands of'} digits"
+    return shorten(repr(value), most)
+
+
 def did_you_mean(name: str, candidates: Iterable[str]) -> str:
-    """``"; did you mean `ifu`?"`` when a candidate is close to `name`, else ``""``."""
-    found = difflib.get_close_matches(str(name), [str(c) for c in candidates], n=1, cutoff=0.6)
+    """``"; did you mean `ifu`?"`` when a candidate is close to `name`, else ``""`` (names over 64
+    characters and candidate lists over 1,000 are not compared: difflib is quadratic)."""
+    name = str(name)
+    pool = [str(c) for c in candidates][:1000]
+    if len(name) > 64:
+        return ""
+    found = difflib.get_close_matches(name, pool, n=1, cutoff=0.6)
     return f"; did you mean `{found[0]}`?" if found else ""
 
 
@@ -35,8 +59,13 @@ class Problem:
     key: bool = False  # point at the mapping key rather than its value
 
 
+class SpecsError(Exception):
+    """The one base of every exception `specs` raises on purpose (docs/design.md, "Errors and exit
+    codes"): a problem with the input a person can act on, never a bug."""
+
+
 @dataclass
-class SpecError(Exception):
+class SpecError(SpecsError):
     """A spec that cannot be used: one or more problems, each with file:line:column."""
 
     file: str
@@ -70,8 +99,8 @@ class SpecError(Exception):
             if line is not None:
                 where += f":{line}:{col}"
             where += ":"
-            where += f" {format_path(path)}:" if path else ""
-            out.append(f"{where} {message}")
+            where += f" {shorten(format_path(path), 200)}:" if path else ""
+            out.append(shorten(f"{where} {message}", 1000))
         return out
 
     def __str__(self) -> str:

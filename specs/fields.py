@@ -32,6 +32,14 @@ class StrictModel(BaseModel):
 def _no_bool(value: Any) -> Any:
     if isinstance(value, bool):
         raise ValueError("expected a number, not true/false")
+    if isinstance(value, int) and value.bit_length() > 1000:  # float() would overflow
+        raise ValueError("the number is too large")
+    return value
+
+
+def _finite(value: float) -> float:
+    if value != value or value in (float("inf"), float("-inf")):
+        raise ValueError("must be a finite number")
     return value
 
 
@@ -50,7 +58,7 @@ Name = Annotated[
     Field(pattern=NAME_PATTERN, max_length=64,
           description="letters, digits, `_` and `-`, starting with a letter or `_`"),
 ]
-Number = Annotated[float, BeforeValidator(_no_bool)]
+Number = Annotated[float, BeforeValidator(_no_bool), AfterValidator(_finite)]
 Count = Annotated[int, BeforeValidator(_no_bool), Field(ge=1)]
 NonNegativeInt = Annotated[int, BeforeValidator(_no_bool), Field(ge=0)]
 
@@ -59,6 +67,13 @@ Frequency = Annotated[
     BeforeValidator(_unit(units.parse_frequency)),
     PlainSerializer(units.format_frequency, return_type=str),
     WithJsonSchema({"type": ["string", "number"], "description": "a frequency: `1.4GHz`, `800MHz`; a plain number is Hz", "examples": ["1.4GHz"]}),
+]
+Clock = Annotated[
+    float,
+    BeforeValidator(_unit(units.parse_clock)),
+    PlainSerializer(units.format_frequency, return_type=str),
+    WithJsonSchema({"type": ["string", "number"], "description": "a processor clock between 1MHz and 100GHz: "
+                    "`1.4GHz`, `800MHz` (a plain number is Hz, so give the unit)", "examples": ["1.4GHz"]}),
 ]
 Size = Annotated[
     int,
@@ -93,9 +108,16 @@ Fraction = Annotated[
 def _positive(value: float) -> float:
     if not value > 0:
         raise ValueError(f"must be positive, got {value!r}")
-    if value != value or value in (float("inf"), float("-inf")):
-        raise ValueError("must be a finite number")
     return value
 
 
 PositiveNumber = Annotated[Number, AfterValidator(_positive)]
+# Cycles of work per packet: positive, at most 1e12 (products with slowdowns and counts stay finite).
+Cycles = Annotated[PositiveNumber, Field(le=1e12, description="cycles of work per packet (0 < cycles <= 1e12)")]
+# A share of a resource's capacity per cycle: `0.4` or `40%`.
+Share = Annotated[
+    float,
+    BeforeValidator(_unit(units.parse_fraction)),
+    WithJsonSchema({"type": ["string", "number"], "description": "a share between 0 and 1: `0.4` or `40%`",
+                    "examples": ["40%"]}),
+]

@@ -4,10 +4,17 @@ References: a spec's ``topology`` is a built-in name (``ultrasparc-t2``), a path
 spec, or an inline mapping; an application may be an inline mapping or a built-in/relative file.
 A topology may start from another with ``base: NAME`` and override top-level keys.  Reference
 chains that come back to a file already on the chain are reported as recursive.
+
+A reference resolves only to a built-in or to a file inside the spec's own directory tree
+(symbolic links resolved first), so that a spec handed to the tool cannot make it read -- and
+quote in its error messages -- any other file of the machine. ``allow_outside=True`` (the CLI's
+``--allow-outside-references``) lifts that rule for specs one trusts.
 """
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+from contextvars import ContextVar
 from importlib import resources
 from pathlib import Path as FsPath
 from typing import Any
@@ -16,12 +23,35 @@ from pydantic import BaseModel, ValidationError
 
 from specs.application import Application
 from specs.checks import check_spec, check_topology
-from specs.errors import Path, Problem, SpecError, did_you_mean
+from specs.errors import Path, Problem, SpecError, did_you_mean, shorten, shown
 from specs.spec import FORMAT_VERSION, Spec
 from specs.topology import Topology
 from specs.yamlio import Locations, locate, parse_yaml_text, read_yaml
 
 EXAMPLES = resources.files("specs") / "examples"
+# The directories references may point into while a spec loads (None: anywhere).
+_ROOTS: ContextVar[tuple[FsPath, ...] | None] = ContextVar("reference_roots", default=())
+ALLOW_OUTSIDE: ContextVar[bool] = ContextVar("allow_outside_references", default=False)
+
+
+@contextmanager
+def _confined(spec_dir: FsPath | None, allow_outside: bool):
+    """References may point into `spec_dir`'s tree and the built-ins only (unless allowed)."""
+    roots = None if (allow_outside or ALLOW_OUTSIDE.get()) else tuple(
+        p.resolve() for p in ([spec_dir] if spec_dir is not None else []) + [FsPath(str(EXAMPLES))])
+    token = _ROOTS.set(roots)
+    try:
+        yield
+    finally:
+        _ROOTS.reset(token)
+
+
+def _inside_roots(candidate: FsPath) -> bool:
+    roots = _ROOTS.get()
+    if roots is None:
+        return True
+    real = candidate.resolve()
+    return any(real == root or root in real.parents for root in roots)
 
 
 def builtin_names(kind: str) -> list[str]:
@@ -101,19 +131,21 @@ def _message(error: dict, model: type[BaseModel]) -> tuple[str, bool]:
     kind = error["type"]
     loc = error["loc"]
     msg = error["msg"]
+    msg = shorten(msg, 300)
     if kind == "missing":
-        return f"missing required field `{loc[-1]}`", False
+        return f"missing required field `{shorten(str(loc[-1]), 80)}`", False
     if kind == "extra_forbidden":
         owner = _model_at(model, loc[:-1])
         allowed = _allowed_fields(owner) if owner else []
         listed = f" (allowed: {', '.join(allowed)})" if allowed and len(allowed) <= 12 else ""
-        return f"unknown field `{loc[-1]}`{listed}{did_you_mean(str(loc[-1]), allowed)}", True
+        return f"unknown field `{shorten(str(loc[-1]), 80)}`{listed}{did_you_mean(str(loc[-1]), allowed)}", True
     if msg.startswith("Value error, "):
         msg = msg[len("Value error, "):]
     if kind == "literal_error":
         expected = error.get("ctx", {}).get("expected", "")
         options = [o.strip().strip("'") for o in expected.replace(" or ", ",").split(",") if o.strip()]
-        return f"{msg}, got {error.get('input')!r}{did_you_mean(str(error.get('input')), options)}", False
+        given = error.get("input")
+        return f"{msg}, got {_shown(given)}{did_you_mean(str(given)[:100], options)}", False
     if kind in ("model_type", "model_attributes_type", "dict_type"):
         return f"expected a mapping (key: value lines), got {_shown(error.get('input'))}", False
     if kind == "list_type":
@@ -126,8 +158,7 @@ def _message(error: dict, model: type[BaseModel]) -> tuple[str, bool]:
 
 
 def _shown(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+    return shown(value)
 
 
 def validation_problems(exc: ValidationError, data: Any, model: type[BaseModel], prefix: Path = ()) -> list[Problem]:
@@ -165,8 +196,17 @@ def _resolve(ref: Any, kind: str, relative_to: FsPath | None, file: str, locatio
         raise locate(file, locations, [Problem(path, f"unknown built-in {what} `{ref}` (built-in: {', '.join(names)})"
                                                      f"{did_you_mean(ref, names)}; a file path must end in .yaml")])
     candidate = (relative_to / ref) if relative_to is not None else FsPath(ref)
-    if not candidate.is_file():
-        raise locate(file, locations, [Problem(path, f"file `{ref}` not found (looked for {candidate})")])
+    try:
+        found = candidate.is_file()
+        inside = _inside_roots(candidate)
+    except OSError as exc:
+        raise locate(file, locations, [Problem(path, f"cannot use the file `{shorten(ref, 80)}`: {exc.strerror}")]) from None
+    if not inside:
+        raise locate(file, locations, [Problem(path, f"`{shorten(ref, 80)}` is outside the spec's directory: references "
+                                                     "may name built-ins and files under the spec's folder only "
+                                                     "(--allow-outside-references lifts this)")])
+    if not found:
+        raise locate(file, locations, [Problem(path, f"file `{shorten(ref, 80)}` not found (looked for {shorten(str(candidate), 120)})")])
     return candidate
 
 
@@ -281,19 +321,42 @@ def spec_from_data(data: Any, locations: Locations, file: str, relative_to: FsPa
     return spec
 
 
-def load_spec(path: str | FsPath) -> Spec:
-    """Load and check a spec file; a built-in example may be named without a path."""
-    path = FsPath(path)
-    if not path.exists() and not str(path).endswith((".yaml", ".yml")) and str(path) in builtin_names(""):
-        path = builtin_path("", str(path))
+def resolve_named_file(path: str | FsPath, kind: str = "") -> FsPath:
+    """A file path, or the file of a built-in example named without a path; a name that is
+    neither gets a located error with the closest built-in names."""
+    text = str(path)
+    path = FsPath(text)
+    try:
+        exists = path.exists()
+    except OSError as exc:  # a name over 255 characters, ...
+        raise SpecError.at(shorten(text, 80), f"cannot read the file: {exc.strerror}") from None
+    if exists or text.endswith((".yaml", ".yml")) or "/" in text:
+        return path
+    names = builtin_names(kind)
+    if text in names:
+        return builtin_path(kind, text)
+    what = {"": "example spec", "topologies": "topology", "apps": "application"}[kind]
+    raise SpecError.at(shorten(text, 80), f"no such file, nor a built-in {what}{did_you_mean(text, names)} "
+                                          "(`tasksolve examples` lists them)")
+
+
+def load_spec(path: str | FsPath, *, allow_outside: bool = False) -> Spec:
+    """Load and check a spec file; a built-in example may be named without a path.
+
+    References to other files must stay inside the spec's directory tree unless `allow_outside`
+    (module docstring)."""
+    path = resolve_named_file(path)
     data, locations = read_yaml(path, _display(path))
-    return spec_from_data(data, locations, _display(path), path.parent)
+    with _confined(path.parent, allow_outside):
+        return spec_from_data(data, locations, _display(path), path.parent)
 
 
-def load_spec_text(text: str, file: str = "<text>", relative_to: FsPath | None = None) -> Spec:
+def load_spec_text(text: str, file: str = "<text>", relative_to: FsPath | None = None, *,
+                   allow_outside: bool = False) -> Spec:
     """Load a spec from YAML text (for tests and tools that build specs in memory)."""
     data, locations = parse_yaml_text(text, file)
-    return spec_from_data(data, locations, file, relative_to)
+    with _confined(relative_to, allow_outside):
+        return spec_from_data(data, locations, file, relative_to)
 
 
 def dump_spec(spec: Spec) -> str:

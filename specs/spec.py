@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from specs.application import Application
 from specs.fields import (
@@ -52,7 +52,13 @@ class Arrival(StrictModel):
     """Packet sources: saturated (always a packet waiting) or an arrival rate."""
 
     process: Literal["saturated", "deterministic", "poisson"] = "saturated"
-    rate: Rate | None = Field(default=None, description="packets per second per instance")
+    rate: Rate | None = Field(default=None, description="packets per second per instance (required unless saturated)")
+
+    @model_validator(mode="after")
+    def _rate_given(self) -> Arrival:
+        if self.process != "saturated" and self.rate is None:
+            raise ValueError(f"`process: {self.process}` needs a `rate` (e.g. rate: 2Mpps)")
+        return self
 
 
 class Service(StrictModel):
@@ -77,7 +83,7 @@ class OracleSettings(StrictModel):
     service: Service = Service()
     queue_capacity: Annotated[Count, Field(le=1_000_000)] = 16
     seed: NonNegativeInt = 0
-    precision: Fraction = Field(default=0.01, description="simulation: run until the throughput's 95% "
+    precision: Annotated[Fraction, Field(gt=0)] = Field(default=0.01, description="simulation: run until the throughput's 95% "
                                 "confidence half-width is below this fraction of it")
     command: str | None = Field(default=None, description="with kind: command, the command to run")
 

@@ -14,10 +14,10 @@ encodes the shape of the subtree, and sorting only ever exchanges children of eq
 from __future__ import annotations
 
 import random
-from math import perm
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from math import perm
 
 from specs.topology import Topology
 

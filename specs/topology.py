@@ -17,7 +17,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from specs.fields import Count, Name, Number, Size, StrictModel, Frequency
+from specs.fields import Clock, Count, Name, Number, Share, Size, StrictModel
 
 MACHINE = "machine"
 MAX_CONTEXTS = 65_536
@@ -53,15 +53,15 @@ class CacheCommunication(StrictModel):
 
     model: Literal["cache"]
     line: Size = 64
-    latency: dict[str, Annotated[Number, Field(ge=0)]]
-    hit_rate: dict[str, Annotated[Number, Field(ge=0, le=1)]] = {}
+    latency: dict[str, Annotated[Number, Field(ge=0, le=1e9)]]
+    hit_rate: dict[str, Share] = {}
 
 
 class DirectCommunication(StrictModel):
     """Cycles per message, keyed by the innermost level producer and consumer share."""
 
     model: Literal["direct"] = "direct"
-    cycles: dict[str, Annotated[Number, Field(ge=0)]]
+    cycles: dict[str, Annotated[Number, Field(ge=0, le=1e9)]]
 
 
 def _communication_form(value: object) -> object:
@@ -76,7 +76,7 @@ class Topology(StrictModel):
 
     name: str
     description: str | None = None
-    clock: Frequency
+    clock: Clock
     levels: Annotated[list[Level], Field(min_length=1, max_length=8)]
     resources: list[Resource] = []
     communication: Annotated[

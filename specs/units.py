@@ -16,10 +16,13 @@ import math
 import re
 from dataclasses import dataclass
 
+from specs.errors import SpecsError, shown
+
 __all__ = [
     "UnitError",
     "Duration",
     "parse_frequency",
+    "parse_clock",
     "parse_duration",
     "parse_seconds",
     "parse_size",
@@ -33,7 +36,7 @@ __all__ = [
 ]
 
 
-class UnitError(ValueError):
+class UnitError(SpecsError, ValueError):
     """A value that is not a number with one of the expected units."""
 
 
@@ -53,24 +56,43 @@ _RATE = {**{p + "pps": f for p, f in _SI.items() if p != "K"}, "/s": 1.0}
 def _split(value: object, what: str, units: dict[str, float], example: str) -> tuple[float, str]:
     """Split `value` into (number, unit text); the unit must be in `units` or empty."""
     if isinstance(value, bool) or value is None:
-        raise UnitError(f"expected a {what} such as {example}, got {value!r}")
+        raise UnitError(f"expected a {what} such as {example}, got {shown(value)}")
     if isinstance(value, (int, float)):
-        number, unit = float(value), ""
+        try:
+            number, unit = float(value), ""
+        except OverflowError:
+            raise UnitError(f"expected a {what} such as {example}, got {shown(value)} (too large)") from None
     elif isinstance(value, str):
-        match = _QUANTITY.match(value)
+        match = _QUANTITY.match(value) if len(value) <= 64 else None
         if not match:
-            raise UnitError(f"expected a {what} such as {example}, got {value!r}")
+            raise UnitError(f"expected a {what} such as {example}, got {shown(value)}")
         number, unit = float(match.group(1)), match.group(2)
     else:
         raise UnitError(f"expected a {what} such as {example}, got a {type(value).__name__}")
     if not math.isfinite(number):
-        raise UnitError(f"expected a finite {what}, got {value!r}")
+        raise UnitError(f"expected a finite {what}, got {shown(value)}")
     if unit and unit not in units:
         accepted = ", ".join(sorted(units, key=lambda u: (units[u], u)))
         hint = _closest_unit(unit, units)
         suggestion = f"; did you mean `{hint}`?" if hint else ""
-        raise UnitError(f"unknown unit `{unit}` in {value!r} (accepted: {accepted}){suggestion}")
+        raise UnitError(f"unknown unit `{unit}` in {shown(value)} (accepted: {accepted}){suggestion}")
     return number, unit
+
+
+# The ranges every quantity must lie in (documented in the JSON Schema and the README): wider
+# than any machine or run this tool is for, narrow enough that products of them stay finite.
+CLOCK_RANGE = (1e6, 1e11)            # 1 MHz .. 100 GHz
+MAX_SIZE = 1024**4                   # 1 TiB per message
+MAX_RATE = 1e12                      # packets per second
+MAX_WALL_SECONDS = 7 * 24 * 3600.0   # a week of wall-clock time
+MAX_TIME_SECONDS = 3600.0            # an hour of processor time (latency bounds)
+MAX_CYCLES = 1e15
+
+
+def _at_most(number: float, limit: float, what: str, value: object, limit_text: str) -> float:
+    if number > limit:
+        raise UnitError(f"{what} {shown(value)} is out of range (at most {limit_text})")
+    return number
 
 
 def _closest_unit(unit: str, units: dict[str, float]) -> str | None:
@@ -85,16 +107,30 @@ def parse_frequency(value: object) -> float:
     number, unit = _split(value, "frequency", _FREQ, "`1.4GHz`")
     hz = number * (_FREQ[unit] if unit else 1.0)
     if hz <= 0:
-        raise UnitError(f"a frequency must be positive, got {value!r}")
+        raise UnitError(f"a frequency must be positive, got {shown(value)}")
+    return hz
+
+
+def parse_clock(value: object) -> float:
+    """A processor clock: a frequency between 1 MHz and 100 GHz. A plain number below 1 MHz is
+    refused with a suggestion (``clock: 1.4`` would be 1.4 Hz: almost surely a forgotten unit)."""
+    hz = parse_frequency(value)
+    number, unit = _split(value, "frequency", _FREQ, "`1.4GHz`")
+    low, high = CLOCK_RANGE
+    if not unit and hz < low:
+        guess = f"{number:g}GHz" if number < 1000 else f"{number / 1e3:g}GHz" if number < 1e6 else f"{number:g}Hz"
+        raise UnitError(f"a clock needs a unit: {shown(value)} would be {hz:g} Hz; did you mean `{guess}`?")
+    if not low <= hz <= high:
+        raise UnitError(f"clock {shown(value)} is out of range (1MHz to 100GHz)")
     return hz
 
 
 def parse_size(value: object) -> int:
     """A size in bytes: ``64B``, ``8KiB``, ``1MB``; a plain number is bytes."""
     number, unit = _split(value, "size", _SIZE, "`64B` or `8KiB`")
-    size = number * (_SIZE[unit] if unit else 1)
+    size = _at_most(number * (_SIZE[unit] if unit else 1), MAX_SIZE, "size", value, "1TiB")
     if size < 0 or size != int(size):
-        raise UnitError(f"a size must be a whole, non-negative number of bytes, got {value!r}")
+        raise UnitError(f"a size must be a whole, non-negative number of bytes, got {shown(value)}")
     return int(size)
 
 
@@ -103,8 +139,8 @@ def parse_rate(value: object) -> float:
     number, unit = _split(value, "rate", _RATE, "`2Mpps`")
     rate = number * (_RATE[unit] if unit else 1.0)
     if rate <= 0:
-        raise UnitError(f"a rate must be positive, got {value!r}")
-    return rate
+        raise UnitError(f"a rate must be positive, got {shown(value)}")
+    return _at_most(rate, MAX_RATE, "rate", value, "1Tpps")
 
 
 def parse_seconds(value: object) -> float:
@@ -112,8 +148,8 @@ def parse_seconds(value: object) -> float:
     number, unit = _split(value, "duration", {**_SUB, "min": 60.0, "h": 3600.0}, "`30s`")
     seconds = number * ({**_SUB, "min": 60.0, "h": 3600.0}[unit] if unit else 1.0)
     if seconds <= 0:
-        raise UnitError(f"a duration must be positive, got {value!r}")
-    return seconds
+        raise UnitError(f"a duration must be positive, got {shown(value)}")
+    return _at_most(seconds, MAX_WALL_SECONDS, "duration", value, "a week, 168h")
 
 
 def parse_fraction(value: object) -> float:
@@ -121,7 +157,7 @@ def parse_fraction(value: object) -> float:
     number, unit = _split(value, "fraction", {"%": 0.01}, "`0.75` or `75%`")
     fraction = number * (0.01 if unit else 1.0)
     if not 0.0 <= fraction <= 1.0:
-        raise UnitError(f"a fraction must lie between 0 and 1 (0% and 100%), got {value!r}")
+        raise UnitError(f"a fraction must lie between 0 and 1 (0% and 100%), got {shown(value)}")
     return fraction
 
 
@@ -153,10 +189,10 @@ def parse_duration(value: object) -> Duration:
     units = {**_SUB, "cycles": 1.0}
     number, unit = _split(value, "time", units, "`2.5us` or a number of cycles")
     if number <= 0:
-        raise UnitError(f"a time must be positive, got {value!r}")
+        raise UnitError(f"a time must be positive, got {shown(value)}")
     if unit in ("", "cycles"):
-        return Duration(number, "cycles")
-    return Duration(number * _SUB[unit], "s")
+        return Duration(_at_most(number, MAX_CYCLES, "time", value, "1e15 cycles"), "cycles")
+    return Duration(_at_most(number * _SUB[unit], MAX_TIME_SECONDS, "time", value, "1h"), "s")
 
 
 def _shortest(value: float, scales: list[tuple[str, float]], parse) -> str:

@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from specs.errors import Path, Problem, SpecError
+from specs.errors import Path, Problem, SpecError, shorten
 
 MAX_BYTES = 4 * 1024 * 1024
 MAX_NODES = 200_000
@@ -120,37 +120,105 @@ def _check_and_locate(root: yaml.Node, file: str) -> Locations:
     return locations
 
 
-def parse_yaml_text(text: str, file: str) -> tuple[Any, Locations]:
-    """Parse YAML text with ``safe_load`` semantics; return the data and its locations."""
-    if not text.strip():
-        raise SpecError.at(file, "the file is empty")
-    loader = yaml.SafeLoader(text)
+def _syntax_error(file: str, exc: yaml.YAMLError, text: str) -> SpecError:
+    """One located message for a YAML syntax error, on the line where the mistake is."""
+    if isinstance(exc, yaml.reader.ReaderError):  # a character YAML does not allow
+        line = text.count("\n", 0, exc.position) + 1
+        col = exc.position - (text.rfind("\n", 0, exc.position) + 1) + 1
+        return SpecError.at(file, f"character U+{exc.character:04X} is not allowed in YAML (a control character?)",
+                            line, col)
+    if not isinstance(exc, yaml.MarkedYAMLError):
+        return SpecError.at(file, f"YAML error: {shorten(str(exc))}")
+    mark = exc.problem_mark or exc.context_mark
+    # "could not find expected ':'" is found on the line after the key that lacks its colon
+    if exc.context_mark is not None and exc.problem and "could not find expected" in exc.problem:
+        mark = exc.context_mark
+    line, col = (mark.line + 1, mark.column + 1) if mark else (None, None)
+    what = exc.problem or exc.context or "invalid YAML"
+    if exc.context and exc.problem:
+        what = f"{exc.context}, {exc.problem}"
+    hint = ""
+    if "\t" in what or (line is not None and "\t" in _line(text, line)):
+        hint = "; YAML does not allow tabs for indentation: indent with spaces"
+    return SpecError.at(file, f"YAML syntax error: {shorten(what)}{hint}", line, col)
+
+
+def _line(text: str, number: int) -> str:
+    lines = text.split("\n")
+    return lines[number - 1] if 0 < number <= len(lines) else ""
+
+
+def _compose(text: str, file: str):
+    """The node tree of the one document in `text` (SafeLoader), or a located SpecError."""
     try:
-        try:
-            root = loader.get_single_node()
-        except yaml.MarkedYAMLError as exc:
-            mark = exc.problem_mark or exc.context_mark
-            line, col = (mark.line + 1, mark.column + 1) if mark else (None, None)
-            what = exc.problem or exc.context or "invalid YAML"
-            if exc.context and exc.problem:
-                what = f"{exc.context}, {exc.problem}"
-            raise SpecError.at(file, f"YAML syntax error: {what}", line, col) from None
-        except yaml.YAMLError as exc:
-            raise SpecError.at(file, f"YAML error: {exc}") from None
+        loader = yaml.SafeLoader(text)  # the reader checks every character here
+    except yaml.YAMLError as exc:
+        raise _syntax_error(file, exc, text) from None
+    try:
+        root = loader.get_single_node()
         if root is None:
             raise SpecError.at(file, "the file holds no YAML document")
         locations = _check_and_locate(root, file)
-        try:
-            data = loader.construct_document(root)
-        except yaml.MarkedYAMLError as exc:
-            mark = exc.problem_mark or exc.context_mark
-            line, col = (mark.line + 1, mark.column + 1) if mark else (None, None)
-            raise SpecError.at(file, f"YAML error: {exc.problem or exc.context}", line, col) from None
-        except RecursionError:
-            raise SpecError.at(file, "the YAML document refers to itself (recursive alias)") from None
+        return loader, root, locations
+    except yaml.YAMLError as exc:
+        loader.dispose()
+        raise _syntax_error(file, exc, text) from None
+    except RecursionError:
+        loader.dispose()
+        raise SpecError.at(file, "the YAML document is nested too deeply (brackets or indentation "
+                                 "hundreds of levels deep)") from None
+    except BaseException:
+        loader.dispose()
+        raise
+
+
+def parse_yaml_text(text: str, file: str) -> tuple[Any, Locations]:
+    """Parse YAML text with ``safe_load`` semantics; return the data and its locations.
+
+    Every failure of the YAML layer -- syntax, characters YAML forbids, nesting too deep for the
+    parser, integers too long to convert, malformed explicit tags -- is one located `SpecError`;
+    the file's content is never echoed beyond a short excerpt."""
+    if not text.strip():
+        raise SpecError.at(file, "the file is empty")
+    loader, root, locations = _compose(text, file)
+    try:
+        data = loader.construct_document(root)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line, col = (mark.line + 1, mark.column + 1) if mark else (None, None)
+        raise SpecError.at(file, f"YAML error: {shorten(exc.problem or exc.context or 'invalid value')}", line, col) from None
+    except yaml.YAMLError as exc:
+        raise _syntax_error(file, exc, text) from None
+    except RecursionError:
+        raise SpecError.at(file, "the YAML document refers to itself (recursive alias) or is nested too deeply") from None
+    except Exception as exc:  # noqa: BLE001 - any failure of the safe constructors: 5000-digit integers, `!!timestamp x`
+        node = _failing_scalar(loader, root)
+        line, col = _mark(node) if node is not None else (None, None)
+        raise SpecError.at(file, f"a value YAML cannot convert: {shorten(str(exc), 120)}", line, col) from None
     finally:
         loader.dispose()
     return data, locations
+
+
+def _failing_scalar(loader: yaml.SafeLoader, root: yaml.Node) -> yaml.Node | None:
+    """The first scalar (in file order) the safe constructors cannot convert."""
+    stack, seen = [root], set()
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.ScalarNode):
+            try:
+                loader.construct_object(node, deep=True)
+            except Exception:  # noqa: BLE001 - we are looking for the one that fails
+                return node
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(reversed(node.value))
+        elif isinstance(node, yaml.MappingNode):
+            for key, value in reversed(node.value):
+                stack.extend([value, key])
+    return None
 
 
 def read_yaml(path: str | FsPath, shown_as: str | None = None) -> tuple[Any, Locations]:

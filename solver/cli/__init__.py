@@ -46,8 +46,15 @@ def _root(
     version_: bool = typer.Option(
         False, "--version", callback=_version_callback, is_eager=True, help="Print the version and exit."
     ),
+    allow_outside: bool = typer.Option(
+        False, "--allow-outside-references",
+        help="Let specs refer to topology and application files outside their own folder (off: a spec "
+             "can name built-ins and files under its folder only)."),
 ) -> None:
     """tasksolve: which placement, how good is it, how good could it be."""
+    from specs.loader import ALLOW_OUTSIDE
+
+    ALLOW_OUTSIDE.set(allow_outside)
 
 
 def _register_commands() -> None:
@@ -100,6 +107,9 @@ def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     _signals.clear()
     previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    from specs.loader import ALLOW_OUTSIDE
+
+    allow_token = ALLOW_OUTSIDE.set(False)  # the root option sets it for this invocation only
     try:
         result = app(args=args, prog_name="tasksolve", standalone_mode=False)
     except typer.Exit as exc:
@@ -115,6 +125,7 @@ def main(argv: list[str] | None = None) -> int:
         return errors.report(exc, "--json" in args)
     finally:
         signal.signal(signal.SIGTERM, previous)
+        ALLOW_OUTSIDE.reset(allow_token)
     if result == common.EXIT_INTERRUPTED:  # Typer returns 130 for a KeyboardInterrupt it caught
         return errors.report(errors.Terminated() if _signals else KeyboardInterrupt(), "--json" in args)
     return result if isinstance(result, int) else common.EXIT_OK

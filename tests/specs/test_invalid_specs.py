@@ -49,7 +49,7 @@ CASES = [
      ["applications.ipfwd.tasks.R", "missing required field `cycles`"]),
     ("negative-cycles", variant("cycles: 600", "cycles: -600"), 8, ["tasks.P.cycles", "must be positive"]),
     ("demand-out-of-range", variant("demand: {ifu: 0.9}", "demand: {ifu: 1.5}"), 8,
-     ["tasks.P.demand.ifu", "less than or equal to 1"]),
+     ["tasks.P.demand.ifu", "between 0 and 1"]),
     ("text-cycles", variant("cycles: 170", "cycles: lots"), 9, ["tasks.T.cycles", "valid number", "'lots'"]),
     ("bool-instances", variant("instances: 2", "instances: yes"), 14, ["workload[0].instances", "not true/false"]),
     ("zero-instances", variant("instances: 2", "instances: 0"), 14, ["workload[0].instances", "greater than or equal to 1"]),
