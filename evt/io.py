@@ -54,22 +54,34 @@ def _data_lines(text: str) -> list[tuple[int, str]]:
 
 
 def _read_json_lines(path: Path, lines: list[tuple[int, str]], column: str | None) -> np.ndarray:
+    """Numbers from JSON lines: one key per object, or the `column` key, or ``value`` when the
+    objects have it. A first object without that key is a header and is skipped; a record whose
+    value is null (a measurement that failed) is skipped."""
     values = []
-    for lineno, line in lines:
+    for position, (lineno, line) in enumerate(lines):
         where = f"{path}:{lineno}"
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
             raise EVTError(f"{where}: invalid JSON ({exc.msg})") from None
         if isinstance(obj, dict):
+            if column is None and position == 0 and len(lines) > 1 and "value" not in obj and len(obj) != 1:
+                continue  # a header line
             if column is None:
-                if len(obj) != 1:
+                if "value" in obj:
+                    column = "value"
+                elif len(obj) != 1:
                     names = ", ".join(map(str, obj)) or "none"
                     raise EVTError(f"{where}: several keys ({names}); choose one with --column")
-                column = next(iter(obj))
+                else:
+                    column = next(iter(obj))
             if column not in obj:
+                if position == 0:
+                    continue  # a header line
                 raise EVTError(f"{where}: no key {column!r}")
             obj = obj[column]
+            if obj is None:
+                continue  # a failed measurement records no value
         elif column is not None:
             raise EVTError(f"{where}: expected a JSON object with key {column!r}")
         if isinstance(obj, bool) or not isinstance(obj, (int, float)):

@@ -1,9 +1,14 @@
-"""Errors raised by the cost oracles."""
+"""The one error base of `simulate` and the errors the oracles raise."""
 
 from __future__ import annotations
 
 
-class OracleError(Exception):
+class SimulateError(Exception):
+    """The one base of every exception `simulate` raises on purpose (docs/design.md, "Errors and
+    exit codes"); the message is one line meant for a person."""
+
+
+class OracleError(SimulateError):
     """An oracle could not measure a plan (the message says why and what to do)."""
 
 
@@ -11,3 +16,8 @@ class InvalidPlanError(OracleError, ValueError):
     """The plan cannot be evaluated for this spec (a bad input rather than an oracle failure):
     a task run by no thread or by two groups, tasks of a thread out of dependency order, a cycle
     between threads, a thread bound to no context."""
+
+
+class SimulationTimeout(OracleError):
+    """A simulation ran past its wall-clock cap (``oracle.time_cap``); the plan is recorded as
+    failed, never left hanging."""

@@ -72,3 +72,13 @@ def resolve_workers(value: int | None, spec=None) -> int:
 
 def resolve_seed(value: int | None, spec=None) -> int:
     return value if value is not None else int(getattr(getattr(spec, "search", None), "seed", 0))
+
+
+def scheduler_option() -> typer.models.OptionInfo:
+    return typer.Option(None, "--scheduler", metavar="ADDRESS",
+                        help="Measure on a Dask cluster (e.g. tcp://host:8786) instead of local worker processes.")
+
+
+def force_option() -> typer.models.OptionInfo:
+    return typer.Option(False, "--force", help="Replace the finished samples already in OUT (without it, a run "
+                                               "refuses to overwrite them: use --resume to continue them).")
