@@ -18,7 +18,7 @@ import numpy as np
 import evt
 from simulate.oracle import make_oracle
 from solver.certify.certificate import DEFAULT_TARGET_GAP, Certificate, verdict, versions
-from solver.certify.service import SamplingService, objective_value
+from solver.certify.service import SamplingService, acquire_lock, objective_value, release_lock
 from solver.samplers import balanced_plans
 from specs import Plan, Spec
 
@@ -78,13 +78,27 @@ def format_value(objective: str) -> Callable[[float], str]:
     return lambda v: f"{v / 1e6:.4f} Mpps"
 
 
-def certify(spec: Spec, *, out_dir: Path, plan: Plan | None = None, samples: int | None = None,
+def certify(spec: Spec, *, out_dir: Path, **options: Any) -> CertifyOutcome:
+    """Measure, estimate, compare; `out_dir/samples.jsonl` keeps every measurement.
+
+    The options are `_certify`'s.  The output directory is locked for the whole run (a second run
+    into it fails at once, naming this one's PID)."""
+    lock = acquire_lock(Path(out_dir))
+    try:
+        return _certify(spec, out_dir=out_dir, **options)
+    finally:
+        release_lock(lock)
+
+
+def _certify(spec: Spec, *, out_dir: Path, plan: Plan | None = None, samples: int | None = None,
             target_gap: float | None = None, confidence: float | None = None, n_init: int | None = None,
             n_delta: int | None = None, max_samples: int | None = None, workers: int = 1, seed: int = 0,
             oracle_kind: str = "des", resume: bool = False, progress: bool = False,
             balanced: int = 10, timeout: float | None = None,
-            oracle_factory: Callable[[Spec], Any] | None = None) -> CertifyOutcome:
-    """Measure, estimate, compare; `out_dir/samples.jsonl` keeps every measurement."""
+            oracle_factory: Callable[[Spec], Any] | None = None, scheduler: Any = None,
+            force: bool = False) -> CertifyOutcome:
+    """`resume` continues the samples file of the same sample, `force` discards one
+    (`SamplingService.open`); `scheduler` measures on a Dask cluster (`simulate.executor`)."""
     settings = spec.certify
     objective = spec.objective
     minimize = objective == "latency"
@@ -100,11 +114,8 @@ def certify(spec: Spec, *, out_dir: Path, plan: Plan | None = None, samples: int
     out_dir.mkdir(parents=True, exist_ok=True)
     service = SamplingService(spec, out_dir / "samples.jsonl", seed=seed, oracle_kind=oracle_kind,
                               workers=workers, max_samples=limit, timeout=timeout, objective=objective,
-                              oracle_factory=oracle_factory)
-    if resume:
-        service.load()
-    else:
-        service.start_fresh()
+                              oracle_factory=oracle_factory, scheduler=scheduler)
+    service.open(resume=resume, force=force)
 
     unit = format_value(objective)
     bar = _Progress(progress, n_init if sequential_mode else n_fixed, minimize, unit)

@@ -54,16 +54,19 @@ def _load_plan(path: Path, spec):
 
 
 def _run_certify(spec, out: Path, *, plan=None, samples=None, target_gap=None, confidence=None, n_init=None,
-                 n_delta=None, max_samples=None, workers=0, seed=0, oracle="des", resume=False, quiet=False):
+                 n_delta=None, max_samples=None, workers=0, seed=0, oracle="des", resume=False, quiet=False,
+                 scheduler=None, force=False):
     import evt
     from simulate.errors import OracleError
+    from simulate.executor import ExecutorError
     from solver.certify.run import certify
     from solver.samplers import SamplerError
 
     try:
         return certify(spec, out_dir=out, plan=plan, samples=samples, target_gap=target_gap, confidence=confidence,
                        n_init=n_init, n_delta=n_delta, max_samples=max_samples, workers=_workers(workers),
-                       seed=seed, oracle_kind=oracle, resume=resume, progress=not quiet)
+                       seed=seed, oracle_kind=oracle, resume=resume, progress=not quiet, scheduler=scheduler,
+                       force=force)
     except KeyboardInterrupt:
         fail(f"interrupted: every finished measurement is in {out / 'samples.jsonl'}; "
              "continue with the same command and --resume", EXIT_INTERRUPTED)
@@ -71,6 +74,8 @@ def _run_certify(spec, out: Path, *, plan=None, samples=None, target_gap=None, c
         fail(f"the random sample cannot be analysed: {exc}", EXIT_FAILURE)
     except SamplerError as exc:
         fail(f"cannot draw random plans: {exc}")
+    except ExecutorError as exc:
+        fail(f"the measurements failed: {exc}", EXIT_FAILURE)
     except OracleError as exc:
         fail(f"the {oracle} oracle failed: {exc}", EXIT_FAILURE)
     except ValueError as exc:
@@ -90,6 +95,8 @@ def certify_command(
     seed: int | None = typer.Option(None, "--seed", help="Seed of the random plans and of the simulation. Default: search.seed."),
     oracle: str | None = typer.Option(None, "--oracle", help="des (simulation) or analytic (closed form). Default: oracle.kind."),
     resume: bool = typer.Option(False, "--resume", help="Continue from OUT/samples.jsonl instead of starting afresh."),
+    force: bool = typer.Option(False, "--force", help="Discard the samples already in OUT/samples.jsonl."),
+    scheduler: str | None = typer.Option(None, "--scheduler", help="Measure on a Dask cluster: its scheduler's address (tcp://host:8786)."),
     out: Path = typer.Option(Path("tasksolve-out"), "--out", "-o", help="Directory for samples.jsonl and certificate.json."),
     as_json: bool = typer.Option(False, "--json", help="Print the certificate as JSON on stdout."),
 ) -> None:
@@ -105,7 +112,8 @@ def certify_command(
     plan = _load_plan(plan_path, spec) if plan_path else None
     outcome = _run_certify(spec, out, plan=plan, samples=samples, target_gap=_parse_gap(target_gap),
                            confidence=confidence, n_init=n_init, n_delta=n_delta, max_samples=max_samples,
-                           workers=workers, seed=seed, oracle=oracle, resume=resume, quiet=as_json)
+                           workers=workers, seed=seed, oracle=oracle, resume=resume, quiet=as_json,
+                           scheduler=scheduler, force=force)
     certificate = outcome.certificate.to_dict()
     write_json_atomic(out / "certificate.json", certificate)
     if as_json:
@@ -128,6 +136,8 @@ def run_command(
     seed: int | None = typer.Option(None, "--seed", help="Seed of everything random. Default: search.seed."),
     oracle: str | None = typer.Option(None, "--oracle", help="des (simulation) or analytic (closed form). Default: oracle.kind."),
     resume: bool = typer.Option(False, "--resume", help="Reuse the samples already in OUT/samples.jsonl."),
+    force: bool = typer.Option(False, "--force", help="Discard the samples already in OUT/samples.jsonl."),
+    scheduler: str | None = typer.Option(None, "--scheduler", help="Measure the random plans on a Dask cluster: its scheduler's address."),
     as_json: bool = typer.Option(False, "--json", help="Print the solve report and the certificate as JSON."),
 ) -> None:
     """The main job: solve (CP-SAT + selection on the oracle), compare methods, certify, report.
@@ -161,7 +171,8 @@ def run_command(
     report.plan.save(out / "plan.yaml")
     progress("certifying the plan against the EVT-estimated optimum")
     outcome = _run_certify(spec, out, plan=report.plan, samples=samples, target_gap=_parse_gap(target_gap),
-                           workers=workers, seed=seed, oracle=oracle, resume=resume, quiet=as_json)
+                           workers=workers, seed=seed, oracle=oracle, resume=resume, quiet=as_json,
+                           scheduler=scheduler, force=force)
     certificate = outcome.certificate.to_dict()
     certificate["solve"] = report.to_dict()
     write_json_atomic(out / "certificate.json", certificate)

@@ -1,0 +1,271 @@
+"""One executor for every "measure many plans" loop: local processes or a Dask cluster.
+
+A loop that measures many plans (the certifier's random sample, `evaluate_many`, the profiling
+tables) is a map of a picklable function over *chunks* of jobs, where every worker first builds
+some state once (an oracle for the spec) and the caller wants the results as soon as a chunk is
+done, to append them to disk.  The API:
+
+* ``Executor(workers=1, scheduler=None, chunk_size=None)`` -- ``workers`` local processes
+  (``workers=1``: inline in this process, no pool), or, when ``scheduler`` is given, a Dask
+  cluster: a scheduler address (``"tcp://host:8786"``), a ``distributed.Client``, or a cluster
+  object such as ``distributed.LocalCluster`` (a client is made for it).  Every worker of a remote
+  cluster must be able to import tasksolve.
+* ``executor.map(fn, jobs, init=None, init_args=())`` returns a `ChunkStream`; use it as a context
+  manager and iterate: it yields ``(indices, results)`` per chunk, in the order chunks *finish*,
+  where ``indices`` are the positions of the chunk's jobs in `jobs` and ``results[k]`` is the
+  result of job ``indices[k]``.  ``init(*init_args)`` runs once per worker (per map call) and its
+  return value, the worker's *state*, is passed to every call ``fn(state, chunk) -> list`` (one
+  result per job of the chunk; a chunk is a list of jobs, so a vectorised ``fn`` can batch it).
+  ``fn`` and ``init`` must be picklable (module-level functions), like ``jobs`` and
+  ``init_args``.  An exception raised by ``fn`` is re-raised by the iteration; a worker that dies
+  raises `ExecutorError`.
+
+The executor guarantees the *set* of results, not their order: a caller that needs a result to
+be independent of the backend gives job ``i`` everything it needs (e.g. its seed,
+``plan_seed(base, i)``), as `solver.certify.service` does.
+
+Life cycle.  Local worker processes die with their parent (Linux ``prctl(PR_SET_PDEATHSIG)``,
+elsewhere a watchdog thread on ``os.getppid()``) and ignore SIGINT: on KeyboardInterrupt, on
+SIGTERM (turned into KeyboardInterrupt while a stream runs in the main thread) or when the
+stream is closed early, pending chunks are cancelled and the workers terminated without waiting
+for the running chunks.  On Dask, pending chunks are cancelled (running tasks cannot be stopped),
+the per-worker state is dropped at the end of the map, and a client the executor made is closed.
+
+A new backend is a generator function ``_<name>_chunks(executor, fn, chunks, init, init_args)``
+yielding ``(indices, results)`` and cleaning up in its ``finally``; `Executor.map` chooses it.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from typing import Any
+
+from simulate.errors import OracleError
+
+Chunk = list[tuple[int, Any]]     # (position in the job list, job)
+ChunkFn = Callable[[Any, list[Any]], list[Any]]
+Init = Callable[..., Any] | None
+
+
+class ExecutorError(OracleError):
+    """The executor itself failed: a worker process died, the Dask scheduler is unreachable."""
+
+
+# ------------------------------------------------------------------ the public API
+@dataclass
+class Executor:
+    """Where chunks of jobs run (see the module docstring)."""
+
+    workers: int = 1
+    scheduler: Any = None          # None: local; "tcp://host:port", a distributed.Client or a cluster
+    chunk_size: int | None = None  # None: small chunks, about 4 per worker, at most 25 jobs
+
+    def map(self, fn: ChunkFn, jobs: Sequence[Any], init: Init = None, init_args: tuple = ()) -> ChunkStream:
+        """Map `fn` over chunks of `jobs`; see the module docstring."""
+        chunks = self.chunks(jobs)
+        if self.scheduler is not None:
+            generator = _dask_chunks(self, fn, chunks, init, init_args)
+        elif self.workers <= 1 or len(chunks) <= 1:
+            generator = _inline_chunks(self, fn, chunks, init, init_args)
+        else:
+            generator = _process_chunks(self, fn, chunks, init, init_args)
+        return ChunkStream(generator)
+
+    def chunks(self, jobs: Sequence[Any]) -> list[Chunk]:
+        numbered = list(enumerate(jobs))
+        lanes = max(1, self.workers)
+        size = self.chunk_size or max(1, min(25, len(numbered) // (4 * lanes) or 1))
+        return [numbered[k:k + size] for k in range(0, len(numbered), size)]
+
+
+class ChunkStream:
+    """The results of one `Executor.map`: an iterator of ``(indices, results)`` and a context
+    manager whose exit tears the workers down (cancelling what has not run)."""
+
+    def __init__(self, generator: Iterator[tuple[list[int], list[Any]]]) -> None:
+        self._generator = generator
+        self._previous_sigterm: Any = None
+
+    def __enter__(self) -> ChunkStream:
+        if threading.current_thread() is threading.main_thread() \
+                and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+            self._previous_sigterm = signal.signal(signal.SIGTERM, _sigterm_to_interrupt)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __iter__(self) -> ChunkStream:
+        return self
+
+    def __next__(self) -> tuple[list[int], list[Any]]:
+        return next(self._generator)
+
+    def close(self) -> None:
+        try:
+            self._generator.close()
+        finally:
+            if self._previous_sigterm is not None:
+                signal.signal(signal.SIGTERM, self._previous_sigterm)
+                self._previous_sigterm = None
+
+
+def _sigterm_to_interrupt(signum, frame):
+    raise KeyboardInterrupt("terminated (SIGTERM)")
+
+
+def _split(chunk: Chunk) -> tuple[list[int], list[Any]]:
+    return [i for i, _ in chunk], [job for _, job in chunk]
+
+
+def _checked(results: Any, indices: list[int]) -> list[Any]:
+    results = list(results)
+    if len(results) != len(indices):
+        raise ExecutorError(f"a chunk function returned {len(results)} results for {len(indices)} jobs")
+    return results
+
+
+# ------------------------------------------------------------------ inline (workers=1)
+def _inline_chunks(executor: Executor, fn: ChunkFn, chunks: list[Chunk], init: Init, init_args: tuple):
+    state = init(*init_args) if init else None
+    for chunk in chunks:
+        indices, jobs = _split(chunk)
+        yield indices, _checked(fn(state, jobs), indices)
+
+
+# ------------------------------------------------------------------ local processes
+_STATE: dict[str, Any] = {}
+_STATE_LOCK = threading.Lock()
+
+
+def _watch_parent(parent: int) -> None:
+    """Make this worker process die with `parent`."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        PR_SET_PDEATHSIG = 1
+        if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl")
+    except (OSError, AttributeError):   # not Linux: poll the parent from a thread
+        def watchdog() -> None:
+            while os.getppid() == parent:
+                threading.Event().wait(0.5)
+            os._exit(1)
+
+        threading.Thread(target=watchdog, daemon=True, name="parent-watchdog").start()
+    if os.getppid() != parent:          # the parent died before prctl took effect
+        os._exit(1)
+
+
+def _process_init(parent: int, key: str, init: Init, init_args: tuple) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)   # the parent handles Ctrl-C and tears us down
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _watch_parent(parent)
+    _STATE[key] = init(*init_args) if init else None
+
+
+def _process_chunk(key: str, fn: ChunkFn, indices: list[int], jobs: list[Any]) -> tuple[list[int], list[Any]]:
+    return indices, _checked(fn(_STATE[key], jobs), indices)
+
+
+def _process_chunks(executor: Executor, fn: ChunkFn, chunks: list[Chunk], init: Init, init_args: tuple):
+    key = uuid.uuid4().hex
+    pool = ProcessPoolExecutor(min(executor.workers, len(chunks)), initializer=_process_init,
+                               initargs=(os.getpid(), key, init, init_args))
+    pending: set = set()
+    finished = False
+    try:
+        pending = {pool.submit(_process_chunk, key, fn, *_split(chunk)) for chunk in chunks}
+        while pending:
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for future in done:
+                try:
+                    result = future.result()
+                except BrokenProcessPool:
+                    raise ExecutorError("a worker process died (killed, or out of memory)") from None
+                yield result
+        finished = True
+    finally:
+        if finished:
+            pool.shutdown(wait=True)
+        else:
+            _terminate(pool, pending)
+
+
+def _terminate(pool: ProcessPoolExecutor, pending: set) -> None:
+    """Cancel what has not started and kill the workers without waiting for running chunks."""
+    for future in pending:
+        future.cancel()
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
+    for process in processes:
+        process.join(timeout=2)
+        if process.is_alive():
+            process.kill()
+            process.join(timeout=2)
+
+
+# ------------------------------------------------------------------ Dask
+def _dask_state(key: str, init: Init, init_args: tuple) -> Any:
+    with _STATE_LOCK:
+        if key not in _STATE:
+            _STATE[key] = init(*init_args) if init else None
+        return _STATE[key]
+
+
+def _dask_chunk(key: str, init: Init, init_args: tuple, fn: ChunkFn, indices: list[int],
+                jobs: list[Any]) -> tuple[list[int], list[Any]]:
+    return indices, _checked(fn(_dask_state(key, init, init_args), jobs), indices)
+
+
+def _dask_forget(key: str) -> None:
+    with _STATE_LOCK:
+        _STATE.pop(key, None)
+
+
+def _dask_client(scheduler: Any) -> tuple[Any, bool]:
+    """(client, whether we made it)."""
+    try:
+        import distributed
+    except ImportError:
+        raise ExecutorError("a Dask scheduler needs the `distributed` package "
+                            "(pip install 'tasksolve[dask]')") from None
+    if isinstance(scheduler, distributed.Client):
+        return scheduler, False
+    try:
+        return distributed.Client(scheduler, timeout="10s"), True
+    except (OSError, TimeoutError) as exc:
+        raise ExecutorError(f"cannot connect to the Dask scheduler {scheduler}: {exc}") from None
+
+
+def _dask_chunks(executor: Executor, fn: ChunkFn, chunks: list[Chunk], init: Init, init_args: tuple):
+    import distributed
+
+    client, owned = _dask_client(executor.scheduler)
+    key = uuid.uuid4().hex
+    futures: list = []
+    try:
+        [shared] = client.scatter([init_args], broadcast=True, hash=False)
+        futures = [client.submit(_dask_chunk, key, init, shared, fn, *_split(chunk), pure=False)
+                   for chunk in chunks]
+        for future in distributed.as_completed(futures):
+            yield future.result()
+    finally:
+        client.cancel([f for f in futures if not f.done()])
+        try:
+            client.run(_dask_forget, key)
+        except Exception:  # noqa: BLE001 - cleanup only: a worker gone is nothing to forget
+            pass
+        if owned:
+            client.close()
