@@ -53,15 +53,24 @@ def _data_lines(text: str) -> list[tuple[int, str]]:
             if line.strip() and not line.lstrip().startswith("#")]
 
 
+HEADER_KEY = "tasksolve_samples"   # the first line of a tasksolve samples file: what produced it
+
+
 def _read_json_lines(path: Path, lines: list[tuple[int, str]], column: str | None) -> np.ndarray:
     values = []
-    for lineno, line in lines:
+    for position, (lineno, line) in enumerate(lines):
         where = f"{path}:{lineno}"
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
             raise EVTError(f"{where}: invalid JSON ({exc.msg})") from None
         if isinstance(obj, dict):
+            if position == 0 and HEADER_KEY in obj:
+                continue
+            if "status" in obj and obj["status"] != "ok":
+                continue  # a failed measurement: no value
+            if column is None and "value" in obj:
+                column = "value"
             if column is None:
                 if len(obj) != 1:
                     names = ", ".join(map(str, obj)) or "none"
@@ -114,7 +123,9 @@ def read_samples(path: str | Path, column: str | None = None) -> np.ndarray:
     """Read the numbers of `path` (format detected from the first non-blank, non-# line):
 
     * JSON lines: a line starting with ``{``; each line an object, `column` names the key (it
-      may be omitted when objects have a single key);
+      may be omitted when objects have a single key or a ``value`` key).  A first line with the
+      key ``tasksolve_samples`` is a header (tasksolve's samples file), not data; objects with a
+      ``status`` other than ``"ok"`` (failed measurements) are skipped;
     * one number per line: the first line is a number (`column` must then be None);
     * CSV with a header row (delimiter ``,``, ``;`` or tab): `column` names the column (it may
       be omitted when there is a single column).
