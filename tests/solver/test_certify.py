@@ -145,3 +145,27 @@ def test_ctrl_c_keeps_the_samples_and_says_how_to_resume(tmp_path):
     assert "--resume" in err and "Traceback" not in err
     kept = len(samples.read_text().splitlines()) - 1   # the header
     assert 50 <= kept < 3000
+
+
+def _without_paths(certificate) -> dict:
+    data = json.loads(json.dumps(certificate.to_dict()))
+    data["samples"].pop("file")
+    return data
+
+
+def test_the_certificate_does_not_depend_on_the_executor(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    spec = load_spec(SPEC)
+    runs = {}
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster:
+        for name, options in (("inline", {"workers": 1}), ("processes", {"workers": 2}),
+                              ("dask", {"workers": 2, "scheduler": cluster})):
+            outcome = certify(spec, out_dir=tmp_path / name, samples=300, seed=7, oracle_kind="analytic",
+                              balanced=3, **options)
+            runs[name] = _without_paths(outcome.certificate)
+            lines = (tmp_path / name / "samples.jsonl").read_text().splitlines()
+            runs[name + " records"] = sorted(lines[1:])
+    assert runs["inline"] == runs["processes"] == runs["dask"]
+    assert runs["inline records"] == runs["processes records"] == runs["dask records"]
+    assert len(runs["inline records"]) == 300
