@@ -148,6 +148,27 @@ def header_changes(found: dict[str, Any], expected: dict[str, Any]) -> list[str]
     return changes
 
 
+def _finished_lines(path: Path) -> int:
+    if not path.exists():
+        return 0
+    with path.open("rb") as handle:
+        lines = [line for line in handle if line.endswith(b"\n") and line.strip()]
+    header = bool(lines) and lines[0].lstrip().startswith(b'{"tasksolve_samples"')
+    return len(lines) - 1 if header else len(lines)
+
+
+def check_start(path: Path, resume: bool, force: bool) -> None:
+    """Refuse contradictory options, and a fresh start (no `resume`) over finished samples
+    unless `force` (callers that run long before sampling check this first)."""
+    if resume and force:
+        raise SamplingError("--resume and --force contradict each other: --resume continues the samples "
+                            "in the file, --force discards them")
+    finished = 0 if resume else _finished_lines(Path(path))
+    if finished and not force:
+        raise SamplingError(f"{path} already holds {finished} measured plans; continue them "
+                            "with --resume or discard them with --force")
+
+
 # ------------------------------------------------------------------ the output directory's lock
 _HELD: dict[str, list] = {}    # real path of the lock file -> [fd, count]; closed in forked children
 
@@ -289,25 +310,11 @@ class SamplingService:
     def open(self, resume: bool = False, force: bool = False) -> None:
         """Resume the file (`resume`), or start it afresh -- refusing to discard finished samples
         unless `force`.  (`solver.certify.run.certify` holds the directory's lock around it.)"""
-        if resume and force:
-            raise SamplingError("--resume and --force contradict each other: --resume continues the samples "
-                                "in the file, --force discards them")
+        check_start(self.path, resume, force)
         if resume:
             self.load()
-            return
-        finished = self._finished_lines()
-        if finished and not force:
-            raise SamplingError(f"{self.path} already holds {finished} measured plans; continue them "
-                                "with --resume or discard them with --force")
-        self.start_fresh()
-
-    def _finished_lines(self) -> int:
-        if not self.path.exists():
-            return 0
-        with self.path.open("rb") as handle:
-            lines = [line for line in handle if line.endswith(b"\n") and line.strip()]
-        return max(0, len(lines) - 1) if lines and lines[0].lstrip().startswith(b'{"tasksolve_samples"') \
-            else len(lines)
+        else:
+            self.start_fresh()
 
     def start_fresh(self) -> None:
         """Start the file afresh: the header, no record."""

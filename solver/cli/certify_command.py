@@ -53,6 +53,16 @@ def _load_plan(path: Path, spec):
         fail(spec_error_text(exc))
 
 
+def _check_start(out: Path, resume: bool, force: bool) -> None:
+    """Before a long solve: refuse what the certification would refuse after it."""
+    from solver.certify.service import SamplingError, check_start
+
+    try:
+        check_start(out / "samples.jsonl", resume, force)
+    except SamplingError as exc:
+        fail(str(exc))
+
+
 def _run_certify(spec, out: Path, *, plan=None, samples=None, target_gap=None, confidence=None, n_init=None,
                  n_delta=None, max_samples=None, workers=0, seed=0, oracle="des", resume=False, quiet=False,
                  scheduler=None, force=False):
@@ -157,6 +167,7 @@ def run_command(
     seed = spec.search.seed if seed is None else seed
     chosen = [m for m in METHODS if m == "cpsat" or m in choices_or_fail(methods, METHODS)]
     n_workers = _workers(workers)
+    _check_start(out, resume, force)
 
     def progress(message: str) -> None:
         if not as_json:

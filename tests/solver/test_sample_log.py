@@ -223,3 +223,13 @@ def test_evt_reads_the_samples_file_as_it_is(tmp_path, capsys):
     result = json.loads(capsys.readouterr().out)
     assert result["n"] == ok
     assert result["best_observed"] == pytest.approx(outcome.service.best().value)
+
+
+def test_run_refuses_before_solving(spec_file, tmp_path, capsys):
+    out = tmp_path / "out"
+    assert _certify(spec_file, out, "--oracle", "analytic", "--samples", "100") in (0, 1)
+    capsys.readouterr()
+    assert main(["run", str(spec_file), "--out", str(out), "--oracle", "analytic", "--samples", "100",
+                 "--workers", "1", "--json"]) == 2
+    assert "--resume or discard them with --force" in capsys.readouterr().err
+    assert not (out / "plan.yaml").exists()
