@@ -28,8 +28,24 @@ Life cycle.  Local worker processes die with their parent (Linux ``prctl(PR_SET_
 elsewhere a watchdog thread on ``os.getppid()``) and ignore SIGINT: on KeyboardInterrupt, on
 SIGTERM (turned into KeyboardInterrupt while a stream runs in the main thread) or when the
 stream is closed early, pending chunks are cancelled and the workers terminated without waiting
-for the running chunks.  On Dask, pending chunks are cancelled (running tasks cannot be stopped),
-the per-worker state is dropped at the end of the map, and a client the executor made is closed.
+for the running chunks.  (PR_SET_PDEATHSIG fires when the *thread* that started the pool ends:
+iterate a stream in a thread that outlives it.)  On Dask, pending chunks are cancelled (running
+tasks cannot be stopped), the per-worker state is dropped at the end of the map, and a client the
+executor made is closed.
+
+Example (the shape of `SimulationOracle.evaluate_many`)::
+
+    def make_oracle_state(spec, overrides):          # once per worker
+        return SimulationOracle(spec, **overrides)
+
+    def measure(oracle, jobs):                       # one chunk: [(plan, seed), ...]
+        return [oracle.evaluate(plan, seed) for plan, seed in jobs]
+
+    results = [None] * len(jobs)
+    with Executor(workers=4).map(measure, jobs, init=make_oracle_state, init_args=(spec, {})) as stream:
+        for indices, measurements in stream:
+            for i, m in zip(indices, measurements):
+                results[i] = m
 
 A new backend is a generator function ``_<name>_chunks(executor, fn, chunks, init, init_args)``
 yielding ``(indices, results)`` and cleaning up in its ``finally``; `Executor.map` chooses it.
