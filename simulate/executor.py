@@ -263,6 +263,8 @@ def _dask_client(scheduler: Any) -> tuple[Any, bool]:
         return distributed.Client(scheduler, timeout="10s"), True
     except (OSError, TimeoutError) as exc:
         raise ExecutorError(f"cannot connect to the Dask scheduler {scheduler}: {exc}") from None
+    except (ValueError, TypeError) as exc:   # not an address (bad input, not a failure)
+        raise ValueError(f"bad Dask scheduler address {scheduler!r}: {exc}") from None
 
 
 def _dask_chunks(executor: Executor, fn: ChunkFn, chunks: list[Chunk], init: Init, init_args: tuple):

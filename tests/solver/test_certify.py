@@ -166,6 +166,10 @@ def test_the_certificate_does_not_depend_on_the_executor(tmp_path):
             runs[name] = _without_paths(outcome.certificate)
             lines = (tmp_path / name / "samples.jsonl").read_text().splitlines()
             runs[name + " records"] = sorted(lines[1:])
+        code = main(["certify", SPEC, "--samples", "300", "--seed", "7", "--oracle", "analytic", "--json",
+                     "--scheduler", cluster.scheduler_address, "--out", str(tmp_path / "cli")])
+        assert code in (0, 1)
+        runs["cli records"] = sorted((tmp_path / "cli" / "samples.jsonl").read_text().splitlines()[1:])
     assert runs["inline"] == runs["processes"] == runs["dask"]
-    assert runs["inline records"] == runs["processes records"] == runs["dask records"]
+    assert runs["inline records"] == runs["processes records"] == runs["dask records"] == runs["cli records"]
     assert len(runs["inline records"]) == 300

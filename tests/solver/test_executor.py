@@ -195,3 +195,10 @@ def test_sigterm_tears_the_pool_down_without_waiting(tmp_path):
         process.kill()
     assert process.returncode == 130 and "interrupted" in out, err
     assert not any(_alive(pid) for pid in workers)
+
+
+def test_a_malformed_scheduler_address_is_bad_input():
+    pytest.importorskip("distributed")
+    with pytest.raises(ValueError, match="bad Dask scheduler address 'foo'"):
+        with Executor(scheduler="foo").map(square_chunk, [1, 2]) as stream:
+            list(stream)
