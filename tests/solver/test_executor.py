@@ -12,6 +12,8 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from simulate.executor import Executor, ExecutorError
 
@@ -79,6 +81,19 @@ def test_inline_processes_and_dask_give_the_same_results(dask_cluster):
             assert set(tokens) == {os.getpid()}
         else:
             assert os.getpid() not in tokens
+
+
+@settings(max_examples=60, deadline=None)
+@given(jobs=st.lists(st.integers(-1000, 1000), max_size=200), workers=st.integers(1, 8),
+       chunk_size=st.none() | st.integers(1, 40))
+def test_chunks_partition_the_jobs_and_every_result_comes_back_once(jobs, workers, chunk_size):
+    executor = Executor(workers=workers, chunk_size=chunk_size)
+    chunks = executor.chunks(jobs)
+    assert all(chunks) and [i for chunk in chunks for i, _ in chunk] == list(range(len(jobs)))
+    assert [job for chunk in chunks for _, job in chunk] == jobs
+    inline = Executor(workers=1, chunk_size=chunk_size)
+    out = _collect(inline, jobs, chunk_size=chunk_size)
+    assert {i: r[0] for i, r in out.items()} == {i: job * job + 5 for i, job in enumerate(jobs)}
 
 
 def test_inline_runs_without_a_pool():
