@@ -53,10 +53,10 @@ def _data_lines(text: str) -> list[tuple[int, str]]:
             if line.strip() and not line.lstrip().startswith("#")]
 
 
+HEADER_KEY = "tasksolve_samples"   # the first line of a tasksolve samples file: what produced it
+
+
 def _read_json_lines(path: Path, lines: list[tuple[int, str]], column: str | None) -> np.ndarray:
-    """Numbers from JSON lines: one key per object, or the `column` key, or ``value`` when the
-    objects have it. A first object without that key is a header and is skipped; a record whose
-    value is null (a measurement that failed) is skipped."""
     values = []
     for position, (lineno, line) in enumerate(lines):
         where = f"{path}:{lineno}"
@@ -65,23 +65,20 @@ def _read_json_lines(path: Path, lines: list[tuple[int, str]], column: str | Non
         except json.JSONDecodeError as exc:
             raise EVTError(f"{where}: invalid JSON ({exc.msg})") from None
         if isinstance(obj, dict):
-            if column is None and position == 0 and len(lines) > 1 and "value" not in obj and len(obj) != 1:
-                continue  # a header line
+            if position == 0 and HEADER_KEY in obj:
+                continue
+            if "status" in obj and obj["status"] != "ok":
+                continue  # a failed measurement: no value
+            if column is None and "value" in obj:
+                column = "value"
             if column is None:
-                if "value" in obj:
-                    column = "value"
-                elif len(obj) != 1:
+                if len(obj) != 1:
                     names = ", ".join(map(str, obj)) or "none"
                     raise EVTError(f"{where}: several keys ({names}); choose one with --column")
-                else:
-                    column = next(iter(obj))
+                column = next(iter(obj))
             if column not in obj:
-                if position == 0:
-                    continue  # a header line
                 raise EVTError(f"{where}: no key {column!r}")
             obj = obj[column]
-            if obj is None:
-                continue  # a failed measurement records no value
         elif column is not None:
             raise EVTError(f"{where}: expected a JSON object with key {column!r}")
         if isinstance(obj, bool) or not isinstance(obj, (int, float)):
@@ -126,7 +123,9 @@ def read_samples(path: str | Path, column: str | None = None) -> np.ndarray:
     """Read the numbers of `path` (format detected from the first non-blank, non-# line):
 
     * JSON lines: a line starting with ``{``; each line an object, `column` names the key (it
-      may be omitted when objects have a single key);
+      may be omitted when objects have a single key or a ``value`` key).  A first line with the
+      key ``tasksolve_samples`` is a header (tasksolve's samples file), not data; objects with a
+      ``status`` other than ``"ok"`` (failed measurements) are skipped;
     * one number per line: the first line is a number (`column` must then be None);
     * CSV with a header row (delimiter ``,``, ``;`` or tab): `column` names the column (it may
       be omitted when there is a single column).

@@ -1,147 +1,293 @@
-"""The one executor for "measure many plans": chunks of jobs run inline, in local worker
-processes, or on a Dask cluster, and come back as they finish.
+"""One executor for every "measure many plans" loop: local processes or a Dask cluster.
 
-`run_chunks(function, chunks, initializer=..., initargs=..., workers=..., scheduler=...)` calls
-``initializer(*initargs)`` once in every worker (to build the oracle there once), then
-``function(chunk)`` for every chunk, and yields ``(chunk index, result)`` in the order chunks
-finish, so that a caller can write each result to disk at once. Callers make the work of a job
-depend only on the job (a plan and its own seed), never on which worker runs it: the results
-are then the same, bit for bit, with one worker, several, or a cluster.
+A loop that measures many plans (the certifier's random sample, `evaluate_many`, the profiling
+tables) is a map of a picklable function over *chunks* of jobs, where every worker first builds
+some state once (an oracle for the spec) and the caller wants the results as soon as a chunk is
+done, to append them to disk.  The API:
 
-Backends:
+* ``Executor(workers=1, scheduler=None, chunk_size=None)`` -- ``workers`` local processes
+  (``workers=1``: inline in this process, no pool), or, when ``scheduler`` is given, a Dask
+  cluster: a scheduler address (``"tcp://host:8786"``), a ``distributed.Client``, or a cluster
+  object such as ``distributed.LocalCluster`` (a client is made for it).  Every worker of a remote
+  cluster must be able to import tasksolve.
+* ``executor.map(fn, jobs, init=None, init_args=())`` returns a `ChunkStream`; use it as a context
+  manager and iterate: it yields ``(indices, results)`` per chunk, in the order chunks *finish*,
+  where ``indices`` are the positions of the chunk's jobs in `jobs` and ``results[k]`` is the
+  result of job ``indices[k]``.  ``init(*init_args)`` runs once per worker (per map call) and its
+  return value, the worker's *state*, is passed to every call ``fn(state, chunk) -> list`` (one
+  result per job of the chunk; a chunk is a list of jobs, so a vectorised ``fn`` can batch it).
+  ``fn`` and ``init`` must be picklable (module-level functions), like ``jobs`` and
+  ``init_args``.  An exception raised by ``fn`` is re-raised by the iteration; a worker that dies
+  raises `ExecutorError`.
 
-* **inline** (``workers <= 1``, no scheduler): in this process, in order;
-* **local processes** (``workers > 1``): a `multiprocessing.Pool`. Workers ignore SIGINT (the
-  parent decides what an interruption means), ask the kernel to kill them when the parent dies
-  (Linux ``PR_SET_PDEATHSIG``, so a ``kill -9`` of the parent leaves no orphans), and are
-  terminated at once if the caller stops early (an exception, Ctrl-C, SIGTERM);
-* **Dask** (``scheduler="tcp://host:8786"`` or a ``distributed.Client``/``LocalCluster``): the
-  initializer's arguments are scattered to every worker once, and each worker runs the
-  initializer once per run (its state is cached under a token). This is how sampling scales past
-  one machine; it needs the ``dask`` extra (``pip install 'tasksolve[dask]'``).
+The executor guarantees the *set* of results, not their order: a caller that needs a result to
+be independent of the backend gives job ``i`` everything it needs (e.g. its seed,
+``plan_seed(base, i)``), as `solver.certify.service` does.
 
-A new backend is a generator with the signature of `_inline` added to `run_chunks`.
+Life cycle.  Local worker processes die with their parent (Linux ``prctl(PR_SET_PDEATHSIG)``,
+elsewhere a watchdog thread on ``os.getppid()``) and ignore SIGINT: on KeyboardInterrupt, on
+SIGTERM (turned into KeyboardInterrupt while a stream runs in the main thread) or when the
+stream is closed early, pending chunks are cancelled and the workers terminated without waiting
+for the running chunks.  (PR_SET_PDEATHSIG fires when the *thread* that started the pool ends:
+iterate a stream in a thread that outlives it.)  On Dask, pending chunks are cancelled (running
+tasks cannot be stopped), the per-worker state is dropped at the end of the map, and a client the
+executor made is closed.
+
+Example (the shape of `SimulationOracle.evaluate_many`)::
+
+    def make_oracle_state(spec, overrides):          # once per worker
+        return SimulationOracle(spec, **overrides)
+
+    def measure(oracle, jobs):                       # one chunk: [(plan, seed), ...]
+        return [oracle.evaluate(plan, seed) for plan, seed in jobs]
+
+    results = [None] * len(jobs)
+    with Executor(workers=4).map(measure, jobs, init=make_oracle_state, init_args=(spec, {})) as stream:
+        for indices, measurements in stream:
+            for i, m in zip(indices, measurements):
+                results[i] = m
+
+A new backend is a generator function ``_<name>_chunks(executor, fn, chunks, init, init_args)``
+yielding ``(indices, results)`` and cleaning up in its ``finally``; `Executor.map` chooses it.
 """
 
 from __future__ import annotations
 
-import ctypes
-import multiprocessing
 import os
 import signal
+import threading
 import uuid
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
 from typing import Any
 
-from simulate.errors import SimulateError
+from simulate.errors import OracleError, SimulateError
 
-PR_SET_PDEATHSIG = 1
-
-
-class ExecutorError(SimulateError):
-    """The executor cannot run (no Dask installed, the scheduler cannot be reached)."""
+Chunk = list[tuple[int, Any]]     # (position in the job list, job)
+ChunkFn = Callable[[Any, list[Any]], list[Any]]
+Init = Callable[..., Any] | None
 
 
-def run_chunks(function: Callable[[Any], Any], chunks: Sequence[Any], *,
-               initializer: Callable[..., None] | None = None, initargs: tuple = (),
-               workers: int = 1, scheduler: Any = None) -> Iterator[tuple[int, Any]]:
-    """Yield ``(index, function(chunks[index]))`` as chunks finish (module docstring)."""
-    if not chunks:
-        return iter(())
-    if scheduler is not None:
-        return _dask(function, chunks, initializer, initargs, scheduler)
-    if workers <= 1 or len(chunks) == 1:
-        return _inline(function, chunks, initializer, initargs)
-    return _processes(function, chunks, initializer, initargs, min(int(workers), len(chunks)))
+class SchedulerAddressError(SimulateError, ValueError):
+    """`--scheduler` is not a Dask address (bad input, exit 2)."""
 
 
-def _inline(function, chunks, initializer, initargs) -> Iterator[tuple[int, Any]]:
-    if initializer is not None:
-        initializer(*initargs)
-    for index, chunk in enumerate(chunks):
-        yield index, function(chunk)
+class ExecutorError(OracleError):
+    """The executor itself failed: a worker process died, the Dask scheduler is unreachable."""
 
 
-# ----------------------------------------------------------------------------- local processes
-def _die_with_parent() -> None:
-    """Ignore SIGINT (the parent handles it) and die when the parent dies (Linux)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+# ------------------------------------------------------------------ the public API
+@dataclass
+class Executor:
+    """Where chunks of jobs run (see the module docstring)."""
+
+    workers: int = 1
+    scheduler: Any = None          # None: local; "tcp://host:port", a distributed.Client or a cluster
+    chunk_size: int | None = None  # None: small chunks, about 4 per worker, at most 25 jobs
+
+    def map(self, fn: ChunkFn, jobs: Sequence[Any], init: Init = None, init_args: tuple = ()) -> ChunkStream:
+        """Map `fn` over chunks of `jobs`; see the module docstring."""
+        chunks = self.chunks(jobs)
+        if self.scheduler is not None:
+            generator = _dask_chunks(self, fn, chunks, init, init_args)
+        elif self.workers <= 1 or len(chunks) <= 1:
+            generator = _inline_chunks(self, fn, chunks, init, init_args)
+        else:
+            generator = _process_chunks(self, fn, chunks, init, init_args)
+        return ChunkStream(generator)
+
+    def chunks(self, jobs: Sequence[Any]) -> list[Chunk]:
+        numbered = list(enumerate(jobs))
+        lanes = max(1, self.workers)
+        size = self.chunk_size or max(1, min(25, len(numbered) // (4 * lanes) or 1))
+        return [numbered[k:k + size] for k in range(0, len(numbered), size)]
+
+
+class ChunkStream:
+    """The results of one `Executor.map`: an iterator of ``(indices, results)`` and a context
+    manager whose exit tears the workers down (cancelling what has not run)."""
+
+    def __init__(self, generator: Iterator[tuple[list[int], list[Any]]]) -> None:
+        self._generator = generator
+        self._previous_sigterm: Any = None
+
+    def __enter__(self) -> ChunkStream:
+        if threading.current_thread() is threading.main_thread() \
+                and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+            self._previous_sigterm = signal.signal(signal.SIGTERM, _sigterm_to_interrupt)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __iter__(self) -> ChunkStream:
+        return self
+
+    def __next__(self) -> tuple[list[int], list[Any]]:
+        return next(self._generator)
+
+    def close(self) -> None:
+        try:
+            self._generator.close()
+        finally:
+            if self._previous_sigterm is not None:
+                signal.signal(signal.SIGTERM, self._previous_sigterm)
+                self._previous_sigterm = None
+
+
+def _sigterm_to_interrupt(signum, frame):
+    raise KeyboardInterrupt("terminated (SIGTERM)")
+
+
+def _split(chunk: Chunk) -> tuple[list[int], list[Any]]:
+    return [i for i, _ in chunk], [job for _, job in chunk]
+
+
+def _checked(results: Any, indices: list[int]) -> list[Any]:
+    results = list(results)
+    if len(results) != len(indices):
+        raise ExecutorError(f"a chunk function returned {len(results)} results for {len(indices)} jobs")
+    return results
+
+
+# ------------------------------------------------------------------ inline (workers=1)
+def _inline_chunks(executor: Executor, fn: ChunkFn, chunks: list[Chunk], init: Init, init_args: tuple):
+    state = init(*init_args) if init else None
+    for chunk in chunks:
+        indices, jobs = _split(chunk)
+        yield indices, _checked(fn(state, jobs), indices)
+
+
+# ------------------------------------------------------------------ local processes
+_STATE: dict[str, Any] = {}
+_STATE_LOCK = threading.Lock()
+
+
+def _watch_parent(parent: int) -> None:
+    """Make this worker process die with `parent`."""
     try:
+        import ctypes
+
         libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    except (OSError, AttributeError):  # not Linux: workers still end with the pool
-        pass
+        PR_SET_PDEATHSIG = 1
+        if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl")
+    except (OSError, AttributeError):   # not Linux: poll the parent from a thread
+        def watchdog() -> None:
+            while os.getppid() == parent:
+                threading.Event().wait(0.5)
+            os._exit(1)
 
-
-def _worker_start(parent: int, initializer, initargs) -> None:
-    _die_with_parent()
-    if os.getppid() != parent:  # the parent died before the death signal was armed
+        threading.Thread(target=watchdog, daemon=True, name="parent-watchdog").start()
+    if os.getppid() != parent:          # the parent died before prctl took effect
         os._exit(1)
-    if initializer is not None:
-        initializer(*initargs)
 
 
-def _indexed(function, item):
-    index, chunk = item
-    return index, function(chunk)
+def _process_init(parent: int, key: str, init: Init, init_args: tuple) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)   # the parent handles Ctrl-C and tears us down
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _watch_parent(parent)
+    _STATE[key] = init(*init_args) if init else None
 
 
-def _processes(function, chunks, initializer, initargs, workers: int) -> Iterator[tuple[int, Any]]:
-    from functools import partial
+def _process_chunk(key: str, fn: ChunkFn, indices: list[int], jobs: list[Any]) -> tuple[list[int], list[Any]]:
+    return indices, _checked(fn(_STATE[key], jobs), indices)
 
-    context = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
-    pool = context.Pool(workers, initializer=_worker_start, initargs=(os.getpid(), initializer, initargs))
+
+def _process_chunks(executor: Executor, fn: ChunkFn, chunks: list[Chunk], init: Init, init_args: tuple):
+    key = uuid.uuid4().hex
+    pool = ProcessPoolExecutor(min(executor.workers, len(chunks)), initializer=_process_init,
+                               initargs=(os.getpid(), key, init, init_args))
+    pending: set = set()
     finished = False
     try:
-        yield from pool.imap_unordered(partial(_indexed, function), list(enumerate(chunks)))
+        pending = {pool.submit(_process_chunk, key, fn, *_split(chunk)) for chunk in chunks}
+        while pending:
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for future in done:
+                try:
+                    result = future.result()
+                except BrokenProcessPool:
+                    raise ExecutorError("a worker process died (killed, or out of memory)") from None
+                yield result
         finished = True
     finally:
         if finished:
-            pool.close()
-        else:  # stopped early: do not wait for running chunks
-            pool.terminate()
-        pool.join()
+            pool.shutdown(wait=True)
+        else:
+            _terminate(pool, pending)
 
 
-# ----------------------------------------------------------------------------- Dask
-_DASK_STATE: dict[str, Any] = {"token": None}
+def _terminate(pool: ProcessPoolExecutor, pending: set) -> None:
+    """Cancel what has not started and kill the workers without waiting for running chunks."""
+    for future in pending:
+        future.cancel()
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
+    for process in processes:
+        process.join(timeout=2)
+        if process.is_alive():
+            process.kill()
+            process.join(timeout=2)
 
 
-def _dask_chunk(token: str, initializer, initargs, function, chunk):
-    """Run on a Dask worker: the initializer once per token, then the chunk."""
-    if _DASK_STATE["token"] != token:
-        if initializer is not None:
-            initializer(*initargs)
-        _DASK_STATE["token"] = token
-    return function(chunk)
+# ------------------------------------------------------------------ Dask
+def _dask_state(key: str, init: Init, init_args: tuple) -> Any:
+    with _STATE_LOCK:
+        if key not in _STATE:
+            _STATE[key] = init(*init_args) if init else None
+        return _STATE[key]
 
 
-def _dask(function, chunks, initializer, initargs, scheduler) -> Iterator[tuple[int, Any]]:
+def _dask_chunk(key: str, init: Init, init_args: tuple, fn: ChunkFn, indices: list[int],
+                jobs: list[Any]) -> tuple[list[int], list[Any]]:
+    return indices, _checked(fn(_dask_state(key, init, init_args), jobs), indices)
+
+
+def _dask_forget(key: str) -> None:
+    with _STATE_LOCK:
+        _STATE.pop(key, None)
+
+
+def _dask_client(scheduler: Any) -> tuple[Any, bool]:
+    """(client, whether we made it)."""
     try:
-        from distributed import Client, as_completed
+        import distributed
     except ImportError:
-        raise ExecutorError("a Dask scheduler needs the `distributed` package: pip install 'tasksolve[dask]'") from None
-    own = not isinstance(scheduler, Client)
+        raise ExecutorError("a Dask scheduler needs the `distributed` package "
+                            "(pip install 'tasksolve[dask]')") from None
+    if isinstance(scheduler, distributed.Client):
+        return scheduler, False
     try:
-        client = Client(scheduler, set_as_default=False, timeout="10s") if own else scheduler
-    except (OSError, TimeoutError, ValueError) as exc:
-        raise ExecutorError(f"cannot reach the Dask scheduler {scheduler!r}: {exc}") from None
-    token = uuid.uuid4().hex
-    futures = []
+        return distributed.Client(scheduler, timeout="10s"), True
+    except (OSError, TimeoutError) as exc:
+        raise ExecutorError(f"cannot connect to the Dask scheduler {scheduler}: {exc}") from None
+    except (ValueError, TypeError) as exc:   # not an address (bad input, not a failure)
+        raise SchedulerAddressError(f"bad Dask scheduler address {scheduler!r}: {exc}") from None
+
+
+def _dask_chunks(executor: Executor, fn: ChunkFn, chunks: list[Chunk], init: Init, init_args: tuple):
+    import distributed
+
+    client, owned = _dask_client(executor.scheduler)
+    key = uuid.uuid4().hex
+    futures: list = []
     try:
-        shared = tuple(client.scatter(list(initargs), broadcast=True)) if initargs else ()
-        index_of = {}
-        for index, chunk in enumerate(chunks):
-            future = client.submit(_dask_chunk, token, initializer, shared, function, chunk, pure=False,
-                                   key=f"tasksolve-{token}-{index}")
-            futures.append(future)
-            index_of[future.key] = index
-        for future in as_completed(futures):
-            yield index_of[future.key], future.result()
+        [shared] = client.scatter([init_args], broadcast=True, hash=False)
+        futures = [client.submit(_dask_chunk, key, init, shared, fn, *_split(chunk), pure=False)
+                   for chunk in chunks]
+        for future in distributed.as_completed(futures):
+            yield future.result()
     finally:
-        pending = [f for f in futures if not f.done()]
-        if pending:
-            client.cancel(pending)
-        if own:
+        client.cancel([f for f in futures if not f.done()])
+        try:
+            client.run(_dask_forget, key)
+        except Exception:  # noqa: BLE001 - cleanup only: a worker gone is nothing to forget
+            pass
+        if owned:
             client.close()

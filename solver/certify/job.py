@@ -22,7 +22,7 @@ from typing import Any, Callable
 import evt
 from solver.binding.compare import METHODS, SolveReport, solve
 from solver.certify.run import CertifyOutcome, certify
-from solver.certify.service import SamplingError
+from solver.certify.service import check_start
 from solver.errors import SolverFailed
 from specs import Spec
 from specs.files import write_json_atomic
@@ -58,7 +58,7 @@ def run(spec: Spec, out_dir: Path, *, methods: tuple[str, ...] | list[str] = DEF
     one line per phase; `progress` shows the sampling progress bar.
     """
     out_dir = Path(out_dir)
-    _refuse_to_overwrite(out_dir / "samples.jsonl", resume, certify_options.get("force", False))
+    check_start(out_dir / "samples.jsonl", resume, certify_options.get("force", False))  # before minutes of solving
     oracle_kind = oracle_kind or spec.oracle.kind
     time_limit = time_limit or spec.search.time_limit
     seed = spec.search.seed if seed is None else seed
@@ -90,17 +90,6 @@ def run(spec: Spec, out_dir: Path, *, methods: tuple[str, ...] | list[str] = DEF
     _write_report(files["report.html"], spec, report, certificate, outcome)
     seconds["report"] = time.perf_counter() - clock
     return JobResult(report, outcome, certificate, files, seconds)
-
-
-def _refuse_to_overwrite(samples: Path, resume: bool, force: bool) -> None:
-    """Before minutes of solving: finished samples are continued (resume) or replaced (force) only."""
-    if resume or force or not samples.exists():
-        return
-    with samples.open("rb") as handle:
-        finished = sum(1 for line in handle if line.strip()) - 1  # the header line
-    if finished > 0:
-        raise SamplingError(f"{samples} holds {finished} finished samples: continue them with --resume, "
-                            "or replace them with --force")
 
 
 def _write_report(path: Path, spec: Spec, report: SolveReport, certificate: dict[str, Any],

@@ -19,7 +19,7 @@ import evt
 from simulate.oracle import make_oracle
 from solver.binding.samplers import balanced_plans
 from solver.certify.certificate import DEFAULT_TARGET_GAP, Certificate, verdict, versions
-from solver.certify.service import SamplingError, SamplingService, objective_value
+from solver.certify.service import SamplingService, acquire_lock, objective_value, release_lock
 from specs import Plan, Spec
 
 
@@ -78,20 +78,30 @@ def format_value(objective: str) -> Callable[[float], str]:
     return lambda v: f"{v / 1e6:.4f} Mpps"
 
 
-def certify(spec: Spec, *, out_dir: Path, plan: Plan | None = None, samples: int | None = None,
+def certify(spec: Spec, *, out_dir: Path, **options: Any) -> CertifyOutcome:
+    """Measure, estimate, compare; `out_dir/samples.jsonl` keeps every measurement.
+
+    The options are `_certify`'s.  The output directory is locked for the whole run (a second run
+    into it fails at once, naming this one's PID)."""
+    lock = acquire_lock(Path(out_dir))
+    try:
+        return _certify(spec, out_dir=out_dir, **options)
+    finally:
+        release_lock(lock)
+
+
+def _certify(spec: Spec, *, out_dir: Path, plan: Plan | None = None, samples: int | None = None,
             target_gap: float | None = None, confidence: float | None = None, n_init: int | None = None,
             n_delta: int | None = None, max_samples: int | None = None, workers: int = 1, seed: int = 0,
             oracle_kind: str = "des", resume: bool = False, progress: bool = False,
             balanced: int = 10, timeout: float | None = None,
             oracle_factory: Callable[[Spec], Any] | None = None, scheduler: Any = None,
             force: bool = False) -> CertifyOutcome:
-    """Measure, estimate, compare; `out_dir/samples.jsonl` keeps every measurement.
-
-    `resume` continues the samples of an earlier run of the same spec, oracle and seed (and
-    refuses another run's); without it, finished samples are only replaced when `force`.
-    `scheduler` (a Dask address or client) measures on a cluster instead of local processes."""
+    """`resume` continues the samples file of the same sample, `force` discards one
+    (`SamplingService.open`); `scheduler` measures on a Dask cluster (`simulate.executor`)."""
     settings = spec.certify
     objective = spec.objective
+    minimize = objective == "latency"
     confidence = confidence if confidence is not None else settings.confidence
     sequential_mode = target_gap is not None
     n_fixed = samples or settings.samples
@@ -99,34 +109,13 @@ def certify(spec: Spec, *, out_dir: Path, plan: Plan | None = None, samples: int
     n_delta = n_delta or settings.n_delta
     limit = (max_samples or settings.max_samples) if sequential_mode else n_fixed
     if sequential_mode and limit < n_init:
-        raise SamplingError(f"max samples ({limit}) is below n_init ({n_init})")
+        raise ValueError(f"max samples ({limit}) is below n_init ({n_init})")
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     service = SamplingService(spec, out_dir / "samples.jsonl", seed=seed, oracle_kind=oracle_kind,
                               workers=workers, max_samples=limit, timeout=timeout, objective=objective,
                               oracle_factory=oracle_factory, scheduler=scheduler)
-    service.lock()
-    try:
-        return _certify_locked(service, spec, plan=plan, samples=n_fixed, target_gap=target_gap, confidence=confidence,
-                               n_init=n_init, n_delta=n_delta, limit=limit, seed=seed, oracle_kind=oracle_kind,
-                               resume=resume, force=force, progress=progress, balanced=balanced,
-                               oracle_factory=oracle_factory)
-    finally:
-        service.release()
-
-
-def _certify_locked(service: SamplingService, spec: Spec, *, plan, samples, target_gap, confidence, n_init, n_delta,
-                    limit, seed, oracle_kind, resume, force, progress, balanced, oracle_factory) -> CertifyOutcome:
-    """`certify` once the output directory's lock is held."""
-    settings = spec.certify
-    objective = spec.objective
-    minimize = objective == "latency"
-    sequential_mode = target_gap is not None
-    n_fixed = samples
-    if resume:
-        service.load()
-    else:
-        service.start_fresh(force=force)
+    service.open(resume=resume, force=force)
 
     unit = format_value(objective)
     bar = _Progress(progress, n_init if sequential_mode else n_fixed, minimize, unit)

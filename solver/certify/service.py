@@ -1,51 +1,51 @@
 """The sampling service: random plans measured on the oracle, in parallel, kept on disk.
 
-* Plan ``i`` comes from a stream that depends on the seed only: block ``b`` of `BLOCK` plans is
-  ``uniform_plans(spec, BLOCK, SeedSequence([seed, b]))``, so the first n plans are the same
-  whatever the sample size, the number of workers or the interruptions; plan ``i`` is measured
-  with the seed ``plan_seed(seed, i)``.
-* Measurements run through `simulate.executor` (inline, local processes or a Dask cluster) and
-  every finished one is appended to a JSON-lines file (flushed and fsync'ed per chunk), so
-  nothing finished is lost. The file's first line is a header that identifies the run (the
-  spec's canonical hash, the oracle, the sampling design, the seed, the version): `--resume`
-  refuses a file written for another run and names what changed; a run without `--resume`
-  refuses to overwrite finished samples unless forced; a cut last line (a crash, a full disk) is
-  dropped before appending, so records never glue together.
-* One run at a time writes into a directory: an exclusive lock (``.tasksolve.lock``, with the
-  holder's PID) is taken for the service's lifetime.
-* A measurement that fails (the oracle raises, or the simulation passes its time cap) is retried
-  once; if it fails again it is recorded with ``"status": "failed"`` and the error, and the run
-  goes on.
+* The plans form one stream per (spec, seed): plan ``i`` is row ``i % B`` of
+  ``uniform_plans(spec, B, default_rng([seed, i // B]))`` with ``B = PLAN_BLOCK``, so the first n
+  plans do not depend on how many are wanted in the end (``--resume --samples 600`` after 300
+  extends the same sample), and plan ``i`` is measured with the seed ``plan_seed(seed, i)``: the
+  sample depends on the seed only, never on the executor (`simulate.executor`: inline, local
+  processes, Dask) nor on interruptions.
+* The samples file (JSON lines) starts with a header naming what produced it -- the hash of the
+  spec's problem (`spec_hash`), the oracle's kind and settings, the design and plan stream, the
+  seed -- then one line per finished measurement, appended (one write, flushed, fsync'ed) as
+  chunks finish, so Ctrl-C or kill -9 loses at most the running chunks.  `open` refuses to
+  resume a file whose header differs (naming what changed), refuses to overwrite finished samples
+  without ``force``, repairs a last line cut by a crash before appending, and holds an exclusive
+  lock on the output directory (``.tasksolve.lock``, naming the holder's PID).
+* A measurement that fails (the oracle raises) or runs past `timeout` seconds is retried once;
+  if it fails again it is recorded with ``"status": "failed"`` and the error, and the run goes on.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import fcntl
 import hashlib
 import json
 import os
 import signal
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
-from simulate.executor import run_chunks
+from simulate.executor import Executor
 from simulate.oracle import make_oracle, plan_seed
 from solver.binding.samplers import uniform_plans
 from solver.errors import BadProblemError
 from specs import Plan, Spec
 
 FORMAT = 1
-BLOCK = 1024          # plans per block of the plan stream
-DESIGN = "random"     # ASPLOS'12: iid uniform plans
+PLAN_BLOCK = 1024
+LOCK_NAME = ".tasksolve.lock"
 
 
 class SamplingError(BadProblemError):
-    """The samples file cannot be used as asked (another run's file, a lock held, finished work
-    that would be overwritten); the message says what to do."""
+    """The samples file cannot be used as asked (another run's, damaged, locked): bad input."""
 
 
 @dataclass
@@ -78,39 +78,179 @@ def objective_value(measurement: Any, objective: str) -> float:
     return -value if objective == "latency" else value
 
 
+# ------------------------------------------------------------------ what identifies a sample
+_PROBLEM_FIELDS = {"tasksolve", "topology", "applications", "workload", "problem", "constraints", "objective"}
+
+
+def _without_descriptions(data: Any) -> Any:
+    if isinstance(data, dict):
+        return {k: _without_descriptions(v) for k, v in data.items()
+                if not (k == "description" and (v is None or isinstance(v, str)))}
+    if isinstance(data, list):
+        return [_without_descriptions(v) for v in data]
+    return data
+
+
+def spec_hash(spec: Spec) -> str:
+    """sha256 of the canonical JSON of what the measured values depend on: the topology, the
+    applications, the workload, the constraints and the objective (not the name, descriptions,
+    file locations, nor the oracle/search/certify sections, which the header records apart)."""
+    data = _without_descriptions(spec.model_dump(mode="json", include=_PROBLEM_FIELDS))
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+def oracle_identity(spec: Spec, kind: str, factory: Callable[[Spec], Any] | None = None) -> dict[str, Any]:
+    """The oracle's kind and the settings that change its figures (JSON-ready)."""
+    if factory is not None:
+        return {"kind": f"{factory.__module__}.{factory.__qualname__}", "settings": {}}
+    if kind == "des":
+        from simulate.des import DesSettings
+
+        settings = dataclasses.asdict(DesSettings.from_spec(spec))
+        settings.pop("seed")  # plan i is measured with plan_seed(seed, i), never the oracle's seed
+        return {"kind": kind, "settings": json.loads(json.dumps(settings))}
+    return {"kind": kind, "settings": {}}
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("tasksolve")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def _short(digest: Any) -> str:
+    return str(digest)[:19] + "..." if isinstance(digest, str) and len(digest) > 22 else repr(digest)
+
+
+def header_changes(found: dict[str, Any], expected: dict[str, Any]) -> list[str]:
+    """What differs between a file's header and this run's, in words (empty: resumable)."""
+    if found.get("tasksolve_samples") != expected["tasksolve_samples"]:
+        return [f"the file's format is {found.get('tasksolve_samples')!r}, this version writes "
+                f"{expected['tasksolve_samples']}"]
+    changes = []
+    if found.get("spec_hash") != expected["spec_hash"]:
+        changes.append(f"the spec changed (`{found.get('spec_name')}` {_short(found.get('spec_hash'))} in the file, "
+                       f"`{expected['spec_name']}` {_short(expected['spec_hash'])} now)")
+    old, new = found.get("oracle") or {}, expected["oracle"]
+    if old.get("kind") != new["kind"]:
+        changes.append(f"the oracle changed ({old.get('kind')} in the file, {new['kind']} now)")
+    elif old.get("settings") != new["settings"]:
+        before, after = old.get("settings") or {}, new["settings"]
+        names = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
+        changes.append("the oracle's settings changed (" + ", ".join(
+            f"{k}: {before.get(k)!r} -> {after.get(k)!r}" for k in names) + ")")
+    for key, what in (("design", "design"), ("plans", "plan stream"), ("seed", "seed")):
+        if found.get(key) != expected[key]:
+            changes.append(f"the {what} changed ({found.get(key)!r} in the file, {expected[key]!r} now)")
+    return changes
+
+
+def _finished_lines(path: Path) -> int:
+    if not path.exists():
+        return 0
+    with path.open("rb") as handle:
+        lines = [line for line in handle if line.endswith(b"\n") and line.strip()]
+    header = bool(lines) and lines[0].lstrip().startswith(b'{"tasksolve_samples"')
+    return len(lines) - 1 if header else len(lines)
+
+
+def check_start(path: Path, resume: bool, force: bool) -> None:
+    """Refuse contradictory options, and a fresh start (no `resume`) over finished samples
+    unless `force` (callers that run long before sampling check this first)."""
+    if resume and force:
+        raise SamplingError("--resume and --force contradict each other: --resume continues the samples "
+                            "in the file, --force discards them")
+    finished = 0 if resume else _finished_lines(Path(path))
+    if finished and not force:
+        raise SamplingError(f"{path} already holds {finished} measured plans; continue them "
+                            "with --resume or discard them with --force")
+
+
+# ------------------------------------------------------------------ the output directory's lock
+_HELD: dict[str, list] = {}    # real path of the lock file -> [fd, count]; closed in forked children
+
+
+def _close_in_child() -> None:
+    for fd, _ in _HELD.values():
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    _HELD.clear()
+
+
+os.register_at_fork(after_in_child=_close_in_child)
+
+
+def acquire_lock(directory: Path) -> str:
+    """Lock `directory` for this process (re-entrant); raises `SamplingError` naming the PID of
+    the other process holding it.  Returns the key to `release_lock`."""
+    directory.mkdir(parents=True, exist_ok=True)
+    key = os.path.realpath(directory / LOCK_NAME)
+    if key in _HELD:
+        _HELD[key][1] += 1
+        return key
+    fd = os.open(key, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "unknown"
+        os.close(fd)
+        raise SamplingError(f"{directory} is in use by another tasksolve run (PID {holder}); wait for it to "
+                            "finish or choose another --out") from None
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    _HELD[key] = [fd, 1]
+    return key
+
+
+def release_lock(key: str) -> None:
+    held = _HELD.get(key)
+    if held is None:
+        return
+    held[1] -= 1
+    if held[1] == 0:
+        del _HELD[key]
+        os.close(held[0])   # closing the descriptor releases the flock
+
+
 # ------------------------------------------------------------------ worker side
-_WORKER: dict[str, Any] = {}
+@dataclass
+class _Worker:
+    spec: Spec
+    oracle: Any
+    objective: str
+    timeout: float | None
 
 
-def _init_worker(spec: Spec, oracle_kind: str, objective: str, timeout: float | None,
-                 oracle_factory: Callable[[Spec], Any] | None) -> None:
-    _WORKER["oracle"] = oracle_factory(spec) if oracle_factory else make_oracle(spec, oracle_kind)
-    _WORKER["spec"] = spec
-    _WORKER["objective"] = objective
-    _WORKER["timeout"] = timeout
+def _make_worker(spec: Spec, oracle_kind: str, objective: str, timeout: float | None,
+                 oracle_factory: Callable[[Spec], Any] | None) -> _Worker:
+    oracle = oracle_factory(spec) if oracle_factory else make_oracle(spec, oracle_kind)
+    return _Worker(spec, oracle, objective, timeout)
 
 
 def _alarm(signum, frame):  # pragma: no cover - runs in the worker
     raise MeasurementTimeout()
 
 
-def _measure_one(index: int, contexts: list[int], seed: int) -> Record:
-    spec = _WORKER["spec"]
-    oracle = _WORKER["oracle"]
-    timeout = _WORKER["timeout"]
+def _measure_one(worker: _Worker, index: int, contexts: list[int], seed: int) -> Record:
+    timeout = worker.timeout if threading.current_thread() is threading.main_thread() else None
     error = None
     for attempt in (1, 2):
         try:
-            alarm = bool(timeout) and threading.current_thread() is threading.main_thread()
-            if alarm:
+            if timeout:
                 signal.signal(signal.SIGALRM, _alarm)
                 signal.setitimer(signal.ITIMER_REAL, timeout)
             try:
-                m = oracle.evaluate(Plan.from_contexts(spec, contexts), seed=plan_seed(seed, index))
+                m = worker.oracle.evaluate(Plan.from_contexts(worker.spec, contexts), seed=plan_seed(seed, index))
             finally:
-                if alarm:
+                if timeout:
                     signal.setitimer(signal.ITIMER_REAL, 0)
-            value = objective_value(m, _WORKER["objective"])
+            value = objective_value(m, worker.objective)
             return Record(index, contexts, "ok", float(value), float(m.throughput), float(m.half_width),
                           float(m.latency_mean), attempt)
         except MeasurementTimeout:
@@ -120,48 +260,17 @@ def _measure_one(index: int, contexts: list[int], seed: int) -> Record:
     return Record(index, contexts, "failed", attempts=2, error=error)
 
 
-def _measure_chunk(jobs: list[tuple[int, list[int], int]]) -> list[Record]:
-    return [_measure_one(*job) for job in jobs]
-
-
-# ------------------------------------------------------------------ the plan stream
-class PlanStream:
-    """Plan ``i`` of the stream (module docstring): independent of how many are drawn."""
-
-    def __init__(self, spec: Spec, seed: int) -> None:
-        self.spec, self.seed = spec, int(seed)
-        self._blocks: dict[int, np.ndarray] = {}
-
-    def block(self, b: int) -> np.ndarray:
-        if b not in self._blocks:
-            self._blocks[b] = uniform_plans(self.spec, BLOCK, np.random.default_rng(np.random.SeedSequence([self.seed, b])))
-        return self._blocks[b]
-
-    def __getitem__(self, i: int) -> np.ndarray:
-        return self.block(i // BLOCK)[i % BLOCK]
-
-
-def spec_hash(spec: Spec) -> str:
-    """A canonical hash of a loaded spec: its inlined YAML dump, so that a change of any referenced
-    file shows, and a change of comments or key order does not."""
-    from specs.loader import dump_spec
-
-    return hashlib.sha256(dump_spec(spec).encode()).hexdigest()[:16]
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("tasksolve")
-    except PackageNotFoundError:
-        return "0+unknown"
+def _measure_chunk(worker: _Worker, jobs: list[tuple[int, list[int], int]]) -> list[Record]:
+    return [_measure_one(worker, *job) for job in jobs]
 
 
 # ------------------------------------------------------------------ the service
 @dataclass
 class SamplingService:
-    """Measure random plans of `spec` into `path` (JSON lines), resumably."""
+    """Measure random plans of `spec` into `path` (JSON lines), resumably.
+
+    Life cycle: ``service.open(resume=..., force=...)`` (or its halves `start_fresh` / `load`),
+    then ``service.ensure(n)`` as often as needed."""
 
     spec: Spec
     path: Path
@@ -172,116 +281,102 @@ class SamplingService:
     timeout: float | None = None
     objective: str | None = None
     oracle_factory: Callable[[Spec], Any] | None = None   # tests: an oracle that fails on purpose
-    scheduler: Any = None                                  # a Dask scheduler address or client
+    scheduler: Any = None                                  # a Dask scheduler (see simulate.executor)
     records: dict[int, Record] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.path = Path(self.path)
         self.objective = self.objective or self.spec.objective
-        self.plans = PlanStream(self.spec, self.seed)
-        self.plans[max(0, self.max_samples - 1)]  # the constraints allow enough plans, or SamplerError now
-        self._lock = None
+        self._blocks: dict[int, np.ndarray] = {}
+        if self.timeout and self.scheduler is not None:
+            raise SamplingError("a measurement timeout needs local worker processes, not a Dask scheduler")
 
-    # -- identity of the run
+    # -- the plan stream
+    def contexts(self, index: int) -> list[int]:
+        """Plan `index` of the stream (see the module docstring)."""
+        block = index // PLAN_BLOCK
+        if block not in self._blocks:
+            self._blocks[block] = uniform_plans(self.spec, PLAN_BLOCK, np.random.default_rng([self.seed, block]))
+        return [int(c) for c in self._blocks[block][index % PLAN_BLOCK]]
+
     def header(self) -> dict[str, Any]:
-        return {"tasksolve_samples": FORMAT, "spec": self.spec.name, "spec_hash": spec_hash(self.spec),
-                "oracle": self.oracle_kind, "objective": self.objective, "design": DESIGN, "seed": self.seed,
-                "plan_stream": f"uniform blocks of {BLOCK}", "version": _version()}
+        """The first line of the samples file: what the sample depends on."""
+        return {"tasksolve_samples": FORMAT, "spec_name": self.spec.name, "spec_hash": spec_hash(self.spec),
+                "objective": self.objective,
+                "oracle": oracle_identity(self.spec, self.oracle_kind, self.oracle_factory),
+                "design": "random", "plans": {"sampler": "uniform", "block": PLAN_BLOCK}, "seed": self.seed,
+                "version": _version()}
 
-    def _check_header(self, found: dict[str, Any]) -> None:
-        expected = self.header()
-        names = {"spec_hash": "the spec (or a file it refers to)", "oracle": "the oracle", "objective": "the objective",
-                 "design": "the sampling design", "seed": "the seed", "plan_stream": "the plan stream",
-                 "tasksolve_samples": "the file format"}
-        changed = [f"{names[key]} ({found.get(key)!r} then, {expected[key]!r} now)"
-                   for key in names if found.get(key) != expected[key]]
-        if changed:
-            raise SamplingError(f"{self.path} was written for another run: {'; '.join(changed)}. Start again with "
-                                "--force (the samples there are replaced) or use another --out")
+    # -- the file's life cycle
+    def open(self, resume: bool = False, force: bool = False) -> None:
+        """Resume the file (`resume`), or start it afresh -- refusing to discard finished samples
+        unless `force`.  (`solver.certify.run.certify` holds the directory's lock around it.)"""
+        check_start(self.path, resume, force)
+        if resume:
+            self.load()
+        else:
+            self.start_fresh()
 
-    # -- disk
-    def lock(self) -> None:
-        """Take the directory's lock for this run (released when the process ends)."""
+    def start_fresh(self) -> None:
+        """Start the file afresh: the header, no record."""
+        self.records = {}
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        handle = open(self.path.parent / ".tasksolve.lock", "a+")  # noqa: SIM115 - held for the run
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            handle.seek(0)
-            holder = handle.read().strip() or "unknown"
-            handle.close()
-            raise SamplingError(f"another tasksolve run (pid {holder}) is writing into {self.path.parent}; "
-                                "wait for it or choose another --out") from None
-        handle.seek(0)
-        handle.truncate()
-        handle.write(str(os.getpid()))
-        handle.flush()
-        self._lock = handle
-
-    def release(self) -> None:
-        if self._lock is not None:
-            fcntl.flock(self._lock, fcntl.LOCK_UN)
-            self._lock.close()
-            self._lock = None
-
-    def _read_lines(self) -> tuple[dict[str, Any] | None, list[str]]:
-        """The header and the complete record lines; a cut last line is cut off the file."""
-        raw = self.path.read_bytes()
-        if raw and not raw.endswith(b"\n"):
-            keep = raw.rfind(b"\n") + 1
-            with self.path.open("r+b") as handle:
-                handle.truncate(keep)
-            raw = raw[:keep]
-        lines = raw.decode("utf-8", errors="replace").splitlines()
-        header = None
-        if lines:
-            try:
-                first = json.loads(lines[0])
-            except json.JSONDecodeError:
-                first = None
-            if isinstance(first, dict) and "tasksolve_samples" in first:
-                header, lines = first, lines[1:]
-        return header, lines
-
-    def finished(self) -> int:
-        """How many records the file holds (0 when there is no file)."""
-        if not self.path.exists():
-            return 0
-        return sum(1 for line in self._read_lines()[1] if line.strip())
+        temporary = self.path.with_name(self.path.name + ".tmp")
+        temporary.write_text(json.dumps(self.header(), separators=(",", ":")) + "\n")
+        os.replace(temporary, self.path)
 
     def load(self) -> int:
-        """Read what an earlier run of the same spec, oracle and seed finished (resume)."""
+        """Read what an earlier run of the same sample finished (resume), after cutting a last line
+        left unfinished by a crash; returns how many records were read.  A missing or empty file
+        starts afresh.  Raises `SamplingError` for another sample's file or a damaged line."""
         self.records = {}
-        if not self.path.exists() or self.path.stat().st_size == 0:
-            self.start_fresh(force=True)
+        text = self._repaired_text()
+        lines = text.splitlines()
+        if not lines:
+            self.start_fresh()
             return 0
-        header, lines = self._read_lines()
-        if header is None:
-            raise SamplingError(f"{self.path} has no header line (another program's file, or an older tasksolve's): "
-                                "start again with --force")
-        self._check_header(header)
-        for line in lines:
-            try:
-                record = Record(**json.loads(line))
-            except (json.JSONDecodeError, TypeError):
-                continue  # a damaged line: that plan is measured again
-            if record.index < self.max_samples and record.contexts == [int(c) for c in self.plans[record.index]]:
-                self.records[record.index] = record
+        expected = self.header()
+        try:
+            found = json.loads(lines[0])
+        except json.JSONDecodeError:
+            found = None
+        if not isinstance(found, dict) or "tasksolve_samples" not in found:
+            raise SamplingError(f"{self.path}:1: no samples header (written by an older tasksolve or another "
+                                "program); start afresh with --force")
+        changes = header_changes(found, expected)
+        if changes:
+            raise SamplingError(f"{self.path}: cannot resume: " + "; ".join(changes)
+                                + "; start afresh with --force or choose another --out")
+        for lineno, line in enumerate(lines[1:], start=2):
+            if line.strip():
+                self._read_record(line, lineno)
         return len(self.records)
 
-    def start_fresh(self, force: bool = False) -> None:
-        """Start an empty file with this run's header; finished samples are kept unless `force`."""
-        if not force and self.finished():
-            raise SamplingError(f"{self.path} holds {self.finished()} finished samples: continue them with --resume, "
-                                "or replace them with --force")
-        self.records = {}
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.path.write_text(json.dumps(self.header(), separators=(",", ":")) + "\n")
+    def _repaired_text(self) -> str:
+        if not self.path.exists():
+            return ""
+        raw = self.path.read_bytes()
+        if raw and not raw.endswith(b"\n"):          # a line cut by a crash or a full disk
+            keep = raw.rfind(b"\n") + 1
+            os.truncate(self.path, keep)
+            raw = raw[:keep]
+        return raw.decode("utf-8", errors="replace")
+
+    def _read_record(self, line: str, lineno: int) -> None:
+        try:
+            record = Record(**json.loads(line))
+            index = int(record.index)
+        except (json.JSONDecodeError, TypeError, ValueError) as exc:
+            raise SamplingError(f"{self.path}:{lineno}: not a sample record ({exc}); the file is damaged: "
+                                "start afresh with --force") from None
+        if index < 0 or record.contexts != self.contexts(index):
+            raise SamplingError(f"{self.path}:{lineno}: plan {index} is not the plan the header's stream "
+                                "draws; the file is damaged: start afresh with --force")
+        self.records.setdefault(index, record)
 
     def _append(self, records: list[Record]) -> None:
         with self.path.open("a") as handle:
-            for record in records:
-                handle.write(record.to_json() + "\n")
+            handle.write("".join(record.to_json() + "\n" for record in records))
             handle.flush()
             os.fsync(handle.fileno())
         for record in records:
@@ -289,21 +384,18 @@ class SamplingService:
 
     # -- measuring
     def ensure(self, n: int, on_progress: Callable[[int], None] | None = None) -> None:
-        """Make sure plans 0..n-1 are measured (through the executor)."""
+        """Make sure plans 0..n-1 are measured (with `workers` processes or on `scheduler`)."""
         n = min(n, self.max_samples)
-        todo = [i for i in range(n) if i not in self.records]
-        if not todo:
+        jobs = [(i, self.contexts(i), self.seed) for i in range(n) if i not in self.records]
+        if not jobs:
             return
-        jobs = [(i, [int(c) for c in self.plans[i]], self.seed) for i in todo]
-        parallel = max(1, self.workers)
-        size = max(1, min(25, len(jobs) // (4 * parallel) or 1))
-        chunks = [jobs[k:k + size] for k in range(0, len(jobs), size)]
-        initargs = (self.spec, self.oracle_kind, self.objective, self.timeout, self.oracle_factory)
-        for _, records in run_chunks(_measure_chunk, chunks, initializer=_init_worker, initargs=initargs,
-                                     workers=self.workers, scheduler=self.scheduler):
-            self._append(records)
-            if on_progress:
-                on_progress(len(records))
+        init_args = (self.spec, self.oracle_kind, self.objective, self.timeout, self.oracle_factory)
+        executor = Executor(workers=self.workers, scheduler=self.scheduler)
+        with executor.map(_measure_chunk, jobs, init=_make_worker, init_args=init_args) as stream:
+            for _, records in stream:
+                self._append(records)
+                if on_progress:
+                    on_progress(len(records))
 
     # -- reading
     def ok_records(self, n: int | None = None) -> list[Record]:

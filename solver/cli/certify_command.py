@@ -52,6 +52,7 @@ def _run_certify(spec, out: Path, *, plan=None, samples=None, target_gap=None, c
                  force=False, scheduler=None):
     import evt
     from simulate.errors import OracleError
+    from simulate.executor import ExecutorError
     from solver.binding.samplers import SamplerError
     from solver.certify.run import certify
 
@@ -67,6 +68,8 @@ def _run_certify(spec, out: Path, *, plan=None, samples=None, target_gap=None, c
         fail(f"the random sample cannot be analysed: {exc}", EXIT_FAILURE)
     except SamplerError as exc:
         fail(f"cannot draw random plans: {exc}")
+    except ExecutorError as exc:
+        fail(f"the measurements failed: {exc}", EXIT_FAILURE)
     except OracleError as exc:
         fail(f"the {oracle} oracle failed: {exc}", EXIT_FAILURE)
 

@@ -56,7 +56,7 @@ def _internal(exc: BaseException) -> ErrorReport:
 def classify(exc: BaseException) -> ErrorReport:
     """The exit code and message of any exception (the table of docs/design.md)."""
     import evt
-    from simulate.errors import InvalidPlanError, OracleError
+    from simulate.errors import InvalidPlanError, OracleError, SimulateError
     from solver.errors import SolverError
     from specs.errors import SpecError
 
@@ -72,6 +72,8 @@ def classify(exc: BaseException) -> ErrorReport:
         return ErrorReport(common.EXIT_BAD_INPUT, f"invalid plan: {exc}")
     if isinstance(exc, OracleError):
         return ErrorReport(common.EXIT_FAILURE, f"the oracle failed: {exc}")
+    if isinstance(exc, SimulateError):  # a bad setting is a ValueError too; anything else failed
+        return ErrorReport(common.EXIT_BAD_INPUT if isinstance(exc, ValueError) else common.EXIT_FAILURE, str(exc))
     if isinstance(exc, SolverError):
         return ErrorReport(exc.exit_code, str(exc))
     if isinstance(exc, evt.EVTError):
