@@ -22,8 +22,8 @@ FAST = ("--time-limit", "20", "--workers", "1", "--oracle", "analytic")
 
 
 def test_json_result_with_comparison_and_plan(capsys, tmp_path):
-    target = tmp_path / "plan.yaml"
-    code, out, err = run(capsys, "xeon-lata-dag", "--latency-max", "100%", "--json", "--out", str(target), *FAST)
+    target = tmp_path / "out" / "plan.yaml"
+    code, out, err = run(capsys, "xeon-lata-dag", "--latency-max", "100%", "--json", "--out", str(target.parent), *FAST)
     assert code == 0, err
     data = json.loads(out)
     assert data["method"] == "cpsat" and data["status"] == "OPTIMAL" and data["gap"] == 0
