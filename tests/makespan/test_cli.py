@@ -41,16 +41,16 @@ def test_json_keys(stg: Path, capsys) -> None:
 
 
 def test_comm_delay_json(stg: Path, capsys) -> None:
-    assert main(["makespan", str(stg), "-p", "2", "--uniform-delay", "5", "--json"]) == 0
+    assert main(["makespan", str(stg), "-P", "2", "--uniform-delay", "5", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     # 1 then 3 on one processor, 2 on the other ends at 2, so 4 can start at 2 + 5 = 7
     assert out["comm_delays"] is True and out["makespan"] == 8
-    assert main(["makespan", str(stg), "-p", "2", "--uniform-delay", "7", "--json"]) == 0
+    assert main(["makespan", str(stg), "-P", "2", "--uniform-delay", "7", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["makespan"] == 10  # one processor is best
 
 
 def test_human_output(stg: Path, capsys) -> None:
-    assert main(["makespan", str(stg), "-p", "2"]) == 0
+    assert main(["makespan", str(stg), "-P", "2"]) == 0
     out = capsys.readouterr().out
     assert "makespan 8 OPTIMAL" in out and "P0 |" in out and "P1 |" in out
 
@@ -60,7 +60,7 @@ def test_human_output(stg: Path, capsys) -> None:
     [
         ("4\n0 0 0\n1 x 1 0\n", [], "bad.stg:3: field 2 is 'x'"),
         ("", [], "bad.stg: empty file"),
-        (GRAPH, ["-p", "0"], "--processors must be at least 1"),
+        (GRAPH, ["-P", "0"], "--processors must be at least 1"),
         (GRAPH, ["--time-limit", "0"], "--time-limit must be positive"),
         (GRAPH, ["--app", "x"], "--app applies only to spec files"),
     ],
@@ -69,7 +69,7 @@ def test_bad_input_exit_2(tmp_path: Path, capsys, content: str, args: list[str],
                           message: str) -> None:
     path = tmp_path / "bad.stg"
     path.write_text(content)
-    argv = ["makespan", str(path)] + (args if "-p" in args else ["-p", "2"] + args)
+    argv = ["makespan", str(path)] + (args if "-P" in args else ["-P", "2"] + args)
     assert main(argv) == 2
     captured = capsys.readouterr()
     assert message in captured.err.replace("\n", "")
@@ -78,11 +78,11 @@ def test_bad_input_exit_2(tmp_path: Path, capsys, content: str, args: list[str],
 
 
 def test_missing_file_and_spec(tmp_path: Path, capsys) -> None:
-    assert main(["makespan", str(tmp_path / "none.stg"), "-p", "2"]) == 2
+    assert main(["makespan", str(tmp_path / "none.stg"), "-P", "2"]) == 2
     assert "cannot read" in capsys.readouterr().err
     spec = tmp_path / "app.yaml"
     spec.write_text("{}\n")
-    code = main(["makespan", str(spec), "-p", "2"])
+    code = main(["makespan", str(spec), "-P", "2"])
     err = capsys.readouterr().err
     assert code == 2 and "missing `tasksolve: 1`" in err and "Traceback" not in err
 
