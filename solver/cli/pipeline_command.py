@@ -185,7 +185,7 @@ def _print_sweep(sweep) -> None:
     for note in sweep.notes:
         common.console.print(f"note: {note}", markup=False)
     for path in sweep.plots:
-        common.console.print(f"plot: {path}", markup=False)
+        common.console.print(f"plot: {path}", markup=False, soft_wrap=True)
 
 
 def _diagram(problem, result) -> list[str]:
@@ -271,7 +271,7 @@ def _print_job(job, trace: bool) -> None:
                           f"{step['latency']:.6g}, stage latency {step['stage_latency']:.6g} cycles, "
                           f"{step['threads']} threads)", markup=False, soft_wrap=True)
     if job.written is not None:
-        console.print(f"plan written to {job.written}", markup=False)
+        console.print(f"plan written to {job.written}", markup=False, soft_wrap=True)
     if not job.meets_bound:
         common.err_console.print(f"the {job.chosen} plan misses the latency bound {problem.describe_bound()} "
                                  f"(latency {format_cycles(ev.latency_cycles, problem.clock)})", markup=False)
