@@ -7,8 +7,8 @@ import json
 import pytest
 
 from solver.cli import main
-from specs import load_plan, load_spec
 from solver.pipeline.plans import pipeline_problems
+from specs import load_plan, load_spec
 from tests.pipeline.helpers import spec_text
 
 
@@ -151,12 +151,12 @@ def test_sweeps_print_and_plot(capsys, tmp_path):
     assert "INFEASIBLE" in [q["status"] for q in cp]
     assert all(q["throughput"] is None for q in cp if q["status"] == "INFEASIBLE")
     for m in ("lata", "parallel"):
-        latency[m] = [q for q, c in zip(latency[m], latency["cpsat"]) if c["status"] == "OPTIMAL"]
+        latency[m] = [q for q, c in zip(latency[m], latency["cpsat"], strict=True) if c["status"] == "OPTIMAL"]
     cp = [q for q in cp if q["status"] == "OPTIMAL"]
     # a looser bound never lowers the optimal throughput; the optimum beats every plan meeting the bound
-    assert all(a["throughput"] <= b["throughput"] * (1 + 1e-12) for a, b in zip(cp, cp[1:]))
+    assert all(a["throughput"] <= b["throughput"] * (1 + 1e-12) for a, b in zip(cp, cp[1:], strict=False))
     for m in ("lata", "parallel"):
-        for mine, best in zip(latency[m], cp):
+        for mine, best in zip(latency[m], cp, strict=True):
             assert not mine["feasible"] or mine["throughput"] <= best["throughput"] * (1 + 1e-12)
     assert latency["parallel"][-1]["feasible"] and not latency["parallel"][0]["feasible"]
     cores = [p for p in data["sweep"] if p["kind"] == "cores" and p["method"] == "cpsat"]
