@@ -7,6 +7,7 @@ import time
 from dataclasses import dataclass
 
 from solver import cpsat
+from solver.errors import SolverFailed
 from solver.makespan.bounds import lower_bounds
 from solver.makespan.lists import best_list_schedule
 from solver.makespan.model import (
@@ -162,7 +163,7 @@ def _run_cpsat(graph: TaskGraph, built, processors: int, *, comm_delays: bool, s
     code = cpsat.solve(solver, built.model)
     status_name = solver.status_name(code)
     if code in (cp_model.INFEASIBLE, cp_model.MODEL_INVALID):  # pragma: no cover
-        raise RuntimeError(f"CP-SAT answered {status_name} for a feasible model")
+        raise SolverFailed(f"CP-SAT answered {status_name} for a feasible makespan model")
     if code not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return None, 0, status_name
     starts = [int(solver.value(s)) for s in built.starts]

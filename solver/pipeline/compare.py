@@ -1,14 +1,16 @@
 """Running the pipeline methods side by side, and measuring their plans with the simulation.
 
 `run_method` runs one method by name; `compare` runs several on one problem (LATA first, so
-CP-SAT is hinted with its answer); `measure` runs a plan through `simulate.oracle` (the
-discrete-event simulation or the analytic model with contention) when that package is
-importable -- measurement is optional everywhere.
+CP-SAT is hinted with its answer); `Measurer` runs a plan through `simulate.oracle` (the
+discrete-event simulation or the analytic model with contention) -- measurement is optional
+everywhere.  `Steps` counts the steps of a job for an optional progress callback
+``progress(text, done, total)``, called when a step starts; the library is quiet without one.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,6 +20,42 @@ from solver.pipeline.lata import lata
 from solver.pipeline.problem import PipelineError, PipelineProblem
 
 METHOD_NAMES = ("cpsat", "lata", "parallel", "list", "greedy", "random", "bipar")
+
+Progress = Callable[[str, int, int], None]
+
+
+class Steps:
+    """The steps of a job, for a progress callback: `start(text)` announces a step with the number
+    of steps finished before it and the total known so far (`add` grows it, `skip` passes steps)."""
+
+    def __init__(self, progress: Progress | None = None, total: int = 0) -> None:
+        self.progress = progress
+        self.total = total
+        self.done = 0
+        self._open = False
+
+    def add(self, n: int) -> None:
+        self.total += n
+
+    def skip(self, n: int) -> None:
+        self._close()
+        self.done += n
+
+    def start(self, text: str) -> None:
+        self._close()
+        self._open = True
+        if self.progress is not None:
+            self.progress(text, self.done, max(self.total, self.done + 1))
+
+    def _close(self) -> None:
+        if self._open:
+            self.done += 1
+            self._open = False
+
+
+def method_label(name: str, time_limit: float) -> str:
+    """What a step running `name` is called (CP-SAT says how long it may take)."""
+    return f"cpsat (CP-SAT, up to {time_limit:g} s)" if name == "cpsat" else name
 
 
 def run_method(problem: PipelineProblem, name: str, *, time_limit: float = 30.0, workers: int = 2,
@@ -36,12 +74,14 @@ def run_method(problem: PipelineProblem, name: str, *, time_limit: float = 30.0,
 
 
 def compare(problem: PipelineProblem, methods: list[str], *, time_limit: float = 30.0, workers: int = 2,
-            seed: int = 0) -> dict[str, MethodResult]:
+            seed: int = 0, steps: Steps | None = None, label: str = "") -> dict[str, MethodResult]:
     """Run `methods`; the heuristics first, so CP-SAT is hinted with the best of their plans
-    (LATA's when it meets the bound)."""
+    (LATA's when it meets the bound).  Each method is one of `steps` (``label`` prefixes it)."""
     order = sorted(methods, key=lambda m: (m == "cpsat", METHOD_NAMES.index(m) if m in METHOD_NAMES else 99))
     results: dict[str, MethodResult] = {}
     for name in order:
+        if steps is not None:
+            steps.start(f"{label}{method_label(name, time_limit)}")
         hint = None
         if name == "cpsat" and results:
             hint = min(results.values(), key=lambda r: (r.evaluation.rank(), r.method != "lata")).candidate

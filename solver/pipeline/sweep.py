@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from pathlib import Path
 
-from solver.pipeline.compare import compare
+from solver.pipeline.compare import Steps, compare
 from solver.pipeline.problem import PipelineError, PipelineProblem
 
 
@@ -70,31 +71,48 @@ def _points(x: float, problem: PipelineProblem, results) -> list[SweepPoint]:
 
 
 def latency_sweep(problem: PipelineProblem, fractions: list[float], methods: list[str], *,
-                  time_limit: float = 10.0, workers: int = 2, seed: int = 0, progress=None) -> list[SweepPoint]:
-    """Every method at ``L0 = fraction x sequential`` for each fraction (Figure 14)."""
+                  time_limit: float = 10.0, workers: int = 2, seed: int = 0,
+                  steps: Steps | None = None) -> list[SweepPoint]:
+    """Every method at ``L0 = fraction x sequential`` for each fraction (Figure 14); a bound below
+    the critical path is skipped (no plan can meet it)."""
     points = []
     for f in fractions:
         p = problem.with_bound(int(math.floor(problem.sequential * f + 1e-9)))
         if p.latency_max < p.critical_path:
-            if progress:
-                progress(f"L0 = {f:.0%}: below the critical path, skipped")
+            if steps is not None:
+                steps.skip(len(methods))
             continue
-        points += _points(f, p, compare(p, methods, time_limit=time_limit, workers=workers, seed=seed))
-        if progress:
-            progress(f"L0 = {f:.0%} done")
+        points += _points(f, p, compare(p, methods, time_limit=time_limit, workers=workers, seed=seed,
+                                        steps=steps, label=f"L0 = {f:.0%}: "))
     return points
 
 
 def cores_sweep(problem: PipelineProblem, cores: list[float], methods: list[str], *,
-                time_limit: float = 10.0, workers: int = 2, seed: int = 0, progress=None) -> list[SweepPoint]:
+                time_limit: float = 10.0, workers: int = 2, seed: int = 0,
+                steps: Steps | None = None) -> list[SweepPoint]:
     """Every method with the first ``k`` usable contexts for each ``k`` (Figure 15)."""
+    if cores and max(cores) > problem.n_contexts:
+        raise PipelineError(f"--cores {int(min(cores))}:{int(max(cores))}: the spec has only "
+                            f"{problem.n_contexts} usable contexts")
     points = []
     for k in cores:
         p = problem.with_cores(int(k))
-        points += _points(k, p, compare(p, methods, time_limit=time_limit, workers=workers, seed=seed))
-        if progress:
-            progress(f"{int(k)} cores done")
+        points += _points(k, p, compare(p, methods, time_limit=time_limit, workers=workers, seed=seed,
+                                        steps=steps, label=f"{int(k)} cores: "))
     return points
+
+
+def plot_targets(kinds: list[str], *, out_dir: Path | None = None, plot_file: Path | None = None) -> dict[str, Path]:
+    """Where each sweep's plot goes: ``plot_file`` (``stem-<kind>.suffix`` when there are several
+    sweeps), else ``out_dir/sweep-<kind>.png``, else nowhere."""
+    if plot_file is not None:
+        plot_file = Path(plot_file)
+        if len(kinds) == 1:
+            return {kinds[0]: plot_file}
+        return {k: plot_file.with_name(f"{plot_file.stem}-{k}{plot_file.suffix}") for k in kinds}
+    if out_dir is not None:
+        return {k: Path(out_dir) / f"sweep-{k}.png" for k in kinds}
+    return {}
 
 
 def plot(points: list[SweepPoint], path: str, *, kind: str, title: str) -> None:
@@ -118,7 +136,7 @@ def plot(points: list[SweepPoint], path: str, *, kind: str, title: str) -> None:
         ys = [p.throughput / 1e6 for p in mine]
         colour = palette[i % len(palette)]
         ax.plot(xs, ys, "-", marker=markers[i % len(markers)], label=m, alpha=0.85, color=colour)
-        for x, y, p in zip(xs, ys, mine):
+        for x, y, p in zip(xs, ys, mine, strict=True):
             if not p.feasible:
                 ax.plot([x], [y], marker=markers[i % len(markers)], markerfacecolor="white",
                         markeredgecolor=colour, linestyle="none")
@@ -128,5 +146,9 @@ def plot(points: list[SweepPoint], path: str, *, kind: str, title: str) -> None:
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    try:
+        fig.savefig(path)
+    except ValueError as exc:   # an unknown format: bad input, not a bug
+        raise PipelineError(f"cannot write {path}: {exc}") from None
+    finally:
+        plt.close(fig)

@@ -22,8 +22,8 @@ FAST = ("--time-limit", "20", "--workers", "1", "--oracle", "analytic")
 
 
 def test_json_result_with_comparison_and_plan(capsys, tmp_path):
-    target = tmp_path / "plan.yaml"
-    code, out, err = run(capsys, "xeon-lata-dag", "--latency-max", "100%", "--json", "--out", str(target), *FAST)
+    target = tmp_path / "out" / "plan.yaml"
+    code, out, err = run(capsys, "xeon-lata-dag", "--latency-max", "100%", "--json", "--out", str(target.parent), *FAST)
     assert code == 0, err
     data = json.loads(out)
     assert data["method"] == "cpsat" and data["status"] == "OPTIMAL" and data["gap"] == 0
@@ -152,12 +152,12 @@ def test_sweeps_print_and_plot(capsys, tmp_path):
     assert "INFEASIBLE" in [q["status"] for q in cp]
     assert all(q["throughput"] is None for q in cp if q["status"] == "INFEASIBLE")
     for m in ("lata", "parallel"):
-        latency[m] = [q for q, c in zip(latency[m], latency["cpsat"]) if c["status"] == "OPTIMAL"]
+        latency[m] = [q for q, c in zip(latency[m], latency["cpsat"], strict=True) if c["status"] == "OPTIMAL"]
     cp = [q for q in cp if q["status"] == "OPTIMAL"]
     # a looser bound never lowers the optimal throughput; the optimum beats every plan meeting the bound
-    assert all(a["throughput"] <= b["throughput"] * (1 + 1e-12) for a, b in zip(cp, cp[1:]))
+    assert all(a["throughput"] <= b["throughput"] * (1 + 1e-12) for a, b in zip(cp, cp[1:], strict=False))
     for m in ("lata", "parallel"):
-        for mine, best in zip(latency[m], cp):
+        for mine, best in zip(latency[m], cp, strict=True):
             assert not mine["feasible"] or mine["throughput"] <= best["throughput"] * (1 + 1e-12)
     assert latency["parallel"][-1]["feasible"] and not latency["parallel"][0]["feasible"]
     cores = [p for p in data["sweep"] if p["kind"] == "cores" and p["method"] == "cpsat"]
@@ -174,3 +174,145 @@ def test_cores_option_limits_the_threads(capsys):
     assert data["contexts"] == 6
     assert all(row["threads"] <= 6 for row in data["comparison"])
     assert len(data["plan"]["bindings"]) <= 6
+
+
+# ------------------------------------------------------------------ options, output, progress, errors
+CHAIN = {"a": 10, "b": 30, "c": 20}
+
+
+def chain(tmp_path):
+    path = tmp_path / "chain.yaml"
+    path.write_text(spec_text(CHAIN, [("a", "b", 64), ("b", "c", 64)], communication={"pair": 1, "machine": 3}))
+    return path
+
+
+@pytest.mark.parametrize("flag", ["--method", "--methods", "-m"])
+def test_method_option_spellings(capsys, tmp_path, flag):
+    code, out, err = run(capsys, str(chain(tmp_path)), flag, "lata,list", "--json", *FAST)
+    assert code == 0, err
+    assert [row["method"] for row in json.loads(out)["comparison"]] == ["lata", "list"]
+
+
+def test_seed_must_not_be_negative_and_workers_zero_means_every_core(capsys, tmp_path):
+    code, out, err = run(capsys, str(chain(tmp_path)), "--seed", "-1", "--method", "lata")
+    assert code == 2 and out == "" and "--seed" in err and "Traceback" not in err
+    code, out, err = run(capsys, str(chain(tmp_path)), "--method", "lata,cpsat", "--json", "--time-limit", "5",
+                         "--workers", "0", "--oracle", "none")
+    assert code == 0, err
+    assert json.loads(out)["method"] == "cpsat"
+
+
+def test_out_is_a_directory_with_plan_yaml(capsys, tmp_path):
+    target = tmp_path / "results" / "run1"
+    code, out, err = run(capsys, str(chain(tmp_path)), "--method", "lata", "-o", str(target), *FAST)
+    assert code == 0, err
+    assert (target / "plan.yaml").is_file() and f"plan written to {target / 'plan.yaml'}" in out
+    spec = load_spec(str(chain(tmp_path)))
+    assert load_plan(target / "plan.yaml", spec).method == "lata"
+
+
+def test_out_naming_a_file_is_bad_input(capsys, tmp_path):
+    existing = tmp_path / "plan.yaml"
+    existing.write_text("x\n")
+    code, out, err = run(capsys, str(chain(tmp_path)), "--method", "lata", "--out", str(existing), *FAST)
+    assert code == 2 and out == ""
+    assert str(existing) in err and "not a directory" in err and len(err.strip().splitlines()) == 1
+    assert existing.read_text() == "x\n"
+
+
+def test_sweep_plots_go_into_the_out_directory(capsys, tmp_path):
+    target = tmp_path / "figs"
+    code, out, err = run(capsys, str(diamond(tmp_path)), "--method", "lata", "--sweep-latency", "90%:100%",
+                         "--out", str(target), "--json", *FAST)
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["plots"] == [str(target / "sweep-latency.png")]
+    assert (target / "sweep-latency.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture
+def terminal(monkeypatch):
+    """stderr seen as a terminal, so that the progress bar is drawn (captured by capsys)."""
+    from rich.console import Console
+
+    from solver.cli import common
+
+    monkeypatch.setenv("TERM", "xterm")    # rich draws nothing on a dumb terminal
+    monkeypatch.setattr(common, "err_console", Console(stderr=True, highlight=False, force_terminal=True))
+
+
+def test_progress_goes_to_stderr_only(capsys, tmp_path, terminal):
+    code, out, err = run(capsys, str(chain(tmp_path)), "--method", "lata,cpsat", *FAST)
+    assert code == 0, err
+    assert "cpsat (CP-SAT, up to 20 s)" in err and "measuring the cpsat plan (analytic)" in err
+    assert "CP-SAT, up to" not in out and "measuring" not in out
+    assert "comparison" in out
+
+
+def test_sweep_progress_counts_points(capsys, tmp_path, terminal):
+    code, out, err = run(capsys, str(diamond(tmp_path)), "--method", "lata,parallel", "--sweep-latency", "90%:100%",
+                         *FAST)
+    assert code == 0, err
+    assert "L0 = 90%: lata" in err and "L0 = 100%: parallel" in err and "5/6" in err   # 3 bounds x 2 methods
+    assert "L0 = 90%: lata" not in out
+
+
+def test_no_progress_with_json(capsys, tmp_path, terminal):
+    code, out, err = run(capsys, str(chain(tmp_path)), "--method", "lata,cpsat", "--json", *FAST)
+    assert code == 0 and err == ""
+    json.loads(out)
+
+
+def test_a_failing_solver_exits_3_without_traceback(capsys, tmp_path, monkeypatch):
+    from solver.errors import SolverFailed
+    from solver.pipeline import cpsat
+
+    def broken(*args, **kwargs):
+        raise SolverFailed("CP-SAT stopped: out of workers")
+
+    monkeypatch.setattr(cpsat, "solve", broken)
+    for extra in ((), ("--json",)):
+        code, out, err = run(capsys, str(chain(tmp_path)), "--method", "lata,cpsat", *extra, *FAST)
+        assert code == 3 and "CP-SAT stopped: out of workers" in err
+        assert "Traceback" not in err and "internal error" not in err
+        if extra:
+            assert json.loads(out)["error"]["exit_code"] == 3
+
+
+def test_an_invalid_cpsat_model_is_a_solver_failure_not_a_row(capsys, tmp_path, monkeypatch):
+    from dataclasses import replace
+
+    from solver.pipeline import cpsat
+
+    real = cpsat.solve
+    monkeypatch.setattr(cpsat, "solve", lambda *a, **k: replace(real(*a, **k), status="MODEL_INVALID"))
+    code, out, err = run(capsys, str(chain(tmp_path)), "--method", "lata,cpsat", "--json", *FAST)
+    assert code == 3 and "MODEL_INVALID" in err and "Traceback" not in err
+
+
+def test_a_failing_oracle_is_reported_in_notes(capsys, tmp_path, monkeypatch):
+    from simulate.errors import OracleError
+    from solver.pipeline.compare import Measurer
+
+    def failing(self, plan):
+        raise OracleError("the simulation diverged")
+
+    monkeypatch.setattr(Measurer, "measure", failing)
+    code, out, err = run(capsys, str(chain(tmp_path)), "--method", "lata,list", "--json", *FAST)
+    assert code == 0, err
+    data = json.loads(out)
+    assert all(row["simulated"] is None for row in data["comparison"])
+    assert [n for n in data["notes"] if "the simulation diverged" in n and n.startswith("lata:")]
+    code, out, err = run(capsys, str(chain(tmp_path)), "--method", "lata", *FAST)
+    assert code == 0 and "note: lata: not measured: the analytic oracle failed: the simulation diverged" in out
+
+
+def test_a_bug_in_the_oracle_is_not_hidden(capsys, tmp_path, monkeypatch):
+    from solver.pipeline.compare import Measurer
+
+    def buggy(self, plan):
+        raise ZeroDivisionError("division by zero")
+
+    monkeypatch.setattr(Measurer, "measure", buggy)
+    code, out, err = run(capsys, str(chain(tmp_path)), "--method", "lata", *FAST)
+    assert code == 70 and "internal error" in err and "ZeroDivisionError" in err and "Traceback" not in err

@@ -1,0 +1,298 @@
+"""The `tasksolve pipeline` job as library calls: solve one latency-constrained pipeline problem
+with several methods side by side, or sweep it (LATA, DAC'10).
+
+`solve_pipeline` groups one instance of a task graph into threads, stages and replicas with the
+chosen methods (LATA Section 3, its comparison systems and the exact CP-SAT model), judges every
+answer by the one closed-form model of `solver.pipeline.problem` (period = max over groups of
+time / replicas, latency = longest path of thread times; LATA Eq. 1-2 for the messages), picks
+the reported plan (CP-SAT's when it found one, else the best by that model), optionally measures
+every plan with a cost oracle, and explains an infeasible latency bound by the minimum latency
+CP-SAT can reach.  `sweep_pipeline` runs the methods over a range of latency bounds (LATA
+Figure 14) or core counts (Figure 15) and plots them.
+
+Both take an optional ``progress(text, done, total)`` callback called when a step starts (see
+`solver.pipeline.compare.Steps`); they print nothing themselves.  Bad input raises
+`PipelineError` (exit 2 in the CLI), a solver failing on a valid input `SolverFailed` (exit 3); a
+failing oracle is not fatal: the measurement is left out and said so in ``notes``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from solver.errors import SolverFailed
+from solver.pipeline.compare import METHOD_NAMES, Measured, Measurer, Progress, Steps, compare
+from solver.pipeline.evaluation import MethodResult
+from solver.pipeline.problem import PipelineError, PipelineProblem, format_cycles
+
+ORACLE_CHOICES = ("des", "analytic", "none")
+EXPLAIN_TIME_LIMIT = 20.0   # seconds CP-SAT may spend finding the minimum latency
+
+
+def parse_methods(text: str) -> list[str]:
+    """``all`` or a comma-separated list of `METHOD_NAMES`, in the order given, without repeats."""
+    from specs.errors import did_you_mean
+
+    names = [m.strip().lower() for m in str(text).split(",") if m.strip()]
+    if not names:
+        raise PipelineError(f"--method: expected one of {', '.join(METHOD_NAMES)}, all (or a comma-separated list)")
+    if "all" in names:
+        return list(METHOD_NAMES)
+    for m in names:
+        if m not in METHOD_NAMES:
+            raise PipelineError(f"--method: unknown method `{m}` (one of {', '.join(METHOD_NAMES)}, all)"
+                                f"{did_you_mean(m, METHOD_NAMES)}")
+    return list(dict.fromkeys(names))
+
+
+def build_problem(spec, app: str | None = None, *, latency_max: str | None = None,
+                  cores: int | None = None) -> PipelineProblem:
+    """The pipeline problem of `spec`; `latency_max` None keeps the spec's bound, ``none`` drops it."""
+    bound: object = "spec"
+    if latency_max is not None:
+        bound = None if latency_max.strip().lower() == "none" else latency_max.strip()
+    return PipelineProblem.from_spec(spec, app, latency_max=bound, cores=cores)
+
+
+def instance_note(spec, problem: PipelineProblem) -> str | None:
+    if len(spec.workload) != 1 or spec.workload[0].instances != 1:
+        return f"pipelining one instance of `{problem.app}`; the plan covers that instance only"
+    return None
+
+
+def choose_method(results: dict[str, MethodResult]) -> str:
+    """The method whose plan is reported: CP-SAT when it found a plan, else the best one."""
+    if "cpsat" in results and results["cpsat"].status in ("OPTIMAL", "FEASIBLE"):
+        return "cpsat"
+    return min((r.evaluation.rank(), name) for name, r in results.items())[1]
+
+
+def check_critical_path(problem: PipelineProblem) -> None:
+    """Raise `PipelineError` when the bound is below the critical path (no plan can meet it)."""
+    if problem.latency_max is not None and problem.latency_max < problem.critical_path:
+        raise PipelineError(
+            f"latency bound {problem.describe_bound()} cannot be met: it is below the critical path of "
+            f"{_cycles(problem, problem.critical_path)}, the minimum latency with free communication "
+            f"(sequential time {_cycles(problem, problem.sequential)})")
+
+
+def explain_infeasible(problem: PipelineProblem, *, time_limit: float, workers: int, seed: int) -> None:
+    """Raise `PipelineError` naming the bound and the smallest achievable latency, unless CP-SAT
+    finds a plan within the bound after all (then the methods merely missed it)."""
+    from solver.pipeline import cpsat
+
+    best, lower, status = cpsat.min_latency(problem, time_limit=min(time_limit, EXPLAIN_TIME_LIMIT),
+                                            workers=workers, seed=seed)
+    if best is not None and best <= problem.latency_max:
+        return
+    if best is not None and status == "OPTIMAL":
+        minimum = f"the minimum achievable latency is {_cycles(problem, best)}"
+    elif best is not None:
+        minimum = (f"the minimum achievable latency lies between {_cycles(problem, lower)} "
+                   f"and {_cycles(problem, best)}")
+    else:
+        minimum = f"no plan beats the critical path of {_cycles(problem, lower)}"
+    raise PipelineError(f"latency bound {_cycles(problem, problem.latency_max)} cannot be met: {minimum} "
+                        f"(sequential time {_cycles(problem, problem.sequential)})")
+
+
+def _cycles(problem: PipelineProblem, ticks) -> str:
+    return format_cycles(problem.cycles(ticks), problem.clock)
+
+
+def oracle_kind(requested: str | None, spec) -> str:
+    """``des``, ``analytic`` or ``none``; default the spec's oracle (the simulation for ``command``)."""
+    kind = (requested or ("des" if spec.oracle.kind == "command" else spec.oracle.kind)).strip().lower()
+    if kind not in ORACLE_CHOICES:
+        raise PipelineError(f"--oracle: expected des, analytic or none (got {requested!r})")
+    return kind
+
+
+def measure_all(spec, problem: PipelineProblem, results: dict[str, MethodResult], kind: str, *,
+                seed: int, packets: int | None = None,
+                steps: Steps | None = None) -> tuple[dict[str, Measured], list[str]]:
+    """Every method's plan measured by the oracle `kind`; a failing oracle becomes a note."""
+    from simulate.errors import OracleError
+    from solver.pipeline.plans import to_plan
+
+    overrides = {"packets": packets} if packets is not None and kind == "des" else {}
+    try:
+        measurer = Measurer(spec, problem, kind, seed=seed, **overrides)
+    except OracleError as exc:
+        return {}, [f"not measured: the {kind} oracle is unavailable: {exc}"]
+    measured: dict[str, Measured] = {}
+    notes: list[str] = []
+    for name, r in results.items():
+        if steps is not None:
+            steps.start(f"measuring the {name} plan ({kind})")
+        try:
+            measured[name] = measurer.measure(to_plan(problem, r.candidate, name))
+        except OracleError as exc:
+            notes.append(f"{name}: not measured: the {kind} oracle failed: {exc}")
+    return measured, notes
+
+
+@dataclass
+class PipelineResult:
+    """The answer of `solve_pipeline`: every method's result, the chosen one and its plan."""
+
+    spec_name: str
+    problem: PipelineProblem
+    results: dict[str, MethodResult]
+    chosen: str
+    plan: Any                                   # specs.Plan of the chosen method
+    measured: dict[str, Measured] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    written: Path | None = None
+
+    @property
+    def result(self) -> MethodResult:
+        return self.results[self.chosen]
+
+    @property
+    def meets_bound(self) -> bool:
+        return bool(self.result.evaluation.feasible)
+
+    def rows(self) -> list[dict]:
+        return [comparison_row(self.problem, name, r, self.measured.get(name)) for name, r in self.results.items()]
+
+    def to_dict(self) -> dict:
+        p, result, ev = self.problem, self.result, self.result.evaluation
+        bounded = p.latency_max is not None
+        return {
+            "spec": self.spec_name, "app": p.app, "contexts": p.n_contexts,
+            "sequential_cycles": p.cycles(p.sequential), "critical_path_cycles": p.cycles(p.critical_path),
+            "latency_max": p.seconds(p.latency_max) if bounded else None,
+            "latency_max_cycles": p.cycles(p.latency_max) if bounded else None,
+            "method": self.chosen, "status": result.status,
+            "bound": None if result.bound is None else {
+                "period_cycles": p.cycles(result.bound), "throughput": result.throughput_bound(p)},
+            "gap": result.gap, "latency": ev.latency_seconds, "throughput": ev.throughput,
+            "meets_bound": ev.feasible, "plan": self.plan.to_dict(), "comparison": self.rows(),
+            "trace": self.results["lata"].trace if "lata" in self.results else None,
+            "notes": list(self.notes),
+            "written": str(self.written) if self.written is not None else None,
+        }
+
+
+def comparison_row(problem: PipelineProblem, name: str, result: MethodResult, measured: Measured | None) -> dict:
+    ev = result.evaluation
+    row = {
+        "method": name, "status": result.status, "latency": ev.latency_seconds, "throughput": ev.throughput,
+        "latency_cycles": ev.latency_cycles, "period_cycles": ev.period_cycles,
+        "stage_latency_cycles": problem.cycles(ev.stage_latency), "threads": ev.threads,
+        "stages": (max(ev.stages) + 1) if ev.stages else 0, "meets_bound": ev.feasible,
+        "seconds": result.seconds, "simulated": measured.to_dict() if measured is not None else None,
+    }
+    if result.bound is not None:
+        row["period_bound_cycles"] = problem.cycles(result.bound)
+        row["gap"] = result.gap
+    if result.notes:
+        row["notes"] = list(result.notes)
+    return row
+
+
+def prepare_out_dir(out_dir: Path | str) -> Path:
+    """`out_dir` created if needed; an existing file there is an error (``--out`` is a directory)."""
+    path = Path(out_dir)
+    if path.exists() and not path.is_dir():
+        raise NotADirectoryError(20, "not a directory (--out takes the directory to write into)", str(path))
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def solve_pipeline(spec, *, app: str | None = None, methods: list[str] | str = "all",
+                   latency_max: str | None = None, cores: int | None = None, time_limit: float | None = None,
+                   workers: int = 1, seed: int = 0, oracle: str | None = None, packets: int | None = None,
+                   out_dir: Path | str | None = None, progress: Progress | None = None) -> PipelineResult:
+    """Solve the pipeline problem of `spec` with `methods` (module docstring); with `out_dir`, write
+    the chosen plan to ``out_dir/plan.yaml``.  Raises `PipelineError` for an unmeetable bound."""
+    from solver.pipeline.plans import to_plan
+
+    methods = parse_methods(methods) if isinstance(methods, str) else list(methods)
+    kind = oracle_kind(oracle, spec)
+    limit = float(time_limit if time_limit is not None else spec.search.time_limit)
+    problem = build_problem(spec, app, latency_max=latency_max, cores=cores)
+    check_critical_path(problem)
+    steps = Steps(progress, len(methods) * (1 if kind == "none" else 2))
+    results = compare(problem, methods, time_limit=limit, workers=workers, seed=seed, steps=steps)
+    if "cpsat" in results and results["cpsat"].status == "MODEL_INVALID":
+        raise SolverFailed(f"CP-SAT rejected the pipeline model of `{problem.app}` (MODEL_INVALID)")
+    if problem.latency_max is not None and (
+            ("cpsat" in results and results["cpsat"].status == "INFEASIBLE")
+            or not any(r.evaluation.feasible for r in results.values())):
+        steps.add(1)
+        steps.start(f"finding the minimum latency (CP-SAT, up to {min(limit, EXPLAIN_TIME_LIMIT):g} s)")
+        explain_infeasible(problem, time_limit=limit, workers=workers, seed=seed)
+    chosen = choose_method(results)
+    notes = [n for n in [instance_note(spec, problem)] if n]
+    measured: dict[str, Measured] = {}
+    if kind != "none":
+        measured, failed = measure_all(spec, problem, results, kind, seed=seed, packets=packets, steps=steps)
+        notes += failed
+    job = PipelineResult(spec_name=spec.name, problem=problem, results=results, chosen=chosen,
+                         plan=to_plan(problem, results[chosen].candidate, chosen), measured=measured, notes=notes)
+    if out_dir is not None:
+        job.written = prepare_out_dir(out_dir) / "plan.yaml"
+        job.plan.save(job.written)
+    return job
+
+
+# ------------------------------------------------------------------------------ sweeps
+@dataclass
+class SweepResult:
+    """The answer of `sweep_pipeline`: ``(kind, point)`` pairs, kind ``latency`` or ``cores``."""
+
+    spec_name: str
+    problem: PipelineProblem
+    points: list[tuple[str, Any]]               # (kind, solver.pipeline.sweep.SweepPoint)
+    plots: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def kinds(self) -> list[str]:
+        return sorted({k for k, _ in self.points})
+
+    def of(self, kind: str) -> list:
+        return [p for k, p in self.points if k == kind]
+
+    def to_dict(self) -> dict:
+        p = self.problem
+        return {"spec": self.spec_name, "app": p.app, "sequential_cycles": p.cycles(p.sequential),
+                "critical_path_cycles": p.cycles(p.critical_path),
+                "sweep": [dict(kind=k, **point.to_dict()) for k, point in self.points], "plots": list(self.plots)}
+
+
+def sweep_pipeline(spec, *, app: str | None = None, methods: list[str] | str = "all",
+                   latency_max: str | None = None, fractions: list[float] | None = None,
+                   cores: list[int] | None = None, time_limit: float | None = None, workers: int = 1,
+                   seed: int = 0, out_dir: Path | str | None = None, plot_file: Path | str | None = None,
+                   progress: Progress | None = None) -> SweepResult:
+    """Every method over latency bounds ``fractions x sequential`` (Figure 14) and/or the first
+    ``k`` contexts for each k in `cores` (Figure 15).  Plots go to `plot_file` (one per sweep,
+    ``stem-<kind>``, when both run), else to ``out_dir/sweep-<kind>.png``, else nowhere."""
+    from solver.pipeline.sweep import cores_sweep, latency_sweep, plot, plot_targets
+
+    if not fractions and not cores:
+        raise PipelineError("a sweep needs latency bounds (--sweep-latency) or a range of cores (--cores A:B)")
+    methods = parse_methods(methods) if isinstance(methods, str) else list(methods)
+    limit = float(time_limit if time_limit is not None else spec.search.time_limit)
+    problem = build_problem(spec, app, latency_max=latency_max)
+    if cores and max(cores) > problem.n_contexts:
+        raise PipelineError(f"--cores {min(cores)}:{max(cores)}: the spec has only {problem.n_contexts} "
+                            "usable contexts")
+    steps = Steps(progress, (len(fractions or ()) + len(cores or ())) * len(methods))
+    options = dict(time_limit=limit, workers=workers, seed=seed, steps=steps)
+    points = [("latency", q) for q in latency_sweep(problem, list(fractions or ()), methods, **options)]
+    points += [("cores", q) for q in cores_sweep(problem, list(cores or ()), methods, **options)]
+    result = SweepResult(spec_name=spec.name, problem=problem, points=points,
+                         notes=[n for n in [instance_note(spec, problem)] if n])
+    if out_dir is not None:
+        out_dir = prepare_out_dir(out_dir)
+    for kind, target in plot_targets(result.kinds, out_dir=out_dir, plot_file=plot_file).items():
+        what = "throughput vs latency bound" if kind == "latency" else "throughput vs cores"
+        plot(result.of(kind), str(target), kind=kind, title=f"{spec.name}: {problem.app}, {what}")
+        result.plots.append(str(target))
+    return result
