@@ -13,7 +13,7 @@ precision).  Per variant the table gives:
 * random placements: the expected loss of a uniformly drawn placement (orbit-weighted mean over
   the classes) and the probability that it is within 5% of the best.
 
-Published targets (DESIGN.md): best vs worst up to 56%; balanced placements lose 5-10% on
+Published targets (docs/design.md): best vs worst up to 56%; balanced placements lose 5-10% on
 average and up to 46% (intadd) against the best; intadd-like variants the largest spread,
 memory-bound ones the smallest.
 

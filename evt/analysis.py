@@ -1,4 +1,4 @@
-"""`analyze`: the peaks-over-threshold certificate of ASPLOS'12 (section 5) on one sample.
+"""`analyze`: the peaks-over-threshold certificate of ASPLOS'12 (section 3.3.2) on one sample.
 
 Steps (Coles 2001, chapter 4): validate the sample; orient it (negate for minimisation);
 choose the threshold (`evt.threshold`); fit the GPD to the excesses by maximum likelihood

@@ -1,4 +1,4 @@
-"""Sample-size formulas of random sampling (ASPLOS'12, Radojkovic et al., section 4).
+"""Sample-size formulas of random sampling (ASPLOS'12, Radojkovic et al., section 3.1).
 
 If a fraction `p` of all plans are "among the best p", a sample of `n` independent uniform
 draws contains at least one of them with probability ``P = 1 - (1 - p)^n``; conversely

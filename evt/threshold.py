@@ -1,4 +1,4 @@
-"""Threshold choice for peaks over threshold (Coles 2001, section 4.3.1; ASPLOS'12 section 5).
+"""Threshold choice for peaks over threshold (Coles 2001, section 4.3.1; ASPLOS'12 section 3.3.2).
 
 Candidates. With ``n`` observations and ``k_max = floor(max_fraction * n)`` (at most
 `max_fraction` of the sample above the threshold, 5% by default as in ASPLOS'12), the candidates

@@ -8,7 +8,7 @@
 * `simulate.model` -- the thread graph both oracles evaluate;
 * `simulate.output` -- warm-up removal and batch means.
 
-Every oracle implements the semantics of DESIGN.md ("Semantics every oracle shares").  This
+Every oracle implements the semantics of docs/design.md ("Semantics every oracle shares").  This
 package never imports `solver` or `evt`.
 """
 

@@ -1,4 +1,4 @@
-"""The closed-form model (DESIGN.md, "Semantics every oracle shares", last item).
+"""The closed-form model (docs/design.md, "Semantics every oracle shares", last item).
 
 Every co-located thread is assumed to load its resources all the time with its full ``demand``
 (never ``idle_demand``).  For a plan binding thread ``t`` to context ``c_t``:

@@ -1,4 +1,4 @@
-"""Discrete-event simulation of a plan on SimPy (DESIGN.md, "Semantics every oracle shares").
+"""Discrete-event simulation of a plan on SimPy (docs/design.md, "Semantics every oracle shares").
 
 Time is counted in cycles of the topology's clock; SimPy's `Environment` holds the clock and
 the event queue.

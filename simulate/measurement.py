@@ -1,4 +1,4 @@
-"""What an oracle reports about one plan (DESIGN.md, "Semantics every oracle shares": Metrics)."""
+"""What an oracle reports about one plan (docs/design.md, "Semantics every oracle shares": Metrics)."""
 
 from __future__ import annotations
 

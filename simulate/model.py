@@ -1,6 +1,6 @@
 """The thread graph: one internal representation of (spec, plan) shared by every oracle.
 
-A plan is compiled into **groups** and **threads** (DESIGN.md, "Vocabulary"):
+A plan is compiled into **groups** and **threads** (docs/design.md, "Vocabulary"):
 
 * a *group* is an ordered list of tasks of one application instance that one thread runs for
   each packet; in a binding plan every task is its own group;
@@ -10,7 +10,7 @@ A plan is compiled into **groups** and **threads** (DESIGN.md, "Vocabulary"):
   a thread of ``G`` starts a packet once the messages of every predecessor group have arrived
   (join) and, when it finishes, sends one message to every successor group (fork: copies).
 
-Per thread, the compiled quantities are the ones the semantics of DESIGN.md ("Semantics every
+Per thread, the compiled quantities are the ones the semantics of docs/design.md ("Semantics every
 oracle shares") need:
 
 * ``cycles``: the sum of its tasks' cycles (work per packet before communication);

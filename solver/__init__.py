@@ -1,5 +1,5 @@
 """Which plan? Samplers, baselines, CP-SAT models, pipeline heuristics, certification and the CLI.
 
-`solver` sits at the bottom of the dependency table in DESIGN.md: it may import `specs`,
+`solver` sits at the bottom of the dependency table in docs/design.md: it may import `specs`,
 `simulate` and `evt`; none of them imports `solver`.
 """

@@ -1,6 +1,6 @@
 """`tasksolve solve`: the binding methods side by side, each re-measured on the oracle.
 
-Methods (DESIGN.md, "The methods"):
+Methods (docs/design.md, "Methods and their sources"):
 
 * ``random`` -- the best predicted of an iid uniform sample (ASPLOS'12 Step 1), and the naive
   baseline: the average and the worst of a few random plans measured on the oracle;

@@ -1,4 +1,4 @@
-"""CP-SAT model of the binding problem: the closed-form model of DESIGN.md encoded exactly.
+"""CP-SAT model of the binding problem: the closed-form model of docs/design.md encoded exactly.
 
 Variables and constraints (all integers; scales below):
 

@@ -1,5 +1,5 @@
 """The parallel-pipeline problem of LATA (Kuang & Bhuyan, DAC'10; the paper's text was not
-available to us: the problem is taken from the tasksolve issue and DESIGN.md) and the one
+available to us: the problem is taken from the tasksolve issue and docs/design.md) and the one
 closed-form model every pipeline method is judged by.
 
 Every method of `solver.pipeline` -- LATA, the comparison systems, the CP-SAT model, the chain
@@ -49,7 +49,7 @@ context.  Every task is in exactly one group; the order inside a group respects 
   ``latency <= L0`` and at most the usable contexts (``sum_g R_g <= C``; `--cores` lowers C).
   Ties are broken by lower latency, then fewer threads.
 
-Resource contention (the `demand`s of DESIGN.md) is not part of this model; the simulation
+Resource contention (the `demand`s of docs/design.md) is not part of this model; the simulation
 measures it.  Without contention the model is an upper bound of the simulation's closed form
 (`simulate.analytic`): a replicated group is charged its worst replica pair where the simulation
 averages the pairs that actually exchange packets, so every packet's unloaded latency there is at

@@ -1,4 +1,4 @@
-"""Simulation against the closed form on random plans of every example (DESIGN.md: the closed
+"""Simulation against the closed form on random plans of every example (docs/design.md: the closed
 form is exact for the simulation when idle threads spin with their full demand, a pessimistic
 bound otherwise)."""
 
