@@ -13,7 +13,7 @@ from __future__ import annotations
 from ortools.sat.python import cp_model
 
 from solver import cpsat
-from solver.binding.cpsat import BindingModel
+from solver.binding.model import BindingModel
 from solver.binding.problem import BindingProblem, describe_group
 
 

@@ -114,7 +114,7 @@ def test_infeasible_constraints_are_named(extra, expected):
 
 
 def test_symmetry_representative_is_a_solution_hint():
-    from solver.binding.cpsat import BindingModel
+    from solver.binding.model import BindingModel
 
     spec = load_spec("t2-ipfwd-intadd-x2")
     model = BindingModel(BindingProblem(spec))

@@ -10,7 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from simulate.analytic import BatchModel
-from solver.binding.cpsat import INT_LIMIT, BindingModel, solve_binding
+from solver.binding.cpsat import solve_binding
+from solver.binding.model import INT_LIMIT, BindingModel
 from solver.binding.problem import BindingProblem
 from specs import load_spec_text
 
