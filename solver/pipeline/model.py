@@ -1,0 +1,422 @@
+"""The CP-SAT model of the pipeline problem: grouping, replication and the mapping onto the
+topology with communication costs, in one model of the closed form of
+`solver.pipeline.problem` (which states the model; this encodes it).
+
+Variables (``G = min(tasks, C)`` group slots, ``C`` usable contexts, times in ticks):
+
+* ``x[t,g]`` -- task t runs in group g.  Slots are numbered by their smallest task
+  (``x[t,g] => x[t',g-1]`` for some ``t' < t``, and ``x[t,g] = 0`` for ``g > t``), which removes
+  the slot permutations and makes the used slots a prefix.
+* Placement is modelled by **bins** (`Bins`): a sharing level is *effective* when some message
+  cost changes there (or a ``max_threads`` cap applies); the bins are the domains of the deepest
+  effective level, and the contexts of one bin are interchangeable for every cost (the T2's 8
+  cores when pipe and core cost the same; the Xeon's 4 L2 pairs when socket and machine cost the
+  same; one bin when costs do not depend on placement).  ``y[g,d]`` -- how many replicas of group
+  g run in bin d (at most the bin's contexts in all); ``R_g = sum_d y[g,d]``, with
+  ``rep[g,r] <=> R_g = r``; ``max_threads`` as sums per domain.  Symmetry: interchangeable
+  sibling domains (same parent, same shape) carry non-increasing thread counts.
+* Communication of edge ``e = u -> v``: ``same_e = OR_g (x[u,g] and x[v,g])`` (free inside a
+  group).  Otherwise the cost is that of the innermost level whose one domain holds every
+  context of both groups: ``occ[g,k,D] <=> sum_{d in D} y[g,d] >= 1`` (group g has a replica in
+  domain D of effective level k), ``occT[t,k,D] = sum_g x[t,g] occ[g,k,D]``,
+  ``together[e,k] <=> at most one domain D of level k holds contexts of u's or v's group``;
+  ``cost_e = cost(machine) + sum_k together[e,k] (cost(k) - cost(previous effective level))``
+  (exact: costs only change at effective levels and ``together`` is nested outward).  Edges
+  whose cost does not depend on placement skip these terms.
+* ``T_g = sum_t w_t x[t,g] + sum_e [x[v_e,g]] cost_e`` (group time), period
+  ``rep[g,r] => M T_g <= r Pm`` with ``M = lcm(1..R_max)`` (so ``Pm = M max_g T_g/R_g`` exactly
+  when ``R_max <= 16``; beyond, ``M = lcm(1..16)`` and the period is resolved to ``1/M`` tick --
+  the reported figures always come from `evaluate`), and the redundant cut
+  ``M sum_g T_g <= C Pm`` (no thread is busy more than all the time).
+* Latency: group start ``S_g``; task start/end equal to its group's ``S_g`` / ``S_g + T_g``;
+  a crossing edge ``u -> v`` forces ``start(v) >= end(u)``; ``Lat >= end(t)`` and
+  ``Lat <= L0``.  Group times are positive, so these constraints also forbid cycles between
+  groups: the longest path is exactly the model's latency.
+
+`add_hint` hints the model with a candidate; `extract` reads a solution back as a candidate (each
+bin's contexts handed out in order).  The objectives and the solve are `solver.pipeline.cpsat`'s.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import reduce
+
+from ortools.sat.python import cp_model
+
+from solver.pipeline.candidates import Candidate, Group, depth_stages
+from solver.pipeline.problem import PipelineProblem
+
+MAX_EXACT_REPLICAS = 16
+
+
+def period_multiplier(max_replicas: int) -> int:
+    return reduce(lambda a, b: a * b // math.gcd(a, b), range(1, min(max_replicas, MAX_EXACT_REPLICAS) + 1), 1)
+
+
+@dataclass
+class Bins:
+    """Where placement matters: the *effective* sharing levels (where some message cost changes,
+    or a `max_threads` cap applies) and the **bins** -- the domains of the deepest effective level
+    (one bin when there is none) -- whose contexts are interchangeable for every cost."""
+
+    effective: list[int]
+    level: int
+    contexts: list[list[int]]                  # usable contexts of each bin
+    domain: dict[int, list[int]]               # effective level -> dense domain index of each bin
+    tree: list                                 # nested lists of bin indices, by effective level
+
+    @classmethod
+    def of(cls, problem: PipelineProblem) -> Bins:
+        K = problem.n_levels
+        effective = set()
+        for e in problem.edges:
+            for k in range(K - 1):
+                if e.at(k) != e.at(k - 1):
+                    effective.add(k)
+        for level, _ in problem.max_threads:
+            if 0 <= level < K - 1:
+                effective.add(level)
+        eff = sorted(effective)
+        level = eff[-1] if eff else -1
+        by: dict[int, list[int]] = {}
+        for c in problem.contexts:
+            by.setdefault(0 if level < 0 else c // problem.strides[level], []).append(c)
+        contexts = [by[d] for d in sorted(by)]
+        domain: dict[int, list[int]] = {}
+        for k in eff:
+            raw = [cs[0] // problem.strides[k] for cs in contexts]
+            dense = {d: i for i, d in enumerate(sorted(set(raw)))}
+            domain[k] = [dense[d] for d in raw]
+
+        def subtree(bins: list[int], depth: int):
+            if depth >= len(eff) or eff[depth] == level:
+                return bins
+            k = eff[depth]
+            groups: dict[int, list[int]] = {}
+            for b in bins:
+                groups.setdefault(domain[k][b], []).append(b)
+            return [subtree(groups[d], depth + 1) for d in sorted(groups)]
+
+        tree = subtree(list(range(len(contexts))), 0)
+        return cls(eff, level, contexts, domain, tree)
+
+    def leaves(self, node) -> list[int]:
+        return [node] if isinstance(node, int) else [b for child in node for b in self.leaves(child)]
+
+    def shape(self, node):
+        return len(self.contexts[node]) if isinstance(node, int) else tuple(self.shape(c) for c in node)
+
+    def sibling_classes(self):
+        """Lists of interchangeable sibling subtrees (same parent, same shape), in index order."""
+        out = []
+
+        def walk(node):
+            if isinstance(node, int):
+                return
+            classes: dict = {}
+            for child in node:
+                classes.setdefault(self.shape(child), []).append(child)
+            out.extend(c for c in classes.values() if len(c) > 1)
+            for child in node:
+                walk(child)
+
+        walk(self.tree)
+        return out
+
+    def canonical(self, counts: list[list[int]]) -> list[list[int]]:
+        """Per-bin count vectors permuted among interchangeable siblings so that loads do not
+        increase along each class (the symmetry breaking of the model)."""
+        content = {b: list(counts[b]) for b in range(len(self.contexts))}
+
+        def load(node) -> int:
+            return sum(sum(content[b]) for b in self.leaves(node))
+
+        def walk(node):
+            if isinstance(node, int):
+                return
+            classes: dict = {}
+            for child in node:
+                classes.setdefault(self.shape(child), []).append(child)
+            for members in classes.values():
+                if len(members) < 2:
+                    continue
+                snapshot = [[content[b] for b in self.leaves(c)] for c in members]
+                order = sorted(range(len(members)), key=lambda i: -sum(map(sum, snapshot[i])))
+                for target, source in zip(members, order):
+                    for b, vec in zip(self.leaves(target), snapshot[source]):
+                        content[b] = vec
+            for child in node:
+                walk(child)
+
+        walk(self.tree)
+        return [content[b] for b in range(len(self.contexts))]
+
+
+@dataclass
+class PipelineModel:
+    model: cp_model.CpModel
+    problem: PipelineProblem
+    bins: Bins
+    x: dict
+    y: dict
+    rep: dict
+    period: cp_model.IntVar
+    latency: cp_model.IntVar
+    multiplier: int
+    slots: int
+    max_replicas: int
+
+    @property
+    def exact_period(self) -> bool:
+        """Whether ``Pm = M x period`` exactly (M a multiple of every replica count)."""
+        return self.max_replicas <= MAX_EXACT_REPLICAS
+
+
+class _Builder:
+    """Builds the model block by block, in the order of the module docstring."""
+
+    def __init__(self, problem: PipelineProblem, max_replicas: int | None) -> None:
+        self.m = cp_model.CpModel()
+        self.problem = problem
+        self.n, self.C = problem.n, problem.n_contexts
+        self.G = min(self.n, self.C)
+        self.bins = Bins.of(problem)
+        self.B = len(self.bins.contexts)
+        self.Rmax = self.C if max_replicas is None else max(1, min(self.C, max_replicas))
+        self.M = period_multiplier(self.Rmax)
+        self.horizon = problem.sequential + sum(e.worst for e in problem.edges)
+
+    def slots(self, t: int) -> range:
+        """The group slots task t may take (slots are numbered by their smallest task)."""
+        return range(min(self.G, t + 1))
+
+    def grouping(self) -> None:
+        """x[t,g], slots numbered by their smallest task, used[g]."""
+        m, n, G = self.m, self.n, self.G
+        self.x = {(t, g): m.new_bool_var(f"x[{t},{g}]") for t in range(n) for g in self.slots(t)}
+        for t in range(n):
+            m.add_exactly_one(self.x[t, g] for g in self.slots(t))
+        for t in range(n):
+            for g in range(1, min(G, t + 1)):
+                m.add_bool_or([self.x[t2, g - 1] for t2 in range(g - 1, t)]).only_enforce_if(self.x[t, g])
+        self.used = []
+        for g in range(G):
+            u = m.new_bool_var(f"used[{g}]")
+            m.add_max_equality(u, [self.x[t, g] for t in range(g, n)])
+            self.used.append(u)
+
+    def replicas(self) -> None:
+        """y[g,d] replicas of group g in bin d, R_g and rep[g,r] <=> R_g = r."""
+        m, G, B, Rmax, bins = self.m, self.G, self.B, self.Rmax, self.bins
+        self.y = {(g, d): m.new_int_var(0, min(Rmax, len(bins.contexts[d])), f"y[{g},{d}]")
+                  for g in range(G) for d in range(B)}
+        for d in range(B):
+            m.add(sum(self.y[g, d] for g in range(G)) <= len(bins.contexts[d]))
+        self.rep = {}
+        for g in range(G):
+            r_var = m.new_int_var(0, Rmax, f"R[{g}]")
+            m.add(r_var == sum(self.y[g, d] for d in range(B)))
+            for r in range(1, Rmax + 1):
+                self.rep[g, r] = m.new_bool_var(f"rep[{g},{r}]")
+            m.add(sum(self.rep[g, r] for r in range(1, Rmax + 1)) == self.used[g])
+            m.add(r_var == sum(r * self.rep[g, r] for r in range(1, Rmax + 1)))
+
+    def bin_load(self, members):
+        return sum(self.y[g, d] for g in range(self.G) for d in members)
+
+    def caps_and_symmetry(self) -> None:
+        """``max_threads`` per domain; interchangeable sibling domains by non-increasing load."""
+        m, bins = self.m, self.bins
+        for level, cap in self.problem.max_threads:
+            if level < 0:
+                m.add(self.bin_load(range(self.B)) <= cap)
+            elif level in bins.domain:
+                domains: dict[int, list[int]] = {}
+                for d in range(self.B):
+                    domains.setdefault(bins.domain[level][d], []).append(d)
+                for members in domains.values():
+                    m.add(self.bin_load(members) <= cap)
+        for members in bins.sibling_classes():
+            loads = [self.bin_load(bins.leaves(c)) for c in members]
+            for a, b in zip(loads, loads[1:]):
+                m.add(a >= b)
+
+    def occupancy(self) -> None:
+        """occ[g,k,D] and occT[t,k,D] for the tasks of edges whose cost depends on placement."""
+        m, bins, x = self.m, self.bins, self.x
+        self.occT = {}
+        needs_mapping = [e for e in self.problem.edges if len({e.at(k) for k in [-1] + bins.effective}) > 1]
+        if not needs_mapping:
+            return
+        occ = {}
+        for k in bins.effective:
+            members_of: dict[int, list[int]] = {}
+            for d in range(self.B):
+                members_of.setdefault(bins.domain[k][d], []).append(d)
+            for D, members in members_of.items():
+                for g in range(self.G):
+                    v = m.new_bool_var(f"occ[{g},{k},{D}]")
+                    total = sum(self.y[g, d] for d in members)
+                    m.add(total >= 1).only_enforce_if(v)
+                    m.add(total == 0).only_enforce_if(~v)
+                    occ[g, k, D] = v
+        n_domains = {k: max(bins.domain[k]) + 1 for k in bins.effective}
+        for t in sorted({e.source for e in needs_mapping} | {e.target for e in needs_mapping}):
+            for k in bins.effective:
+                for D in range(n_domains[k]):
+                    terms = []
+                    for g in self.slots(t):
+                        a = m.new_bool_var(f"a[{t},{g},{k},{D}]")
+                        m.add_implication(a, x[t, g])
+                        m.add_implication(a, occ[g, k, D])
+                        m.add_bool_or([a, ~x[t, g], ~occ[g, k, D]])
+                        terms.append(a)
+                    v = m.new_bool_var(f"occT[{t},{k},{D}]")
+                    m.add(v == sum(terms))
+                    self.occT[t, k, D] = v
+
+    def same_group(self) -> None:
+        """same_e = OR_g (x[u,g] and x[v,g]) for every edge u -> v."""
+        m, x = self.m, self.x
+        self.same = []
+        for i, e in enumerate(self.problem.edges):
+            u, v = e.source, e.target
+            ands = []
+            for g in range(min(self.G, u + 1, v + 1)):
+                s_var = m.new_bool_var(f"s[{i},{g}]")
+                m.add_implication(s_var, x[u, g])
+                m.add_implication(s_var, x[v, g])
+                m.add_bool_or([s_var, ~x[u, g], ~x[v, g]])
+                ands.append(s_var)
+            b_var = m.new_bool_var(f"same[{i}]")
+            m.add(b_var == sum(ands))
+            self.same.append(b_var)
+
+    def edge_cost(self, i: int, e) -> cp_model.IntVar:
+        """cost_e: zero inside a group, else the cost at the innermost level holding both groups."""
+        m, bins, same = self.m, self.bins, self.same
+        cost = m.new_int_var(0, e.worst, f"cost[{i}]")
+        if len({e.at(k) for k in [-1] + bins.effective}) == 1:
+            m.add(cost == e.at(-1)).only_enforce_if(~same[i])
+        else:
+            expr = e.at(-1)
+            previous = -1
+            for k in bins.effective:
+                together = m.new_bool_var(f"together[{i},{k}]")
+                unions = []
+                for D in range(max(bins.domain[k]) + 1):
+                    w = m.new_bool_var(f"uni[{i},{k},{D}]")
+                    m.add_max_equality(w, [self.occT[e.source, k, D], self.occT[e.target, k, D]])
+                    unions.append(w)
+                m.add(sum(unions) <= 1).only_enforce_if(together)
+                m.add(sum(unions) >= 2).only_enforce_if(~together)
+                expr = expr + together * (e.at(k) - e.at(previous))
+                previous = k
+            m.add(cost == expr).only_enforce_if(~same[i])
+        m.add(cost == 0).only_enforce_if(same[i])
+        return cost
+
+    def group_times(self) -> None:
+        """T_g (work plus the message costs its tasks pay) and the period Pm with its redundant cut."""
+        m, G, x, problem = self.m, self.G, self.x, self.problem
+        comm_in: dict[int, list] = {g: [] for g in range(G)}
+        for i, e in enumerate(problem.edges):
+            if e.worst == 0:
+                continue
+            cost = self.edge_cost(i, e)
+            for g in range(min(G, e.target + 1)):
+                c_in = m.new_int_var(0, e.worst, f"cin[{i},{g}]")
+                m.add(c_in == cost).only_enforce_if(x[e.target, g])
+                m.add(c_in == 0).only_enforce_if(~x[e.target, g])
+                comm_in[g].append(c_in)
+        self.T = []
+        for g in range(G):
+            tg = m.new_int_var(0, self.horizon, f"T[{g}]")
+            m.add(tg == sum(problem.work[t] * x[t, g] for t in range(g, self.n)) + sum(comm_in[g]))
+            self.T.append(tg)
+        self.Pm = m.new_int_var(0, self.M * self.horizon, "Pm")
+        for g in range(G):
+            for r in range(1, self.Rmax + 1):
+                m.add(self.M * self.T[g] <= r * self.Pm).only_enforce_if(self.rep[g, r])
+        # redundant: sum_g T_g <= sum_g R_g P <= C P (every thread is busy at most all the time)
+        m.add(self.M * sum(self.T) <= min(self.C, self.Rmax * G) * self.Pm)
+
+    def latency(self, latency_bound: int | None) -> None:
+        """Group starts, task start/end, crossing edges in order, Lat and the bound L0."""
+        m, n, x, horizon = self.m, self.n, self.x, self.horizon
+        S = [m.new_int_var(0, horizon, f"S[{g}]") for g in range(self.G)]
+        st = [m.new_int_var(0, horizon, f"st[{t}]") for t in range(n)]
+        en = [m.new_int_var(0, horizon, f"en[{t}]") for t in range(n)]
+        for t in range(n):
+            for g in self.slots(t):
+                m.add(st[t] == S[g]).only_enforce_if(x[t, g])
+                m.add(en[t] == S[g] + self.T[g]).only_enforce_if(x[t, g])
+        for i, e in enumerate(self.problem.edges):
+            m.add(st[e.target] >= en[e.source]).only_enforce_if(~self.same[i])
+        self.lat = m.new_int_var(0, horizon, "Lat")
+        for t in range(n):
+            m.add(self.lat >= en[t])
+        m.add(self.lat >= self.problem.critical_path)
+        if latency_bound is not None:
+            m.add(self.lat <= latency_bound)
+
+
+def build_model(problem: PipelineProblem, *, latency_bound: int | None = None,
+                max_replicas: int | None = None) -> PipelineModel:
+    """The CP-SAT model (module docstring).  `latency_bound` in ticks (None: unconstrained)."""
+    b = _Builder(problem, max_replicas)
+    b.grouping()
+    b.replicas()
+    b.caps_and_symmetry()
+    b.occupancy()
+    b.same_group()
+    b.group_times()
+    b.latency(latency_bound)
+    return PipelineModel(model=b.m, problem=problem, bins=b.bins, x=b.x, y=b.y, rep=b.rep, period=b.Pm,
+                         latency=b.lat, multiplier=b.M, slots=b.G, max_replicas=b.Rmax)
+
+
+def add_hint(pm: PipelineModel, cand: Candidate) -> None:
+    """Hint the model with a mapped candidate (groups renumbered by smallest task, bins permuted
+    to the model's symmetry-breaking order)."""
+    if not cand.mapped or len(cand.groups) > pm.slots:
+        return
+    order = sorted(cand.groups, key=lambda g: min(g.tasks))
+    slot_of = {}
+    for g, grp in enumerate(order):
+        for t in grp.tasks:
+            slot_of[t] = g
+    bin_of = {c: d for d, cs in enumerate(pm.bins.contexts) for c in cs}
+    counts = [[0] * pm.slots for _ in pm.bins.contexts]
+    for g, grp in enumerate(order):
+        for c in grp.contexts:
+            if c in bin_of:
+                counts[bin_of[c]][g] += 1
+    counts = pm.bins.canonical(counts)
+    for (t, g), var in pm.x.items():
+        pm.model.add_hint(var, slot_of[t] == g)
+    for (g, d), var in pm.y.items():
+        pm.model.add_hint(var, counts[d][g])
+    for (g, r), var in pm.rep.items():
+        pm.model.add_hint(var, g < len(order) and order[g].replicas == r)
+
+
+def extract(pm: PipelineModel, solver: cp_model.CpSolver) -> Candidate:
+    """The solution as a mapped candidate (each bin's contexts handed out in order)."""
+    problem = pm.problem
+    free = [list(cs) for cs in pm.bins.contexts]
+    groups = []
+    for g in range(pm.slots):
+        tasks = tuple(t for t in range(problem.n) if (t, g) in pm.x and solver.value(pm.x[t, g]))
+        if not tasks:
+            continue
+        contexts = []
+        for d in range(len(free)):
+            k = int(solver.value(pm.y[g, d]))
+            contexts += free[d][:k]
+            free[d] = free[d][k:]
+        groups.append(Group(tasks, len(contexts), tuple(contexts)))
+    cand = Candidate(tuple(groups))
+    return Candidate(cand.groups, depth_stages(problem, cand))
