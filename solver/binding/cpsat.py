@@ -17,12 +17,8 @@ import math
 import time
 from dataclasses import dataclass, field
 
-from solver.binding.configurations import (
-    ConfigurationBound,
-    ConfigurationLPFailed,
-    NotApplicable,
-    configuration_bound,
-)
+from solver.binding.configuration_lp import ConfigurationBound, ConfigurationLPFailed, configuration_bound
+from solver.binding.configurations import NotApplicable
 from solver.binding.local_search import LocalSearchResult, improve_plan
 from solver.binding.model import THROUGHPUT_RESOLUTION, BindingModel
 from solver.binding.problem import BindingProblem

@@ -13,8 +13,9 @@ from hypothesis import strategies as st
 from scipy.optimize import linprog
 
 from simulate.analytic import BatchModel
+from solver.binding.configuration_lp import column_generation, configuration_bound
 from solver.binding.configurations import (ConfigurationValues, Layout, NotApplicable, ThreadTypes,
-                                           _combinations, column_generation, configuration_bound,
+                                           _combinations,
                                            count_configurations, enumerate_configurations)
 from solver.binding.problem import BindingProblem
 from specs import load_spec, load_spec_text
@@ -182,7 +183,7 @@ def test_the_configuration_lp_solves_on_the_60_thread_t2():
     """HiGHS failed ("Solve error") on t2-ipfwd-x20 when the LP carried throughputs of 1e7 with
     penalties of 1e10; with values scaled to order 1 it converges to the bound BENCHMARKS.md
     reports (38.261 Mpps), which no plan of the local search exceeds."""
-    from solver.binding.configurations import configuration_bound
+    from solver.binding.configuration_lp import configuration_bound
     from solver.binding.local_search import improve_plan
     from solver.binding.samplers import uniform_plans
 

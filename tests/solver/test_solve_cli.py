@@ -59,7 +59,7 @@ def test_a_failed_solver_step_is_visible_and_exits_3(capsys, monkeypatch):
     """A configuration LP that fails must not pass as success: the step is named in the text and
     the JSON, and the exit code is 3 (it was 0 with a silently weaker bound)."""
     from solver.binding import cpsat
-    from solver.binding.configurations import ConfigurationLPFailed
+    from solver.binding.configuration_lp import ConfigurationLPFailed
 
     def failing(*args, **kwargs):
         raise ConfigurationLPFailed("the configuration LP failed: (HiGHS Status 4: Solve error)")
