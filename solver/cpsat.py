@@ -2,9 +2,10 @@
 
 * `make_solver` sets the time limit, workers and seed. With ``deterministic_time`` the run is
   repeatable: CP-SAT stops on its deterministic work count (a wall-clock guard of
-  ``DETERMINISTIC_WALL_GUARD`` times that still applies) and several workers are interleaved in
-  one deterministic schedule (``interleave_search``), so a seed and a worker count give the same
-  answer on every run. Plans may still differ between worker counts: the JSON records the count.
+  ``DETERMINISTIC_WALL_GUARD`` times that still applies) and a fixed portfolio of
+  ``DETERMINISTIC_WORKERS`` subsolvers is interleaved in one deterministic schedule
+  (``interleave_search``), whatever worker count was asked for: a seed gives the same answer on
+  every run and with every ``--workers`` (which then sets only how many processes measure plans).
 * `solve` runs the search and puts Python's SIGINT and SIGTERM handlers back afterwards: OR-Tools
   installs its own SIGINT handler (Ctrl-C stops the search and keeps the best plan found), which
   otherwise stays in place and makes a later Ctrl-C kill the process without the message that
@@ -18,6 +19,7 @@ import signal
 from ortools.sat.python import cp_model
 
 DETERMINISTIC_WALL_GUARD = 20.0  # wall-clock guard, in multiples of a deterministic limit
+DETERMINISTIC_WORKERS = 2        # the interleaved portfolio of a repeatable run, whatever --workers says
 
 
 def make_solver(*, time_limit: float | None, workers: int = 1, seed: int = 0,
@@ -32,8 +34,8 @@ def make_solver(*, time_limit: float | None, workers: int = 1, seed: int = 0,
         params.max_deterministic_time = float(deterministic_time)
         guard = DETERMINISTIC_WALL_GUARD * float(deterministic_time)
         params.max_time_in_seconds = max(guard, float(time_limit)) if time_limit is not None else guard
-        if workers > 1:
-            params.interleave_search = True
+        params.num_workers = DETERMINISTIC_WORKERS
+        params.interleave_search = True
     elif time_limit is not None:
         params.max_time_in_seconds = max(0.01, float(time_limit))
     return solver

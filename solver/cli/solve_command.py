@@ -35,7 +35,7 @@ def solve_command(
     oracle: str | None = typer.Option(None, "--oracle",
                                       help="des (simulation) or analytic (closed form) for the measurements. Default: oracle.kind."),
     samples: int = typer.Option(5000, "--samples", min=1, help="Random plans drawn (hint, baselines, predictor candidates)."),
-    deterministic: bool = typer.Option(False, "--deterministic", help="CP-SAT: use a deterministic time limit, for repeatable runs."),
+    deterministic: bool = typer.Option(False, "--deterministic", help="CP-SAT: count the time limit in deterministic time with a fixed portfolio: the same plans on every run and for every --workers."),
     out: Path | None = options.out_dir_option(None, "the chosen plan (plan.yaml)"),
     as_json: bool = options.json_option(),
 ) -> None:

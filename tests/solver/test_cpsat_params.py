@@ -39,9 +39,25 @@ def test_ortools_alone_swallows_ctrl_c_after_a_solve():
     assert run("solver.solve(m)") != "interrupted"
 
 
-def test_deterministic_parameters():
-    solver = __import__("solver.cpsat", fromlist=["make_solver"]).make_solver(
-        time_limit=5, workers=2, seed=3, deterministic_time=2)
-    p = solver.parameters
-    assert p.max_deterministic_time == 2 and p.interleave_search and p.random_seed == 3 and p.num_workers == 2
-    assert p.max_time_in_seconds >= 5
+def test_deterministic_parameters_do_not_depend_on_the_worker_count():
+    from solver.cpsat import make_solver
+
+    params = [make_solver(time_limit=5, workers=w, seed=3, deterministic_time=2).parameters for w in (1, 2, 8)]
+    for p in params:
+        assert p.max_deterministic_time == 2 and p.interleave_search and p.random_seed == 3
+        assert p.max_time_in_seconds >= 5
+    assert len({str(p) for p in params}) == 1 and {p.num_workers for p in params} == {2}
+
+
+def test_deterministic_solve_gives_the_same_plans_for_one_and_two_workers():
+    """The three best plans of a deterministic binding solve (ties among them are broken by the
+    search path) are the same with 1 and 2 workers, and on a second run."""
+    from solver.binding.cpsat import solve_binding
+    from solver.binding.problem import BindingProblem
+    from specs import load_spec
+
+    problem = BindingProblem(load_spec("t2-ipfwd-intadd-x2"))
+    runs = [solve_binding(problem, time_limit=10, workers=w, seed=5, deterministic_time=1.0, top_k=3)
+            for w in (1, 2, 1)]
+    answers = {tuple(tuple(s.contexts) for s in r.solutions) for r in runs}
+    assert len(answers) == 1 and len(next(iter(answers))) == 3
