@@ -66,6 +66,7 @@ def _register_commands() -> None:
         simulate_command,
         solve_command,
         spec_commands,
+        topology_command,
     )
 
     spec_commands.register(app)        # validate, schema, examples, count
@@ -75,6 +76,7 @@ def _register_commands() -> None:
     pipeline_command.register(app)
     makespan_command.register(app)
     evt_command.register(app)
+    topology_command.register(app)     # topology host, import, show
 
 
 _register_commands()

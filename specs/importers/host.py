@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 from specs.errors import SpecError, did_you_mean
 from specs.topology import MACHINE, Topology
+from specs.units import format_size
 
 DEFAULT_CLOCK_HZ = 1e9
 # When two groupings are the same partition of the CPUs, the level takes the first name here.
@@ -70,6 +71,7 @@ class HostTopology:
 
     topology: Topology
     notes: list[str]
+    summary: dict[str, int] = field(default_factory=dict)
 
 
 Partition = list[frozenset[int]]
@@ -185,7 +187,7 @@ def _resources(host: HostDescription, levels, capacities: dict[str, float], note
             continue
         size = min((c.size for c in caches if c.size), default=None)
         kind = "instruction cache" if name.endswith("i") else "cache"
-        what = f"L{caches[0].level} {kind}" + (f", {_size_text(size)}" if size else "") + f" per {level}"
+        what = f"L{caches[0].level} {kind}" + (f", {format_size(size)}" if size else "") + f" per {level}"
         resources.append({"name": name, "level": level, "capacity": 1.0, "description": what})
     if host.node:
         level = _level_of(set(_partition(host.node, cpus)), levels, cpus)
@@ -207,13 +209,6 @@ def _resources(host: HostDescription, levels, capacities: dict[str, float], note
     return resources
 
 
-def _size_text(size: int) -> str:
-    for unit, scale in (("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if size >= scale and size % scale == 0:
-            return f"{size // scale} {unit}"
-    return f"{size} B"
-
-
 def build_topology(host: HostDescription, *, name: str | None = None, clock_hz: float | None = None,
                    capacities: dict[str, float] | None = None) -> HostTopology:
     """The `Topology` of `host` (module docstring), with notes on every default value used."""
@@ -231,7 +226,7 @@ def build_topology(host: HostDescription, *, name: str | None = None, clock_hz: 
         notes.append("clock 1GHz is a default (the source gives no frequency): override with --clock")
     resources = _resources(host, levels, dict(capacities or {}), notes)
     notes.append("no communication section: messages between threads cost nothing until one is added")
-    shape = " x ".join(f"{n} {level}" for (level, _), n in zip(levels, counts))
+    shape = " > ".join(f"{level}: {n}" for (level, _), n in zip(levels, counts))
     data = {
         "name": name or host.name,
         "description": f"imported from {host.source}: {shape}",
@@ -241,4 +236,6 @@ def build_topology(host: HostDescription, *, name: str | None = None, clock_hz: 
     }
     names = Topology.model_validate(data).context_names
     topology = Topology.model_validate({**data, "os_cpus": dict(zip(names, order))})
-    return HostTopology(topology, notes)
+    summary = {"cpus": len(host.cpus), "cores": len({host.siblings[c] for c in host.cpus}),
+               "sockets": len(set(host.package.values())), "numa_nodes": len(set(host.node.values())) or 1}
+    return HostTopology(topology, notes, summary)

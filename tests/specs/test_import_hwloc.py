@@ -25,7 +25,7 @@ def test_server_two_sockets_smt():
         assert topo.domain_of(context, 1) == cpu % 16
     assert {r.name: r.level for r in topo.resources} == {
         "l1": "core", "l1i": "core", "l2": "core", "l3": "socket", "mem": "socket"}
-    assert "22 MiB" in topo.resource("l3").description
+    assert "22MiB" in topo.resource("l3").description
 
 
 def test_vm_xml_agrees_with_vm_sysfs():

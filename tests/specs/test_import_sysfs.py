@@ -61,7 +61,7 @@ def test_server_two_sockets_smt():
     assert sorted(topo.os_cpu_list) == list(range(32))
     assert {r.name: r.level for r in topo.resources} == {
         "l1": "core", "l1i": "core", "l2": "core", "l3": "socket", "mem": "socket"}
-    assert "30 MiB" in topo.resource("l3").description
+    assert "30MiB" in topo.resource("l3").description
     _check_against_files("server-2s", topo)
 
 
