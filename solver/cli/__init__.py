@@ -62,6 +62,7 @@ def _register_commands() -> None:
         certify_command,
         evt_command,
         makespan_command,
+        pin_command,
         pipeline_command,
         simulate_command,
         solve_command,
@@ -77,6 +78,7 @@ def _register_commands() -> None:
     makespan_command.register(app)
     evt_command.register(app)
     topology_command.register(app)     # topology host, import, show
+    pin_command.register(app)
 
 
 _register_commands()
