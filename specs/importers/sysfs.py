@@ -44,7 +44,7 @@ def parse_cpu_list(text: str, where: str = "<list>") -> list[int]:
     return sorted(cpus)
 
 
-def _read(path: Path, root: Path) -> str | None:
+def _read(path: Path) -> str | None:
     try:
         return path.read_text().strip()
     except FileNotFoundError:
@@ -53,8 +53,8 @@ def _read(path: Path, root: Path) -> str | None:
         raise SpecError.at(str(path), f"cannot read: {exc.strerror}") from None
 
 
-def _integer(path: Path, root: Path) -> int | None:
-    text = _read(path, root)
+def _integer(path: Path) -> int | None:
+    text = _read(path)
     if text is None:
         return None
     try:
@@ -72,26 +72,26 @@ def _size(text: str | None, where: Path) -> int | None:
     return int(match.group(1)) << {"": 0, "K": 10, "M": 20, "G": 30}[match.group(2).upper()]
 
 
-def _online(cpu_dir: Path, root: Path) -> list[int]:
+def _online(cpu_dir: Path) -> list[int]:
     present = sorted(int(p.name[3:]) for p in cpu_dir.glob("cpu[0-9]*") if p.name[3:].isdigit()
                      and (p / "topology").is_dir())
-    online = _read(cpu_dir / "online", root)
+    online = _read(cpu_dir / "online")
     if online is None:
         return present
     listed = set(parse_cpu_list(online, str(cpu_dir / "online")))
     return [cpu for cpu in present if cpu in listed]
 
 
-def _caches(cpu_path: Path, root: Path) -> set[Cache]:
+def _caches(cpu_path: Path) -> set[Cache]:
     found = set()
     for index in sorted((cpu_path / "cache").glob("index[0-9]*")):
-        level = _integer(index / "level", root)
-        kind = (_read(index / "type", root) or "unified").lower()
-        shared = _read(index / "shared_cpu_list", root)
+        level = _integer(index / "level")
+        kind = (_read(index / "type") or "unified").lower()
+        shared = _read(index / "shared_cpu_list")
         if level is None or shared is None:
             continue
         cpus = frozenset(parse_cpu_list(shared, str(index / "shared_cpu_list")))
-        found.add(Cache(level, kind, _size(_read(index / "size", root), index / "size"), cpus))
+        found.add(Cache(level, kind, _size(_read(index / "size"), index / "size"), cpus))
     return found
 
 
@@ -99,7 +99,7 @@ def read_sysfs(root: str | Path = HOST_ROOT) -> HostDescription:
     """Describe the CPUs under a sysfs root (module docstring)."""
     root = Path(root)
     cpu_dir = root / "devices" / "system" / "cpu"
-    cpus = _online(cpu_dir, root)
+    cpus = _online(cpu_dir)
     if not cpus:
         raise SpecError.at(str(cpu_dir), "no online CPU with a topology folder here: is this a Linux sysfs "
                                          "(/sys) tree?")
@@ -107,22 +107,22 @@ def read_sysfs(root: str | Path = HOST_ROOT) -> HostDescription:
     for cpu in cpus:
         path = cpu_dir / f"cpu{cpu}"
         topology = path / "topology"
-        host.package[cpu] = _integer(topology / "physical_package_id", root) or 0
-        die = _integer(topology / "die_id", root)
+        host.package[cpu] = _integer(topology / "physical_package_id") or 0
+        die = _integer(topology / "die_id")
         if die is not None:
             host.die[cpu] = die
-        siblings = _read(topology / "thread_siblings_list", root)
+        siblings = _read(topology / "thread_siblings_list")
         listed = parse_cpu_list(siblings, str(topology / "thread_siblings_list")) if siblings else [cpu]
         host.siblings[cpu] = frozenset(c for c in listed if c in host.package or c in cpus) | {cpu}
-        host.caches |= _caches(path, root)
+        host.caches |= _caches(path)
     for node_path in sorted((root / "devices" / "system" / "node").glob("node[0-9]*")):
-        listed = _read(node_path / "cpulist", root)
+        listed = _read(node_path / "cpulist")
         for cpu in parse_cpu_list(listed or "", str(node_path / "cpulist")):
             if cpu in host.package:
                 host.node[cpu] = int(node_path.name[4:])
     if host.node and set(host.node) != set(host.package):
         host.node = {}  # a partial NUMA description is no description
-    khz = _integer(cpu_dir / f"cpu{cpus[0]}" / "cpufreq" / "cpuinfo_max_freq", root)
+    khz = _integer(cpu_dir / f"cpu{cpus[0]}" / "cpufreq" / "cpuinfo_max_freq")
     host.clock_hz = khz * 1e3 if khz else None
     return host
 

@@ -38,6 +38,16 @@ def test_host_agrees_with_lscpu(capsys):
     assert result["summary"]["numa_nodes"] == len({r[3] for r in rows if r[3]} or {"0"})
     os_cpus = result["topology"]["os_cpus"]
     assert sorted(os_cpus.values()) == sorted(int(r[0]) for r in rows)
+    # every pair of CPUs: same socket / same core per lscpu <=> per the imported tree
+    levels = [lv["name"] for lv in result["topology"]["levels"]]
+    path = {cpu: context.split(".") for context, cpu in os_cpus.items()}
+    where = {int(r[0]): (r[2], r[1]) for r in rows}
+    for a in where:
+        for b in where:
+            for level, same in (("socket", where[a][0] == where[b][0]), ("core", where[a] == where[b])):
+                if level in levels:
+                    depth = levels.index(level) + 1
+                    assert (path[a][:depth] == path[b][:depth]) == same, (a, b, level)
 
 
 @pytest.mark.skipif(not LINUX, reason="needs Linux sysfs")
