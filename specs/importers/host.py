@@ -96,8 +96,9 @@ def _groupings(host: HostDescription) -> list[tuple[str, Partition]]:
     for name in ("l3", "l2"):
         level = int(name[1])
         sets = {cache.cpus & set(cpus) for cache in host.caches if cache.level == level and cache.kind != "instruction"}
-        if sets:
-            found.append((name, _partition({c: min(s for s in sets if c in s) for c in cpus}, cpus)))
+        group_of = {c: min((s for s in sets if c in s), key=sorted) for c in cpus if any(c in s for s in sets)}
+        if len(group_of) == len(cpus):  # a cache level some CPUs lack is no level of the tree
+            found.append((name, _partition(group_of, cpus)))
     found.append(("pu", [frozenset([c]) for c in cpus]))
     return found
 
@@ -189,8 +190,8 @@ def _resources(host: HostDescription, levels, capacities: dict[str, float], note
         kind = "instruction cache" if name.endswith("i") else "cache"
         what = f"L{caches[0].level} {kind}" + (f", {format_size(size)}" if size else "") + f" per {level}"
         resources.append({"name": name, "level": level, "capacity": 1.0, "description": what})
-    if host.node:
-        level = _level_of(set(_partition(host.node, cpus)), levels, cpus)
+    level = _level_of(set(_partition(host.node, cpus)), levels, cpus) if host.node else None
+    if level is not None:
         resources.append({"name": "mem", "level": level, "capacity": 1.0,
                           "description": f"memory of a NUMA node (per {level})"})
     known = [r["name"] for r in resources]

@@ -155,3 +155,27 @@ workload: [{app: a, instances: 1}]
         load_spec_text(base.replace("{OS_CPUS}", "{core0: 4, core9: 5}"))
     without = load_spec_text(base.replace("  os_cpus: {OS_CPUS}\n", ""))
     assert [without.topology.os_cpu(c) for c in range(2)] == [0, 1]
+
+
+@given(st.data())
+def test_any_description_gives_a_topology_or_one_spec_error(data):
+    """Whatever an importer read (inconsistent siblings, caches some CPUs lack, odd NUMA nodes),
+    the builder answers a valid topology or a SpecError, never another exception."""
+    n = data.draw(st.integers(1, 12))
+    cpus = data.draw(st.lists(st.integers(0, 40), min_size=n, max_size=n, unique=True))
+    pick = st.sampled_from(cpus)
+    host = HostDescription(
+        source="<random>",
+        package={c: data.draw(st.integers(0, 2)) for c in cpus},
+        siblings={c: frozenset(data.draw(st.lists(pick, max_size=3))) | {c} for c in cpus},
+        node={c: data.draw(st.integers(0, 2)) for c in cpus} if data.draw(st.booleans()) else {},
+        caches={Cache(data.draw(st.integers(1, 3)), data.draw(st.sampled_from(["data", "unified", "instruction"])),
+                      data.draw(st.none() | st.integers(1, 1 << 25)), frozenset(data.draw(st.lists(pick, min_size=1))))
+                for _ in range(data.draw(st.integers(0, 6)))},
+    )
+    try:
+        topo = build_topology(host).topology
+    except SpecError:
+        return
+    assert sorted(topo.os_cpu_list) == sorted(cpus)
+    assert topo.n_contexts == n
