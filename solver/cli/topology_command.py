@@ -67,8 +67,11 @@ def host(
     out: Path | None = OUT_FILE, name: str | None = NAME, clock: str | None = CLOCK,
     capacity: list[str] | None = CAPACITY, as_json: bool = options.json_option(),
 ) -> None:
-    """This machine's topology, read from /sys: sockets, NUMA nodes, shared caches, cores, SMT
-    threads, each context with its OS CPU number. A spec can also say `topology: host`."""
+    """This machine's topology, read from /sys, each context with its OS CPU number.
+
+    Sockets, NUMA nodes, shared caches, cores and SMT threads become the levels; a spec can also
+    say `topology: host`.
+    """
     from specs.importers.sysfs import host_topology
 
     _emit(host_topology(**_options(name, clock, capacity)), out, as_json)
