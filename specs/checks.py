@@ -40,6 +40,7 @@ def check_topology(topo: Topology, prefix: tuple = ()) -> list[Problem]:
                 f"unknown level `{resource.level}` (levels: {', '.join(known_levels)})"
                 f"{did_you_mean(resource.level, known_levels)}",
             ))
+    problems.extend(_check_os_cpus(topo, prefix))
     comm = topo.communication
     shared = topo.shared_level_names
     if isinstance(comm, DirectCommunication):
@@ -65,6 +66,33 @@ def check_topology(topo: Topology, prefix: tuple = ()) -> list[Problem]:
                                     "the cache model needs `machine` (main-memory latency in cycles)"))
         if comm.line <= 0:
             problems.append(Problem(prefix + ("communication", "line"), "the line size must be positive"))
+    return problems
+
+
+def _check_os_cpus(topo: Topology, prefix: tuple) -> list[Problem]:
+    """``os_cpus`` names every context once, each with its own CPU number."""
+    if topo.os_cpus is None:
+        return []
+    problems: list[Problem] = []
+    seen_contexts: set[int] = set()
+    owner: dict[int, str] = {}
+    for name, cpu in topo.os_cpus.items():
+        try:
+            context = topo.parse_context(name)
+        except ValueError as exc:
+            problems.append(Problem(prefix + ("os_cpus", name), str(exc), key=True))
+            continue
+        if context in seen_contexts:
+            problems.append(Problem(prefix + ("os_cpus", name), f"context `{name}` is given twice", key=True))
+        seen_contexts.add(context)
+        if cpu in owner:
+            problems.append(Problem(prefix + ("os_cpus", name), f"CPU {cpu} is already the CPU of `{owner[cpu]}`"))
+        owner.setdefault(cpu, name)
+    missing = topo.n_contexts - len(seen_contexts)
+    if missing and not problems:
+        first = next(c for c in range(topo.n_contexts) if c not in seen_contexts)
+        problems.append(Problem(prefix + ("os_cpus",), f"{missing} context(s) have no CPU number, "
+                                                        f"e.g. `{topo.context_name(first)}`; give every context one"))
     return problems
 
 
@@ -178,7 +206,7 @@ def check_constraints(spec: Spec) -> list[Problem]:
         else:
             pinned_at[context] = thread
 
-    for level, cap in cons.max_threads.items():
+    for level, _cap in cons.max_threads.items():
         if level not in topo.level_names and level != "machine":
             known = topo.level_names + ["machine"]
             problems.append(Problem(base + ("max_threads", level),

@@ -1,7 +1,7 @@
 """Load specs, topologies and applications from YAML, with errors that name file:line:column.
 
-References: a spec's ``topology`` is a built-in name (``ultrasparc-t2``), a path relative to the
-spec, or an inline mapping; an application may be an inline mapping or a built-in/relative file.
+References: a spec's ``topology`` is a built-in name (``ultrasparc-t2``), ``host`` (this machine,
+imported from /sys when the spec loads), a path relative to the spec, or an inline mapping; an application may be an inline mapping or a built-in/relative file.
 A topology may start from another with ``base: NAME`` and override top-level keys.  Reference
 chains that come back to a file already on the chain are reported as recursive.
 
@@ -29,6 +29,7 @@ from specs.topology import Topology
 from specs.yamlio import Locations, locate, parse_yaml_text, read_yaml
 
 EXAMPLES = resources.files("specs") / "examples"
+HOST = "host"  # `topology: host`: the machine tasksolve runs on, read from /sys at load time
 # The directories references may point into while a spec loads (None: anywhere).
 _ROOTS: ContextVar[tuple[FsPath, ...] | None] = ContextVar("reference_roots", default=())
 ALLOW_OUTSIDE: ContextVar[bool] = ContextVar("allow_outside_references", default=False)
@@ -266,8 +267,17 @@ def _topology_from(data: Any, file: str, locations: Locations, relative_to: FsPa
     return topology, sub_locations
 
 
+def _host_topology() -> Topology:
+    """``topology: host``: this machine, imported from /sys (`specs.importers.sysfs`)."""
+    from specs.importers.sysfs import host_topology
+
+    return host_topology().topology
+
+
 def load_topology(path: str | FsPath) -> Topology:
-    """Load a topology file (or a built-in topology by name)."""
+    """Load a topology file (or a built-in topology by name, or ``host``: this machine)."""
+    if str(path) == HOST:
+        return _host_topology()
     path = FsPath(path) if str(path).endswith((".yaml", ".yml")) or FsPath(path).exists() else builtin_path("topologies", str(path))
     data, locations = read_yaml(path, _display(path))
     topology, _ = _topology_from(data, _display(path), locations, path.parent, (str(path.resolve()),))
@@ -296,6 +306,8 @@ def spec_from_data(data: Any, locations: Locations, file: str, relative_to: FsPa
         ref = data["topology"]
         if isinstance(ref, dict):
             topology, _ = _topology_from(ref, file, locations, relative_to, (file,), ("topology",))
+        elif ref == HOST:
+            topology = _host_topology()
         else:
             topo_file = _resolve(ref, "topologies", relative_to, file, locations, ("topology",))
             topo_data, topo_locations = read_yaml(topo_file, _display(topo_file))

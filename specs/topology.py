@@ -7,6 +7,11 @@ are numbered 0..n-1 in depth-first order, so the domain of context ``c`` at leve
 
 Domain and context names are dotted paths of ``level+index`` (``core3``, ``core3.pipe1``,
 ``core3.pipe1.strand2``); ``machine`` names the root.
+
+A topology imported from a real machine (`specs.importers`) also keeps each context's operating
+system CPU number (``os_cpus``: context path -> OS CPU), so that plans can be pinned with
+``taskset`` and friends (`specs.exporters.pinning`); `Topology.os_cpu` falls back to the flat
+context index when the topology has none.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from specs.fields import Clock, Count, Name, Number, Share, Size, StrictModel
+from specs.fields import Clock, Count, Name, NonNegativeInt, Number, Share, Size, StrictModel
 
 MACHINE = "machine"
 MAX_CONTEXTS = 65_536
@@ -82,6 +87,9 @@ class Topology(StrictModel):
     communication: Annotated[
         DirectCommunication | CacheCommunication, Field(discriminator="model")
     ] | None = None
+    os_cpus: dict[str, NonNegativeInt] | None = Field(
+        default=None, description="operating-system CPU number of each hardware context (context path -> "
+                                  "CPU), as imported from the host; without it context i is CPU i")
 
     @model_validator(mode="before")
     @classmethod
@@ -198,6 +206,20 @@ class Topology(StrictModel):
                 f"`{self.levels[-1].name}` level, e.g. `{self.context_name(self.contexts_of(level, domain)[0])}`"
             )
         return domain
+
+    # ----------------------------------------------------------------- OS CPU numbers
+    @cached_property
+    def os_cpu_list(self) -> list[int]:
+        """The OS CPU number of every context in context order (the flat index where none is given)."""
+        numbers = list(range(self.n_contexts))
+        for name, cpu in (self.os_cpus or {}).items():
+            numbers[self.parse_context(name)] = cpu
+        return numbers
+
+    def os_cpu(self, context: int) -> int:
+        """The operating system's CPU number of context `context` (its flat index when the
+        topology carries no ``os_cpus``)."""
+        return self.os_cpu_list[context]
 
     # ----------------------------------------------------------------- resources
     def resource(self, name: str) -> Resource:

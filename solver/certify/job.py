@@ -6,7 +6,8 @@ into one output directory
 * ``plan.yaml`` -- the chosen binding (CP-SAT's K best, selected on the oracle);
 * ``samples.jsonl`` -- every random plan measured for the certificate (resumable);
 * ``certificate.json`` -- the certificate, with the solve report under ``"solve"``;
-* ``report.html`` -- one self-contained page (plan, comparison, certificate and plots).
+* ``report.html`` -- one self-contained page (plan, comparison, certificate and plots);
+* ``pinning.txt`` -- the plan as ``taskset`` lines (``tasksolve pin`` writes other formats).
 
 Every file is written atomically, and nothing is written before the step that produces it has
 finished, so an interruption never leaves a half-written file.
@@ -15,9 +16,10 @@ finished, so an interruption never leaves a half-written file.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import evt
 from solver.binding.compare import METHODS, SolveReport, solve
@@ -25,7 +27,8 @@ from solver.certify.run import CertifyOutcome, certify
 from solver.certify.service import check_start
 from solver.errors import SolverFailed
 from specs import Spec
-from specs.files import write_json_atomic
+from specs.exporters.pinning import pinning_text
+from specs.files import write_json_atomic, write_text_atomic
 
 # What `tasksolve run` compares unless told otherwise: the methods that finish in about a minute
 # on the 24-thread examples. TSBSched and BlackBox profile with the oracle first, which takes
@@ -71,6 +74,8 @@ def run(spec: Spec, out_dir: Path, *, methods: tuple[str, ...] | list[str] = DEF
     out_dir.mkdir(parents=True, exist_ok=True)
     files = {name: out_dir / name for name in FILES}
     report.plan.save(files["plan.yaml"])
+    files["pinning.txt"] = out_dir / "pinning.txt"
+    write_text_atomic(files["pinning.txt"], pinning_text(spec, report.plan, "taskset"))
     if say:
         say("certifying the plan against the EVT-estimated optimum")
     clock = time.perf_counter()

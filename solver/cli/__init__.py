@@ -62,10 +62,12 @@ def _register_commands() -> None:
         certify_command,
         evt_command,
         makespan_command,
+        pin_command,
         pipeline_command,
         simulate_command,
         solve_command,
         spec_commands,
+        topology_command,
     )
 
     spec_commands.register(app)        # validate, schema, examples, count
@@ -75,6 +77,8 @@ def _register_commands() -> None:
     pipeline_command.register(app)
     makespan_command.register(app)
     evt_command.register(app)
+    topology_command.register(app)     # topology host, import, show
+    pin_command.register(app)
 
 
 _register_commands()

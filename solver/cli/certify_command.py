@@ -163,7 +163,7 @@ def run_command(
 
         _print_report(spec, result.report, result.files["plan.yaml"])
         console.print(result.outcome.certificate.summary(), markup=False)
-        console.print(f"wrote {out}/plan.yaml, certificate.json, samples.jsonl, report.html", markup=False)
+        console.print(f"wrote {out}/plan.yaml, certificate.json, samples.jsonl, report.html, pinning.txt", markup=False)
     if result.report.failed_steps:
         err_console.print(f"error: solver step(s) failed: {', '.join(result.report.failed_steps)}", markup=False)
         raise typer.Exit(EXIT_FAILURE)

@@ -50,8 +50,10 @@ def test_run_end_to_end(tmp_path, capsys):
                  "--methods", "cpsat,balanced", "--json"])
     assert code in (0, 1)
     result = json.loads(capsys.readouterr().out)
-    for name in ("plan.yaml", "certificate.json", "samples.jsonl", "report.html"):
+    for name in ("plan.yaml", "certificate.json", "samples.jsonl", "report.html", "pinning.txt"):
         assert (out / name).is_file(), name
+    pins = [line for line in (out / "pinning.txt").read_text().splitlines() if not line.startswith("#")]
+    assert len(pins) == len(load_spec(SPEC).threads) and all("taskset -c" in line for line in pins)
     cert = json.loads((out / "certificate.json").read_text())
     assert set(cert) >= {"spec", "plan", "plan_performance", "samples", "optimum", "gap", "verdict", "flags", "seed",
                          "versions"}

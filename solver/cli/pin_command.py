@@ -1,0 +1,66 @@
+"""``tasksolve pin PLAN.yaml --format FORMAT``: the plan as pinning lines for another tool
+(`specs.exporters.pinning`: taskset, numactl, DPDK --lcores, likwid-pin, OpenMP places,
+systemd CPUAffinity, JSON), with the OS CPU numbers of the spec's topology."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from solver.cli.common import console, fail, load_spec_or_fail
+from specs.exporters.pinning import FORMATS
+
+
+def _spec_for(plan_path: Path, spec_path: str | None):
+    """The spec named with --spec, else the built-in example the plan names (by file or spec name)."""
+    if spec_path is not None:
+        return load_spec_or_fail(spec_path)
+    import yaml
+
+    from specs.loader import builtin_names, builtin_path
+    from specs.plan import load_plan
+
+    name = load_plan(plan_path).spec
+    if name is None:
+        fail(f"{plan_path}: the plan does not name its spec; give it with --spec SPEC")
+    for example in builtin_names(""):
+        if example == name or (yaml.safe_load(builtin_path("", example).read_text()) or {}).get("name") == name:
+            return load_spec_or_fail(example)
+    fail(f"{plan_path}: the plan is for spec `{name}`, which is not a built-in example; give the spec file "
+         "with --spec SPEC")
+
+
+def pin(
+    plan_path: Path = typer.Argument(..., metavar="PLAN.yaml", help="A plan file (solve/run/pipeline --out DIR write DIR/plan.yaml)."),
+    form: str = typer.Option(..., "--format", "-f", help=f"One of {', '.join(FORMATS)}."),
+    spec_path: str | None = typer.Option(None, "--spec", "-s", metavar="SPEC",
+                                         help="The plan's spec (a file or built-in name). Default: the built-in "
+                                              "example the plan names."),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Write the lines to this file instead of printing them."),
+) -> None:
+    """How to run each thread of a plan on its hardware context: pinning lines with OS CPU numbers.
+
+    CPU numbers come from the topology's os_cpus (`tasksolve topology host` imports them); a
+    topology without them gives flat context indices, and the output says so.
+    """
+    from specs.errors import did_you_mean
+    from specs.exporters.pinning import pinning_text
+    from specs.plan import load_plan
+
+    if form not in FORMATS:
+        fail(f"unknown format `{form}` (one of {', '.join(FORMATS)}){did_you_mean(form, FORMATS)}")
+    spec = _spec_for(plan_path, spec_path)
+    plan = load_plan(plan_path, spec)
+    text = pinning_text(spec, plan, form)
+    if out is None:
+        typer.echo(text, nl=False)
+        return
+    from specs.files import write_text_atomic
+
+    write_text_atomic(out, text)
+    console.print(f"wrote {out}", markup=False)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("pin")(pin)

@@ -1,0 +1,119 @@
+"""``tasksolve topology host|import|show``: real machines as topologies (docs/design.md, "Real machines").
+
+``host`` imports this machine from /sys, ``import`` an hwloc XML file (``lstopo --of xml``);
+both print (or write with ``--out FILE``) a topology file whose comments say which values are
+defaults. ``show`` prints any topology -- a built-in name, a file, ``host`` or an hwloc XML --
+as an lstopo-like tree.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from solver.cli import options
+from solver.cli.common import console, emit_json, fail
+
+topology_app = typer.Typer(help="Real machines as topologies: import this host or an hwloc XML file, show a topology.",
+                           no_args_is_help=True)
+
+OUT_FILE = typer.Option(None, "--out", "-o", help="Write the topology file here (YAML) instead of printing it.")
+NAME = typer.Option(None, "--name", help="The topology's name. Default: host.")
+CLOCK = typer.Option(None, "--clock", help="The clock (e.g. 2.4GHz), when the source has none or another is wanted.")
+CAPACITY = typer.Option(None, "--capacity", metavar="NAME=VALUE",
+                        help="Capacity of a resource (l1, l1i, l2, l3, mem), instead of the default 1.0; repeatable.")
+
+
+def _options(name: str | None, clock: str | None, capacity: list[str] | None) -> dict:
+    from specs.units import UnitError, parse_clock
+
+    chosen: dict = {"name": name}
+    if clock is not None:
+        try:
+            chosen["clock_hz"] = parse_clock(clock)
+        except UnitError as exc:
+            fail(f"--clock: {exc}")
+    capacities = {}
+    for item in capacity or []:
+        key, sep, value = item.partition("=")
+        try:
+            capacities[key.strip()] = float(value)
+        except ValueError:
+            sep = ""
+        if not sep or not key.strip():
+            fail(f"--capacity `{item}`: expected NAME=VALUE, e.g. l3=2.0")
+    chosen["capacities"] = capacities
+    return chosen
+
+
+def _emit(result, out: Path | None, as_json: bool) -> None:
+    from specs.exporters.topology_text import topology_data, topology_yaml
+    from specs.files import write_text_atomic
+
+    text = topology_yaml(result.topology, result.notes)
+    if out is not None:
+        write_text_atomic(out, text)
+    if as_json:
+        emit_json({"topology": topology_data(result.topology), "notes": result.notes, "summary": result.summary,
+                   **({"written": str(out)} if out is not None else {})})
+    elif out is not None:
+        console.print(f"wrote {out}: {result.topology.describe()}", markup=False)
+    else:
+        typer.echo(text, nl=False)
+
+
+def host(
+    out: Path | None = OUT_FILE, name: str | None = NAME, clock: str | None = CLOCK,
+    capacity: list[str] | None = CAPACITY, as_json: bool = options.json_option(),
+) -> None:
+    """This machine's topology, read from /sys, each context with its OS CPU number.
+
+    Sockets, NUMA nodes, shared caches, cores and SMT threads become the levels; a spec can also
+    say `topology: host`.
+    """
+    from specs.importers.sysfs import host_topology
+
+    _emit(host_topology(**_options(name, clock, capacity)), out, as_json)
+
+
+def import_command(
+    file: Path = typer.Argument(..., metavar="FILE.xml", help="An hwloc XML file (lstopo --of xml FILE.xml)."),
+    out: Path | None = OUT_FILE, name: str | None = NAME, clock: str | None = CLOCK,
+    capacity: list[str] | None = CAPACITY, as_json: bool = options.json_option(),
+) -> None:
+    """A topology from an hwloc XML file (written by `lstopo --of xml` on the machine to describe)."""
+    from specs.importers.hwloc import import_hwloc
+
+    _emit(import_hwloc(file, **_options(name, clock, capacity)), out, as_json)
+
+
+def show(
+    topology: str = typer.Argument(..., metavar="TOPOLOGY",
+                                   help="A built-in topology name, a topology file, `host`, or an hwloc XML file."),
+    as_json: bool = options.json_option(),
+) -> None:
+    """An lstopo-like tree of a topology: levels, counts, resources and each context's CPU number."""
+    from specs.exporters.topology_text import topology_data, topology_tree
+    from specs.loader import load_topology, resolve_named_file
+
+    if topology.endswith(".xml"):
+        from specs.importers.hwloc import import_hwloc
+
+        topo = import_hwloc(topology).topology
+    else:
+        topo = load_topology(topology if topology == "host" else resolve_named_file(topology, "topologies"))
+    if as_json:
+        emit_json({"topology": topology_data(topo), "contexts": [
+            {"context": topo.context_name(c), "os_cpu": topo.os_cpu(c)} for c in range(topo.n_contexts)],
+            "os_cpus_given": topo.os_cpus is not None})
+        return
+    for line in topology_tree(topo):
+        console.print(line, markup=False, soft_wrap=True)
+
+
+def register(app: typer.Typer) -> None:
+    topology_app.command("host")(host)
+    topology_app.command("import")(import_command)
+    topology_app.command("show")(show)
+    app.add_typer(topology_app, name="topology")

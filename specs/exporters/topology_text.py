@@ -1,0 +1,60 @@
+"""A topology for people and files: YAML that loads back (with notes as comments) and an
+lstopo-like text tree (levels, counts, resources, OS CPU numbers)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from specs.display import frequency
+from specs.topology import MACHINE, Topology
+
+TREE_MOST_LINES = 160  # beyond this, the tree shows the first domain of each level in full
+
+
+def topology_data(topology: Topology) -> dict[str, Any]:
+    """The topology as the YAML/JSON mapping a topology file holds."""
+    return topology.model_dump(mode="json", exclude_none=True)
+
+
+def topology_yaml(topology: Topology, notes: list[str] = ()) -> str:
+    """A topology file: `notes` first, as comments, then the mapping (loads back equal)."""
+    import yaml
+
+    head = "".join(f"# {note}\n" for note in notes)
+    return head + yaml.safe_dump(topology_data(topology), sort_keys=False, width=100)
+
+
+def _resources_at(topology: Topology, level: str) -> str:
+    found = [f"{r.name} {r.capacity:g}" for r in topology.resources if r.level == level]
+    return f"  [{', '.join(found)}]" if found else ""
+
+
+def topology_tree(topology: Topology) -> list[str]:
+    """``machine > core0 > pipe0 > strand0 (CPU 0)``, one line per domain, indented by level;
+    a topology of more lines than TREE_MOST_LINES shows its first domain of each level and a count."""
+    levels = topology.levels
+    os_note = "OS CPU" if topology.os_cpus else "CPU (flat index: the topology has no OS numbers)"
+    lines = [f"{topology.name}: {topology.describe()}, {frequency(topology.clock)}",
+             f"contexts show their {os_note}",
+             f"{MACHINE}{_resources_at(topology, MACHINE)}"]
+    total = sum(topology.domain_count(k) for k in range(len(levels)))
+    full = total + 3 <= TREE_MOST_LINES
+
+    def walk(level: int, domain: int, indent: str) -> None:
+        name = f"{levels[level].name}{domain % levels[level].count}"
+        if level == len(levels) - 1:
+            lines.append(f"{indent}{name}  (CPU {topology.os_cpu(domain)}){_resources_at(topology, levels[level].name)}")
+            return
+        lines.append(f"{indent}{name}{_resources_at(topology, levels[level].name)}")
+        children = range(domain * levels[level + 1].count, (domain + 1) * levels[level + 1].count)
+        for child in children if full else children[:1]:
+            walk(level + 1, child, indent + "  ")
+        if not full and len(children) > 1:
+            lines.append(f"{indent}  ... and {len(children) - 1} more {levels[level + 1].name}(s) like it")
+
+    top = range(levels[0].count)
+    for domain in top if full else top[:1]:
+        walk(0, domain, "  ")
+    if not full and len(top) > 1:
+        lines.append(f"  ... and {len(top) - 1} more {levels[0].name}(s) like it")
+    return lines

@@ -1,0 +1,77 @@
+"""Topology import from hwloc XML: a 2-socket SMT server (hwloc 2 format, accepted by lstopo
+itself), this VM's own ``lstopo --of xml`` output, hwloc 1.x caches, malformed files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from specs import SpecError
+from specs.importers.hwloc import import_hwloc
+from specs.importers.sysfs import import_sysfs
+
+DATA = Path(__file__).parent.parent / "data"
+
+
+def test_server_two_sockets_smt():
+    topo = import_hwloc(DATA / "hwloc" / "server-2s.xml").topology
+    assert list(zip(topo.level_names, topo.counts)) == [("socket", 2), ("core", 8), ("pu", 2)]
+    assert topo.clock == pytest.approx(2.1e9)  # from the CPUModel string
+    # PU i and i+16 are the two threads of one core; socket s holds cores 8s..8s+7
+    for context in range(32):
+        cpu = topo.os_cpu(context)
+        assert topo.domain_of(context, 0) == (cpu % 16) // 8
+        assert topo.domain_of(context, 1) == cpu % 16
+    assert {r.name: r.level for r in topo.resources} == {
+        "l1": "core", "l1i": "core", "l2": "core", "l3": "socket", "mem": "socket"}
+    assert "22MiB" in topo.resource("l3").description
+
+
+def test_vm_xml_agrees_with_vm_sysfs():
+    """lstopo's XML of this VM and the sysfs capture of the same VM give the same tree."""
+    xml = import_hwloc(DATA / "hwloc" / "vm-2core.xml").topology
+    sysfs = import_sysfs(DATA / "sysfs" / "vm-2core").topology
+    assert xml.level_names == sysfs.level_names and xml.counts == sysfs.counts
+    assert xml.os_cpus == sysfs.os_cpus
+    assert [(r.name, r.level, r.description) for r in xml.resources] == \
+        [(r.name, r.level, r.description) for r in sysfs.resources]
+
+
+def test_hwloc1_cache_objects(tmp_path):
+    path = tmp_path / "old.xml"
+    path.write_text("""<?xml version="1.0"?>
+<topology>
+  <object type="Machine" os_index="0">
+    <object type="NUMANode" os_index="0">
+      <object type="Socket" os_index="0">
+        <object type="Cache" depth="2" cache_size="262144" cache_type="0">
+          <object type="Core" os_index="0"><object type="PU" os_index="0"/><object type="PU" os_index="2"/></object>
+          <object type="Core" os_index="1"><object type="PU" os_index="1"/><object type="PU" os_index="3"/></object>
+        </object>
+      </object>
+    </object>
+  </object>
+</topology>
+""")
+    topo = import_hwloc(path).topology
+    assert list(zip(topo.level_names, topo.counts)) == [("core", 2), ("pu", 2)]
+    assert topo.os_cpu_list == [0, 2, 1, 3]
+    assert topo.resource("l2").level == "machine"
+
+
+@pytest.mark.parametrize("text,match", [
+    ("<topology><object type='Machine'>\n<object type='PU' os_index='0'>\n</topology>",
+     r"not well-formed XML"),
+    ("<lstopo/>", r"root element is <lstopo>, expected <topology>"),
+    ("<topology><object type='Machine'/></topology>", r"no PU"),
+    ("<topology><object type='PU' os_index='x'/></topology>", r"without a numeric os_index"),
+])
+def test_malformed(tmp_path, text, match):
+    path = tmp_path / "bad.xml"
+    path.write_text(text)
+    with pytest.raises(SpecError, match=match) as caught:
+        import_hwloc(path)
+    assert caught.value.file == str(path)
+    if "well-formed" in match:
+        assert caught.value.line == 3  # the mismatched </topology>
