@@ -38,6 +38,7 @@ demand whether it works or spins) and a pessimistic bound otherwise.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 
 import numpy as np
@@ -215,21 +216,11 @@ class BatchModel:
         self.n_contexts = topo.n_contexts
         self.clock = float(topo.clock)
         self.cycles = np.array(structure.cycles, dtype=float)
-        demand = structure.demand
-        capacity = structure.capacity
-        base = np.ones(self.n_threads)
-        by_level: dict[int, list[tuple[np.ndarray, np.ndarray, float]]] = {}
-        for r, level in enumerate(structure.resource_level):
-            users = np.nonzero(demand[:, r] > 0)[0]
-            if len(users) == 0:
-                continue
-            if level < 0:  # one domain: the load does not depend on the plan
-                load = demand[:, r].sum()
-                base[users] = np.minimum(base[users], capacity[r] / load)
-                continue
-            by_level.setdefault(level, []).append((demand[:, r].copy(), users, float(capacity[r])))
-        self.base_rate = base
-        self.levels = [(topo.strides[level], topo.domain_count(level), res) for level, res in sorted(by_level.items())]
+        self._capacity = np.asarray(structure.capacity, dtype=float)
+        self._resource_level = list(structure.resource_level)
+        self._domains = {level: (topo.strides[level], topo.domain_count(level))
+                         for level in set(self._resource_level) if level >= 0}
+        self._set_demand(np.asarray(structure.demand, dtype=float))
         # communication: one (C*C) table per message size, indexed by producer * C + consumer
         tables: dict[int, np.ndarray] = {}
         self.edges: list[tuple[int, int, np.ndarray]] = []
@@ -265,6 +256,31 @@ class BatchModel:
                       for t in range(self.n_threads)]
         self.sinks = [[structure.groups[g].threads[0] for g in structure.sink_groups[i]]
                       for i in range(self.n_instances)]
+
+    def _set_demand(self, demand: np.ndarray) -> None:
+        """Per resource level, the (demand, users, capacity) of every resource some thread loads;
+        machine-wide loads, which do not depend on the plan, folded into `base_rate`."""
+        base = np.ones(self.n_threads)
+        by_level: dict[int, list[tuple[np.ndarray, np.ndarray, float]]] = {}
+        for r, level in enumerate(self._resource_level):
+            users = np.nonzero(demand[:, r] > 0)[0]
+            if len(users) == 0:
+                continue
+            if level < 0:  # one domain: the load does not depend on the plan
+                base[users] = np.minimum(base[users], self._capacity[r] / demand[:, r].sum())
+                continue
+            by_level.setdefault(level, []).append((demand[:, r].copy(), users, float(self._capacity[r])))
+        self.base_rate = base
+        self.levels = [(*self._domains[level], res) for level, res in sorted(by_level.items())]
+        self._weight_cache = {}
+
+    def with_parameters(self, cycles: np.ndarray, demand: np.ndarray) -> BatchModel:
+        """The same model with other per-thread ``cycles`` (T,) and ``demand`` (T, resources in
+        the topology's order): what fitting them to measurements evaluates (`solver.calibration`)."""
+        clone = copy.copy(self)
+        clone.cycles = np.asarray(cycles, dtype=float)
+        clone._set_demand(np.asarray(demand, dtype=float))
+        return clone
 
     # ------------------------------------------------------------------------------------
     def times(self, contexts: np.ndarray) -> np.ndarray:

@@ -59,6 +59,7 @@ def _root(
 
 def _register_commands() -> None:
     from solver.cli import (
+        calibrate_command,
         certify_command,
         evt_command,
         makespan_command,
@@ -79,6 +80,7 @@ def _register_commands() -> None:
     evt_command.register(app)
     topology_command.register(app)     # topology host, import, show
     pin_command.register(app)
+    calibrate_command.register(app)
 
 
 _register_commands()

@@ -1,0 +1,283 @@
+"""Task demands fitted to measured throughputs: the closed form's parameters by least squares.
+
+The model fitted is the closed form of `simulate.analytic` (docs/design.md, "Semantics every
+oracle shares"): instance ``i`` of a plan has throughput ``clock / max_{t in i} work_t / rate_t``
+with ``rate_t = min(1, min_r capacity_r / load_r)`` and ``load_r`` the summed ``demand`` of the
+threads sharing r's domain.  Its parameters per task (application, task) are ``cycles`` and the
+``demand`` on each resource the task lists (``fit_all_resources`` adds the others, from 0).
+
+Given measured per-instance throughputs ``y_pi`` of plans ``p`` -- and, when the oracle reports
+them (the simulation and the closed form do; a user's program does not), every thread's time per
+packet ``s_pt = utilization / throughput of its instance`` (TSBSched's thread times, PPoPP'10
+§3.3) -- the fit minimises ``sum_pi (log x_pi(theta) - log y_pi)^2 + sum_pt (log s_pt(theta) -
+log s_pt)^2`` over ``theta = (log cycles, demands in [0, 1])`` with
+`scipy.optimize.least_squares` (trust-region reflective, bounds).  The model is piecewise smooth:
+a demand whose resource is never saturated in any plan does not change any prediction, so a
+gradient method cannot move it from where it starts; the fit therefore runs from the spec's
+values and from `starts` seeded random points and keeps the best (multi-start).  A parameter is
+**identified** when moving it by 5% changes some prediction and it has no part in a direction
+that changes none to first order (the null space of the residuals' Jacobian at the solution:
+local identifiability, e.g. Walter & Pronzato, "Identification of parametric models", 1997,
+ch. 2), and every start that fits as well agrees on it within 1% (a fit through the kinks of
+the max can have several exact solutions far apart: the starts see some of them; more
+`starts`, more chances to see them).  One that is not is reported as not identified by the experiments and keeps the spec's
+value where that changes no prediction -- typically the demand on a resource no plan saturates,
+or, from throughputs alone, the cycles of a thread that is never its instance's bottleneck.
+
+``idle_demand`` (what a busy-polling task loads while it waits) is not part of the closed form,
+so it cannot be fitted from it: the calibrated spec keeps each task's ratio of idle to busy
+demand per resource.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import least_squares
+
+from simulate.analytic import BatchModel
+from specs import Spec
+
+IDENTIFICATION_STEP = 0.05     # relative move of a parameter that must change a prediction
+IDENTIFICATION_TOLERANCE = 1e-9  # ... by more than this (log-throughput)
+NULL_SINGULAR = 1e-6           # singular values of the Jacobian below this (relative) are zero
+EQUAL_COST = 1e-9              # two fits whose costs differ by less are equally good
+AGREEMENT = 0.01               # equally good fits must agree on a parameter to this (relative)
+NULL_COMPONENT = 1e-3          # a parameter with a larger component in the null space is not determined
+SIGNIFICANT_DIGITS = 6         # of the values written into the calibrated spec
+CYCLES_RANGE = 8.0             # random starts draw cycles within [prior / 8, prior * 8]
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """One fitted number: a task's ``cycles`` or its ``demand`` on one resource."""
+
+    app: str
+    task: str
+    resource: str | None          # None: cycles
+
+    @property
+    def name(self) -> str:
+        what = "cycles" if self.resource is None else f"demand.{self.resource}"
+        return f"{self.app}.{self.task}.{what}"
+
+
+@dataclass
+class FittedParameter:
+    parameter: Parameter
+    prior: float
+    value: float
+    identified: bool
+
+    def to_dict(self) -> dict:
+        return {"name": self.parameter.name, "app": self.parameter.app, "task": self.parameter.task,
+                "resource": self.parameter.resource, "prior": self.prior, "value": self.value,
+                "identified": self.identified}
+
+
+@dataclass
+class Fit:
+    parameters: list[FittedParameter]
+    residuals: np.ndarray          # relative errors of the fitted model, one per (plan, instance)
+    prior_residuals: np.ndarray    # the same for the spec's own values
+    starts: int
+    cost: float
+
+    @property
+    def rms(self) -> float:
+        return float(np.sqrt(np.mean(self.residuals ** 2))) if len(self.residuals) else 0.0
+
+    @property
+    def worst(self) -> float:
+        return float(np.max(np.abs(self.residuals))) if len(self.residuals) else 0.0
+
+
+class ParameterSpace:
+    """The map from a parameter vector to the closed form's per-thread arrays."""
+
+    def __init__(self, spec: Spec, fit_all_resources: bool = False) -> None:
+        self.spec = spec
+        self.model = BatchModel(spec)
+        resources = [r.name for r in spec.topology.resources]
+        self.resource_index = {name: r for r, name in enumerate(resources)}
+        used_apps = {app for app, _ in spec.instances}
+        self.parameters: list[Parameter] = []
+        prior = []
+        for app in sorted(used_apps):
+            for task_name, task in spec.applications[app].tasks.items():
+                self.parameters.append(Parameter(app, task_name, None))
+                prior.append(float(task.cycles))
+                for resource in resources:
+                    if fit_all_resources or task.demand.get(resource, 0) > 0:
+                        self.parameters.append(Parameter(app, task_name, resource))
+                        prior.append(float(task.demand.get(resource, 0.0)))
+        self.prior = np.array(prior)
+        self.is_cycles = np.array([p.resource is None for p in self.parameters])
+        index = {(p.app, p.task, p.resource): j for j, p in enumerate(self.parameters)}
+        threads = spec.threads
+        self.base_demand = np.zeros((len(threads), len(resources)))
+        self.cycles_of = np.array([index[(t.app, t.task, None)] for t in threads])
+        self.demand_slots: list[tuple[int, int, int]] = []   # (thread, resource, parameter)
+        for n, thread in enumerate(threads):
+            task = spec.applications[thread.app].tasks[thread.task]
+            for resource, value in task.demand.items():
+                self.base_demand[n, self.resource_index[resource]] = value
+            for resource, r in self.resource_index.items():
+                j = index.get((thread.app, thread.task, resource))
+                if j is not None:
+                    self.demand_slots.append((n, r, j))
+
+    # theta: log cycles for cycles, the demand itself for demands
+    def to_theta(self, values: np.ndarray) -> np.ndarray:
+        return np.where(self.is_cycles, np.log(np.maximum(values, 1e-12)), values)
+
+    def to_values(self, theta: np.ndarray) -> np.ndarray:
+        return np.where(self.is_cycles, np.exp(theta), theta)
+
+    def bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        log_prior = np.log(np.maximum(self.prior, 1e-12))
+        low = np.where(self.is_cycles, log_prior - 4 * math.log(CYCLES_RANGE), 0.0)
+        high = np.where(self.is_cycles, log_prior + 4 * math.log(CYCLES_RANGE), 1.0)
+        return low, high
+
+    def model_with(self, values: np.ndarray) -> BatchModel:
+        demand = self.base_demand.copy()
+        for n, r, j in self.demand_slots:
+            demand[n, r] = values[j]
+        return self.model.with_parameters(values[self.cycles_of], demand)
+
+    def predict(self, values: np.ndarray, plans: np.ndarray, with_times: bool = False) -> np.ndarray:
+        """Log of the per-instance throughputs (plans x instances) of the closed form with these
+        values, followed with `with_times` by the log of every thread's time per packet (cycles,
+        plans x threads): one row per plan."""
+        model = self.model_with(values)
+        figures = [model.evaluate(plans).per_instance]
+        if with_times:
+            figures.append(model.times(plans).T)
+        with np.errstate(divide="ignore"):
+            return np.log(np.hstack(figures))
+
+
+def _log_residuals(space: ParameterSpace, plans: np.ndarray, log_measured: np.ndarray, with_times: bool):
+    def residuals(theta: np.ndarray) -> np.ndarray:
+        return (space.predict(space.to_values(theta), plans, with_times) - log_measured).ravel()
+    return residuals
+
+
+def _identified(space: ParameterSpace, values: np.ndarray, plans: np.ndarray, with_times: bool) -> list[bool]:
+    """Whether a 5% move of each parameter (up or down) changes some prediction."""
+    reference = space.predict(values, plans, with_times)
+    out = []
+    for j in range(len(values)):
+        step = IDENTIFICATION_STEP * (values[j] if space.is_cycles[j] else max(values[j], IDENTIFICATION_STEP))
+        moved = False
+        for sign in (1, -1):
+            trial = values.copy()
+            trial[j] = max(0.0, trial[j] + sign * step)
+            if not space.is_cycles[j]:
+                trial[j] = min(trial[j], 1.0)
+            if np.max(np.abs(space.predict(trial, plans, with_times) - reference)) > IDENTIFICATION_TOLERANCE:
+                moved = True
+                break
+        out.append(moved)
+    return out
+
+
+def _free_directions(jacobian: np.ndarray) -> list[bool]:
+    """For each parameter, whether it moves along a direction that changes no prediction to
+    first order: a component above `NULL_COMPONENT` in the null space of the Jacobian at the
+    solution (singular values below `NULL_SINGULAR` of the largest).  Two parameters that only
+    matter through their product, say, are each sensitive but neither is determined."""
+    jac = np.asarray(jacobian, dtype=float)
+    n = jac.shape[1]
+    if not np.isfinite(jac).all():
+        return [True] * n
+    _, singular, vt = np.linalg.svd(jac, full_matrices=True)
+    top = singular[0] if len(singular) and singular[0] > 0 else 1.0
+    rank = int(np.sum(singular > NULL_SINGULAR * top))
+    null = vt[rank:]
+    if len(null) == 0:
+        return [False] * n
+    return (np.abs(null).max(axis=0) > NULL_COMPONENT).tolist()
+
+
+def _ambiguous(space: ParameterSpace, results: list, best) -> list[bool]:
+    """Whether another start reached an equally good fit (cost within `EQUAL_COST`) with this
+    parameter more than `AGREEMENT` (relative) away: the measurements do not decide between them."""
+    tied = [r for r in results if r.cost <= best.cost * (1 + EQUAL_COST) + EQUAL_COST]
+    values = np.array([space.to_values(r.x) for r in tied])
+    scale = np.maximum(np.abs(values).max(axis=0), 1e-9)
+    return ((values.max(axis=0) - values.min(axis=0)) / scale > AGREEMENT).tolist()
+
+
+def _prior_where_free(space: ParameterSpace, values: np.ndarray, identified: list[bool],
+                      plans: np.ndarray, with_times: bool) -> np.ndarray:
+    """The fitted values, with the spec's own value back in every parameter the experiments do
+    not identify, where that changes no prediction (a free parameter's fitted value is only where
+    its start was)."""
+    out = values.copy()
+    reference = space.predict(values, plans, with_times)
+    for j in np.flatnonzero(~np.array(identified, dtype=bool)):
+        trial = out.copy()
+        trial[j] = space.prior[j]
+        if np.max(np.abs(space.predict(trial, plans, with_times) - reference)) <= IDENTIFICATION_TOLERANCE:
+            out = trial
+    return out
+
+
+def fit(spec: Spec, plans: np.ndarray, measured: np.ndarray, times: np.ndarray | None = None, *,
+        starts: int = 8, seed: int = 0, fit_all_resources: bool = False) -> Fit:
+    """Fit the closed form's cycles and demands to `measured` per-instance throughputs (plans x
+    instances, in `spec.instances` order) and, when the oracle reports them, every thread's time
+    per packet `times` (plans x threads, cycles; module docstring)."""
+    space = ParameterSpace(spec, fit_all_resources)
+    plans = np.asarray(plans, dtype=np.intp)
+    measured = np.asarray(measured, dtype=float)
+    if measured.shape != (len(plans), len(spec.instances)):
+        raise ValueError(f"measured has shape {measured.shape}, expected ({len(plans)}, {len(spec.instances)})")
+    with_times = times is not None
+    observed = np.log(np.hstack([measured, times]) if with_times else measured)
+    residuals = _log_residuals(space, plans, observed, with_times)
+    low, high = space.bounds()
+    rng = np.random.default_rng(seed)
+    first = np.clip(space.to_theta(space.prior), low, high)
+    points = [first] + [rng.uniform(low, high) for _ in range(starts)]
+    for point in points[1:]:   # random cycles near the spec's: within CYCLES_RANGE
+        spread = math.log(CYCLES_RANGE)
+        point[space.is_cycles] = first[space.is_cycles] + rng.uniform(-spread, spread, int(space.is_cycles.sum()))
+    results = [least_squares(residuals, point, bounds=(low, high), method="trf", x_scale="jac",
+                             diff_step=1e-4, max_nfev=100 * len(point)) for point in points]
+    best = min(results, key=lambda r: r.cost)
+    values = space.to_values(best.x)
+    sensitive = _identified(space, values, plans, with_times)
+    free = _free_directions(best.jac)
+    ambiguous = _ambiguous(space, results, best)
+    identified = [bool(sensitive[j] and not free[j] and not ambiguous[j]) for j in range(len(values))]
+    final = _prior_where_free(space, values, identified, plans, with_times)
+    fitted = [FittedParameter(p, float(space.prior[j]), float(final[j]), identified[j])
+              for j, p in enumerate(space.parameters)]
+    n = measured.shape[1]
+    relative = np.exp(space.predict(final, plans)[:, :n]) / measured - 1.0
+    prior_relative = np.exp(space.predict(space.prior, plans)[:, :n]) / measured - 1.0
+    return Fit(fitted, relative.ravel(), prior_relative.ravel(), len(points), float(best.cost))
+
+
+def calibrated_spec(spec: Spec, parameters: list[FittedParameter]) -> Spec:
+    """The spec with the fitted values, to `SIGNIFICANT_DIGITS` (idle demands keep their ratio to
+    the busy demand)."""
+    data = spec.model_dump(by_alias=True, exclude_none=True)
+    for fitted in parameters:
+        p = fitted.parameter
+        value = float(f"{fitted.value:.{SIGNIFICANT_DIGITS}g}")
+        task = data["applications"][p.app]["tasks"][p.task]
+        if p.resource is None:
+            task["cycles"] = value
+            continue
+        if p.resource in task.get("idle_demand", {}) and fitted.prior > 0:
+            idle = min(1.0, task["idle_demand"][p.resource] * fitted.value / fitted.prior)
+            task["idle_demand"][p.resource] = float(f"{idle:.{SIGNIFICANT_DIGITS}g}")
+        if value > 0 or p.resource in task["demand"]:
+            task["demand"][p.resource] = value
+    return Spec.model_validate(data)
