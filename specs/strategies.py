@@ -17,6 +17,7 @@ building blocks.  Requires the ``hypothesis`` package (the ``test`` extra).
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any
 
@@ -66,6 +67,11 @@ def topology_data(draw, max_levels: int = 3, max_contexts: int = 16) -> dict[str
         hit = {level: draw(st.sampled_from([0.0, 0.5, 0.9, 1.0])) for level in shared if level != "machine"}
         data["communication"] = {"model": "cache", "line": draw(st.sampled_from(["64B", 32, "128B"])),
                                  "latency": latency, "hit_rate": hit}
+    if draw(st.booleans()):  # OS CPU numbers, as an imported host has: any distinct numbers
+        paths = [".".join(f"{n}{i}" for n, i in zip(names, index))
+                 for index in itertools.product(*(range(c) for c in counts))]
+        numbers = draw(st.permutations(range(len(paths))))
+        data["os_cpus"] = {path: 2 * number for path, number in zip(paths, numbers)}
     return data
 
 
@@ -82,7 +88,7 @@ def application_data(draw, resources: list[str], max_tasks: int = 5) -> dict[str
                 task["demand"] = {r: draw(st.sampled_from([0.0, 0.1, 0.4, 0.9, 1.0])) for r in chosen}
             idle = draw(st.lists(st.sampled_from(resources), unique=True, max_size=1))
             if idle:
-                task["idle_demand"] = {r: 0.3 for r in idle}
+                task["idle_demand"] = dict.fromkeys(idle, 0.3)
         tasks[f"t{index}"] = task
     edges = []
     for index in range(1, n):

@@ -3,6 +3,8 @@ itself), this VM's own ``lstopo --of xml`` output, hwloc 1.x caches, malformed f
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -75,3 +77,15 @@ def test_malformed(tmp_path, text, match):
     assert caught.value.file == str(path)
     if "well-formed" in match:
         assert caught.value.line == 3  # the mismatched </topology>
+
+
+@pytest.mark.skipif(shutil.which("lstopo-no-graphics") is None or not Path("/sys/devices/system/cpu").is_dir(),
+                    reason="needs hwloc's lstopo and Linux sysfs")
+def test_live_lstopo_agrees_with_live_sysfs(tmp_path):
+    """On this machine: lstopo's XML and /sys give the same levels, OS numbers and resources."""
+    path = tmp_path / "host.xml"
+    subprocess.run(["lstopo-no-graphics", "--no-io", "--of", "xml", str(path)], check=True, capture_output=True)
+    xml = import_hwloc(path).topology
+    sysfs = import_sysfs("/sys").topology
+    assert (xml.level_names, xml.counts, xml.os_cpus) == (sysfs.level_names, sysfs.counts, sysfs.os_cpus)
+    assert [(r.name, r.level) for r in xml.resources] == [(r.name, r.level) for r in sysfs.resources]
