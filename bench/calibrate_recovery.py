@@ -1,0 +1,82 @@
+"""Does `tasksolve calibrate` recover known demands from a simulated machine?
+
+The "machine" is the SimPy simulation of a spec with known cycles and demands (IPFwd-intadd x2 on
+the T2, idle demands set equal to the busy ones so that the closed form the fit uses is the
+simulation's exact model).  Calibration starts from a wrong spec (cycles x1.3, demands x0.6),
+measures the experiment plans on the machine, fits, and the table gives each parameter's relative
+error against the truth, and whether the experiments identify it.
+
+    python bench/calibrate_recovery.py --plans 40 --seed 0 --workers 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import time
+
+import numpy as np
+
+from solver.calibration.experiments import calibration_plans, measure
+from solver.calibration.fitting import fit
+from specs import Spec, load_spec
+
+
+def machine_spec(name: str) -> Spec:
+    data = load_spec(name).model_dump(by_alias=True, exclude_none=True)
+    for app in data["applications"].values():
+        for task in app["tasks"].values():
+            task["idle_demand"] = dict(task["demand"])
+    return Spec.model_validate(data)
+
+
+def wrong_spec(truth: Spec, cycles: float, demand: float) -> Spec:
+    data = truth.model_dump(by_alias=True, exclude_none=True)
+    for app in data["applications"].values():
+        for task in app["tasks"].values():
+            task["cycles"] *= cycles
+            task["demand"] = {r: v * demand for r, v in task["demand"].items()}
+            task["idle_demand"] = {r: v * demand for r, v in task["idle_demand"].items()}
+    return Spec.model_validate(data)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--spec", default="t2-ipfwd-intadd-x2")
+    parser.add_argument("--plans", type=int, default=40)
+    parser.add_argument("--starts", type=int, default=8)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--oracle", default="des")
+    args = parser.parse_args()
+
+    truth = machine_spec(args.spec)
+    prior = wrong_spec(truth, 1.3, 0.6)
+    plans = calibration_plans(prior, args.plans, args.seed)
+    start = time.perf_counter()
+    throughput, times = measure(truth, plans, args.oracle, seed=args.seed, workers=args.workers)
+    measured_at = time.perf_counter()
+    result = fit(prior, plans, throughput, times, starts=args.starts, seed=args.seed)
+    fitted_at = time.perf_counter()
+
+    print(f"machine: {platform.machine()}, {platform.python_version()}; {args.spec} on the {args.oracle} oracle")
+    print(f"{len(plans)} plans measured in {measured_at - start:.1f} s, fitted in {fitted_at - measured_at:.1f} s "
+          f"({result.starts} starts, thread times {'yes' if times is not None else 'no'})")
+    print(f"relative error of instance throughputs: rms {result.rms:.3%}, worst {result.worst:.3%} "
+          f"(starting spec: rms {float(np.sqrt(np.mean(result.prior_residuals ** 2))):.3%})")
+    print("| parameter | truth | start | fitted | error | identified |\n|---|---|---|---|---|---|")
+    errors = []
+    for p in result.parameters:
+        task = truth.applications[p.parameter.app].tasks[p.parameter.task]
+        true = task.cycles if p.parameter.resource is None else task.demand.get(p.parameter.resource, 0.0)
+        error = abs(p.value - true) / true if true else float("nan")
+        if p.identified:
+            errors.append(error)
+        print(f"| {p.parameter.name} | {true:.4g} | {p.prior:.4g} | {p.value:.4g} | {error:.2%} | "
+              f"{'yes' if p.identified else 'no'} |")
+    if errors:
+        print(f"identified parameters: {len(errors)}, worst relative error {max(errors):.2%}")
+
+
+if __name__ == "__main__":
+    main()
