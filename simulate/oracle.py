@@ -6,13 +6,15 @@ its results depend only on the plans, their order and the base seed -- never on 
 workers.  Plans are `specs.Plan` objects or, for binding problems, sequences of context indices
 (one per thread of ``spec.threads``).  Failures raise `simulate.OracleError`.
 
-A command oracle (a real program pinned on the host) will implement the same protocol.
+The kinds and their factories are registered in `simulate.registry`; the command oracle (a real
+program run pinned on the host) is `simulate.command`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
-from typing import Any, Protocol, Sequence, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -68,7 +70,9 @@ class AnalyticOracle:
 
     name = "analytic"
 
-    def __init__(self, spec) -> None:
+    def __init__(self, spec, **overrides) -> None:
+        if overrides:
+            raise OracleError(f"the analytic oracle takes no settings (got {', '.join(sorted(overrides))})")
         self.spec = spec
         self._compiler = _Compiler(spec)
         self._batch: analytic.BatchModel | None = None
@@ -145,14 +149,8 @@ def _run_chunk(jobs) -> list[tuple[int, Measurement]]:
 
 
 def make_oracle(spec, kind: str | None = None, **overrides) -> Oracle:
-    """The oracle `kind` (``des`` | ``analytic``; None: ``spec.oracle.kind``) for `spec`."""
-    kind = kind or spec.oracle.kind
-    if kind == "des":
-        return SimulationOracle(spec, **overrides)
-    if kind == "analytic":
-        if overrides:
-            raise OracleError(f"the analytic oracle takes no settings (got {', '.join(sorted(overrides))})")
-        return AnalyticOracle(spec)
-    if kind == "command":
-        raise OracleError("the command oracle is not available in this version; use --oracle des or analytic")
-    raise OracleError(f"unknown oracle `{kind}` (des, analytic)")
+    """The oracle `kind` (a name of `simulate.registry.KINDS`; None: ``spec.oracle.kind``) for
+    `spec`; raises `UnknownOracleError` (with a did-you-mean) or `OracleUnavailableError`."""
+    from simulate import registry
+
+    return registry.factory(kind or spec.oracle.kind)(spec, **overrides)
