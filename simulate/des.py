@@ -46,6 +46,7 @@ stops when the relative 95% half-width of the total throughput (and of the mean 
 from __future__ import annotations
 
 import math
+import time
 from collections import deque
 from dataclasses import dataclass, field, replace
 from typing import Iterable
@@ -55,7 +56,7 @@ import simpy
 from simpy.events import Timeout
 
 from simulate.analytic import solve
-from simulate.errors import OracleError
+from simulate.errors import NonFiniteResultError, OracleError, SimulationTimeout
 from simulate.measurement import Measurement
 from simulate.model import ThreadGraph
 from simulate.output import Analysis, analyse
@@ -91,6 +92,7 @@ class DesSettings:
     max_windows: int = 400               # merge windows pairwise beyond this
     stall_windows: int = 400             # no departure for this many windows: a deadlock
     latency_warmup: bool = True          # also wait for the latency's warm-up (see `run_raw`)
+    time_cap: float | None = 60.0        # wall-clock seconds per run (None: no cap), checked per window
 
     @classmethod
     def from_spec(cls, spec, **overrides) -> "DesSettings":
@@ -98,7 +100,7 @@ class DesSettings:
         base = cls(
             packets=o.packets, warmup=o.warmup, arrival=o.arrival.process, rate=o.arrival.rate,
             service=o.service.distribution, cv=o.service.cv, queue_capacity=o.queue_capacity,
-            seed=o.seed, precision=o.precision,
+            seed=o.seed, precision=o.precision, time_cap=o.time_cap,
         )
         unknown = set(overrides) - set(cls.__dataclass_fields__)
         if unknown:
@@ -120,6 +122,8 @@ class DesSettings:
             raise OracleError("queue_capacity must be at least 1")
         if not 0 < self.precision < 1:
             raise OracleError("precision must be a fraction between 0 and 1")
+        if self.time_cap is not None and not self.time_cap > 0:
+            raise OracleError("time_cap must be a positive number of seconds")
         bad = set(self.stop_on) - {"throughput", "latency"}
         if bad:
             raise OracleError(f"stop_on: unknown figure(s) {sorted(bad)}")
@@ -631,9 +635,14 @@ class Simulation:
         latency_warmup = settings.latency_warmup and not (
             settings.arrival == "saturated" and settings.queue_capacity is None)
         last_departed, quiet = 0, 0
+        deadline = None if settings.time_cap is None else time.monotonic() + settings.time_cap
         while True:
             n += 1
             env.run(until=n * window)
+            if deadline is not None and time.monotonic() > deadline:
+                raise SimulationTimeout(
+                    f"the simulation ran past its wall-clock cap of {settings.time_cap:g} s (oracle.time_cap) after "
+                    f"{self.departed} packets; raise oracle.time_cap or lower oracle.packets / oracle.precision")
             snapshots.append(self._snapshot())
             if self.departed == last_departed:
                 quiet += 1
@@ -722,6 +731,9 @@ def to_measurement(sim: Simulation, raw: RunResult) -> Measurement:
             "work": ((end.work_done[t] - start.work_done[t]) / done) if done else float(sim.cycles[t]),
         })
     per_inst = a.per_instance * clock
+    _check_finite({"throughput": a.total * clock, "throughput half-width": a.total_hw * clock,
+                   "latency mean": a.latency_mean / clock, "latency p99": a.latency_p99 / clock,
+                   "per-instance throughput": float(np.sum(per_inst))})
     per_inst_hw = a.per_instance_hw * clock
     slowest = int(np.argmin(per_inst))
     bottlenecks = {}
@@ -752,6 +764,14 @@ def to_measurement(sim: Simulation, raw: RunResult) -> Measurement:
         seed=sim.settings.seed,
         notes=raw.notes,
     )
+
+
+def _check_finite(figures: dict[str, float]) -> None:
+    """Raise `NonFiniteResultError` naming the first figure that is NaN or infinite."""
+    for name, value in figures.items():
+        if not math.isfinite(value):
+            raise NonFiniteResultError(f"the simulation produced a non-finite {name} ({value}); the plan's "
+                                       "figures cannot be trusted (a thread with no work or a zero clock?)")
 
 
 def simulate(spec, plan, graph: ThreadGraph | None = None, **overrides) -> Measurement:

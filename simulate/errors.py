@@ -21,3 +21,7 @@ class InvalidPlanError(OracleError, ValueError):
 class SimulationTimeout(OracleError):
     """A simulation ran past its wall-clock cap (``oracle.time_cap``); the plan is recorded as
     failed, never left hanging."""
+
+
+class NonFiniteResultError(OracleError):
+    """An oracle produced a figure that is NaN or infinite (never recorded as a measurement)."""
