@@ -28,6 +28,7 @@ class OracleKind:
     name: str
     description: str
     factory: str            # "module:attribute", called as factory(spec, **overrides)
+    exclusive: bool = False  # measures the host itself: measurements must not overlap (one worker)
 
 
 ORACLES: dict[str, OracleKind] = {kind.name: kind for kind in (
@@ -36,7 +37,7 @@ ORACLES: dict[str, OracleKind] = {kind.name: kind for kind in (
     OracleKind("analytic", "the closed-form model (every co-located thread always loads its resources)",
                "simulate.oracle:AnalyticOracle"),
     OracleKind("command", "the user's real program, run pinned on this host once per plan and repeat",
-               "simulate.command:CommandOracle"),
+               "simulate.command:CommandOracle", exclusive=True),
 )}
 
 KINDS: tuple[str, ...] = tuple(ORACLES)
@@ -77,6 +78,12 @@ def factory(name: str) -> Callable[..., Any]:
         return getattr(importlib.import_module(module), attribute)
     except (ImportError, AttributeError) as exc:
         raise OracleUnavailableError(f"the {name} oracle is not available in this installation ({exc})") from None
+
+
+def exclusive(name: str) -> bool:
+    """Whether oracle `name` must measure one plan at a time (unregistered names: no)."""
+    kind = ORACLES.get(name)
+    return bool(kind and kind.exclusive)
 
 
 def help_text() -> str:

@@ -394,7 +394,10 @@ class SamplingService:
         if not jobs:
             return
         init_args = (self.spec, self.oracle_kind, self.objective, self.timeout, self.oracle_factory)
-        executor = Executor(workers=self.workers, scheduler=self.scheduler)
+        from simulate.registry import exclusive
+
+        alone = self.oracle_factory is None and exclusive(self.oracle_kind)   # e.g. a real program on this host
+        executor = Executor(workers=1 if alone else self.workers, scheduler=None if alone else self.scheduler)
         with executor.map(_measure_chunk, jobs, init=_make_worker, init_args=init_args) as stream:
             for _, records in stream:
                 self._append(records)
