@@ -169,6 +169,14 @@ def _print_text(spec, plan, m, source, extra) -> None:
     if len(m.per_instance) > 1:
         parts = ", ".join(f"{name} {display.rate(x)}" for name, x in m.per_instance.items())
         console.print(f"per instance  {parts}", markup=False, soft_wrap=True)
+    if m.oracle not in ("des", "analytic"):      # a program's one figure: where each thread ran
+        if m.latency_mean:
+            console.print(f"latency     {display.seconds(m.latency_mean)}", markup=False)
+        for t in m.threads:
+            console.print(f"  {t['thread']}  {t['context']}  cpu {t.get('cpu', '-')}", markup=False)
+        for note in m.notes:
+            console.print(f"note: {note}", markup=False, soft_wrap=True)
+        return
     console.print(f"latency     mean {display.seconds(m.latency_mean)}, p50 {display.seconds(m.latency_p50)}, p99 {display.seconds(m.latency_p99)}"
                   + ("  (unloaded critical path)" if m.oracle == "analytic" else ""), markup=False)
     table = Table(title_justify="left")
