@@ -7,7 +7,7 @@ import math
 import pytest
 
 from simulate import SimulationOracle
-from simulate.des import DesSettings, _check_finite
+from simulate.des import DesSettings, check_finite
 from simulate.errors import NonFiniteResultError, OracleError, SimulateError, SimulationTimeout
 from solver.binding.samplers import uniform_plans
 from solver.certify.service import SamplingService, oracle_identity
@@ -60,7 +60,7 @@ def test_the_cap_is_not_part_of_the_samples_identity():
 
 
 def test_non_finite_figures_are_an_error_naming_the_figure():
-    _check_finite({"throughput": 1.0, "latency mean": 2e-6})
+    check_finite({"throughput": 1.0, "latency mean": 2e-6})
     for bad in (math.nan, math.inf, -math.inf):
         with pytest.raises(NonFiniteResultError, match="non-finite latency mean"):
-            _check_finite({"throughput": 1.0, "latency mean": bad})
+            check_finite({"throughput": 1.0, "latency mean": bad})
