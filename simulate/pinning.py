@@ -14,7 +14,8 @@ each common form at once:
   context name and CPU, in thread order.
 
 Braces that do not spell one of these placeholders reach the program unchanged.  Thread order
-is ``spec.thread_names`` for binding plans and the plan's own order for pipeline plans.
+is the plan's (``bindings``), the order `specs.exporters` uses too: the order the program is
+expected to create its threads (for sampled plans, ``spec.thread_names``).
 """
 
 from __future__ import annotations
@@ -35,9 +36,12 @@ class PlaceholderError(OracleError, ValueError):
 def os_cpus(topology) -> list[int]:
     """The OS CPU number of every context of `topology`, by flat context index.
 
-    Topologies carry no OS CPU numbers in this version, so context ``c`` is OS CPU ``c`` (the
-    depth-first context order; on Linux, the order of ``lscpu -p`` when the topology mirrors
-    the machine).  The one place to read a topology's own numbers once it has them."""
+    The topology's own numbers (``os_cpu_list``, from ``os_cpus``) where it carries them;
+    otherwise context ``c`` is OS CPU ``c`` (the depth-first context order; on Linux, the order
+    of ``lscpu -p`` when the topology mirrors the machine).  The one place that reads them."""
+    numbers = getattr(topology, "os_cpu_list", None)
+    if isinstance(numbers, (list, tuple)):
+        return [int(n) for n in numbers]
     return list(range(topology.n_contexts))
 
 
@@ -52,7 +56,7 @@ class Placement:
     @classmethod
     def of(cls, spec, plan) -> Placement:
         topology = spec.topology
-        order = list(plan.bindings) if plan.threads is not None else list(spec.thread_names)
+        order = list(plan.bindings)
         numbers = os_cpus(topology)
         contexts = [plan.bindings[name] for name in order]
         return cls(order, contexts, [numbers[topology.parse_context(c)] for c in contexts])
