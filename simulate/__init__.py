@@ -1,9 +1,13 @@
 """How good is this plan?  The cost oracles of tasksolve.
 
 * `simulate.analytic` -- the closed-form model (`evaluate`, the vectorised `BatchModel`);
-* `simulate.des` -- the SimPy discrete-event simulation (`simulate`, `Simulation`, `DesSettings`);
+* `simulate.des` -- the SimPy discrete-event simulation (`simulate`, `Simulation`, `DesSettings`),
+  a package: settings, ports, tables, dynamics, the run loop, results;
 * `simulate.oracle` -- the interface the solver and the certifier call (`Oracle`,
   `AnalyticOracle`, `SimulationOracle`, `make_oracle`);
+* `simulate.registry` -- the oracle kinds (``des``, ``analytic``, ``command``): a new oracle is
+  one module plus one line there;
+* `simulate.command`, `simulate.pinning` -- the command oracle: the user's program run pinned;
 * `simulate.experiments` -- maximum sustainable arrival rate, idealised runs;
 * `simulate.model` -- the thread graph both oracles evaluate;
 * `simulate.output` -- warm-up removal and batch means.

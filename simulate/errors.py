@@ -21,3 +21,20 @@ class InvalidPlanError(OracleError, ValueError):
 class SimulationTimeout(OracleError):
     """A simulation ran past its wall-clock cap (``oracle.time_cap``); the plan is recorded as
     failed, never left hanging."""
+
+
+class NonFiniteResultError(OracleError):
+    """An oracle produced a figure that is NaN or infinite (never recorded as a measurement)."""
+
+
+class CommandFailed(OracleError):
+    """The command oracle's program could not be started or exited with a non-zero status (the
+    message names the command and the plan)."""
+
+
+class MetricNotFound(CommandFailed):
+    """The program ran but its standard output holds no figure where ``oracle.metric`` says."""
+
+
+class CommandTimeout(SimulationTimeout):
+    """The program ran past ``oracle.timeout``; it was killed with its process group."""

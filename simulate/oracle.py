@@ -6,13 +6,14 @@ its results depend only on the plans, their order and the base seed -- never on 
 workers.  Plans are `specs.Plan` objects or, for binding problems, sequences of context indices
 (one per thread of ``spec.threads``).  Failures raise `simulate.OracleError`.
 
-A command oracle (a real program pinned on the host) will implement the same protocol.
+The kinds and their factories are registered in `simulate.registry`; the command oracle (a real
+program run pinned on the host) is `simulate.command`.
 """
 
 from __future__ import annotations
 
-from concurrent.futures import ProcessPoolExecutor
-from typing import Any, Protocol, Sequence, runtime_checkable
+from collections.abc import Sequence
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -68,7 +69,9 @@ class AnalyticOracle:
 
     name = "analytic"
 
-    def __init__(self, spec) -> None:
+    def __init__(self, spec, **overrides) -> None:
+        if overrides:
+            raise OracleError(f"the analytic oracle takes no settings (got {', '.join(sorted(overrides))})")
         self.spec = spec
         self._compiler = _Compiler(spec)
         self._batch: analytic.BatchModel | None = None
@@ -108,21 +111,30 @@ class SimulationOracle:
     def evaluate_many(self, plans: Sequence[PlanLike], seed: int | None = None,
                       workers: int | None = None) -> list[Measurement]:
         """Simulate every plan; plan ``i`` uses ``plan_seed(seed, i)`` (seed None: the settings'
-        seed).  ``workers`` > 1 runs that many processes (None: 1)."""
+        seed).  ``workers`` > 1 runs that many processes (None: 1) through `simulate.executor`."""
         base = self.settings.seed if seed is None else int(seed)
-        jobs = [(i, plan, plan_seed(base, i)) for i, plan in enumerate(plans)]
-        workers = 1 if workers is None else max(1, int(workers))
-        if workers == 1 or len(jobs) <= 1:
-            return [self.evaluate(plan, s) for _, plan, s in jobs]
-        workers = min(workers, len(jobs))
-        chunks = [jobs[k::workers * 4] for k in range(min(len(jobs), workers * 4))]
-        results: list[Measurement | None] = [None] * len(jobs)
-        with ProcessPoolExecutor(max_workers=workers, initializer=_init_worker,
-                                 initargs=(self.spec, self.overrides)) as pool:
-            for chunk_result in pool.map(_run_chunk, chunks):
-                for i, measurement in chunk_result:
-                    results[i] = measurement
-        return results  # type: ignore[return-value]
+        return measure_many(self, (self.spec, self.overrides), plans, base, workers)
+
+
+def measure_many(oracle, rebuild: tuple, plans: Sequence[PlanLike], base: int,
+                 workers: int | None) -> list[Measurement]:
+    """``oracle.evaluate(plan_i, plan_seed(base, i))`` for every plan, in the plans' order, on
+    the one executor (`simulate.executor`): inline with `oracle` itself for one worker, else in
+    ``workers`` processes that each rebuild the oracle as ``type(oracle)(*rebuild[:1], **rebuild[1])``."""
+    from simulate.executor import Executor
+
+    jobs = [(plan, plan_seed(base, i)) for i, plan in enumerate(plans)]
+    workers = 1 if workers is None else max(1, int(workers))
+    if workers == 1:
+        init, init_args = _same, (oracle,)
+    else:
+        init, init_args = _rebuild, (type(oracle), *rebuild)
+    results: list[Measurement | None] = [None] * len(jobs)
+    with Executor(workers=workers).map(_measure_chunk, jobs, init=init, init_args=init_args) as stream:
+        for indices, measurements in stream:
+            for i, measurement in zip(indices, measurements):
+                results[i] = measurement
+    return results  # type: ignore[return-value]
 
 
 def _with_seed(settings: DesSettings, seed: int) -> DesSettings:
@@ -131,28 +143,21 @@ def _with_seed(settings: DesSettings, seed: int) -> DesSettings:
     return replace(settings, seed=int(seed))
 
 
-_WORKER: SimulationOracle | None = None
+def _same(oracle):
+    return oracle
 
 
-def _init_worker(spec, overrides) -> None:
-    global _WORKER
-    _WORKER = SimulationOracle(spec, **overrides)
+def _rebuild(cls, spec, overrides):
+    return cls(spec, **overrides)
 
 
-def _run_chunk(jobs) -> list[tuple[int, Measurement]]:
-    assert _WORKER is not None
-    return [(i, _WORKER.evaluate(plan, seed)) for i, plan, seed in jobs]
+def _measure_chunk(oracle, jobs) -> list[Measurement]:
+    return [oracle.evaluate(plan, seed) for plan, seed in jobs]
 
 
 def make_oracle(spec, kind: str | None = None, **overrides) -> Oracle:
-    """The oracle `kind` (``des`` | ``analytic``; None: ``spec.oracle.kind``) for `spec`."""
-    kind = kind or spec.oracle.kind
-    if kind == "des":
-        return SimulationOracle(spec, **overrides)
-    if kind == "analytic":
-        if overrides:
-            raise OracleError(f"the analytic oracle takes no settings (got {', '.join(sorted(overrides))})")
-        return AnalyticOracle(spec)
-    if kind == "command":
-        raise OracleError("the command oracle is not available in this version; use --oracle des or analytic")
-    raise OracleError(f"unknown oracle `{kind}` (des, analytic)")
+    """The oracle `kind` (a name of `simulate.registry.KINDS`; None: ``spec.oracle.kind``) for
+    `spec`; raises `UnknownOracleError` (with a did-you-mean) or `OracleUnavailableError`."""
+    from simulate import registry
+
+    return registry.factory(kind or spec.oracle.kind)(spec, **overrides)

@@ -34,4 +34,13 @@ def spec_json_schema() -> dict[str, Any]:
     direct_short = {"type": "object", "additionalProperties": {"type": "number", "minimum": 0},
                     "description": "cycles per message by the innermost shared level (pipe: 4, core: 4, machine: 40)"}
     topo_def["properties"]["communication"] = {"anyOf": [direct_short, comm]}
+    _oracle_kinds(schema["$defs"]["OracleSettings"]["properties"]["kind"])
     return schema
+
+
+def _oracle_kinds(kind: dict[str, Any]) -> None:
+    """The oracle names of the registry (`simulate.registry`, read lazily as `specs.spec` does)."""
+    from simulate import registry
+
+    kind["enum"] = list(registry.KINDS)
+    kind["description"] = "the cost oracle: " + "; ".join(f"{k.name}: {k.description}" for k in registry.ORACLES.values())

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Annotated, Literal
 
-from pydantic import Field, model_validator
+from pydantic import AfterValidator, Field, WithJsonSchema, model_validator
 
 from specs.application import Application
 from specs.fields import (
@@ -70,10 +70,43 @@ class Service(StrictModel):
     )
 
 
+class Metric(StrictModel):
+    """Where a command's figure is on its standard output: the first group (else the whole match)
+    of the last match of `regex`, or the value at `json` (a key, dotted for nested objects) of the
+    last line of stdout that is a JSON object."""
+
+    regex: Annotated[str, Field(min_length=1, max_length=1000)] | None = None
+    json_key: Annotated[str, Field(min_length=1, max_length=200)] | None = Field(default=None, alias="json")
+
+    @model_validator(mode="after")
+    def _one_source(self) -> Metric:
+        if (self.regex is None) == (self.json_key is None):
+            raise ValueError("give exactly one of `regex` (e.g. 'rate=([0-9.]+)') and `json` (a key)")
+        if self.regex is not None:
+            try:
+                re.compile(self.regex)
+            except re.error as exc:
+                raise ValueError(f"`regex` is not a regular expression: {exc}") from None
+        return self
+
+
+def _registered_oracle(kind: str) -> str:
+    """`kind` if the oracle registry knows it.  The names live in `simulate.registry` (a module
+    that imports nothing of ours at import time), read here lazily: the one place `specs` looks
+    outside itself, so that a new oracle is one registry line (docs/design.md, "Layout")."""
+    from simulate import registry
+
+    if kind not in registry.KINDS:
+        raise ValueError(registry.unknown_message(kind))
+    return kind
+
+
 class OracleSettings(StrictModel):
     """How plans are measured."""
 
-    kind: Literal["des", "analytic", "command"] = "des"
+    kind: Annotated[str, AfterValidator(_registered_oracle),
+                    WithJsonSchema({"type": "string", "description": "the cost oracle (`specs.schema` lists the "
+                                    "registered names)"})] = "des"
     packets: Annotated[Count, Field(le=100_000_000)] = Field(
         default=200_000, description="simulation: stop after this many packets (all instances) at the latest")
     warmup: NonNegativeInt = Field(
@@ -85,7 +118,24 @@ class OracleSettings(StrictModel):
     seed: NonNegativeInt = 0
     precision: Annotated[Fraction, Field(gt=0)] = Field(default=0.01, description="simulation: run until the throughput's 95% "
                                 "confidence half-width is below this fraction of it")
-    command: str | None = Field(default=None, description="with kind: command, the command to run")
+    time_cap: Seconds = Field(default=60.0, description="simulation: wall-clock cap per plan (`60s`); a plan "
+                              "that runs longer fails with a timeout instead of hanging")
+    command: Annotated[list[Annotated[str, Field(min_length=1, max_length=4096)]],
+                       Field(min_length=1, max_length=1024)] | None = Field(
+        default=None, description="with kind: command, the program and its arguments (argv, never a shell); "
+        "placeholders {cpus}, {lcores}, {omp_places}, {plan_file}, {cpu:APP#I.TASK} are replaced by the plan's")
+    metric: Metric | None = Field(default=None, description="with kind: command, where the figure is read on stdout")
+    timeout: Seconds = Field(default=30.0, description="with kind: command, wall-clock limit of one run")
+    repeats: Annotated[Count, Field(le=100)] = Field(
+        default=3, description="with kind: command, runs per plan; the figure is their median")
+
+    @model_validator(mode="after")
+    def _command_given(self) -> OracleSettings:
+        if self.kind == "command" and (self.command is None or self.metric is None):
+            missing = " and ".join(name for name in ("command", "metric") if getattr(self, name) is None)
+            raise ValueError(f"`kind: command` needs {missing} (e.g. command: [./bench, '--cpus', '{{cpus}}'], "
+                             "metric: {regex: 'rate=([0-9.]+)'})")
+        return self
 
 
 class SearchSettings(StrictModel):

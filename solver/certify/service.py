@@ -15,6 +15,9 @@
   lock on the output directory (``.tasksolve.lock``, naming the holder's PID).
 * A measurement that fails (the oracle raises) or runs past `timeout` seconds is retried once;
   if it fails again it is recorded with ``"status": "failed"`` and the error, and the run goes on.
+  Running past a time limit is one exception, `simulate.errors.SimulationTimeout`, whether the
+  service's alarm fires (`timeout`) or the oracle stops itself (the simulation's
+  ``oracle.time_cap``, the command oracle's ``oracle.timeout``).
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from simulate.errors import SimulationTimeout
 from simulate.executor import Executor
 from simulate.oracle import make_oracle, plan_seed
 from solver.binding.samplers import uniform_plans
@@ -64,10 +68,6 @@ class Record:
 
     def to_json(self) -> str:
         return json.dumps(self.__dict__, separators=(",", ":"))
-
-
-class MeasurementTimeout(Exception):
-    pass
 
 
 def objective_value(measurement: Any, objective: str) -> float:
@@ -109,7 +109,11 @@ def oracle_identity(spec: Spec, kind: str, factory: Callable[[Spec], Any] | None
 
         settings = dataclasses.asdict(DesSettings.from_spec(spec))
         settings.pop("seed")  # plan i is measured with plan_seed(seed, i), never the oracle's seed
+        settings.pop("time_cap")  # a wall-clock limit, not a figure's: raising it may resume a run
         return {"kind": kind, "settings": json.loads(json.dumps(settings))}
+    if kind == "command":   # the program and what is read from it (not the wall-clock timeout)
+        return {"kind": kind, "settings": spec.oracle.model_dump(mode="json", by_alias=True,
+                                                                 include={"command", "metric", "repeats"})}
     return {"kind": kind, "settings": {}}
 
 
@@ -234,7 +238,7 @@ def _make_worker(spec: Spec, oracle_kind: str, objective: str, timeout: float | 
 
 
 def _alarm(signum, frame):  # pragma: no cover - runs in the worker
-    raise MeasurementTimeout()
+    raise SimulationTimeout("alarm")
 
 
 def _measure_one(worker: _Worker, index: int, contexts: list[int], seed: int) -> Record:
@@ -253,8 +257,8 @@ def _measure_one(worker: _Worker, index: int, contexts: list[int], seed: int) ->
             value = objective_value(m, worker.objective)
             return Record(index, contexts, "ok", float(value), float(m.throughput), float(m.half_width),
                           float(m.latency_mean), attempt)
-        except MeasurementTimeout:
-            error = f"timed out after {timeout:g}s"
+        except SimulationTimeout as exc:  # the service's alarm, or the oracle's own cap (oracle.time_cap)
+            error = f"timed out after {timeout:g}s" if str(exc) == "alarm" else f"{type(exc).__name__}: {exc}"
         except Exception as exc:  # an oracle failure is data, not a crash
             error = f"{type(exc).__name__}: {exc}"
     return Record(index, contexts, "failed", attempts=2, error=error)
@@ -390,7 +394,10 @@ class SamplingService:
         if not jobs:
             return
         init_args = (self.spec, self.oracle_kind, self.objective, self.timeout, self.oracle_factory)
-        executor = Executor(workers=self.workers, scheduler=self.scheduler)
+        from simulate.registry import exclusive
+
+        alone = self.oracle_factory is None and exclusive(self.oracle_kind)   # e.g. a real program on this host
+        executor = Executor(workers=1 if alone else self.workers, scheduler=None if alone else self.scheduler)
         with executor.map(_measure_chunk, jobs, init=_make_worker, init_args=init_args) as stream:
             for _, records in stream:
                 self._append(records)

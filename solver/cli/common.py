@@ -111,8 +111,11 @@ def choices_or_fail(text: str, allowed: tuple[str, ...], what: str = "method") -
 
 
 def check_oracle_kind(kind: str) -> str:
-    if kind not in ("des", "analytic"):
-        fail(f"unknown oracle `{kind}` (des or analytic)")
+    """`kind` if the oracle registry (`simulate.registry`) knows it, else stop (exit 2)."""
+    from simulate import registry
+
+    if kind not in registry.KINDS:
+        fail(registry.unknown_message(kind))
     return kind
 
 

@@ -22,7 +22,8 @@ from pathlib import Path
 
 import typer
 
-ORACLE_KINDS = ("des", "analytic")
+from simulate.registry import KINDS as ORACLE_KINDS
+from simulate.registry import help_text as oracle_help
 
 
 def spec_argument() -> typer.models.ArgumentInfo:
@@ -45,8 +46,8 @@ def workers_option() -> typer.models.OptionInfo:
 
 
 def oracle_option() -> typer.models.OptionInfo:
-    return typer.Option(None, "--oracle",
-                        help="The cost oracle: des (simulation) or analytic (closed form). Default: the spec's oracle.kind.")
+    return typer.Option(None, "--oracle", metavar="|".join(ORACLE_KINDS),
+                        help=f"The cost oracle -- {oracle_help()}. Default: the spec's oracle.kind.")
 
 
 def time_limit_option() -> typer.models.OptionInfo:

@@ -12,6 +12,7 @@ from pathlib import Path
 import typer
 
 from solver.cli import common, options
+from solver.pipeline.job import ORACLE_CHOICES
 from specs import display
 
 METHOD_HELP = "cpsat|lata|parallel|list|greedy|random|bipar|all (or a comma-separated list)"
@@ -115,8 +116,8 @@ def pipeline_command(
     out: Path | None = OUT_OPTION,
     plot: Path | None = PLOT_OPTION,
     oracle: str | None = typer.Option(
-        None, "--oracle", metavar="des|analytic|none",
-        help="Measure each plan with the simulation (des), the analytic model with contention, or not (none). "
+        None, "--oracle", metavar="|".join(ORACLE_CHOICES),
+        help=f"Measure each plan with an oracle ({options.oracle_help()}), or not (none). "
              "Default: the spec's oracle.kind."),
     packets: int | None = typer.Option(None, "--packets", min=100, metavar="N",
                                        help="Packets per simulation. Default: the spec's oracle.packets."),
@@ -218,7 +219,7 @@ def _comparison_table(job):
     from rich.table import Table
 
     kinds = {m.oracle for m in job.measured.values()}
-    label = "sim" if kinds == {"des"} else "an."
+    label = "sim" if kinds == {"des"} else "an." if kinds == {"analytic"} else "cmd"
     table = Table(title="comparison (closed form" + (", measured" if job.measured else "") + ")",
                   box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
     columns = ["method", "status", "latency", "rate", "thr", "L0"]
@@ -237,8 +238,9 @@ def _comparison_table(job):
         table.add_row(*cells)
     footnote = "* chosen; latency = closed-form latency (longest path), rate = clock / period, thr = threads"
     if job.measured:
-        footnote += ("; sim = simulation, saturated sources (queueing included)" if kinds == {"des"}
-                     else "; an. = analytic model with resource contention")
+        footnote += {"sim": "; sim = simulation, saturated sources (queueing included)",
+                     "an.": "; an. = analytic model with resource contention",
+                     "cmd": "; cmd = the spec's command, run pinned on this host"}[label]
     return table, footnote
 
 

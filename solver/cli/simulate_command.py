@@ -10,17 +10,12 @@ import typer
 from solver.cli import options
 from solver.cli.common import (
     EXIT_BAD_INPUT,
-    EXIT_FAILURE,
+    check_oracle_kind,
     console,
     emit_json,
     fail,
     load_spec_or_fail,
 )
-
-
-class OracleKind(str, Enum):
-    des = "des"
-    analytic = "analytic"
 
 
 class Ideal(str, Enum):
@@ -41,8 +36,7 @@ def simulate(
     plan_path: str | None = typer.Option(
         None, "--plan", "-p", metavar="PLAN.yaml",
         help="The plan to measure (YAML or JSON). Without it, a balanced placement is drawn (seeded)."),
-    oracle: OracleKind | None = typer.Option(
-        None, "--oracle", help="des (the SimPy simulation) or analytic (the closed form). Default: the spec's oracle.kind."),
+    oracle: str | None = options.oracle_option(),
     max_rate: bool = typer.Option(
         False, "--max-rate", help="Also find the highest arrival rate per instance the plan sustains (bisection, des only)."),
     ideal: list[Ideal] = typer.Option(
@@ -63,14 +57,13 @@ def simulate(
 
     The des oracle simulates until the 95% confidence half-width of the total throughput is
     below the precision (or the packet cap); analytic evaluates the closed form, which assumes
-    every co-located thread always loads its resources.  Exit code 2 for a bad spec or plan,
+    every co-located thread always loads its resources; command runs the spec's program pinned
+    to the plan's CPUs and reads its figure.  Exit code 2 for a bad spec or plan,
     3 when the oracle fails.
     """
     spec = load_spec_or_fail(spec_path)
-    kind = (oracle.value if oracle else spec.oracle.kind)
-    if kind == "command":
-        fail("the command oracle is not available in this version; use --oracle des or analytic", EXIT_FAILURE)
-    if kind == "analytic" and (max_rate or ideal):
+    kind = check_oracle_kind(oracle or spec.oracle.kind)
+    if kind != "des" and (max_rate or ideal):
         fail("--max-rate and --ideal need the des oracle", EXIT_BAD_INPUT)
     overrides = _overrides(kind, seed=seed, precision=precision, packets=packets, queue_capacity=queue_capacity,
                            arrival=arrival, rate=rate, shared_queue=shared_queue)
@@ -113,7 +106,7 @@ def _overrides(kind: str, *, seed, precision, packets, queue_capacity, arrival, 
             fail("--rate must be positive")
     if shared_queue:
         overrides["shared_queue"] = True
-    if kind == "analytic" and overrides:
+    if kind != "des" and overrides:
         fail("simulation settings (--seed, --precision, --packets, --queue-capacity, --arrival, --rate, "
              "--shared-queue) apply to the des oracle only")
     return overrides
@@ -169,11 +162,21 @@ def _print_text(spec, plan, m, source, extra) -> None:
     if m.oracle == "des":
         rel = f" (+-{100 * m.relative_half_width:.2f}%, 95%)" if m.throughput > 0 else ""
         console.print(f"throughput  {display.rate(m.throughput)} +- {display.rate(m.half_width)}{rel}", markup=False)
-    else:
+    elif m.oracle == "analytic":
         console.print(f"throughput  {display.rate(m.throughput)} (closed form)", markup=False)
+    else:
+        console.print(f"throughput  {display.rate(m.throughput)} ({m.oracle} oracle)", markup=False)
     if len(m.per_instance) > 1:
         parts = ", ".join(f"{name} {display.rate(x)}" for name, x in m.per_instance.items())
         console.print(f"per instance  {parts}", markup=False, soft_wrap=True)
+    if m.oracle not in ("des", "analytic"):      # a program's one figure: where each thread ran
+        if m.latency_mean:
+            console.print(f"latency     {display.seconds(m.latency_mean)}", markup=False)
+        for t in m.threads:
+            console.print(f"  {t['thread']}  {t['context']}  cpu {t.get('cpu', '-')}", markup=False)
+        for note in m.notes:
+            console.print(f"note: {note}", markup=False, soft_wrap=True)
+        return
     console.print(f"latency     mean {display.seconds(m.latency_mean)}, p50 {display.seconds(m.latency_p50)}, p99 {display.seconds(m.latency_p99)}"
                   + ("  (unloaded critical path)" if m.oracle == "analytic" else ""), markup=False)
     table = Table(title_justify="left")

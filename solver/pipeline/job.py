@@ -22,12 +22,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from simulate.registry import KINDS as ORACLE_KINDS
 from solver.errors import SolverFailed
 from solver.pipeline.compare import METHOD_NAMES, Measured, Measurer, Progress, Steps, compare
 from solver.pipeline.evaluation import MethodResult
 from solver.pipeline.problem import PipelineError, PipelineProblem, format_cycles
 
-ORACLE_CHOICES = ("des", "analytic", "none")
+ORACLE_CHOICES = (*ORACLE_KINDS, "none")
 EXPLAIN_TIME_LIMIT = 20.0   # seconds CP-SAT may spend finding the minimum latency
 
 
@@ -103,10 +104,10 @@ def _cycles(problem: PipelineProblem, ticks) -> str:
 
 
 def oracle_kind(requested: str | None, spec) -> str:
-    """``des``, ``analytic`` or ``none``; default the spec's oracle (the simulation for ``command``)."""
-    kind = (requested or ("des" if spec.oracle.kind == "command" else spec.oracle.kind)).strip().lower()
+    """A registered oracle's name (`simulate.registry`) or ``none``; default the spec's oracle."""
+    kind = (requested or spec.oracle.kind).strip().lower()
     if kind not in ORACLE_CHOICES:
-        raise PipelineError(f"--oracle: expected des, analytic or none (got {requested!r})")
+        raise PipelineError(f"--oracle: expected {', '.join(ORACLE_CHOICES)} (got {requested!r})")
     return kind
 
 

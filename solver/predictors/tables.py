@@ -52,6 +52,11 @@ def _measure_job(args: tuple) -> Any:
     return make_oracle(spec, kind).evaluate(plan, seed=seed)
 
 
+def _measure_jobs(state: None, jobs: list[tuple]) -> list[Any]:
+    """A chunk of `_measure_job` for `simulate.executor.Executor`."""
+    return [_measure_job(job) for job in jobs]
+
+
 def derived_spec(spec: Spec, workload: list[tuple[str, int]], name: str) -> Spec:
     """The spec with another workload (same topology and applications, no constraints)."""
     data = spec.model_dump(by_alias=True, exclude={"workload", "constraints", "name"})
@@ -166,12 +171,13 @@ class ProfileTables:
 
     def _run_jobs(self, jobs: list[tuple[tuple, Spec, Plan]], workers: int) -> None:
         if workers > 1 and self.oracle_kind is not None and len(jobs) > 1:
-            from concurrent.futures import ProcessPoolExecutor
+            from simulate.executor import Executor
 
-            with ProcessPoolExecutor(workers) as pool:
-                args = [(spec, plan, self.oracle_kind, self.seed) for _, spec, plan in jobs]
-                for (key, spec, _), measurement in zip(jobs, pool.map(_measure_job, args, chunksize=8)):
-                    self._record(key, spec, measurement)
+            args = [(spec, plan, self.oracle_kind, self.seed) for _, spec, plan in jobs]
+            with Executor(workers=workers, chunk_size=8).map(_measure_jobs, args) as stream:
+                for indices, measurements in stream:
+                    for i, measurement in zip(indices, measurements):
+                        self._record(jobs[i][0], jobs[i][1], measurement)
             return
         for key, spec, plan in jobs:
             oracle = self._oracle(spec.name + repr([(w.app, w.instances) for w in spec.workload]), spec)

@@ -1,0 +1,220 @@
+"""The command oracle: the user's real program, run pinned on this host, one run per plan and repeat.
+
+Spec (``oracle:``)::
+
+    kind: command
+    command: [./fwd, --lcores, "{lcores}", --plan, "{plan_file}"]   # argv, never a shell
+    metric: {regex: 'rate=([0-9.]+)'}       # or {json: rate} (dotted for nested keys)
+    timeout: 30s                             # per run; the program's process group is killed
+    repeats: 3                               # the figure is the median of the runs
+
+Each run gets the placement in every form `simulate.pinning` offers (argv placeholders,
+``TASKSOLVE_CPUS`` / ``TASKSOLVE_PLAN`` / ``TASKSOLVE_SEED``, a JSON plan file in a fresh
+temporary directory).  The program is started with ``subprocess.Popen(argv, shell=False)`` in its
+own session: ``;``, ``$()``, backticks and spaces inside an element reach it as literal argv text.
+Pinning is the program's job (``sched_setaffinity``, ``taskset``-like runtimes, DPDK's
+``--lcores``, ``OMP_PLACES``); this oracle only says where.
+
+The figure is read on standard output: with ``regex``, the first group (else the whole match) of
+the *last* match; with ``json``, the key (dotted for nested objects) of the *last* line that is a
+JSON object.  It is the objective's figure: packets (or work items) per second for the
+throughput objectives, seconds per packet for ``latency``.  The measurement's half-width is half
+the range of the repeats (a spread, not a confidence interval).  A run that cannot start or exits
+non-zero raises `CommandFailed`, one without the figure `MetricNotFound`, one past ``timeout``
+`CommandTimeout` (a `SimulationTimeout`, so the sampling service records it as a timed-out plan);
+each message names the command and the plan.  Measurements of one host must not overlap, so the
+registry marks this oracle *exclusive* and the sampling service runs it with one worker.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import signal
+import statistics
+import subprocess
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from simulate.errors import (
+    CommandFailed,
+    CommandTimeout,
+    MetricNotFound,
+    NonFiniteResultError,
+    OracleError,
+)
+from simulate.measurement import Measurement
+from simulate.pinning import PlaceholderError, Placement, thread_placeholders
+
+SETTINGS = ("command", "metric", "timeout", "repeats")
+SHOWN = 400   # characters of a program's output quoted in an error message
+
+
+class CommandOracle:
+    """The program of ``spec.oracle`` run once per plan and repeat (see the module docstring);
+    `overrides` may replace any of ``command``, ``metric``, ``timeout``, ``repeats``."""
+
+    name = "command"
+
+    def __init__(self, spec, **overrides) -> None:
+        from simulate.registry import OracleUnavailableError
+
+        unknown = set(overrides) - set(SETTINGS)
+        if unknown:
+            raise OracleError(f"the command oracle takes only {', '.join(SETTINGS)} (got {', '.join(sorted(unknown))})")
+        settings = {name: overrides.get(name, getattr(spec.oracle, name)) for name in SETTINGS}
+        if not settings["command"] or settings["metric"] is None:
+            raise OracleUnavailableError("the command oracle needs `oracle.command` (the program's argv) and "
+                                         "`oracle.metric` in the spec, e.g. command: [./bench, --cpus, '{cpus}'], "
+                                         "metric: {json: rate}")
+        self.spec = spec
+        self.argv = [str(a) for a in settings["command"]]
+        self.metric = settings["metric"]
+        self.timeout = float(settings["timeout"])
+        self.repeats = int(settings["repeats"])
+        self.overrides = dict(overrides)
+        self.latency = spec.objective == "latency"
+        if spec.problem == "binding":
+            names = set(spec.thread_names)
+            for name in thread_placeholders(self.argv):
+                if name not in names:
+                    from specs.errors import did_you_mean
+
+                    raise PlaceholderError(f"placeholder {{cpu:{name}}} in oracle.command names no thread of "
+                                           f"{spec.name}{did_you_mean(name, spec.thread_names)}")
+
+    # -- the protocol
+    def evaluate(self, plan: Any, seed: int | None = None) -> Measurement:
+        """Run the program `repeats` times on `plan` (a `specs.Plan` or context indices)."""
+        from specs import Plan
+
+        if not hasattr(plan, "bindings"):
+            plan = Plan.from_contexts(self.spec, [int(c) for c in plan])
+        placement = Placement.of(self.spec, plan)
+        figures = [self._run_once(placement, seed, r) for r in range(self.repeats)]
+        return self._measurement(placement, figures, seed)
+
+    def evaluate_many(self, plans: Sequence[Any], seed: int | None = None,
+                      workers: int | None = None) -> list[Measurement]:
+        """Every plan in turn (plan ``i`` with ``plan_seed(seed, i)``); `workers` is accepted for
+        the protocol but runs never overlap: they would share the host they measure."""
+        from simulate.oracle import measure_many
+
+        return measure_many(self, (self.spec, self.overrides), plans, int(seed or 0), 1)
+
+    # -- one run
+    def _run_once(self, placement: Placement, seed: int | None, repeat: int) -> float:
+        with tempfile.TemporaryDirectory(prefix="tasksolve-run-") as folder:
+            plan_file = str(Path(folder) / "plan.json")
+            Path(plan_file).write_text(json.dumps(placement.document(self.spec.name, seed), indent=2))
+            argv = placement.argv(self.argv, plan_file)
+            env = {**os.environ, **placement.environment(plan_file, seed)}
+            where = f"`{_shown_argv(self.argv)}` on plan {_shown_plan(placement)}"
+            stdout = _run(argv, env, self.timeout, where, repeat)
+        return self._figure(stdout, where)
+
+    def _figure(self, stdout: str, where: str) -> float:
+        metric = self.metric
+        if metric.regex is not None:
+            matches = list(re.finditer(metric.regex, stdout, flags=re.MULTILINE))
+            if not matches:
+                raise MetricNotFound(f"{where}: no match of metric.regex {metric.regex!r} in its output "
+                                     f"({_tail(stdout)})")
+            last = matches[-1]
+            text = last.group(1) if last.re.groups else last.group(0)
+            try:
+                value = float(text)
+            except (TypeError, ValueError):
+                raise MetricNotFound(f"{where}: metric.regex matched {str(text)[:80]!r}, not a number") from None
+        else:
+            value = _json_value(stdout, metric.json_key, where)
+        if not math.isfinite(value):
+            raise NonFiniteResultError(f"{where}: the metric is {value}, not a finite number")
+        return value
+
+    def _measurement(self, placement: Placement, figures: list[float], seed: int | None) -> Measurement:
+        figure = float(statistics.median(figures))
+        spread = (max(figures) - min(figures)) / 2.0
+        threads = [{"thread": t, "context": c, "cpu": cpu}
+                   for t, c, cpu in zip(placement.threads, placement.contexts, placement.cpus)]
+        note = (f"median of {len(figures)} run(s) of the command: {', '.join(f'{x:.6g}' for x in figures)}; "
+                "half-width = half their range")
+        throughput, latency = (0.0, figure) if self.latency else (figure, 0.0)
+        return Measurement(throughput=throughput, per_instance={}, half_width=0.0 if self.latency else spread,
+                           min_throughput=throughput, latency_mean=latency, latency_p50=latency, latency_p99=latency,
+                           threads=threads, bottleneck="", oracle=self.name,
+                           latency_half_width=spread if self.latency else 0.0,
+                           packets=len(figures), seed=seed, notes=[note])
+
+
+def _run(argv: list[str], env: dict[str, str], timeout: float, where: str, repeat: int) -> str:
+    """The program's standard output; raises the errors of the module docstring."""
+    try:
+        process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   env=env, text=True, errors="replace", start_new_session=True)
+    except OSError as exc:
+        raise CommandFailed(f"{where}: cannot start the program: {exc.strerror or exc}") from None
+    try:
+        stdout, stderr = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill(process)
+        raise CommandTimeout(f"{where}: run {repeat + 1} ran past oracle.timeout ({timeout:g} s) and was killed") from None
+    finally:
+        if process.poll() is None:       # interrupted (Ctrl-C, the service's alarm): leave nothing behind
+            _kill(process)
+    if process.returncode != 0:
+        raise CommandFailed(f"{where}: run {repeat + 1} exited with status {process.returncode} ({_tail(stderr)})")
+    return stdout
+
+
+def _kill(process: subprocess.Popen) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        process.communicate(timeout=5)
+    except (subprocess.TimeoutExpired, ValueError):
+        pass
+
+
+def _json_value(stdout: str, key: str, where: str) -> float:
+    for line in reversed(stdout.splitlines()):
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
+        try:
+            value: Any = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if not isinstance(value, dict):
+            continue
+        for part in key.split("."):
+            if not isinstance(value, dict) or part not in value:
+                raise MetricNotFound(f"{where}: the last JSON line of its output has no key {key!r} ({line[:SHOWN]})")
+            value = value[part]
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise MetricNotFound(f"{where}: {key!r} is {str(value)[:80]!r}, not a number")
+        return float(value)
+    raise MetricNotFound(f"{where}: no JSON object line in its output ({_tail(stdout)})")
+
+
+def _tail(text: str) -> str:
+    text = (text or "").strip()
+    if not text:
+        return "no output"
+    return "output ends: " + (text if len(text) <= SHOWN else "..." + text[-SHOWN:]).replace("\n", " | ")
+
+
+def _shown_argv(argv: list[str]) -> str:
+    text = " ".join(argv)
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+def _shown_plan(placement: Placement) -> str:
+    text = ", ".join(f"{t}@{cpu}" for t, cpu in zip(placement.threads, placement.cpus))
+    return text if len(text) <= 300 else text[:297] + "..."
