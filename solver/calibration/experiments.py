@@ -43,22 +43,24 @@ def calibration_plans(spec: Spec, random: int, seed: int, balanced: int = 4) -> 
 
 def measure(spec: Spec, plans: np.ndarray, oracle_kind: str, *, seed: int,
             workers: int) -> tuple[np.ndarray, np.ndarray | None]:
-    """Per-instance throughputs (plans x instances, in `spec.instances` order, packets/s) and,
+    """Throughputs (packets/s) per instance (plans x instances, in `spec.instances` order), or the
+    total (plans x 1) when the oracle reports no per-instance figures (a user's program); and,
     when the oracle reports every thread's utilization, each thread's time per packet (plans x
     threads in `spec.threads` order, cycles: utilization x clock / its instance's throughput)."""
     oracle = make_oracle(spec, oracle_kind)
     measurements = oracle.evaluate_many([Plan.from_contexts(spec, list(map(int, row)), method="calibration")
                                          for row in plans], seed=seed, workers=workers)
     names = [f"{app}#{i}" for app, i in spec.instances]
+    if not all(set(names) <= set(m.per_instance) for m in measurements):
+        return np.array([[m.throughput] for m in measurements], dtype=float), None
     throughput = np.array([[m.per_instance[name] for name in names] for m in measurements], dtype=float)
-    thread_names = [t.name for t in spec.threads]
     instance_of = [names.index(f"{t.app}#{t.instance}") for t in spec.threads]
     clock = float(spec.topology.clock)
-    times = np.full((len(plans), len(thread_names)), np.nan)
+    times = np.full((len(plans), len(instance_of)), np.nan)
     for p, m in enumerate(measurements):
         utilization = {row.get("thread"): row.get("utilization") for row in m.threads}
-        for t, name in enumerate(thread_names):
-            u = utilization.get(name)
+        for t, thread in enumerate(spec.threads):
+            u = utilization.get(thread.name)
             if u is not None and throughput[p, instance_of[t]] > 0:
                 times[p, t] = float(u) * clock / throughput[p, instance_of[t]]
     usable = np.isfinite(times).all() and (times > 0).all()

@@ -15,12 +15,12 @@ log s_pt)^2`` over ``theta = (log cycles, demands in [0, 1])`` with
 a demand whose resource is never saturated in any plan does not change any prediction, so a
 gradient method cannot move it from where it starts; the fit therefore runs from the spec's
 values and from `starts` seeded random points and keeps the best (multi-start).  A parameter is
-**identified** when moving it by 5% changes some prediction and it has no part in a direction
-that changes none to first order (the null space of the residuals' Jacobian at the solution:
-local identifiability, e.g. Walter & Pronzato, "Identification of parametric models", 1997,
-ch. 2), and every start that fits as well agrees on it within 1% (a fit through the kinks of
-the max can have several exact solutions far apart: the starts see some of them; more
-`starts`, more chances to see them).  One that is not is reported as not identified by the experiments and keeps the spec's
+**identified** when moving it by 5% changes some prediction, every start that fits as well agrees
+on it within 1% (a fit through the kinks of the max can have several exact solutions far apart),
+and its 95% profile-likelihood interval lies within 5% of the value: holding it 5% lower or higher
+and refitting all the others costs more than ``chi2(1, 0.95) / 2`` residual variances (Raue et
+al., "Structural and practical identifiability analysis ... exploiting the profile likelihood",
+Bioinformatics 25(15), 2009).  One that is not is reported as not identified by the experiments and keeps the spec's
 value where that changes no prediction -- typically the demand on a resource no plan saturates,
 or, from throughputs alone, the cycles of a thread that is never its instance's bottleneck.
 
@@ -42,10 +42,10 @@ from specs import Spec
 
 IDENTIFICATION_STEP = 0.05     # relative move of a parameter that must change a prediction
 IDENTIFICATION_TOLERANCE = 1e-9  # ... by more than this (log-throughput)
-NULL_SINGULAR = 1e-6           # singular values of the Jacobian below this (relative) are zero
+POOR_FIT = 0.02                # rms relative error above which the fit is reported as poor
+PROFILE_CHI2 = 3.841          # chi-squared quantile, 1 degree of freedom, 95%
 EQUAL_COST = 1e-9              # two fits whose costs differ by less are equally good
 AGREEMENT = 0.01               # equally good fits must agree on a parameter to this (relative)
-NULL_COMPONENT = 1e-3          # a parameter with a larger component in the null space is not determined
 SIGNIFICANT_DIGITS = 6         # of the values written into the calibrated spec
 CYCLES_RANGE = 8.0             # random starts draw cycles within [prior / 8, prior * 8]
 
@@ -88,6 +88,15 @@ class Fit:
     @property
     def rms(self) -> float:
         return float(np.sqrt(np.mean(self.residuals ** 2))) if len(self.residuals) else 0.0
+
+    @property
+    def warning(self) -> str | None:
+        """One sentence when the fitted model leaves an error above `POOR_FIT` (rms, relative)."""
+        if self.rms <= POOR_FIT:
+            return None
+        return (f"the fitted closed form is still {self.rms:.1%} (rms) off the measurements: it may not describe "
+                "this program, or the fit stopped in a poor local optimum (try more --starts or --plans); "
+                "parameters called identified are so only around this fit")
 
     @property
     def worst(self) -> float:
@@ -148,27 +157,31 @@ class ParameterSpace:
             demand[n, r] = values[j]
         return self.model.with_parameters(values[self.cycles_of], demand)
 
-    def predict(self, values: np.ndarray, plans: np.ndarray, with_times: bool = False) -> np.ndarray:
-        """Log of the per-instance throughputs (plans x instances) of the closed form with these
-        values, followed with `with_times` by the log of every thread's time per packet (cycles,
-        plans x threads): one row per plan."""
+    def predict(self, values: np.ndarray, plans: np.ndarray, with_times: bool = False,
+                totals: bool = False) -> np.ndarray:
+        """Log of the per-instance throughputs (plans x instances; with `totals`, the total, plans
+        x 1) of the closed form with these values, followed with `with_times` by the log of every
+        thread's time per packet (cycles, plans x threads): one row per plan."""
         model = self.model_with(values)
-        figures = [model.evaluate(plans).per_instance]
+        result = model.evaluate(plans)
+        figures = [result.total[:, None] if totals else result.per_instance]
         if with_times:
             figures.append(model.times(plans).T)
         with np.errstate(divide="ignore"):
             return np.log(np.hstack(figures))
 
 
-def _log_residuals(space: ParameterSpace, plans: np.ndarray, log_measured: np.ndarray, with_times: bool):
+def _log_residuals(space: ParameterSpace, plans: np.ndarray, log_measured: np.ndarray, with_times: bool,
+                   totals: bool):
     def residuals(theta: np.ndarray) -> np.ndarray:
-        return (space.predict(space.to_values(theta), plans, with_times) - log_measured).ravel()
+        return (space.predict(space.to_values(theta), plans, with_times, totals) - log_measured).ravel()
     return residuals
 
 
-def _identified(space: ParameterSpace, values: np.ndarray, plans: np.ndarray, with_times: bool) -> list[bool]:
+def _identified(space: ParameterSpace, values: np.ndarray, plans: np.ndarray, with_times: bool,
+                totals: bool) -> list[bool]:
     """Whether a 5% move of each parameter (up or down) changes some prediction."""
-    reference = space.predict(values, plans, with_times)
+    reference = space.predict(values, plans, with_times, totals)
     out = []
     for j in range(len(values)):
         step = IDENTIFICATION_STEP * (values[j] if space.is_cycles[j] else max(values[j], IDENTIFICATION_STEP))
@@ -178,29 +191,39 @@ def _identified(space: ParameterSpace, values: np.ndarray, plans: np.ndarray, wi
             trial[j] = max(0.0, trial[j] + sign * step)
             if not space.is_cycles[j]:
                 trial[j] = min(trial[j], 1.0)
-            if np.max(np.abs(space.predict(trial, plans, with_times) - reference)) > IDENTIFICATION_TOLERANCE:
+            if np.max(np.abs(space.predict(trial, plans, with_times, totals) - reference)) > IDENTIFICATION_TOLERANCE:
                 moved = True
                 break
         out.append(moved)
     return out
 
 
-def _free_directions(jacobian: np.ndarray) -> list[bool]:
-    """For each parameter, whether it moves along a direction that changes no prediction to
-    first order: a component above `NULL_COMPONENT` in the null space of the Jacobian at the
-    solution (singular values below `NULL_SINGULAR` of the largest).  Two parameters that only
-    matter through their product, say, are each sensitive but neither is determined."""
-    jac = np.asarray(jacobian, dtype=float)
-    n = jac.shape[1]
-    if not np.isfinite(jac).all():
-        return [True] * n
-    _, singular, vt = np.linalg.svd(jac, full_matrices=True)
-    top = singular[0] if len(singular) and singular[0] > 0 else 1.0
-    rank = int(np.sum(singular > NULL_SINGULAR * top))
-    null = vt[rank:]
-    if len(null) == 0:
-        return [False] * n
-    return (np.abs(null).max(axis=0) > NULL_COMPONENT).tolist()
+def _profile_determined(space: ParameterSpace, residuals, best, low: np.ndarray, high: np.ndarray, j: int,
+                        threshold: float) -> bool:
+    """Whether parameter j is determined within `IDENTIFICATION_STEP`: refitting every other
+    parameter with j held 5% below and 5% above its fitted value costs more than `threshold`
+    (the profile-likelihood test of identifiability, Raue et al., Bioinformatics 25(15), 2009)."""
+    others = np.array([k for k in range(len(best.x)) if k != j])
+    value = space.to_values(best.x)[j]
+    step = IDENTIFICATION_STEP * (value if space.is_cycles[j] else max(value, IDENTIFICATION_STEP))
+    for moved in (value - step, value + step):
+        theta_j = math.log(moved) if space.is_cycles[j] else moved
+        if not low[j] <= theta_j <= high[j] or len(others) == 0:
+            continue
+        full = best.x.copy()
+        full[j] = theta_j
+
+        def partial(sub: np.ndarray, full=full) -> np.ndarray:
+            trial = full.copy()
+            trial[others] = sub
+            return residuals(trial)
+
+        result = least_squares(partial, np.clip(best.x[others], low[others], high[others]),
+                               bounds=(low[others], high[others]), method="trf", x_scale="jac", diff_step=1e-4,
+                               max_nfev=100 * len(others))
+        if result.cost - best.cost <= threshold:
+            return False
+    return True
 
 
 def _ambiguous(space: ParameterSpace, results: list, best) -> list[bool]:
@@ -213,33 +236,37 @@ def _ambiguous(space: ParameterSpace, results: list, best) -> list[bool]:
 
 
 def _prior_where_free(space: ParameterSpace, values: np.ndarray, identified: list[bool],
-                      plans: np.ndarray, with_times: bool) -> np.ndarray:
+                      plans: np.ndarray, with_times: bool, totals: bool) -> np.ndarray:
     """The fitted values, with the spec's own value back in every parameter the experiments do
     not identify, where that changes no prediction (a free parameter's fitted value is only where
     its start was)."""
     out = values.copy()
-    reference = space.predict(values, plans, with_times)
+    reference = space.predict(values, plans, with_times, totals)
     for j in np.flatnonzero(~np.array(identified, dtype=bool)):
         trial = out.copy()
         trial[j] = space.prior[j]
-        if np.max(np.abs(space.predict(trial, plans, with_times) - reference)) <= IDENTIFICATION_TOLERANCE:
+        if np.max(np.abs(space.predict(trial, plans, with_times, totals) - reference)) <= IDENTIFICATION_TOLERANCE:
             out = trial
     return out
 
 
 def fit(spec: Spec, plans: np.ndarray, measured: np.ndarray, times: np.ndarray | None = None, *,
         starts: int = 8, seed: int = 0, fit_all_resources: bool = False) -> Fit:
-    """Fit the closed form's cycles and demands to `measured` per-instance throughputs (plans x
-    instances, in `spec.instances` order) and, when the oracle reports them, every thread's time
-    per packet `times` (plans x threads, cycles; module docstring)."""
+    """Fit the closed form's cycles and demands to `measured` throughputs -- per instance (plans x
+    instances, in `spec.instances` order), or the total (plans x 1) when that is all the oracle
+    reports -- and, when the oracle reports them, every thread's time per packet `times` (plans x
+    threads, cycles; module docstring)."""
     space = ParameterSpace(spec, fit_all_resources)
     plans = np.asarray(plans, dtype=np.intp)
     measured = np.asarray(measured, dtype=float)
-    if measured.shape != (len(plans), len(spec.instances)):
-        raise ValueError(f"measured has shape {measured.shape}, expected ({len(plans)}, {len(spec.instances)})")
+    n_instances = len(spec.instances)
+    if measured.ndim != 2 or len(measured) != len(plans) or measured.shape[1] not in (1, n_instances):
+        raise ValueError(f"measured has shape {measured.shape}, expected ({len(plans)}, {n_instances}) or "
+                         f"({len(plans)}, 1)")
+    totals = measured.shape[1] == 1 and n_instances > 1
     with_times = times is not None
     observed = np.log(np.hstack([measured, times]) if with_times else measured)
-    residuals = _log_residuals(space, plans, observed, with_times)
+    residuals = _log_residuals(space, plans, observed, with_times, totals)
     low, high = space.bounds()
     rng = np.random.default_rng(seed)
     first = np.clip(space.to_theta(space.prior), low, high)
@@ -251,16 +278,19 @@ def fit(spec: Spec, plans: np.ndarray, measured: np.ndarray, times: np.ndarray |
                              diff_step=1e-4, max_nfev=100 * len(point)) for point in points]
     best = min(results, key=lambda r: r.cost)
     values = space.to_values(best.x)
-    sensitive = _identified(space, values, plans, with_times)
-    free = _free_directions(best.jac)
+    sensitive = _identified(space, values, plans, with_times, totals)
     ambiguous = _ambiguous(space, results, best)
-    identified = [bool(sensitive[j] and not free[j] and not ambiguous[j]) for j in range(len(values))]
-    final = _prior_where_free(space, values, identified, plans, with_times)
+    # a 95% profile interval: the cost may rise by chi2(1, 0.95) / 2 residual variances
+    variance = 2.0 * best.cost / max(1, len(best.fun) - len(best.x))
+    threshold = max(PROFILE_CHI2 / 2.0 * variance, EQUAL_COST)
+    identified = [bool(sensitive[j] and not ambiguous[j]
+                       and _profile_determined(space, residuals, best, low, high, j, threshold))
+                  for j in range(len(values))]
+    final = _prior_where_free(space, values, identified, plans, with_times, totals)
     fitted = [FittedParameter(p, float(space.prior[j]), float(final[j]), identified[j])
               for j, p in enumerate(space.parameters)]
-    n = measured.shape[1]
-    relative = np.exp(space.predict(final, plans)[:, :n]) / measured - 1.0
-    prior_relative = np.exp(space.predict(space.prior, plans)[:, :n]) / measured - 1.0
+    relative = np.exp(space.predict(final, plans, totals=totals)) / measured - 1.0
+    prior_relative = np.exp(space.predict(space.prior, plans, totals=totals)) / measured - 1.0
     return Fit(fitted, relative.ravel(), prior_relative.ravel(), len(points), float(best.cost))
 
 

@@ -33,12 +33,13 @@ class CalibrationResult:
             "starts": self.fit.starts,
             "residuals": {"rms": self.fit.rms, "worst": self.fit.worst,
                           "rms_before": float(np.sqrt(np.mean(self.fit.prior_residuals ** 2)))},
+            "warning": self.fit.warning,
             "parameters": [p.to_dict() for p in self.fit.parameters],
             "seconds": self.seconds,
         }
 
 
-def calibrate(spec: Spec, *, oracle_kind: str, plans: int = 40, starts: int = 8, seed: int = 0, workers: int = 1,
+def calibrate(spec: Spec, *, oracle_kind: str, plans: int = 100, starts: int = 8, seed: int = 0, workers: int = 1,
               fit_all_resources: bool = False, progress: Callable[[str], None] | None = None) -> CalibrationResult:
     """Measure `plans` random plans (plus packed and balanced ones) on `oracle_kind` and fit the
     spec's cycles and demands to them (`solver.calibration.fitting`)."""

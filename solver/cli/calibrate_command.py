@@ -13,7 +13,7 @@ from solver.cli.common import check_oracle_kind, console, emit_json, fail, load_
 def calibrate(
     spec_path: str = options.spec_argument(),
     oracle: str | None = options.oracle_option(),
-    plans: int = typer.Option(40, "--plans", min=1, help="Random plans to measure (besides a packed and a few balanced ones)."),
+    plans: int = typer.Option(100, "--plans", min=1, help="Random plans to measure (besides a packed and a few balanced ones)."),
     starts: int = typer.Option(8, "--starts", min=0, help="Random starts of the fit besides the spec's own values."),
     all_resources: bool = typer.Option(False, "--all-resources",
                                        help="Fit every task's demand on every resource, not only those it lists."),
@@ -71,6 +71,8 @@ def _print(result, out: Path) -> None:
     before = float((fit.prior_residuals ** 2).mean() ** 0.5)
     console.print(f"relative error of the instance throughputs: rms {share(fit.rms)}, worst {share(fit.worst)} "
                   f"(with the spec's values: rms {share(before)})", markup=False)
+    if fit.warning:
+        console.print(f"warning: {fit.warning}", markup=False)
     console.print(f"wrote {out}", markup=False)
 
 

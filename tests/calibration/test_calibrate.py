@@ -109,3 +109,29 @@ def test_cli_writes_a_spec_that_loads_and_refuses_to_overwrite(tmp_path, capsys)
 def test_cli_refuses_a_pipeline_spec(tmp_path, capsys):
     assert main(["calibrate", "xeon-lata-dag", "--oracle", "analytic", "--out", str(tmp_path / "c.yaml")]) == 2
     assert "pipeline" in capsys.readouterr().err
+
+
+def test_totals_alone_are_fitted_when_the_oracle_gives_no_instance_figures():
+    """A user's program reports one figure per plan: the fit then matches the total throughput
+    (it needs more plans than per-instance figures do: 60 here)."""
+    truth = load_spec(TRUTH)
+    prior = wrong_spec(truth)
+    plans = calibration_plans(prior, 60, seed=3)
+    throughput, _ = measure(truth, plans, "analytic", seed=0, workers=1)
+    result = fit(prior, plans, throughput.sum(axis=1, keepdims=True), None, starts=8, seed=0)
+    assert result.residuals.shape == (len(plans),) and result.rms < 1e-6
+    assert np.sqrt(np.mean(result.prior_residuals ** 2)) > 0.05
+    identified = [p for p in result.parameters if p.identified]
+    assert len(identified) >= 4
+    for p in identified:
+        assert p.value == pytest.approx(true_value(truth, p), rel=1e-3), p.parameter.name
+
+
+def test_a_fit_that_cannot_match_says_so(experiment):
+    """Measurements no choice of cycles and demands reproduces (the instances' throughputs
+    scrambled across plans) leave a large error, and the fit says so."""
+    _, prior, plans, throughput, _ = experiment
+    scrambled = np.random.default_rng(0).permutation(throughput.ravel()).reshape(throughput.shape) * \
+        np.random.default_rng(1).uniform(0.5, 2.0, throughput.shape)
+    result = fit(prior, plans, scrambled, None, starts=1, seed=0)
+    assert result.rms > 0.02 and result.warning is not None and "off the measurements" in result.warning
