@@ -82,7 +82,7 @@ def application_data(draw, resources: list[str], max_tasks: int = 5) -> dict[str
                 task["demand"] = {r: draw(st.sampled_from([0.0, 0.1, 0.4, 0.9, 1.0])) for r in chosen}
             idle = draw(st.lists(st.sampled_from(resources), unique=True, max_size=1))
             if idle:
-                task["idle_demand"] = {r: 0.3 for r in idle}
+                task["idle_demand"] = dict.fromkeys(idle, 0.3)
         tasks[f"t{index}"] = task
     edges = []
     for index in range(1, n):
@@ -154,11 +154,15 @@ def spec_data(draw, max_threads: int = 7, constraints: bool = True, max_contexts
     return data
 
 
-def load(data: dict[str, Any]) -> Spec:
-    """Load a drawn spec mapping (through YAML text, as a user's file would be)."""
+def load(data: dict[str, Any], feasibility: bool = False) -> Spec:
+    """Load a drawn spec mapping (through YAML text, as a user's file would be).
+
+    The constraints of `spec_data` are drawn independently, so a drawn spec may admit no
+    placement (solvers must then say so): the feasibility checks (`specs.feasibility`) run only
+    with ``feasibility=True``."""
     from specs.loader import load_spec_text
 
-    return load_spec_text(yaml.safe_dump(data, sort_keys=False), "<generated>")
+    return load_spec_text(yaml.safe_dump(data, sort_keys=False), "<generated>", feasibility=feasibility)
 
 
 @st.composite
