@@ -206,6 +206,23 @@ def _print_listing(rows: dict[str, list[dict]]) -> None:
                   markup=False)
 
 
+# The most coefficient products `count` spends on the distinct placements (a few seconds).
+COUNT_WORK = 150_000
+SHOWN_DIGITS = 100
+
+
+def _count_text(value: int | None) -> str:
+    """A count for people: exact up to SHOWN_DIGITS digits, else rounded with a clear note."""
+    from specs.counting import digits, scientific
+
+    if value is None:
+        return "not counted: the exact count would take too long"
+    text = digits(value)
+    if len(text) <= SHOWN_DIGITS:
+        return text if value < 1000 else f"{text}  ({scientific(value)})"
+    return f"about {scientific(value)}  (rounded; the exact value has {len(text)} digits: see --json)"
+
+
 def count(
     spec_path: str = typer.Argument(..., metavar="SPEC", help="A spec file or built-in example name."),
     as_json: bool = JSON_OPTION,
@@ -214,24 +231,28 @@ def count(
 
     Threads are distinguishable; two placements are the same when a symmetry of the hardware
     (exchanging identical cores, pipes, strands, ...) maps one onto the other.  Only
-    constraints.contexts is taken into account (pins and caps are not).
+    constraints.contexts is taken into account (pins and caps are not).  Counts are exact
+    integers; long ones are shown rounded with the number of digits, and exactly with --json.
     """
     from specs import UsableTree, count_distinct, count_placements
-    from specs.counting import scientific
+    from specs.counting import digits, json_count, scientific
 
     spec = load_spec_or_fail(spec_path)
     threads = len(spec.threads)
     contexts = len(spec.usable_contexts)
     placements = count_placements(threads, contexts)
-    distinct = count_distinct(UsableTree.of(spec.topology, spec.usable_contexts), threads)
+    distinct = count_distinct(UsableTree.of(spec.topology, spec.usable_contexts), threads, max_work=COUNT_WORK)
     if as_json:
-        emit_json({"threads": threads, "contexts": contexts, "placements": placements,
-                   "distinct_placements": distinct,
-                   "placements_sci": scientific(placements), "distinct_placements_sci": scientific(distinct)})
+        emit_json({"threads": threads, "contexts": contexts,
+                   "placements": json_count(placements), "distinct_placements": json_count(distinct),
+                   "placements_sci": scientific(placements), "placements_digits": len(digits(placements)),
+                   "distinct_placements_sci": None if distinct is None else scientific(distinct),
+                   "distinct_placements_digits": None if distinct is None else len(digits(distinct))})
         return
     console.print(f"{spec.name}: {threads} threads on {contexts} usable contexts of {spec.topology.name}", markup=False)
-    console.print(f"placements           {placements}  ({scientific(placements)})", markup=False)
-    console.print(f"distinct placements  {distinct}  ({scientific(distinct)})  modulo hardware symmetry", markup=False)
+    console.print(f"placements           {_count_text(placements)}", markup=False, soft_wrap=True)
+    console.print(f"distinct placements  {_count_text(distinct)}" + ("  modulo hardware symmetry" if distinct else ""),
+                  markup=False, soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:
