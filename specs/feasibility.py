@@ -129,6 +129,8 @@ def check_placement(spec: Spec) -> list[Problem]:
         return []
     cons = spec.constraints
     threads = len(spec.threads)
+    if not (cons.max_threads or cons.pin or cons.forbid):
+        return []  # distinct usable contexts alone: `specs.checks` compared the counts
     if placeable(spec, dict(cons.max_threads), True, True) in (None, threads):
         return []
     where = "constraints.contexts" if cons.contexts is not None else "the topology"
