@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from specs.application import Application
 from specs.errors import Problem, did_you_mean
 from specs.spec import Spec
 from specs.topology import MACHINE, CacheCommunication, DirectCommunication, Topology
@@ -96,42 +97,48 @@ def _check_os_cpus(topo: Topology, prefix: tuple) -> list[Problem]:
     return problems
 
 
-def check_applications(spec: Spec) -> list[Problem]:
+def check_application(app_name: str, app: Application, resources: list[str] | None,
+                      base: tuple = ()) -> list[Problem]:
+    """One task graph: demands name known resources (skipped when `resources` is None, for an
+    application file checked on its own), edges name tasks, no self-loop, no repeated edge, no
+    cycle, one entry task."""
     problems: list[Problem] = []
+    for task_name, task in app.tasks.items():
+        for table in ("demand", "idle_demand"):
+            for resource in getattr(task, table):
+                if resources is not None and resource not in resources:
+                    known = f" (resources: {', '.join(resources)})" if resources else " (the topology declares no resources)"
+                    problems.append(Problem(
+                        base + ("tasks", task_name, table, resource),
+                        f"unknown resource `{resource}` in {app_name}.{task_name}.{table}{known}"
+                        f"{did_you_mean(resource, resources)}", key=True))
+    pairs: Counter = Counter()
+    for index, edge in enumerate(app.edges):
+        for end, field in ((edge.source, "from"), (edge.target, "to")):
+            if end not in app.tasks:
+                problems.append(Problem(base + ("edges", index, field),
+                                        f"unknown task `{end}` in application `{app_name}`{did_you_mean(end, app.tasks)}"))
+        if edge.source == edge.target:
+            problems.append(Problem(base + ("edges", index), f"edge from `{edge.source}` to itself"))
+        pairs[(edge.source, edge.target)] += 1
+        if pairs[(edge.source, edge.target)] == 2:
+            problems.append(Problem(base + ("edges", index), f"edge {edge.source} -> {edge.target} is given twice"))
+    if problems:
+        return problems
+    cycle = app.find_cycle()
+    if cycle:
+        return [Problem(base + ("edges",), f"the task graph of `{app_name}` has a cycle: {' -> '.join(cycle)}")]
+    if len(app.entries) != 1:
+        return [Problem(base + ("tasks",),
+                        f"application `{app_name}` must have exactly one entry task (with no incoming edge); "
+                        f"it has {len(app.entries)}: {', '.join(app.entries)}")]
+    return []
+
+
+def check_applications(spec: Spec) -> list[Problem]:
     resources = spec.topology.resource_names
-    for app_name, app in spec.applications.items():
-        base = ("applications", app_name)
-        for task_name, task in app.tasks.items():
-            for table in ("demand", "idle_demand"):
-                for resource in getattr(task, table):
-                    if resource not in resources:
-                        known = f" (resources: {', '.join(resources)})" if resources else " (the topology declares no resources)"
-                        problems.append(Problem(
-                            base + ("tasks", task_name, table, resource),
-                            f"unknown resource `{resource}` in {app_name}.{task_name}.{table}{known}"
-                            f"{did_you_mean(resource, resources)}", key=True))
-        pairs: Counter = Counter()
-        for index, edge in enumerate(app.edges):
-            for end, field in ((edge.source, "from"), (edge.target, "to")):
-                if end not in app.tasks:
-                    problems.append(Problem(base + ("edges", index, field),
-                                            f"unknown task `{end}` in application `{app_name}`{did_you_mean(end, app.tasks)}"))
-            if edge.source == edge.target:
-                problems.append(Problem(base + ("edges", index), f"edge from `{edge.source}` to itself"))
-            pairs[(edge.source, edge.target)] += 1
-            if pairs[(edge.source, edge.target)] == 2:
-                problems.append(Problem(base + ("edges", index), f"edge {edge.source} -> {edge.target} is given twice"))
-        if any(p.path[:2] == base for p in problems):
-            continue
-        cycle = app.find_cycle()
-        if cycle:
-            problems.append(Problem(base + ("edges",), f"the task graph of `{app_name}` has a cycle: {' -> '.join(cycle)}"))
-            continue
-        if len(app.entries) != 1:
-            problems.append(Problem(base + ("tasks",),
-                                    f"application `{app_name}` must have exactly one entry task (with no incoming edge); "
-                                    f"it has {len(app.entries)}: {', '.join(app.entries)}"))
-    return problems
+    return [problem for app_name, app in spec.applications.items()
+            for problem in check_application(app_name, app, resources, ("applications", app_name))]
 
 
 def check_workload(spec: Spec) -> list[Problem]:
@@ -206,7 +213,7 @@ def check_constraints(spec: Spec) -> list[Problem]:
         else:
             pinned_at[context] = thread
 
-    for level, _cap in cons.max_threads.items():
+    for level in cons.max_threads:
         if level not in topo.level_names and level != "machine":
             known = topo.level_names + ["machine"]
             problems.append(Problem(base + ("max_threads", level),

@@ -15,7 +15,7 @@ Then ``g_root(n) = n! [x^n] G_root``.  Example: 3 threads on the UltraSPARC T2 g
 from __future__ import annotations
 
 from fractions import Fraction
-from functools import lru_cache
+from functools import cache
 from math import factorial, perm
 
 from specs.symmetry import Form, UsableTree
@@ -39,7 +39,7 @@ def _class_egf(child: Poly, m: int, degree: int) -> Poly:
     g_minus_one = (Fraction(0),) + child[1:]
     total = [Fraction(0)] * (degree + 1)
     power: Poly = (Fraction(1),) + (Fraction(0),) * degree
-    for b in range(0, min(m, degree) + 1):
+    for b in range(min(m, degree) + 1):
         scale = Fraction(1, factorial(b))
         for i, c in enumerate(power):
             total[i] += c * scale
@@ -47,20 +47,56 @@ def _class_egf(child: Poly, m: int, degree: int) -> Poly:
     return tuple(total)
 
 
+def _leaves(node: Form, cache: dict) -> int:
+    if node == ():
+        return 1
+    if node not in cache:
+        cache[node] = sum(_leaves(child, cache) for child in node)  # type: ignore[union-attr]
+    return cache[node]
+
+
+def _classes(node: Form) -> dict[Form, int]:
+    classes: dict[Form, int] = {}
+    for child in node:  # type: ignore[union-attr]
+        classes[child] = classes.get(child, 0) + 1
+    return classes
+
+
 def _egf(shape: Form, degree: int) -> Poly:
-    @lru_cache(maxsize=None)
+    """The EGF of `shape`, truncated at `degree` and at each subtree's number of contexts (a
+    subtree of k contexts holds at most k threads)."""
+    sizes: dict = {}
+
+    @cache
     def egf(node: Form) -> Poly:
+        top = min(degree, _leaves(node, sizes))
         if node == ():
-            return (Fraction(1), Fraction(1)) + (Fraction(0),) * max(0, degree - 1)
-        classes: dict[Form, int] = {}
-        for child in node:  # type: ignore[union-attr]
-            classes[child] = classes.get(child, 0) + 1
-        result: Poly = (Fraction(1),) + (Fraction(0),) * degree
-        for child, m in classes.items():
-            result = _mul(result, _class_egf(egf(child), m, degree), degree)
+            return (Fraction(1), Fraction(1))[: top + 1]
+        result: Poly = (Fraction(1),) + (Fraction(0),) * top
+        for child, m in _classes(node).items():
+            result = _mul(result, _class_egf(egf(child), m, top), top)
         return result
 
     return egf(shape)
+
+
+def work_estimate(tree: UsableTree, threads: int) -> int:
+    """About how many coefficient products `count_distinct` needs (for a time budget)."""
+    sizes: dict = {}
+    seen: set = set()
+    total = 0
+    stack = [tree.shapes[(-1, 0)]]
+    while stack:
+        node = stack.pop()
+        if node == () or node in seen:
+            continue
+        seen.add(node)
+        top = min(threads, _leaves(node, sizes))
+        for child, m in _classes(node).items():
+            child_top = min(top, _leaves(child, sizes))
+            total += (min(m, top) + 1) * (top + 1) * (child_top + 1)
+            stack.append(child)
+    return total
 
 
 def count_placements(threads: int, contexts: int) -> int:
@@ -68,22 +104,58 @@ def count_placements(threads: int, contexts: int) -> int:
     return perm(contexts, threads) if threads <= contexts else 0
 
 
-def count_distinct(tree: UsableTree, threads: int) -> int:
-    """Classes of placements of `threads` distinguishable threads modulo hardware symmetry."""
+def count_distinct(tree: UsableTree, threads: int, max_work: int | None = None) -> int | None:
+    """Classes of placements of `threads` distinguishable threads modulo hardware symmetry; None
+    when `work_estimate` exceeds `max_work` (the exact count would take too long)."""
     if threads > len(tree.usable):
         return 0
     if threads == 0:
         return 1
+    if max_work is not None and work_estimate(tree, threads) > max_work:
+        return None
     poly = _egf(tree.shapes[(-1, 0)], threads)
     value = poly[threads] * factorial(threads)
     assert value.denominator == 1
     return int(value)
 
 
-def scientific(value: int) -> str:
-    """``1526`` -> ``1.53e3``; exact integers can be long, this is the readable form."""
-    if value < 1000:
+# --------------------------------------------------------------------- showing big integers exactly
+CHUNK = 10**1000
+# Python refuses str() of integers over 4300 digits (a guard against slow conversions); counts
+# that long are shown through `digits`, which converts in chunks of 1000 digits.
+JSON_INT_DIGITS = 4000
+
+
+def digits(value: int) -> str:
+    """The exact decimal digits of a non-negative integer of any size."""
+    if value < CHUNK:
         return str(value)
-    text = f"{value:.2e}"
-    mantissa, exponent = text.split("e")
-    return f"{mantissa}e{int(exponent)}"
+    parts = []
+    while value >= CHUNK:
+        value, low = divmod(value, CHUNK)
+        parts.append(str(low).rjust(1000, "0"))
+    return str(value) + "".join(reversed(parts))
+
+
+def scientific(value: int, significant: int = 3) -> str:
+    """``1526`` -> ``1.53e3``, rounded half up from the exact integer (never through a float, so
+    any size works); values under 1000 are shown as they are."""
+    text = digits(value)
+    if value < 1000:
+        return text
+    exponent = len(text) - 1
+    mantissa = int(text[:significant].ljust(significant, "0")) + (1 if text[significant:significant + 1] >= "5" else 0)
+    if mantissa == 10**significant:  # 9.995e3 -> 1.00e4
+        mantissa //= 10
+        exponent += 1
+    shown = str(mantissa)
+    return f"{shown[0]}.{shown[1:]}e{exponent}" if len(shown) > 1 else f"{shown}e{exponent}"
+
+
+def json_count(value: int | None) -> int | str | None:
+    """A count for JSON: an exact integer, or its exact digits as a string when it is longer than
+    `JSON_INT_DIGITS` (many JSON readers cannot hold such integers)."""
+    if value is None:
+        return None
+    text = digits(value)
+    return value if len(text) <= JSON_INT_DIGITS else text

@@ -24,6 +24,7 @@ from pydantic import BaseModel, ValidationError
 from specs.application import Application
 from specs.checks import check_spec, check_topology
 from specs.errors import Path, Problem, SpecError, did_you_mean, shorten, shown
+from specs.feasibility import check_feasibility
 from specs.spec import FORMAT_VERSION, Spec
 from specs.topology import Topology
 from specs.yamlio import Locations, locate, parse_yaml_text, read_yaml
@@ -294,8 +295,10 @@ def _version_problem(data: dict) -> Problem | None:
     return None
 
 
-def spec_from_data(data: Any, locations: Locations, file: str, relative_to: FsPath | None) -> Spec:
-    """Validate parsed YAML as a spec (references resolved, cross-checks run)."""
+def spec_from_data(data: Any, locations: Locations, file: str, relative_to: FsPath | None, *,
+                   feasibility: bool = True) -> Spec:
+    """Validate parsed YAML as a spec (references resolved, cross-checks run, and with
+    `feasibility` the cheap feasibility checks of `specs.feasibility`)."""
     if not isinstance(data, dict):
         raise SpecError.at(file, "a spec is a mapping with the keys tasksolve, name, topology, applications, workload, ...", 1, 1)
     problem = _version_problem(data)
@@ -327,6 +330,8 @@ def spec_from_data(data: Any, locations: Locations, file: str, relative_to: FsPa
         data["applications"] = apps
     spec = validate_model(Spec, data, file, locations)
     problems = check_spec(spec)
+    if not problems and feasibility:
+        problems = check_feasibility(spec)
     if problems:
         raise locate(file, locations, problems)
     spec.set_source(file)
@@ -352,23 +357,24 @@ def resolve_named_file(path: str | FsPath, kind: str = "") -> FsPath:
                                           "(`tasksolve examples` lists them)")
 
 
-def load_spec(path: str | FsPath, *, allow_outside: bool = False) -> Spec:
+def load_spec(path: str | FsPath, *, allow_outside: bool = False, feasibility: bool = True) -> Spec:
     """Load and check a spec file; a built-in example may be named without a path.
 
     References to other files must stay inside the spec's directory tree unless `allow_outside`
-    (module docstring)."""
+    (module docstring).  ``feasibility=False`` skips the feasibility checks of the constraints
+    (`specs.feasibility`) for callers that want the syntax, types and references only."""
     path = resolve_named_file(path)
     data, locations = read_yaml(path, _display(path))
     with _confined(path.parent, allow_outside):
-        return spec_from_data(data, locations, _display(path), path.parent)
+        return spec_from_data(data, locations, _display(path), path.parent, feasibility=feasibility)
 
 
 def load_spec_text(text: str, file: str = "<text>", relative_to: FsPath | None = None, *,
-                   allow_outside: bool = False) -> Spec:
+                   allow_outside: bool = False, feasibility: bool = True) -> Spec:
     """Load a spec from YAML text (for tests and tools that build specs in memory)."""
     data, locations = parse_yaml_text(text, file)
     with _confined(relative_to, allow_outside):
-        return spec_from_data(data, locations, file, relative_to)
+        return spec_from_data(data, locations, file, relative_to, feasibility=feasibility)
 
 
 def dump_spec(spec: Spec) -> str:

@@ -160,11 +160,15 @@ def spec_data(draw, max_threads: int = 7, constraints: bool = True, max_contexts
     return data
 
 
-def load(data: dict[str, Any]) -> Spec:
-    """Load a drawn spec mapping (through YAML text, as a user's file would be)."""
+def load(data: dict[str, Any], feasibility: bool = False) -> Spec:
+    """Load a drawn spec mapping (through YAML text, as a user's file would be).
+
+    The constraints of `spec_data` are drawn independently, so a drawn spec may admit no
+    placement (solvers must then say so): the feasibility checks (`specs.feasibility`) run only
+    with ``feasibility=True``."""
     from specs.loader import load_spec_text
 
-    return load_spec_text(yaml.safe_dump(data, sort_keys=False), "<generated>")
+    return load_spec_text(yaml.safe_dump(data, sort_keys=False), "<generated>", feasibility=feasibility)
 
 
 @st.composite

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-import shutil
+import sys
 from pathlib import Path
 
 import typer
@@ -22,44 +22,56 @@ from solver.cli.common import (
 JSON_OPTION = typer.Option(False, "--json", help="Print the result as JSON on stdout.")
 
 
+def _summary(loaded) -> tuple[dict, str]:
+    """What a valid file holds, as JSON and as one line of text."""
+    value = loaded.value
+    if loaded.kind == "spec":
+        unit = "threads" if value.problem == "binding" else "tasks to group into threads"
+        return ({"name": value.name, "problem": value.problem, "topology": value.topology.name,
+                 "threads": len(value.threads), "usable_contexts": len(value.usable_contexts),
+                 "applications": list(value.applications)},
+                f"{value.name} ({value.problem}), {len(value.threads)} {unit} on {value.topology.name} "
+                f"({len(value.usable_contexts)} usable contexts)")
+    if loaded.kind == "topology":
+        from specs.display import frequency
+
+        shape = " x ".join(f"{level.count} {level.name}" for level in value.levels)
+        return ({"name": value.name, "contexts": value.n_contexts, "levels": [lv.name for lv in value.levels],
+                 "clock_hz": value.clock, "resources": value.resource_names},
+                f"topology {value.name}: {shape} = {value.n_contexts} contexts at {frequency(value.clock)}")
+    return ({"tasks": len(value.tasks), "edges": len(value.edges)},
+            f"application of {len(value.tasks)} tasks and {len(value.edges)} edges (the resources its "
+            "demands name are checked against a topology when a spec uses it)")
+
+
 def validate(
-    specs: list[str] = typer.Argument(..., help="Spec files (or built-in example names) to check."),
+    specs: list[str] = typer.Argument(..., help="Spec, topology or application files (or built-in names) to check."),
     as_json: bool = JSON_OPTION,
 ) -> None:
-    """Check spec files: syntax, types, units, references and constraints.
+    """Check spec, topology and application files: syntax, types, units, references, and that
+    the constraints can be met (placements exist, latency_max is above the critical path).
 
-    Exit code 0 when every spec is valid, 2 when any is not (each problem is reported as
-    file:line:column: field: message on stderr).
+    The kind of each file is read from its keys.  Exit code 0 when every file is valid, 2 when
+    any is not (each problem is reported as file:line:column: field: message on stderr).
     """
-    from specs import SpecError, load_spec
+    from specs import SpecError
+    from specs.kinds import load_any
 
     results = []
     bad = 0
     for path in specs:
         try:
-            spec = load_spec(path)
+            loaded = load_any(path)
         except SpecError as exc:
             bad += 1
             results.append({"file": path, "valid": False, "errors": spec_error_json(exc)})
             if not as_json:
                 err_console.print(spec_error_text(exc), soft_wrap=True, markup=False)
             continue
-        summary = {
-            "name": spec.name,
-            "problem": spec.problem,
-            "topology": spec.topology.name,
-            "threads": len(spec.threads),
-            "usable_contexts": len(spec.usable_contexts),
-            "applications": list(spec.applications),
-        }
-        results.append({"file": path, "valid": True, "errors": [], "summary": summary})
+        summary, line = _summary(loaded)
+        results.append({"file": path, "kind": loaded.kind, "valid": True, "errors": [], "summary": summary})
         if not as_json:
-            console.print(
-                f"ok  {path}: {spec.name} ({spec.problem}), {len(spec.threads)} "
-                f"{'threads' if spec.problem == 'binding' else 'tasks to group into threads'} "
-                f"on {spec.topology.name} ({len(spec.usable_contexts)} usable contexts)",
-                markup=False, soft_wrap=True,
-            )
+            console.print(f"ok  {path}: {line}", markup=False, soft_wrap=True)
     if as_json:
         emit_json(results)
     if bad:
@@ -82,62 +94,133 @@ def schema(
         console.print(f"wrote {out}", markup=False)
 
 
+def _example_rows() -> dict[str, list[dict]]:
+    """Every built-in, by kind, with what a listing shows."""
+    from specs import SpecError
+    from specs.kinds import all_builtins, load_any
+
+    rows: dict[str, list[dict]] = {"specs": [], "topologies": [], "applications": []}
+    for kind, names in all_builtins().items():
+        for example in names:
+            try:
+                value = load_any(example).value
+            except SpecError as exc:  # a broken built-in is a bug worth seeing, not hiding
+                fail(spec_error_text(exc), code=3)
+            row = {"name": example, "description": value.description or ""}
+            if kind == "spec":
+                row.update(problem=value.problem, topology=value.topology.name, threads=len(value.threads),
+                           applications={a: app.description or "" for a, app in value.applications.items()})
+                rows["specs"].append(row)
+            elif kind == "topology":
+                row.update(contexts=value.n_contexts, levels=[lv.name for lv in value.levels])
+                rows["topologies"].append(row)
+            else:
+                row.update(tasks=len(value.tasks))
+                rows["applications"].append(row)
+    return rows
+
+
+def _copy_examples(chosen: list[tuple[str, str, Path]], folder: Path, force: bool) -> list[dict]:
+    """Copy built-ins into `folder` (topologies and applications into its `topologies/` and `apps/`
+    subfolders, as in the library); a file that differs from the built-in is kept unless `force`."""
+    from specs.files import write_text_atomic
+    from specs.kinds import FOLDERS
+
+    plan = []
+    for kind, example, source in chosen:
+        target = folder / FOLDERS[kind] / f"{example}.yaml" if FOLDERS[kind] else folder / f"{example}.yaml"
+        text = source.read_text()
+        try:
+            state = "unchanged" if target.read_text() == text else "edited"
+        except FileNotFoundError:
+            state = "new"
+        except (OSError, UnicodeDecodeError):
+            state = "edited"
+        plan.append((target, text, state))
+    edited = [str(target) for target, _, state in plan if state == "edited"]
+    if edited and not force:
+        fail(f"{len(edited)} file(s) differ from the built-in and would be overwritten: "
+             f"{', '.join(edited[:5])}{' ...' if len(edited) > 5 else ''}; --force overwrites them")
+    done = []
+    for target, text, state in plan:
+        if state != "unchanged":
+            target.parent.mkdir(parents=True, exist_ok=True)
+            write_text_atomic(target, text)
+        done.append({"file": str(target), "state": {"new": "written", "edited": "overwritten"}.get(state, state)})
+    return done
+
+
 def examples(
-    name: str | None = typer.Argument(None, help="An example to show (or copy with --copy)."),
+    name: str | None = typer.Argument(None, help="A built-in spec, topology or application to show (or copy with --copy)."),
     copy: Path | None = typer.Option(None, "--copy", help="Copy the example (or, without NAME, all of them) into this directory."),
+    force: bool = typer.Option(False, "--force", help="With --copy: overwrite files that differ from the built-in."),
     as_json: bool = JSON_OPTION,
 ) -> None:
-    """List the built-in example specs, topologies and applications; copy one out with --copy."""
-    from specs import SpecError, load_spec
-    from specs.loader import builtin_names, builtin_path
+    """List the built-in example specs, topologies and applications; show one, or copy it out with
+    --copy (a copied file that was edited since is kept unless --force)."""
+    from specs.kinds import FOLDERS, all_builtins, find_builtin, unknown_builtin
+    from specs.loader import builtin_path
 
-    names = builtin_names("")
-    if name is not None and name not in names:
-        from specs.errors import did_you_mean
-
-        fail(f"no built-in example `{name}`{did_you_mean(name, names)} (see `tasksolve examples`)")
-    chosen = [name] if name else names
+    if name is not None:
+        found = find_builtin(name)
+        if found is None:
+            fail(f"{unknown_builtin(name)} (see `tasksolve examples`)")
+        chosen = [(found[0], name, found[1])]
+    else:
+        chosen = [(kind, n, builtin_path(FOLDERS[kind], n)) for kind, names in all_builtins().items() for n in names]
     if copy is not None:
-        copy.mkdir(parents=True, exist_ok=True)
-        written = []
-        for example in chosen:
-            target = copy / f"{example}.yaml"
-            shutil.copyfile(builtin_path("", example), target)
-            written.append(str(target))
+        done = _copy_examples(chosen, copy, force)
         if as_json:
-            emit_json({"copied": written})
+            emit_json({"copied": done})
         else:
-            for target in written:
-                console.print(f"wrote {target}", markup=False)
-        return
-    rows = []
-    for example in chosen:
-        try:
-            spec = load_spec(example)
-        except SpecError as exc:  # a broken built-in is a bug worth seeing, not hiding
-            fail(spec_error_text(exc), code=3)
-        rows.append({
-            "name": example, "problem": spec.problem, "topology": spec.topology.name,
-            "threads": len(spec.threads), "description": spec.description or "",
-            "applications": {a: app.description or "" for a, app in spec.applications.items()},
-        })
-    if as_json:
-        emit_json({"specs": rows, "topologies": builtin_names("topologies"), "applications": builtin_names("apps")})
+            for item in done:
+                console.print(f"{item['state']:<10} {item['file']}", markup=False, soft_wrap=True)
         return
     if name is not None:
-        console.print(builtin_path("", name).read_text(), markup=False)
+        text = chosen[0][2].read_text()
+        if as_json:
+            emit_json({"name": name, "kind": chosen[0][0], "text": text})
+        else:
+            sys.stdout.write(text if text.endswith("\n") else text + "\n")
         return
+    rows = _example_rows()
+    if as_json:
+        emit_json(rows)
+        return
+    _print_listing(rows)
+
+
+def _print_listing(rows: dict[str, list[dict]]) -> None:
     from rich.table import Table
 
-    table = Table(title="built-in example specs", title_justify="left")
-    for column in ("name", "problem", "threads", "topology"):
-        table.add_column(column)
-    for row in rows:
-        table.add_row(row["name"], row["problem"], str(row["threads"]), row["topology"])
-    console.print(table)
-    console.print(f"topologies: {', '.join(builtin_names('topologies'))}", markup=False)
-    console.print(f"applications: {', '.join(builtin_names('apps'))}", markup=False)
-    console.print("copy one out with `tasksolve examples NAME --copy DIR`", markup=False)
+    columns = {"specs": ("name", "problem", "threads", "topology"), "topologies": ("name", "contexts", "description"),
+               "applications": ("name", "tasks", "description")}
+    for kind, names in columns.items():
+        table = Table(title=f"built-in {kind if kind != 'specs' else 'example specs'}", title_justify="left")
+        for column in names:
+            table.add_column(column)
+        for row in rows[kind]:
+            table.add_row(*(str(row[c]) for c in names))
+        console.print(table)
+    console.print("show one with `tasksolve examples NAME`, copy it out with `tasksolve examples NAME --copy DIR`",
+                  markup=False)
+
+
+# The most coefficient products `count` spends on the distinct placements (a few seconds).
+COUNT_WORK = 150_000
+SHOWN_DIGITS = 100
+
+
+def _count_text(value: int | None) -> str:
+    """A count for people: exact up to SHOWN_DIGITS digits, else rounded with a clear note."""
+    from specs.counting import digits, scientific
+
+    if value is None:
+        return "not counted: the exact count would take too long"
+    text = digits(value)
+    if len(text) <= SHOWN_DIGITS:
+        return text if value < 1000 else f"{text}  ({scientific(value)})"
+    return f"about {scientific(value)}  (rounded; the exact value has {len(text)} digits: see --json)"
 
 
 def count(
@@ -148,24 +231,28 @@ def count(
 
     Threads are distinguishable; two placements are the same when a symmetry of the hardware
     (exchanging identical cores, pipes, strands, ...) maps one onto the other.  Only
-    constraints.contexts is taken into account (pins and caps are not).
+    constraints.contexts is taken into account (pins and caps are not).  Counts are exact
+    integers; long ones are shown rounded with the number of digits, and exactly with --json.
     """
     from specs import UsableTree, count_distinct, count_placements
-    from specs.counting import scientific
+    from specs.counting import digits, json_count, scientific
 
     spec = load_spec_or_fail(spec_path)
     threads = len(spec.threads)
     contexts = len(spec.usable_contexts)
     placements = count_placements(threads, contexts)
-    distinct = count_distinct(UsableTree.of(spec.topology, spec.usable_contexts), threads)
+    distinct = count_distinct(UsableTree.of(spec.topology, spec.usable_contexts), threads, max_work=COUNT_WORK)
     if as_json:
-        emit_json({"threads": threads, "contexts": contexts, "placements": placements,
-                   "distinct_placements": distinct,
-                   "placements_sci": scientific(placements), "distinct_placements_sci": scientific(distinct)})
+        emit_json({"threads": threads, "contexts": contexts,
+                   "placements": json_count(placements), "distinct_placements": json_count(distinct),
+                   "placements_sci": scientific(placements), "placements_digits": len(digits(placements)),
+                   "distinct_placements_sci": None if distinct is None else scientific(distinct),
+                   "distinct_placements_digits": None if distinct is None else len(digits(distinct))})
         return
     console.print(f"{spec.name}: {threads} threads on {contexts} usable contexts of {spec.topology.name}", markup=False)
-    console.print(f"placements           {placements}  ({scientific(placements)})", markup=False)
-    console.print(f"distinct placements  {distinct}  ({scientific(distinct)})  modulo hardware symmetry", markup=False)
+    console.print(f"placements           {_count_text(placements)}", markup=False, soft_wrap=True)
+    console.print(f"distinct placements  {_count_text(distinct)}" + ("  modulo hardware symmetry" if distinct else ""),
+                  markup=False, soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:

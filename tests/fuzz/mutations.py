@@ -97,17 +97,29 @@ def structure_mutation(draw) -> str:
         return "name: x\n"
 
 
+# Byte-level inserts: every C0 control character and DEL, NUL, invalid UTF-8, terminal escapes,
+# huge integers, deep nesting of each flow and block form, malformed and unsafe tags.
+CONTROL = [bytes([c]) for c in list(range(32)) + [127]]
+BYTE_JUNK = CONTROL + [b"\xff\xfe", b"\xc3", b"\xed\xa0\x80", b"\x1b[2J", b"\xef\xbb\xbf",
+                       b"9" * 4400, b"-" + b"9" * 400, b"1e99999", b"0x" + b"f" * 300, b"1" + b"0" * 30,
+                       b"[" * 700, b"{a: " * 300, b"- " * 300, b"a:\n " * 200,
+                       b"!!int ", b"!!float x", b"!<tag:yaml.org,2002:int> ", b"!foo ", b"!! ", b"!<",
+                       b"!!python/object/apply:os.system ['true'] ", b"!!binary ", b"!!set ", b"&x ", b"*x "]
+
+
 @st.composite
 def byte_mutation(draw) -> bytes:
+    """Edits of the raw bytes: overwrite, insert junk (above), truncate, or repeat a slice."""
     raw = bytearray(draw(st.sampled_from(TEXTS)).encode())
     for _ in range(draw(st.integers(1, 4))):
-        kind = draw(st.sampled_from(["flip", "insert", "cut"]))
+        kind = draw(st.sampled_from(["flip", "insert", "insert", "cut", "repeat"]))
         at = draw(st.integers(0, len(raw)))
         if kind == "flip" and at < len(raw):
             raw[at] = draw(st.integers(0, 255))
         elif kind == "insert":
-            raw[at:at] = draw(st.sampled_from([b"\x00", b"\xff\xfe", b"\xc3", b"\x1b[2J", b"\t", b"\x7f",
-                                               b"9" * 4400, b"[" * 700]))
+            raw[at:at] = draw(st.sampled_from(BYTE_JUNK))
+        elif kind == "repeat":
+            raw[at:at] = raw[at:at + draw(st.integers(1, 40))] * draw(st.integers(2, 50))
         else:
             raw = raw[:at]
     return bytes(raw)

@@ -7,13 +7,16 @@ code in {0, 1, 2, 3} and never a traceback."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import math
 
 from hypothesis import HealthCheck, given, settings
 
+from solver.cli import main
 from specs import load_spec
 from specs.errors import SpecsError
-from tests.fuzz.mutations import any_mutation
+from tests.fuzz.mutations import any_mutation, byte_mutation
 
 MAX_MESSAGE = 20_000
 
@@ -50,3 +53,34 @@ def load_mutated(tmp_path_factory, data: bytes):
 @given(any_mutation)
 def test_the_loader_never_crashes(tmp_path_factory, data):
     load_mutated(tmp_path_factory, data)
+
+
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow], deadline=None)
+@given(byte_mutation())
+def test_byte_mutations_never_crash_the_loader(tmp_path_factory, data):
+    """Control characters, NUL, invalid UTF-8, truncation, deep nesting, huge integers, malformed
+    and unsafe tags, repeated slices: a located error or a spec within range."""
+    load_mutated(tmp_path_factory, data)
+
+
+def run_cli(args: list[str]) -> tuple[int, str]:
+    """`tasksolve ARGS` in this process; the exit code and everything it printed."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(args)
+    return code, out.getvalue() + err.getvalue()
+
+
+@settings(max_examples=10, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+          deadline=None)
+@given(any_mutation)
+def test_the_cli_never_crashes_on_mutated_specs(tmp_path_factory, data):
+    """Exit codes 0-3 only: an internal error would be 70 (bench/fuzz_specs.py runs more, and
+    simulate and solve too)."""
+    folder = tmp_path_factory.mktemp("cli")
+    path = folder / "spec.yaml"
+    path.write_bytes(data)
+    for command in (["validate"], ["count"]):
+        code, text = run_cli([command[0], str(path), *command[1:]])
+        assert code in (0, 1, 2, 3), text[-2000:]
+        assert "Traceback" not in text

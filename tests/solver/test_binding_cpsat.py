@@ -104,7 +104,7 @@ constraints:
       "constraints.pin.a#1.R"]),
 ])
 def test_infeasible_constraints_are_named(extra, expected):
-    spec = load_spec_text(INFEASIBLE + extra)
+    spec = load_spec_text(INFEASIBLE + extra, feasibility=False)
     problem = BindingProblem(spec)
     assert solve_binding(problem, time_limit=10, workers=1).status == "INFEASIBLE"
     message = explain_infeasible(problem)

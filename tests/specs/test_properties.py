@@ -26,7 +26,7 @@ SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=list(H
 @given(spec_st.spec_data())
 def test_valid_specs_round_trip(data):
     spec = spec_st.load(data)
-    again = load_spec_text(dump_spec(spec))
+    again = load_spec_text(dump_spec(spec), feasibility=False)
     assert again == spec
     assert dump_spec(again) == dump_spec(spec)
 
