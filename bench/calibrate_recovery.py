@@ -6,20 +6,30 @@ simulation's exact model).  Calibration starts from a wrong spec (cycles x1.3, d
 measures the experiment plans on the machine, fits, and the table gives each parameter's relative
 error against the truth, and whether the experiments identify it.
 
-    python bench/calibrate_recovery.py --plans 40 --seed 0 --workers 2
+    python bench/calibrate_recovery.py --plans 100 --seed 0 --workers 2
+    python bench/calibrate_recovery.py --plans 100 --seed 0 --machine command
+
+With ``--machine command`` the machine is a program (`bench/simulated_machine.py`, the same
+simulation) run by the command oracle: one total throughput per plan, as a user's program gives.
 """
 
 from __future__ import annotations
 
 import argparse
 import platform
+import sys
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 
 from solver.calibration.experiments import calibration_plans, measure
 from solver.calibration.fitting import fit
 from specs import Spec, load_spec
+from specs.loader import dump_spec
+
+MACHINE = Path(__file__).with_name("simulated_machine.py")
 
 
 def machine_spec(name: str) -> Spec:
@@ -47,19 +57,29 @@ def main() -> None:
     parser.add_argument("--starts", type=int, default=8)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--oracle", default="des")
+    parser.add_argument("--machine", choices=["des", "analytic", "command"], default="des")
     args = parser.parse_args()
 
     truth = machine_spec(args.spec)
     prior = wrong_spec(truth, 1.3, 0.6)
     plans = calibration_plans(prior, args.plans, args.seed)
     start = time.perf_counter()
-    throughput, times = measure(truth, plans, args.oracle, seed=args.seed, workers=args.workers)
+    with tempfile.TemporaryDirectory() as folder:
+        measured_spec, kind = truth, args.machine
+        if args.machine == "command":
+            truth_file = Path(folder) / "truth.yaml"
+            truth_file.write_text(dump_spec(truth))
+            data = truth.model_dump(by_alias=True, exclude_none=True)
+            data["oracle"] = {"kind": "command", "metric": {"json": "rate"}, "timeout": "300s", "repeats": 1,
+                              "command": [sys.executable, str(MACHINE), str(truth_file), "{plan_file}"]}
+            measured_spec = Spec.model_validate(data)
+        throughput, times = measure(measured_spec, plans, kind, seed=args.seed, workers=args.workers)
     measured_at = time.perf_counter()
     result = fit(prior, plans, throughput, times, starts=args.starts, seed=args.seed)
     fitted_at = time.perf_counter()
 
-    print(f"machine: {platform.machine()}, {platform.python_version()}; {args.spec} on the {args.oracle} oracle")
+    print(f"machine: {platform.machine()}, {platform.python_version()}; {args.spec} measured by the "
+          f"{args.machine} oracle ({'per instance' if throughput.shape[1] > 1 else 'totals'})")
     print(f"{len(plans)} plans measured in {measured_at - start:.1f} s, fitted in {fitted_at - measured_at:.1f} s "
           f"({result.starts} starts, thread times {'yes' if times is not None else 'no'})")
     print(f"relative error of instance throughputs: rms {result.rms:.3%}, worst {result.worst:.3%} "
