@@ -87,6 +87,12 @@ class CommandOracle:
                     raise PlaceholderError(f"placeholder {{cpu:{name}}} in oracle.command names no thread of "
                                            f"{spec.name}{did_you_mean(name, spec.thread_names)}")
 
+    @staticmethod
+    def identity(spec) -> dict[str, Any]:
+        """What a samples file's header records: the program and what is read from it (not the
+        wall-clock timeout)."""
+        return spec.oracle.model_dump(mode="json", by_alias=True, include={"command", "metric", "repeats"})
+
     # -- the protocol
     def evaluate(self, plan: Any, seed: int | None = None) -> Measurement:
         """Run the program `repeats` times on `plan` (a `specs.Plan` or context indices)."""

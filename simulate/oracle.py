@@ -103,6 +103,18 @@ class SimulationOracle:
         self._compiler = _Compiler(spec)
         self._names = spec.topology.context_names
 
+    @staticmethod
+    def identity(spec) -> dict[str, Any]:
+        """The settings that change this oracle's figures, for a samples file's header: the
+        spec's simulation settings but the seed (plan i is measured with ``plan_seed(seed, i)``)
+        and the wall-clock cap (raising it may resume a run)."""
+        from dataclasses import asdict
+
+        settings = asdict(DesSettings.from_spec(spec))
+        settings.pop("seed")
+        settings.pop("time_cap")
+        return settings
+
     def evaluate(self, plan: PlanLike, seed: int | None = None) -> Measurement:
         """Simulate one plan; `seed` None uses the settings' seed (``oracle.seed``)."""
         settings = self.settings if seed is None else _with_seed(self.settings, seed)

@@ -24,12 +24,12 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from simulate.errors import OracleError
+from simulate.errors import InvalidPlanError
 
 PLACEHOLDER = re.compile(r"\{(cpus|lcores|omp_places|plan_file|cpu:([^{}]+))\}")
 
 
-class PlaceholderError(OracleError, ValueError):
+class PlaceholderError(InvalidPlanError):
     """An argv placeholder names a thread the plan does not have (bad input, exit 2)."""
 
 

@@ -5,7 +5,9 @@ An oracle kind is a name, a one-line description, and where its factory is
 nothing and imports nothing of ours).  `simulate.oracle.make_oracle`, the CLI's ``--oracle``
 option and the spec's ``oracle.kind`` validation all read `KINDS` from here.  A new oracle is one
 module in `simulate/` whose factory takes ``(spec, **overrides)`` and returns an object with the
-`simulate.oracle.Oracle` protocol, plus one line in `ORACLES` (docs/design.md, "Layout").
+`simulate.oracle.Oracle` protocol, plus one line in `ORACLES` (docs/design.md, "Layout").  A
+factory may offer ``identity(spec) -> dict``: the settings that change its figures, which a
+samples file's header records so that ``--resume`` refuses a file measured otherwise.
 
 This module imports nothing of ours at import time (`specs` reads the names from it lazily).
 """

@@ -231,6 +231,25 @@ def check_constraints(spec: Spec) -> list[Problem]:
     return problems
 
 
+def check_oracle(spec: Spec) -> list[Problem]:
+    """``{cpu:THREAD}`` placeholders of a command oracle name threads of the spec (binding
+    problems; a pipeline plan names its own threads).  The placeholder syntax is the command
+    oracle's (`simulate.pinning`), read lazily as the oracle names are."""
+    command = spec.oracle.command
+    if not command or spec.problem != "binding":
+        return []
+    from simulate.pinning import thread_placeholders
+
+    names = spec.thread_names
+    problems = []
+    for index, element in enumerate(command):
+        for name in thread_placeholders([element]):
+            if name not in names:
+                problems.append(Problem(("oracle", "command", index), f"placeholder {{cpu:{name}}} names no thread "
+                                        f"of the spec{did_you_mean(name, names)}"))
+    return problems
+
+
 def check_spec(spec: Spec) -> list[Problem]:
     """All cross-checks, in the order a reader meets the sections."""
     problems = check_topology(spec.topology, ("topology",))
@@ -239,4 +258,4 @@ def check_spec(spec: Spec) -> list[Problem]:
     problems = check_applications(spec) + check_workload(spec)
     if problems:
         return problems
-    return check_constraints(spec)
+    return check_constraints(spec) + check_oracle(spec)

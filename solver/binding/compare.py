@@ -26,6 +26,7 @@ import numpy as np
 from simulate.analytic import BatchModel
 from simulate.measurement import Measurement
 from simulate.oracle import make_oracle
+from simulate.registry import DEFAULT_KIND
 from solver.binding.conflicts import explain_infeasible
 from solver.binding.cpsat import solve_binding
 from solver.binding.problem import BindingProblem
@@ -91,7 +92,7 @@ class SolveReport:
         }
 
 
-def solve(spec: Spec, methods: list[str], *, oracle_kind: str = "des", top_k: int = 5,
+def solve(spec: Spec, methods: list[str], *, oracle_kind: str = DEFAULT_KIND, top_k: int = 5,
           time_limit: float = 30.0, workers: int = 2, seed: int = 0, samples: int = 5000,
           baseline_plans: int = 10, top_n: int = 5, deterministic: bool = False,
           progress: Callable[[str], None] | None = None) -> SolveReport:

@@ -17,6 +17,7 @@ import numpy as np
 
 import evt
 from simulate.oracle import make_oracle
+from simulate.registry import DEFAULT_KIND
 from solver.binding.samplers import balanced_plans
 from solver.certify.certificate import DEFAULT_TARGET_GAP, Certificate, verdict, versions
 from solver.certify.service import SamplingService, acquire_lock, objective_value, release_lock
@@ -93,7 +94,7 @@ def certify(spec: Spec, *, out_dir: Path, **options: Any) -> CertifyOutcome:
 def _certify(spec: Spec, *, out_dir: Path, plan: Plan | None = None, samples: int | None = None,
             target_gap: float | None = None, confidence: float | None = None, n_init: int | None = None,
             n_delta: int | None = None, max_samples: int | None = None, workers: int = 1, seed: int = 0,
-            oracle_kind: str = "des", resume: bool = False, progress: bool = False,
+            oracle_kind: str = DEFAULT_KIND, resume: bool = False, progress: bool = False,
             balanced: int = 10, timeout: float | None = None,
             oracle_factory: Callable[[Spec], Any] | None = None, scheduler: Any = None,
             force: bool = False) -> CertifyOutcome:

@@ -22,7 +22,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import fcntl
 import hashlib
 import json
@@ -101,20 +100,15 @@ def spec_hash(spec: Spec) -> str:
 
 
 def oracle_identity(spec: Spec, kind: str, factory: Callable[[Spec], Any] | None = None) -> dict[str, Any]:
-    """The oracle's kind and the settings that change its figures (JSON-ready)."""
+    """The oracle's kind and the settings that change its figures (JSON-ready): the registered
+    oracle's ``identity(spec)`` (`simulate.registry`), empty for an oracle without one."""
     if factory is not None:
         return {"kind": f"{factory.__module__}.{factory.__qualname__}", "settings": {}}
-    if kind == "des":
-        from simulate.des import DesSettings
+    from simulate import registry
 
-        settings = dataclasses.asdict(DesSettings.from_spec(spec))
-        settings.pop("seed")  # plan i is measured with plan_seed(seed, i), never the oracle's seed
-        settings.pop("time_cap")  # a wall-clock limit, not a figure's: raising it may resume a run
-        return {"kind": kind, "settings": json.loads(json.dumps(settings))}
-    if kind == "command":   # the program and what is read from it (not the wall-clock timeout)
-        return {"kind": kind, "settings": spec.oracle.model_dump(mode="json", by_alias=True,
-                                                                 include={"command", "metric", "repeats"})}
-    return {"kind": kind, "settings": {}}
+    identity = getattr(registry.factory(kind), "identity", None)
+    settings = identity(spec) if identity is not None else {}
+    return {"kind": kind, "settings": json.loads(json.dumps(settings))}
 
 
 def _version() -> str:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from simulate.registry import DEFAULT_KIND
 from solver.certify.job import DEFAULT_METHODS
 from solver.cli import options
 from solver.cli.common import (
@@ -48,7 +49,7 @@ def _load_plan(path: Path, spec):
 
 
 def _run_certify(spec, out: Path, *, plan=None, samples=None, target_gap=None, confidence=None, n_init=None,
-                 n_delta=None, max_samples=None, workers=None, seed=0, oracle="des", resume=False, quiet=False,
+                 n_delta=None, max_samples=None, workers=None, seed=0, oracle=DEFAULT_KIND, resume=False, quiet=False,
                  force=False, scheduler=None):
     import evt
     from simulate.errors import OracleError

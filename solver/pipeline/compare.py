@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from simulate.registry import DEFAULT_KIND
 from solver.pipeline import baselines
 from solver.pipeline.evaluation import MethodResult
 from solver.pipeline.lata import lata
@@ -122,7 +123,7 @@ class Measured:
 class Measurer:
     """Measures plans of one problem with one oracle kind (``des`` or ``analytic``)."""
 
-    def __init__(self, spec, problem: PipelineProblem, kind: str = "des", seed: int = 0, **overrides) -> None:
+    def __init__(self, spec, problem: PipelineProblem, kind: str = DEFAULT_KIND, seed: int = 0, **overrides) -> None:
         from simulate.oracle import make_oracle
 
         self.kind = kind
@@ -132,7 +133,7 @@ class Measurer:
 
     def measure(self, plan) -> Measured:
         t0 = time.perf_counter()
-        m = self.oracle.evaluate(plan, seed=self.seed) if self.kind == "des" else self.oracle.evaluate(plan)
+        m = self.oracle.evaluate(plan, seed=self.seed)   # oracles without randomness ignore the seed
         return Measured(throughput=float(m.throughput), latency_mean=float(m.latency_mean),
                         latency_p99=float(m.latency_p99), half_width=float(m.half_width), oracle=self.kind,
                         seconds=time.perf_counter() - t0, notes=list(getattr(m, "notes", [])))

@@ -153,8 +153,13 @@ def test_the_spec_and_the_oracle_refuse_incomplete_or_wrong_settings():
         spec_with({"kind": "command", "command": ["x"], "metric": {"json": "r"}, "timeout": "soon"})
     with pytest.raises(OracleUnavailableError, match="needs `oracle.command`"):
         make_oracle(spec_with({"kind": "des"}), "command")
-    with pytest.raises(PlaceholderError, match="did you mean `spin#0.B`"):
-        make_oracle(spec_with({"kind": "command", "command": ["x", "{cpu:spin#0.C}"], "metric": {"json": "r"}}))
+    with pytest.raises(SpecError) as caught:       # located at the argv element
+        spec_with({"kind": "command", "command": ["x", "--c={cpu:spin#0.C}"], "metric": {"json": "r"}})
+    assert "spin.yaml:15:" in str(caught.value) and "oracle.command[1]" in str(caught.value)
+    assert "did you mean `spin#0.B`" in str(caught.value)
+    spec = spec_with({"kind": "command", "command": ["x"], "metric": {"json": "r"}})
+    with pytest.raises(PlaceholderError, match="did you mean `spin#0.B`"):   # overrides are checked too
+        make_oracle(spec, command=["x", "{cpu:spin#0.C}"])
 
 
 def test_the_sampling_service_retries_a_failing_command_once_then_records_it(tmp_path):
