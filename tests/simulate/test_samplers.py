@@ -63,11 +63,18 @@ def test_samplers_honour_the_constrained_example():
 
 
 def test_too_tight_constraints_are_reported():
-    spec = spec_from(FOUR_THREADS + """
+    """Loading finds the constraints infeasible (`specs.feasibility`); loaded without that check,
+    the samplers say so too instead of drawing forever."""
+    from specs import SpecError
+
+    text = FOUR_THREADS + """
 constraints:
   forbid: {"app#0.a": ["socket0", "socket1.core0"], "app#1.a": ["socket0", "socket1.core0"]}
   max_threads: {core: 1}
-""")
+"""
+    with pytest.raises(SpecError, match="only 3 of the 4 threads"):
+        spec_from(text)
+    spec = spec_from(text, feasibility=False)
     with pytest.raises(SamplerError):
         uniform_plans(spec, 10, seed=0, max_draws=5000)
     with pytest.raises(SamplerError):
