@@ -48,7 +48,8 @@ from simulate.errors import (
     OracleError,
 )
 from simulate.measurement import Measurement
-from simulate.pinning import PlaceholderError, Placement, thread_placeholders
+from simulate.pinning import PlaceholderError, Placement
+from specs.placeholders import thread_placeholders
 
 SETTINGS = ("command", "metric", "timeout", "repeats")
 SHOWN = 400   # characters of a program's output quoted in an error message

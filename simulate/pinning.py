@@ -25,8 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from simulate.errors import InvalidPlanError
-
-PLACEHOLDER = re.compile(r"\{(cpus|lcores|omp_places|plan_file|cpu:([^{}]+))\}")
+from specs.placeholders import PLACEHOLDER
 
 
 class PlaceholderError(InvalidPlanError):
@@ -101,6 +100,3 @@ class Placement:
                             for t, c, cpu in zip(self.threads, self.contexts, self.cpus)]}
 
 
-def thread_placeholders(template: list[str]) -> list[str]:
-    """The thread names of the ``{cpu:...}`` placeholders in `template`."""
-    return [m.group(2) for element in template for m in PLACEHOLDER.finditer(element) if m.group(2) is not None]

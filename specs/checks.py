@@ -234,11 +234,11 @@ def check_constraints(spec: Spec) -> list[Problem]:
 def check_oracle(spec: Spec) -> list[Problem]:
     """``{cpu:THREAD}`` placeholders of a command oracle name threads of the spec (binding
     problems; a pipeline plan names its own threads).  The placeholder syntax is the command
-    oracle's (`simulate.pinning`), read lazily as the oracle names are."""
+    oracle's (`specs.placeholders`)."""
     command = spec.oracle.command
     if not command or spec.problem != "binding":
         return []
-    from simulate.pinning import thread_placeholders
+    from specs.placeholders import thread_placeholders
 
     names = spec.thread_names
     problems = []

@@ -88,7 +88,7 @@ class SpecError(SpecsError):
 
     @classmethod
     def at(cls, file: str, message: str, line: int | None = None, col: int | None = None,
-           path: Path = ()) -> "SpecError":
+           path: Path = ()) -> SpecError:
         """A single problem in `file`."""
         return cls(file, [(file, line, col, tuple(path), message)])
 

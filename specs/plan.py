@@ -47,7 +47,7 @@ class Plan(StrictModel):
 
     # ------------------------------------------------------------------ construction
     @classmethod
-    def from_contexts(cls, spec: Spec, contexts: Sequence[int], method: str | None = None) -> "Plan":
+    def from_contexts(cls, spec: Spec, contexts: Sequence[int], method: str | None = None) -> Plan:
         """A binding plan from one context index per thread of the spec (in `spec.threads` order)."""
         if len(contexts) != len(spec.threads):
             raise ValueError(f"{len(contexts)} contexts for {len(spec.threads)} threads")
@@ -75,11 +75,11 @@ class Plan(StrictModel):
     def canonical_form(self, spec: Spec) -> Form:
         return UsableTree.of(spec.topology, spec.usable_contexts).canonical_form(self.placement(spec))
 
-    def equivalent(self, other: "Plan", spec: Spec) -> bool:
+    def equivalent(self, other: Plan, spec: Spec) -> bool:
         """Same plan up to the topology's symmetries."""
         return self.threads == other.threads and self.canonical_form(spec) == other.canonical_form(spec)
 
-    def canonical(self, spec: Spec) -> "Plan":
+    def canonical(self, spec: Spec) -> Plan:
         """The representative of this plan's symmetry class (equal for equivalent plans)."""
         tree = UsableTree.of(spec.topology, spec.usable_contexts)
         order = spec.thread_names if self.threads is None else list(self.threads)

@@ -39,8 +39,8 @@ def spec_json_schema() -> dict[str, Any]:
 
 
 def _oracle_kinds(kind: dict[str, Any]) -> None:
-    """The oracle names of the registry (`simulate.registry`, read lazily as `specs.spec` does)."""
-    from simulate import registry
+    """The oracle names of `specs.oracles`."""
+    from specs.oracles import ORACLES
 
-    kind["enum"] = list(registry.KINDS)
-    kind["description"] = "the cost oracle: " + "; ".join(f"{k.name}: {k.description}" for k in registry.ORACLES.values())
+    kind["enum"] = list(ORACLES)
+    kind["description"] = "the cost oracle: " + "; ".join(f"{k.name}: {k.description}" for k in ORACLES.values())

@@ -91,13 +91,11 @@ class Metric(StrictModel):
 
 
 def _registered_oracle(kind: str) -> str:
-    """`kind` if the oracle registry knows it.  The names live in `simulate.registry` (a module
-    that imports nothing of ours at import time), read here lazily: the one place `specs` looks
-    outside itself, so that a new oracle is one registry line (docs/design.md, "Layout")."""
-    from simulate import registry
+    """`kind` if it is one of the oracle kinds of `specs.oracles`."""
+    from specs.oracles import ORACLES, unknown_message
 
-    if kind not in registry.KINDS:
-        raise ValueError(registry.unknown_message(kind))
+    if kind not in ORACLES:
+        raise ValueError(unknown_message(kind))
     return kind
 
 

@@ -32,7 +32,7 @@ class UsableTree:
     usable: tuple[int, ...]
 
     @classmethod
-    def of(cls, topology: Topology, usable: Sequence[int] | None = None) -> "UsableTree":
+    def of(cls, topology: Topology, usable: Sequence[int] | None = None) -> UsableTree:
         usable = tuple(sorted(set(range(topology.n_contexts) if usable is None else usable)))
         return cls(topology, usable)
 
@@ -118,7 +118,7 @@ class UsableTree:
         return tuple(sorted(self._shape_of(f, level + 1) for f in child_form))  # type: ignore[union-attr]
 
     # ------------------------------------------------------------------ enumeration
-    def representatives(self, threads: int) -> "Iterator[dict[int, int]]":
+    def representatives(self, threads: int) -> Iterator[dict[int, int]]:
         """One placement {context: thread} of each symmetry class of `threads` threads.
 
         The generation mirrors the count of `specs.counting`: at each node the threads are
@@ -128,7 +128,7 @@ class UsableTree:
         """
         return (placement for placement, _ in self.representatives_with_orbits(threads))
 
-    def representatives_with_orbits(self, threads: int) -> "Iterator[tuple[dict[int, int], int]]":
+    def representatives_with_orbits(self, threads: int) -> Iterator[tuple[dict[int, int], int]]:
         """`representatives`, each with the size of its class: the number of raw placements
         (injective maps) equivalent to it.  A class of ``m`` interchangeable children holding
         ``b`` blocks contributes ``m! / (m - b)!`` (which children hold the blocks), times the
@@ -137,7 +137,7 @@ class UsableTree:
             return iter(())
         return self._place(-1, 0, tuple(range(threads)))
 
-    def _place(self, level: int, domain: int, threads: tuple[int, ...]) -> "Iterator[tuple[dict[int, int], int]]":
+    def _place(self, level: int, domain: int, threads: tuple[int, ...]) -> Iterator[tuple[dict[int, int], int]]:
         if not threads:
             yield {}, 1
             return

@@ -34,7 +34,7 @@ class Locations:
     values: dict[Path, tuple[str, int, int]] = field(default_factory=dict)
     keys: dict[Path, tuple[str, int, int]] = field(default_factory=dict)
 
-    def graft(self, prefix: Path, other: "Locations") -> None:
+    def graft(self, prefix: Path, other: Locations) -> None:
         """Place `other`'s positions under `prefix` (the value at `prefix` keeps its own)."""
         for path, position in other.values.items():
             if path:
@@ -191,7 +191,7 @@ def parse_yaml_text(text: str, file: str) -> tuple[Any, Locations]:
         raise _syntax_error(file, exc, text) from None
     except RecursionError:
         raise SpecError.at(file, "the YAML document refers to itself (recursive alias) or is nested too deeply") from None
-    except Exception as exc:  # noqa: BLE001 - any failure of the safe constructors: 5000-digit integers, `!!timestamp x`
+    except Exception as exc:
         node = _failing_scalar(loader, root)
         line, col = _mark(node) if node is not None else (None, None)
         raise SpecError.at(file, f"a value YAML cannot convert: {shorten(str(exc), 120)}", line, col) from None
@@ -211,7 +211,7 @@ def _failing_scalar(loader: yaml.SafeLoader, root: yaml.Node) -> yaml.Node | Non
         if isinstance(node, yaml.ScalarNode):
             try:
                 loader.construct_object(node, deep=True)
-            except Exception:  # noqa: BLE001 - we are looking for the one that fails
+            except Exception:
                 return node
         elif isinstance(node, yaml.SequenceNode):
             stack.extend(reversed(node.value))

@@ -7,8 +7,9 @@ from types import SimpleNamespace
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simulate.pinning import PLACEHOLDER, Placement, os_cpus
+from simulate.pinning import Placement, os_cpus
 from specs import load_spec
+from specs.placeholders import PLACEHOLDER
 
 SPEC = load_spec("t2-ipfwd-intmul-x2")
 
