@@ -92,6 +92,7 @@ oracle:
   service: {distribution: exponential}
   queue_capacity: 1000000
   packets: 3000000
+  time_cap: 1h           # a statistics test: it stops on packets and precision, not the clock
   seed: 11
 """
 
