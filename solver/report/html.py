@@ -78,7 +78,7 @@ def estimates_figure(certificate: dict[str, Any]):
         rows.append((known["plan"], _finite(known["value"]), None, None, "#888888"))
     rows.append(("the plan", _finite(certificate["plan_performance"]["value"]), None, None, "#7b2cbf"))
     fig, ax = plt.subplots(figsize=(7.5, 0.4 * len(rows) + 1.2))
-    for y, (label, value, low, high, colour) in enumerate(rows):
+    for y, (_, value, low, high, colour) in enumerate(rows):
         if value is not None:
             ax.plot([value * scale], [y], "o", color=colour)
         if low is not None and high is not None:
