@@ -207,9 +207,10 @@ def _finite(value) -> float | None:
     if value is None:
         return None
     try:
-        return float(value)
+        number = float(value)
     except (TypeError, ValueError):
         return None
+    return None if number != number else number
 
 
 def _solver_section(solve: dict[str, Any] | None, objective: str) -> str:
