@@ -84,3 +84,31 @@ class Climber:
             if best is None or score > best[0]:
                 best = (score, chosen, measured)
         return best[1], steps, best[2]
+
+
+#: local-search restarts every certificate measures as known plans (`probe`)
+PROBES = 10
+
+
+def probe(spec, oracle, objective: str, seed: int, restarts: int = PROBES, screen: bool = False) -> tuple[float, list[int]] | None:
+    """The best of `restarts` seeded local-search restarts measured on `oracle`: a known plan that
+    refutes an estimate it beats.  Uniform random plans alone can be *wrongly* certified (their
+    tail says nothing of an optimum of probability 1e-15: BENCHMARKS.md, "Certificates against
+    the truth"); a few climbs from random starts reach far better plans.  Returns (value in the
+    samples' orientation, plan), or None when no start is valid."""
+    from simulate.oracle import plan_seed
+    from solver.binding.samplers import uniform_plans
+    from solver.certify.service import objective_value
+
+    climber = Climber(spec, objective, screen=screen)
+    starts = uniform_plans(spec, restarts, np.random.default_rng([seed, 0x70726F6265]))
+    best = None
+    for i, start in enumerate(starts):
+        try:
+            plan, _, measured = climber.sample(oracle, [int(c) for c in start], plan_seed(seed + 1, i))
+        except Exception:   # an invalid start or a failed measurement: the probe is evidence, not a must
+            continue
+        score = measured.value(objective)
+        if best is None or score > best[0]:
+            best = (score, plan, objective_value(measured, objective))
+    return None if best is None else (best[2], best[1])

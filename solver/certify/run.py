@@ -21,7 +21,7 @@ from simulate.oracle import make_oracle
 from solver.binding.samplers import balanced_plans
 from solver.certify.bounds import Rigorous
 from solver.certify.certificate import DEFAULT_TARGET_GAP, Certificate, versions
-from solver.certify.designs import DEFAULT_DESIGN
+from solver.certify.designs import DEFAULT_DESIGN, PROBES, probe
 from solver.certify.service import SamplingService, acquire_lock, objective_value, release_lock
 from solver.certify.verdict import Evidence, decide
 from specs import Plan, Spec
@@ -101,12 +101,13 @@ def _certify(spec: Spec, *, out_dir: Path, plan: Plan | None = None, samples: in
             balanced: int = 10, timeout: float | None = None,
             oracle_factory: Callable[[Spec], Any] | None = None, scheduler: Any = None,
             force: bool = False, design: str = DEFAULT_DESIGN, rigorous: Rigorous | None = None,
-            known: list[tuple[str, float]] | None = None) -> CertifyOutcome:
+            known: list[tuple[str, float]] | None = None, probes: int = PROBES) -> CertifyOutcome:
     """`resume` continues the samples file of the same sample, `force` discards one
     (`SamplingService.open`); `scheduler` measures on a Dask cluster (`simulate.executor`).
     `design` is the sampling design (`solver.certify.service.DESIGNS`); `rigorous` the solver's
     bound (`solver.certify.bounds`); `known` more plans measured on the same oracle
-    (label, value): any of them better than the interval's far limit refutes the estimate."""
+    (label, value): any of them better than the interval's far limit refutes the estimate;
+    `probes` local-search restarts are measured as one more known plan (`designs.probe`)."""
     settings = spec.certify
     objective = spec.objective
     minimize = objective == "latency"
@@ -174,6 +175,9 @@ def _certify(spec: Spec, *, out_dir: Path, plan: Plan | None = None, samples: in
     flags = ("unanalysable",) if analysis is None else tuple(analysis.flags)
     best_sampled = float(values.max() if not minimize else values.min())
     known_plans = [("best sampled plan", best_sampled)] + list(known or [])
+    probed = probe(spec, oracle, objective, seed, probes, screen=oracle_kind != "analytic") if probes else None
+    if probed is not None:
+        known_plans.append((f"best of {probes} local-search restarts", probed[0]))
     if rigorous is not None and rigorous.applies and rigorous.objective is not None:
         known_plans.append(("CP-SAT plan", rigorous.objective))
     known_plans.append(("certified plan itself", plan_value))
