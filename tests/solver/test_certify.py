@@ -115,7 +115,7 @@ def test_ctrl_c_keeps_the_samples_and_says_how_to_resume(tmp_path):
 
     out = tmp_path / "out"
     command = [sys.executable, "-m", "solver.cli", "certify", SPEC, "--samples", "3000", "--out", str(out),
-               "--workers", "1"]
+               "--workers", "1", "--design", "random"]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                env={**os.environ, "COLUMNS": "200"})
     samples = out / "samples.jsonl"
