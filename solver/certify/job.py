@@ -4,8 +4,10 @@
 into one output directory
 
 * ``plan.yaml`` -- the chosen binding (CP-SAT's K best, selected on the oracle);
-* ``samples.jsonl`` -- every random plan measured for the certificate (resumable);
-* ``certificate.json`` -- the certificate, with the solve report under ``"solve"``;
+* ``samples.jsonl`` -- every sample measured for the certificate (resumable; random plans or
+  local optima, see `solver.certify.designs`);
+* ``certificate.json`` -- the certificate, with the solve report under ``"solve"``; the solve
+  report's bound (`solver.certify.bounds.from_report`) and its measured plans go into the verdict;
 * ``report.html`` -- one self-contained page (plan, comparison, certificate and plots);
 * ``pinning.txt`` -- the plan as ``taskset`` lines (``tasksolve pin`` writes other formats).
 
@@ -23,6 +25,7 @@ from typing import Any
 
 import evt
 from solver.binding.compare import METHODS, SolveReport, solve
+from solver.certify.bounds import from_report
 from solver.certify.run import CertifyOutcome, certify
 from solver.certify.service import check_start
 from solver.errors import SolverFailed
@@ -84,7 +87,7 @@ def run(spec: Spec, out_dir: Path, *, methods: tuple[str, ...] | list[str] = DEF
         certify_options.setdefault("balanced", 0)
         outcome = certify(spec, out_dir=out_dir, plan=report.plan, samples=samples, target_gap=target_gap,
                           workers=workers, seed=seed, oracle_kind=oracle_kind, resume=resume, progress=progress,
-                          **certify_options)
+                          rigorous=from_report(report, oracle_kind), known=known_plans(report), **certify_options)
     except evt.EVTError as exc:
         raise SolverFailed(f"the random sample cannot be analysed: {exc}") from None
     seconds["certify"] = time.perf_counter() - clock
@@ -95,6 +98,20 @@ def run(spec: Spec, out_dir: Path, *, methods: tuple[str, ...] | list[str] = DEF
     _write_report(files["report.html"], spec, report, certificate, outcome)
     seconds["report"] = time.perf_counter() - clock
     return JobResult(report, outcome, certificate, files, seconds)
+
+
+def known_plans(report: SolveReport) -> list[tuple[str, float]]:
+    """Every plan of the comparison measured on the oracle (label, value in the samples' orientation)."""
+    from solver.certify.service import objective_value
+
+    out = []
+    for row in report.comparison:
+        if row.contexts is not None and row.simulated is not None:
+            value = -row.simulated if report.objective == "latency" else row.simulated
+            out.append((f"{row.method} plan", float(value)))
+    if report.measured is not None:
+        out.append((f"{report.method} answer", float(objective_value(report.measured, report.objective))))
+    return out
 
 
 def _write_report(path: Path, spec: Spec, report: SolveReport, certificate: dict[str, Any],

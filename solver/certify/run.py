@@ -9,9 +9,10 @@ estimated optimum at the stated confidence, or `max_samples`.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -19,8 +20,11 @@ import evt
 from simulate.oracle import make_oracle
 from simulate.registry import DEFAULT_KIND
 from solver.binding.samplers import balanced_plans
-from solver.certify.certificate import DEFAULT_TARGET_GAP, Certificate, verdict, versions
+from solver.certify.bounds import Rigorous
+from solver.certify.certificate import DEFAULT_TARGET_GAP, Certificate, versions
+from solver.certify.designs import DEFAULT_DESIGN, PROBES, probe
 from solver.certify.service import SamplingService, acquire_lock, objective_value, release_lock
+from solver.certify.verdict import Evidence, decide
 from specs import Plan, Spec
 
 
@@ -97,9 +101,14 @@ def _certify(spec: Spec, *, out_dir: Path, plan: Plan | None = None, samples: in
             oracle_kind: str = DEFAULT_KIND, resume: bool = False, progress: bool = False,
             balanced: int = 10, timeout: float | None = None,
             oracle_factory: Callable[[Spec], Any] | None = None, scheduler: Any = None,
-            force: bool = False) -> CertifyOutcome:
+            force: bool = False, design: str = DEFAULT_DESIGN, rigorous: Rigorous | None = None,
+            known: list[tuple[str, float]] | None = None, probes: int = PROBES) -> CertifyOutcome:
     """`resume` continues the samples file of the same sample, `force` discards one
-    (`SamplingService.open`); `scheduler` measures on a Dask cluster (`simulate.executor`)."""
+    (`SamplingService.open`); `scheduler` measures on a Dask cluster (`simulate.executor`).
+    `design` is the sampling design (`solver.certify.service.DESIGNS`); `rigorous` the solver's
+    bound (`solver.certify.bounds`); `known` more plans measured on the same oracle
+    (label, value): any of them better than the interval's far limit refutes the estimate;
+    `probes` local-search restarts are measured as one more known plan (`designs.probe`)."""
     settings = spec.certify
     objective = spec.objective
     minimize = objective == "latency"
@@ -115,7 +124,7 @@ def _certify(spec: Spec, *, out_dir: Path, plan: Plan | None = None, samples: in
     out_dir.mkdir(parents=True, exist_ok=True)
     service = SamplingService(spec, out_dir / "samples.jsonl", seed=seed, oracle_kind=oracle_kind,
                               workers=workers, max_samples=limit, timeout=timeout, objective=objective,
-                              oracle_factory=oracle_factory, scheduler=scheduler)
+                              oracle_factory=oracle_factory, scheduler=scheduler, design=design)
     service.open(resume=resume, force=force)
 
     unit = format_value(objective)
@@ -145,11 +154,12 @@ def _certify(spec: Spec, *, out_dir: Path, plan: Plan | None = None, samples: in
             history = evt.sequential(sampler, n_init=n_init, n_delta=n_delta, target_gap=target_gap,
                                      confidence=confidence, max_n=limit, minimize=minimize, seed=seed)
             analysis = history.result
+            why_not = None if analysis is not None else "no step of the sequential algorithm could be analysed"
             n_used = cursor["next"]
         else:
             service.ensure(n_fixed, on_progress=lambda d: bar.advance(d, service))
             n_used = n_fixed
-            analysis = evt.analyze(service.values(n_fixed), minimize=minimize, confidence=confidence, seed=seed)
+            analysis, why_not = _analyze(service.values(n_fixed), minimize, confidence, seed)
 
     oracle = oracle_factory(spec) if oracle_factory else make_oracle(spec, oracle_kind)
     if plan is None:
@@ -161,13 +171,28 @@ def _certify(spec: Spec, *, out_dir: Path, plan: Plan | None = None, samples: in
     values = service.values(n_used)
     failed = len(service.failures(n_used))
     chosen_gap = target_gap if target_gap is not None else (settings.target_gap or DEFAULT_TARGET_GAP)
-    if analysis is None:
-        raise evt.EVTError("the sample could not be analysed (see the sequential history)")
-    heavy = "heavy_tail" in analysis.flags
-    far = analysis.lower if minimize else analysis.upper
-    decision, gap_point, gap_worst = verdict(plan_value, analysis.estimate, far, minimize, chosen_gap, heavy)
+    nan = math.nan
+    estimate, lower, upper = (nan, nan, nan) if analysis is None else (analysis.estimate, analysis.lower, analysis.upper)
+    flags = ("unanalysable",) if analysis is None else tuple(analysis.flags)
+    best_sampled = float(values.max() if not minimize else values.min())
+    known_plans = [("best sampled plan", best_sampled)] + list(known or [])
+    probed = probe(spec, oracle, objective, seed, probes, screen=oracle_kind != "analytic") if probes else None
+    if probed is not None:
+        known_plans.append((f"best of {probes} local-search restarts", probed[0]))
+    if rigorous is not None and rigorous.applies and rigorous.objective is not None:
+        known_plans.append(("CP-SAT plan", rigorous.objective))
+    known_plans.append(("certified plan itself", plan_value))
+    applies = rigorous is not None and rigorous.applies
+    evidence = Evidence(plan_value=plan_value, minimize=minimize, target_gap=chosen_gap, n=int(values.size),
+                        estimate=estimate, lower=lower, upper=upper,
+                        confidence=confidence, flags=flags, known=known_plans, unanalysable=why_not,
+                        bound=rigorous.bound if applies else None,
+                        bound_source=rigorous.bound_source if applies else None,
+                        proven_optimum=rigorous.proven_optimum if applies else None,
+                        failed_steps=list(rigorous.failed_steps) if rigorous else [], oracle=oracle_kind)
+    decision = decide(evidence, show=unit)
 
-    baselines = _baselines(spec, values, minimize, balanced, seed, oracle, objective)
+    baselines = _baselines(spec, values, minimize, balanced, seed, oracle, objective, design)
     certificate = Certificate(
         spec=spec.name,
         objective=objective,
@@ -177,20 +202,35 @@ def _certify(spec: Spec, *, out_dir: Path, plan: Plan | None = None, samples: in
                           "oracle": measured.oracle},
         samples={"n": int(values.size), "failed": failed, "requested": int(n_used), "file": str(service.path),
                  "best": float(values.max() if not minimize else values.min()),
-                 "oracle": oracle_kind, "sequential": sequential_mode},
-        optimum={"estimate": analysis.estimate, "lower": analysis.lower, "upper": analysis.upper,
+                 "oracle": oracle_kind, "sequential": sequential_mode, "design": design},
+        optimum={"estimate": estimate, "lower": lower, "upper": upper,
                  "confidence": confidence},
-        gap={"point": gap_point, "worst": gap_worst},
+        gap={**decision.gaps, "words": decision.words},
         target_gap=chosen_gap,
-        verdict=decision,
-        flags=list(analysis.flags),
+        verdict=decision.verdict,
+        basis=decision.basis,
+        sentence=decision.sentence,
+        reasons=decision.reasons,
+        design=design,
+        bound=rigorous.to_dict() if rigorous else None,
+        known_plans=[{"plan": label, "value": value} for label, value in known_plans],
+        flags=list(flags),
         seed=seed,
         versions=versions(),
         baselines=baselines,
-        evt=analysis.to_dict(),
+        evt=analysis.to_dict() if analysis is not None else {"error": why_not},
         sequential=[step.__dict__ if hasattr(step, "__dict__") else step for step in history.steps] if history else None,
     )
     return CertifyOutcome(certificate, analysis, history, service)
+
+
+def _analyze(values: np.ndarray, minimize: bool, confidence: float, seed: int) -> tuple[Any, str | None]:
+    """`evt.analyze`, or (None, why) when the sample has no tail to model (e.g. every local
+    optimum has the same value): the verdict then rests on the rigorous bound alone."""
+    try:
+        return evt.analyze(values, minimize=minimize, confidence=confidence, seed=seed), None
+    except evt.EVTError as exc:
+        return None, str(exc)
 
 
 def _refresh_estimate(bar: _Progress, service: SamplingService, minimize: bool, confidence: float, unit) -> None:
@@ -205,10 +245,11 @@ def _refresh_estimate(bar: _Progress, service: SamplingService, minimize: bool, 
 
 
 def _baselines(spec: Spec, values: np.ndarray, minimize: bool, balanced: int, seed: int, oracle,
-               objective: str) -> list[dict[str, Any]]:
+               objective: str, design: str = "random") -> list[dict[str, Any]]:
     worst = values.max() if minimize else values.min()
-    rows = [{"method": "random (average)", "value": float(values.mean())},
-            {"method": "random (worst)", "value": float(worst)}]
+    name = "random" if design == "random" else "local optima"
+    rows = [{"method": f"{name} (average)", "value": float(values.mean())},
+            {"method": f"{name} (worst)", "value": float(worst)}]
     if balanced:
         plans = balanced_plans(spec, balanced, seed)
         if len(plans):

@@ -45,6 +45,8 @@ from specs import Plan, Spec
 FORMAT = 1
 PLAN_BLOCK = 1024
 LOCK_NAME = ".tasksolve.lock"
+#: the sampling designs (`solver.certify.designs`): what one sample is
+DESIGNS = ("random", "local-optima")
 
 
 class SamplingError(BadProblemError):
@@ -64,6 +66,9 @@ class Record:
     latency: float | None = None
     attempts: int = 1
     error: str | None = None
+    seed: int | None = None              # the measurement's (and the local search's) seed
+    start: list[int] | None = None       # local-optima design: the random start (plan i of the stream)
+    steps: int | None = None             # local-optima design: improving moves to the local optimum
 
     def to_json(self) -> str:
         return json.dumps(self.__dict__, separators=(",", ":"))
@@ -223,12 +228,20 @@ class _Worker:
     oracle: Any
     objective: str
     timeout: float | None
+    design: str = "random"
+    oracle_kind: str = "des"
+    climber: Any = None
 
 
 def _make_worker(spec: Spec, oracle_kind: str, objective: str, timeout: float | None,
-                 oracle_factory: Callable[[Spec], Any] | None) -> _Worker:
+                 oracle_factory: Callable[[Spec], Any] | None, design: str = "random") -> _Worker:
     oracle = oracle_factory(spec) if oracle_factory else make_oracle(spec, oracle_kind)
-    return _Worker(spec, oracle, objective, timeout)
+    climber = None
+    if design == "local-optima":
+        from solver.certify.designs import Climber
+
+        climber = Climber(spec, objective, screen=oracle_kind != "analytic" or oracle_factory is not None)
+    return _Worker(spec, oracle, objective, timeout, design, oracle_kind, climber)
 
 
 def _alarm(signum, frame):  # pragma: no cover - runs in the worker
@@ -238,24 +251,31 @@ def _alarm(signum, frame):  # pragma: no cover - runs in the worker
 def _measure_one(worker: _Worker, index: int, contexts: list[int], seed: int) -> Record:
     timeout = worker.timeout if threading.current_thread() is threading.main_thread() else None
     error = None
+    sample_seed = plan_seed(seed, index)
     for attempt in (1, 2):
         try:
             if timeout:
                 signal.signal(signal.SIGALRM, _alarm)
                 signal.setitimer(signal.ITIMER_REAL, timeout)
             try:
-                m = worker.oracle.evaluate(Plan.from_contexts(worker.spec, contexts), seed=plan_seed(seed, index))
+                if worker.climber is None:
+                    plan, steps = contexts, None
+                    m = worker.oracle.evaluate(Plan.from_contexts(worker.spec, contexts), seed=sample_seed)
+                else:
+                    plan, steps, m = worker.climber.sample(worker.oracle, contexts, sample_seed)
             finally:
                 if timeout:
                     signal.setitimer(signal.ITIMER_REAL, 0)
             value = objective_value(m, worker.objective)
-            return Record(index, contexts, "ok", float(value), float(m.throughput), float(m.half_width),
-                          float(m.latency_mean), attempt)
+            start = None if worker.climber is None else contexts
+            return Record(index, list(plan), "ok", float(value), float(m.throughput), float(m.half_width),
+                          float(m.latency_mean), attempt, seed=sample_seed, start=start, steps=steps)
         except SimulationTimeout as exc:  # the service's alarm, or the oracle's own cap (oracle.time_cap)
             error = f"timed out after {timeout:g}s" if str(exc) == "alarm" else f"{type(exc).__name__}: {exc}"
         except Exception as exc:  # an oracle failure is data, not a crash
             error = f"{type(exc).__name__}: {exc}"
-    return Record(index, contexts, "failed", attempts=2, error=error)
+    return Record(index, contexts, "failed", attempts=2, error=error, seed=sample_seed,
+                  start=None if worker.climber is None else contexts)
 
 
 def _measure_chunk(worker: _Worker, jobs: list[tuple[int, list[int], int]]) -> list[Record]:
@@ -280,10 +300,13 @@ class SamplingService:
     objective: str | None = None
     oracle_factory: Callable[[Spec], Any] | None = None   # tests: an oracle that fails on purpose
     scheduler: Any = None                                  # a Dask scheduler (see simulate.executor)
+    design: str = "random"                                 # see DESIGNS
     records: dict[int, Record] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.path = Path(self.path)
+        if self.design not in DESIGNS:
+            raise SamplingError(f"unknown sampling design {self.design!r}; choose one of {', '.join(DESIGNS)}")
         self.objective = self.objective or self.spec.objective
         self._blocks: dict[int, np.ndarray] = {}
         if self.timeout and self.scheduler is not None:
@@ -302,8 +325,16 @@ class SamplingService:
         return {"tasksolve_samples": FORMAT, "spec_name": self.spec.name, "spec_hash": spec_hash(self.spec),
                 "objective": self.objective,
                 "oracle": oracle_identity(self.spec, self.oracle_kind, self.oracle_factory),
-                "design": "random", "plans": {"sampler": "uniform", "block": PLAN_BLOCK}, "seed": self.seed,
+                "design": self.design, "plans": self._plans_identity(), "seed": self.seed,
                 "version": _version()}
+
+    def _plans_identity(self) -> dict[str, Any]:
+        plans: dict[str, Any] = {"sampler": "uniform", "block": PLAN_BLOCK}
+        if self.design == "local-optima":
+            from solver.certify.designs import identity
+
+            plans["local_search"] = identity(screen=self.oracle_kind != "analytic" or self.oracle_factory is not None)
+        return plans
 
     # -- the file's life cycle
     def open(self, resume: bool = False, force: bool = False) -> None:
@@ -367,7 +398,8 @@ class SamplingService:
         except (json.JSONDecodeError, TypeError, ValueError) as exc:
             raise SamplingError(f"{self.path}:{lineno}: not a sample record ({exc}); the file is damaged: "
                                 "start afresh with --force") from None
-        if index < 0 or record.contexts != self.contexts(index):
+        drawn = record.contexts if self.design == "random" or record.status == "failed" else record.start
+        if index < 0 or drawn != self.contexts(index):
             raise SamplingError(f"{self.path}:{lineno}: plan {index} is not the plan the header's stream "
                                 "draws; the file is damaged: start afresh with --force")
         self.records.setdefault(index, record)
@@ -387,7 +419,7 @@ class SamplingService:
         jobs = [(i, self.contexts(i), self.seed) for i in range(n) if i not in self.records]
         if not jobs:
             return
-        init_args = (self.spec, self.oracle_kind, self.objective, self.timeout, self.oracle_factory)
+        init_args = (self.spec, self.oracle_kind, self.objective, self.timeout, self.oracle_factory, self.design)
         from simulate.registry import exclusive
 
         alone = self.oracle_factory is None and exclusive(self.oracle_kind)   # e.g. a real program on this host

@@ -125,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     except exceptions.ClickException as exc:
         exc.show()
         return exc.exit_code
-    except BaseException as exc:  # noqa: BLE001 - the one place every failure is turned into a message
+    except BaseException as exc:
         if isinstance(exc, SystemExit):
             return exc.code if isinstance(exc.code, int) else common.EXIT_OK if exc.code is None else 1
         return errors.report(exc, "--json" in args)

@@ -50,18 +50,24 @@ def _load_plan(path: Path, spec):
 
 def _run_certify(spec, out: Path, *, plan=None, samples=None, target_gap=None, confidence=None, n_init=None,
                  n_delta=None, max_samples=None, workers=None, seed=0, oracle=DEFAULT_KIND, resume=False, quiet=False,
-                 force=False, scheduler=None):
+                 force=False, scheduler=None, design="local-optima", time_limit=None):
     import evt
     from simulate.errors import OracleError
     from simulate.executor import ExecutorError
     from solver.binding.samplers import SamplerError
+    from solver.certify.bounds import closed_form_bound
     from solver.certify.run import certify
 
+    workers = options.resolve_workers(workers, spec)
     try:
+        rigorous = None
+        if oracle == "analytic":   # the closed form: CP-SAT's bound is a proof (solver.certify.bounds)
+            rigorous = closed_form_bound(spec, time_limit=time_limit or spec.search.time_limit, workers=workers,
+                                         seed=seed)
         return certify(spec, out_dir=out, plan=plan, samples=samples, target_gap=target_gap, confidence=confidence,
-                       n_init=n_init, n_delta=n_delta, max_samples=max_samples, workers=options.resolve_workers(workers, spec),
+                       n_init=n_init, n_delta=n_delta, max_samples=max_samples, workers=workers,
                        seed=seed, oracle_kind=oracle, resume=resume, progress=not quiet, force=force,
-                       scheduler=scheduler)
+                       scheduler=scheduler, design=design, rigorous=rigorous)
     except KeyboardInterrupt:
         fail(f"interrupted: every finished measurement is in {out / 'samples.jsonl'}; "
              "continue with the same command and --resume", EXIT_INTERRUPTED)
@@ -91,11 +97,15 @@ def certify_command(
     force: bool = options.force_option(),
     scheduler: str | None = options.scheduler_option(),
     out: Path = options.out_dir_option(Path("tasksolve-out"), "samples.jsonl and certificate.json"),
+    design: str = options.design_option(),
+    time_limit: float | None = options.time_limit_option(),
     as_json: bool = options.json_option(),
 ) -> None:
-    """Certify a plan against the optimum estimated by Extreme Value Theory from random plans.
+    """Certify a plan against the optimum estimated by Extreme Value Theory, and against CP-SAT's
+    bound on the closed form (--oracle analytic).
 
-    Exit code 0 when the verdict is `certified` or `exceeds_estimate`, 1 otherwise.
+    Exit code 0 only when the verdict is `certified`, 1 otherwise (not certified, estimate
+    refuted, no finite optimum).
     """
     from solver.cli.common import write_json_atomic
 
@@ -106,7 +116,7 @@ def certify_command(
     outcome = _run_certify(spec, out, plan=plan, samples=samples, target_gap=_parse_gap(target_gap),
                            confidence=confidence, n_init=n_init, n_delta=n_delta, max_samples=max_samples,
                            workers=workers, seed=seed, oracle=oracle, resume=resume, quiet=as_json, force=force,
-                           scheduler=scheduler)
+                           scheduler=scheduler, design=options.check_design(design), time_limit=time_limit)
     certificate = outcome.certificate.to_dict()
     write_json_atomic(out / "certificate.json", certificate)
     if as_json:
@@ -114,7 +124,7 @@ def certify_command(
     else:
         console.print(outcome.certificate.summary(), markup=False)
         console.print(f"wrote {out / 'certificate.json'} and {outcome.service.path}", markup=False)
-    if outcome.certificate.verdict not in ("certified", "exceeds_estimate"):
+    if outcome.certificate.verdict != "certified":
         raise typer.Exit(EXIT_NEGATIVE)
 
 
@@ -133,13 +143,14 @@ def run_command(
     resume: bool = typer.Option(False, "--resume", help="Reuse the samples already in OUT/samples.jsonl."),
     force: bool = options.force_option(),
     scheduler: str | None = options.scheduler_option(),
+    design: str = options.design_option(),
     as_json: bool = options.json_option(),
 ) -> None:
     """The main job: solve (CP-SAT + selection on the oracle), compare methods, certify, report.
 
     Writes OUT/plan.yaml, OUT/certificate.json, OUT/samples.jsonl and OUT/report.html (one
-    self-contained page).  Exit code 0 when the plan is certified (or beats the estimate), 1 when
-    not, 2 on bad input, 3 when an oracle or the solver fails.
+    self-contained page).  Exit code 0 only when the plan is certified, 1 when not (or when the
+    estimate is refuted), 2 on bad input, 3 when an oracle or a solver step fails.
     """
     from solver.binding.compare import METHODS
     from solver.certify.job import run
@@ -152,7 +163,7 @@ def run_command(
             result = run(spec, out, methods=choices_or_fail(methods, METHODS), time_limit=time_limit, samples=samples,
                          target_gap=_parse_gap(target_gap), workers=options.resolve_workers(workers, spec), seed=seed,
                          oracle_kind=oracle, resume=resume, progress=not as_json, say=say, force=force,
-                         scheduler=scheduler)
+                         scheduler=scheduler, design=options.check_design(design))
     except KeyboardInterrupt:
         fail(f"interrupted: every finished measurement is in {out / 'samples.jsonl'}; "
              "continue with the same command and --resume", EXIT_INTERRUPTED)
@@ -168,7 +179,7 @@ def run_command(
     if result.report.failed_steps:
         err_console.print(f"error: solver step(s) failed: {', '.join(result.report.failed_steps)}", markup=False)
         raise typer.Exit(EXIT_FAILURE)
-    if result.outcome.certificate.verdict not in ("certified", "exceeds_estimate"):
+    if result.outcome.certificate.verdict != "certified":
         raise typer.Exit(EXIT_NEGATIVE)
 
 

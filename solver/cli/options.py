@@ -11,6 +11,7 @@
 | ``--method/-m M`` | a method, a comma-separated list, or ``all`` | per command |
 | ``--plan/-p FILE`` | a plan file to read | -- |
 | ``--out/-o DIR`` | the directory results are written into (always a directory) | per command |
+| ``--design D`` | how `certify` and `run` sample: ``local-optima`` or ``random`` | ``local-optima`` |
 
 Commands build their parameters from these factories so that help texts and defaults agree.
 """
@@ -83,3 +84,27 @@ def scheduler_option() -> typer.models.OptionInfo:
 def force_option() -> typer.models.OptionInfo:
     return typer.Option(False, "--force", help="Replace the finished samples already in OUT (without it, a run "
                                                "refuses to overwrite them: use --resume to continue them).")
+
+
+DESIGNS = ("random", "local-optima")   # solver.certify.service.DESIGNS
+
+
+def _default_design() -> str:
+    from solver.certify.designs import DEFAULT_DESIGN
+
+    return DEFAULT_DESIGN
+
+
+def design_option() -> typer.models.OptionInfo:
+    return typer.Option(_default_design(), "--design",
+                        help="How the certificate samples plans: local-optima (each sample is a random start "
+                             "climbed to a local optimum: iid restarts, same optimum, far better sampled) or "
+                             "random (uniform plans, ASPLOS'12).")
+
+
+def check_design(value: str) -> str:
+    from solver.cli.common import fail
+
+    if value not in DESIGNS:
+        fail(f"--design: {value!r} is not a design; choose one of {', '.join(DESIGNS)}")
+    return value

@@ -53,6 +53,43 @@ def ecdf_with_plan(analysis, plan_value: float, objective: str):
     return fig
 
 
+def estimates_figure(certificate: dict[str, Any]):
+    """One axis of values: each design's estimate and interval, the bound, the proven optimum,
+    the known plans and the plan (`certificate["designs"]` holds other designs' estimates, if any)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    scale, unit = (1e6, "latency (us)") if certificate["objective"] == "latency" else (1e-6, "throughput (Mpps)")
+    rows: list[tuple[str, float | None, float | None, float | None, str]] = []
+    designs = certificate.get("designs") or [{"design": certificate.get("design", "random"), **certificate["optimum"]}]
+    for entry in designs:
+        est = _finite(entry.get("estimate"))
+        rows.append((f"EVT, {entry['design']} design", est, _finite(entry.get("lower")), _finite(entry.get("upper")),
+                     "#4a78b0"))
+    bound = certificate.get("bound") or {}
+    if _finite(bound.get("bound")) is not None:
+        rows.append(("bound" + ("" if bound.get("applies") else " (closed form only)"), _finite(bound["bound"]),
+                     None, None, "#1d7a36"))
+    if _finite(bound.get("proven_optimum")) is not None:
+        rows.append(("proven optimum", _finite(bound["proven_optimum"]), None, None, "#1d7a36"))
+    for known in certificate.get("known_plans", [])[:-1]:
+        rows.append((known["plan"], _finite(known["value"]), None, None, "#888888"))
+    rows.append(("the plan", _finite(certificate["plan_performance"]["value"]), None, None, "#7b2cbf"))
+    fig, ax = plt.subplots(figsize=(7.5, 0.4 * len(rows) + 1.2))
+    for y, (_, value, low, high, colour) in enumerate(rows):
+        if value is not None:
+            ax.plot([value * scale], [y], "o", color=colour)
+        if low is not None and high is not None:
+            ax.plot([low * scale, high * scale], [y, y], "-", color=colour, linewidth=2)
+    ax.set_yticks(range(len(rows)), [r[0] for r in rows])
+    ax.invert_yaxis()
+    ax.set_xlabel(unit)
+    ax.set_title("estimate, bound and plans")
+    return fig
+
+
 def _figures(certificate: dict[str, Any], analysis, history, comparison) -> list[tuple[str, str, str]]:
     """(id, caption, PNG data URL) of every plot of the page; each caption says what to read in it."""
     from evt import plots
@@ -63,6 +100,11 @@ def _figures(certificate: dict[str, Any], analysis, history, comparison) -> list
         figures.append(("comparison", "Method comparison: every method's plan measured on the same oracle; "
                         "longer is better for throughput, shorter for latency.",
                         _png(comparison_figure(comparison, objective))))
+    figures.append(("estimates", "The plan against the evidence: the EVT estimate of the optimum with its "
+                    "interval (per sampling design), the rigorous bound and the proven optimum when the closed "
+                    "form was solved, and the best known plans.", _png(estimates_figure(certificate))))
+    if analysis is None:
+        return figures
     figures.append(("ecdf", "Random plans (empirical distribution function): how likely a random placement is "
                     "to reach a value; the dotted line is the chosen plan, the dashed one the estimated optimum.",
                     _png(ecdf_with_plan(analysis, certificate["plan_performance"]["value"], objective))))
@@ -102,6 +144,16 @@ def write_report(path, spec: Spec, plan: Plan, certificate: dict[str, Any], anal
     figures_html = "".join(f'<figure id="{fid}"><img alt="{e(title)}" src="{src}"><figcaption>{e(title)}</figcaption></figure>'
                            for fid, title, src in figures)
     verdict = certificate["verdict"]
+    reasons_html = "".join(f"<li>{e(r['sentence'])}</li>" for r in certificate.get("reasons", []))
+    gap_html = "<br>".join(e(w) for w in certificate["gap"].get("words", []))
+    bound = certificate.get("bound") or {}
+    bound_html = e(bound["note"]) if bound else "none: no rigorous bound exists for this oracle; the EVT estimate stands in"
+    if bound.get("bound") is not None:
+        bound_html = f"{num(bound['bound'])} ({e(str(bound.get('bound_source')))}, CP-SAT {e(str(bound.get('status')))}); " + bound_html
+    from evt.result import FLAG_NOTES
+
+    flags_html = "<br>".join(f"<b>{e(f)}</b>: {e(FLAG_NOTES.get(f, 'EVT could not analyse the sample'))}"
+                             for f in certificate["flags"]) or "none"
     page = f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>tasksolve report: {e(spec.name)}</title>
 <style>
@@ -110,7 +162,7 @@ h1{{font-size:1.6em}} h2{{border-bottom:1px solid #ddd;padding-bottom:.2em;margi
 table{{border-collapse:collapse}} td,th{{border:1px solid #ccc;padding:.25em .6em;text-align:right}}
 td:first-child,th:first-child{{text-align:left}} pre{{background:#f6f6f6;padding:.8em;overflow-x:auto}}
 .verdict{{font-size:1.3em;font-weight:bold}} .certified{{color:#1d7a36}} .not_certified{{color:#b3261e}}
-.exceeds_estimate{{color:#1d5fa8}} .no_finite_optimum{{color:#8a5a00}} figure{{margin:1em 0}} img{{max-width:100%}}
+.estimate_refuted{{color:#b3261e}} .no_finite_optimum{{color:#8a5a00}} figure{{margin:1em 0}} img{{max-width:100%}}
 </style></head><body>
 <h1>tasksolve: {e(spec.name)}</h1>
 <h2>Spec</h2>
@@ -118,13 +170,16 @@ td:first-child,th:first-child{{text-align:left}} pre{{background:#f6f6f6;padding
 ({e(spec.topology.describe())}); objective <b>{e(objective)}</b>; {len(spec.usable_contexts)} usable contexts.</p>
 <h2>Certificate</h2>
 <p class="verdict {e(verdict)}">{e(verdict.replace('_', ' '))}</p>
+<p>{e(certificate.get('sentence', ''))} <i>({e(certificate.get('verdict_meaning', ''))}; basis: {e(certificate.get('basis', ''))})</i></p>
+<ul>{reasons_html}</ul>
 <table><tr><th>plan</th><td>{num(certificate['plan_performance']['value'])}</td></tr>
-<tr><th>estimated optimum</th><td>{num(opt['estimate'])}</td></tr>
+<tr><th>estimated optimum ({e(certificate.get('design', 'random'))} design)</th><td>{num(opt['estimate'])}</td></tr>
 <tr><th>{opt['confidence']:.0%} interval</th><td>[{num(opt['lower'])}, {num(opt['upper'])}]</td></tr>
-<tr><th>gap (point / worst case)</th><td>{_pct(certificate['gap']['point'])} / {_pct(certificate['gap']['worst'])}</td></tr>
+<tr><th>rigorous bound</th><td>{bound_html}</td></tr>
+<tr><th>gaps (signed)</th><td>{gap_html}</td></tr>
 <tr><th>target gap</th><td>{_pct(certificate['target_gap'])}</td></tr>
-<tr><th>random plans measured (failed)</th><td>{certificate['samples']['n']} ({certificate['samples']['failed']})</td></tr>
-<tr><th>flags</th><td>{e(', '.join(certificate['flags']) or 'none')}</td></tr></table>
+<tr><th>samples measured (failed)</th><td>{certificate['samples']['n']} ({certificate['samples']['failed']})</td></tr>
+<tr><th>flags</th><td>{flags_html}</td></tr></table>
 <h2>The chosen plan</h2>
 <pre>{e(plan_tree_text)}</pre>
 <h2>Methods</h2>
@@ -132,8 +187,8 @@ td:first-child,th:first-child{{text-align:left}} pre{{background:#f6f6f6;padding
 the same plan; ± is the 95% half-width of a simulated figure; loss is against the best measured.</p>
 <table><tr><th>method</th><th>model</th><th>measured</th><th>loss</th></tr>{rows_html}</table>
 {solver_html}
-<h3>The certificate's random sample</h3>
-<table><tr><th>random plans</th><th>measured</th></tr>{baselines}</table>
+<h3>The certificate's sample</h3>
+<table><tr><th>samples</th><th>measured</th></tr>{baselines}</table>
 <h2>Plots</h2>
 {figures_html}
 <h2>How to pin the threads</h2>
@@ -152,9 +207,10 @@ def _finite(value) -> float | None:
     if value is None:
         return None
     try:
-        return float(value)
+        number = float(value)
     except (TypeError, ValueError):
         return None
+    return None if number != number else number
 
 
 def _solver_section(solve: dict[str, Any] | None, objective: str) -> str:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from solver.certify.designs import DEFAULT_DESIGN
 from solver.certify.run import certify
 from solver.certify.service import SamplingError, SamplingService, spec_hash
 from solver.cli import main
@@ -45,7 +46,7 @@ def spec_file(tmp_path) -> Path:
 
 
 def _certify(spec_file, out, *extra):
-    return main(["certify", str(spec_file), "--out", str(out), "--workers", "1", "--json", *extra])
+    return main(["certify", str(spec_file), "--out", str(out), "--workers", "1", "--json", "--time-limit", "2", *extra])
 
 
 def _lines(path: Path) -> list[str]:
@@ -59,7 +60,7 @@ def test_the_header_names_the_sample(spec_file, tmp_path, capsys):
     assert header["tasksolve_samples"] == 1
     assert header["spec_name"] == "small" and header["spec_hash"] == spec_hash(load_spec(str(spec_file)))
     assert header["oracle"] == {"kind": "analytic", "settings": {}}
-    assert header["design"] == "random" and header["seed"] == 3 and header["plans"]["sampler"] == "uniform"
+    assert header["design"] == DEFAULT_DESIGN and header["seed"] == 3 and header["plans"]["sampler"] == "uniform"
     assert len(_lines(out / "samples.jsonl")) == 101
 
 
@@ -76,6 +77,7 @@ def test_the_spec_hash_ignores_names_and_descriptions_only():
     ("spec", "the spec changed"),
     ("oracle", "the oracle changed (analytic in the file, des now)"),
     ("seed", "the seed changed (0 in the file, 4 now)"),
+    ("design", "the design changed ('local-optima' in the file, 'random' now)"),
 ])
 def test_resume_refuses_another_samples_file(spec_file, tmp_path, capsys, change, message):
     out = tmp_path / "out"
@@ -86,6 +88,8 @@ def test_resume_refuses_another_samples_file(spec_file, tmp_path, capsys, change
         spec_file.write_text(SPEC_TEXT.replace("cycles: 600", "cycles: 900"))
     elif change == "oracle":
         args[1] = "des"
+    elif change == "design":
+        args += ["--design", "random"]
     else:
         args[5] = "4"
     capsys.readouterr()
@@ -215,7 +219,8 @@ def test_evt_reads_the_samples_file_as_it_is(tmp_path, capsys):
     from tests.solver.test_certify import FlakyOracle
 
     spec = load_spec("t2-ipfwd-intadd-x2")
-    outcome = certify(spec, out_dir=tmp_path, samples=200, seed=5, oracle_factory=FlakyOracle, balanced=0)
+    outcome = certify(spec, out_dir=tmp_path, samples=200, seed=5, oracle_factory=FlakyOracle, balanced=0,
+                      design="random")
     ok = len(outcome.service.ok_records())
     assert 0 < ok < 200
     capsys.readouterr()
