@@ -25,6 +25,8 @@ import numpy as np
 
 from solver.predictors.tables import ProfileTables, StressKey
 
+DENSE_CODES = 1 << 20      # code spaces up to this size are read through dense arrays
+
 
 class BatchPredictor:
     """Vectorised TSBSched / BlackBox for the spec of `tables`."""
@@ -48,7 +50,7 @@ class BatchPredictor:
             for k in range(K):
                 self.weights[j, k] = w
                 w *= b
-        if w >= 2 ** 62:
+        if w >= 2 ** 52:     # codes are summed in float64 (exact below 2**53)
             raise ValueError("too many task types for the stress codes")
         self.bases = bases
         self.depth = len(topo.levels)
@@ -61,28 +63,32 @@ class BatchPredictor:
         self.shared = shared
         self.strides = [topo.strides[level] for level in self.levels]
         self.n_domains = [topo.domain_count(level) for level in self.levels]
-        self._cache: dict[int, dict[int, tuple[float, float]]] = {k: {} for k in range(K)}
+        self._sorted: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self._tables: dict[int, np.ndarray] = {}
+        self.code_space = w
         self._forms: dict[tuple[int, int], tuple[float, dict[str, float]]] = {}
 
     # ------------------------------------------------------------------ codes
     def stress_codes(self, contexts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(co-runner codes, sibling codes) of every thread, shape (plans, threads) each."""
+        """(co-runner codes, sibling codes) of every thread, shape (plans, threads) each.
+
+        The code is linear in the counts, so the co-runners sharing exactly level j add up as
+        (sum of level-j weights over the thread's level-j domain) minus (the same sum over its
+        next inner domain, or the thread itself at the innermost level): two `bincount` per level.
+        """
         P, T = contexts.shape
-        every = np.zeros((P, T), dtype=np.int64)
-        inner_count = None
-        for j, (stride, n_dom) in enumerate(zip(self.strides, self.n_domains)):
-            dom = contexts // stride
-            flat = (dom + (np.arange(P) * n_dom)[:, None]).ravel()
-            counts = []
-            for k in range(len(self.kinds)):
-                mine = np.broadcast_to(self.type_of == k, (P, T)).ravel().astype(float)
-                per_domain = np.bincount(flat, weights=mine, minlength=P * n_dom)
-                counts.append(per_domain[flat].reshape(P, T).astype(np.int64))
-            for k in range(len(self.kinds)):
-                own = inner_count[k] if inner_count is not None else (self.type_of == k)[None, :].astype(np.int64)
-                inside = counts[k] - own
-                every += inside * self.weights[j, k]
-            inner_count = counts
+        every = np.zeros((P, T))
+        offsets = [(np.arange(P) * n_dom)[:, None] for n_dom in self.n_domains]
+        flats = [(contexts // stride + off).ravel() for stride, off in zip(self.strides, offsets)]
+        for j in range(len(self.levels)):
+            w = self.weights[j, self.type_of].astype(float)
+            tiled = np.tile(w, P)
+            every += np.bincount(flats[j], weights=tiled)[flats[j]].reshape(P, T)
+            if j == 0:
+                every -= w[None, :]
+            else:
+                every -= np.bincount(flats[j - 1], weights=tiled)[flats[j - 1]].reshape(P, T)
+        every = np.rint(every).astype(np.int64)
         siblings = np.zeros((P, T), dtype=np.int64)
         level_slot = {level: j for j, level in enumerate(self.levels)}
         for threads in self.members:
@@ -116,7 +122,11 @@ class BatchPredictor:
 
     # ------------------------------------------------------------------ table reads
     def _stress_values(self, codes: np.ndarray, kinds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(target instance throughput, target thread time) for every code, same shape."""
+        """(target instance throughput, target thread time) for every code, same shape.
+
+        Small code spaces are read through dense arrays indexed by code; otherwise the known
+        codes of each task type are kept sorted with their values and a read is a
+        `numpy.searchsorted`.  Only the codes not found are decoded and measured."""
         thr = np.empty(codes.shape)
         tim = np.empty(codes.shape)
         for k in range(len(self.kinds)):
@@ -124,20 +134,49 @@ class BatchPredictor:
             if len(cols) == 0:
                 continue
             sub = codes[:, cols]
-            unique, inverse = np.unique(sub, return_inverse=True)
-            cache = self._cache[k]
-            missing = [int(c) for c in unique if int(c) not in cache]
-            if missing:
-                target = self.kinds[k]
-                keys = {c: self.decode(k, c) for c in missing}
-                self.tables.ensure((target, key) for key in keys.values())
-                for c, key in keys.items():
-                    entry = self.tables.slowdown[target][key]
-                    cache[c] = (entry.throughput, entry.thread_times[target[1]])
-            values = np.array([cache[int(c)] for c in unique])
-            thr[:, cols] = values[:, 0][inverse].reshape(sub.shape)
-            tim[:, cols] = values[:, 1][inverse].reshape(sub.shape)
+            if self.code_space <= DENSE_CODES:
+                thr[:, cols], tim[:, cols] = self._dense(k, sub)
+                continue
+            known, values = self._known(k, sub)
+            where = np.searchsorted(known, sub)
+            thr[:, cols] = values[0][where]
+            tim[:, cols] = values[1][where]
         return thr, tim
+
+    def _dense(self, k: int, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Small code spaces: the values in arrays indexed by code (NaN: not measured yet)."""
+        table = self._tables.get(k)
+        if table is None:
+            table = self._tables[k] = np.full((2, self.code_space), np.nan)
+        thr = table[0][codes]
+        missing = np.isnan(thr)
+        if missing.any():
+            known, values = self._known(k, codes[missing])
+            table[:, known] = values
+            thr = table[0][codes]
+        return thr, table[1][codes]
+
+    def _known(self, k: int, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The sorted known codes of type `k` and their values, after measuring those of `codes`
+        that were missing."""
+        known, values = self._sorted.get(k, (np.empty(0, dtype=np.int64), np.empty((2, 0))))
+        if len(known):
+            where = np.minimum(np.searchsorted(known, codes), len(known) - 1)
+            missing = codes[known[where] != codes]
+        else:
+            missing = codes
+        if missing.size == 0:
+            return known, values
+        target = self.kinds[k]
+        keys = {int(c): self.decode(k, int(c)) for c in np.unique(missing)}
+        self.tables.ensure((target, key) for key in keys.values())
+        fresh = np.array(list(keys), dtype=np.int64)
+        entries = [self.tables.slowdown[target][key] for key in keys.values()]
+        new = np.array([[e.throughput for e in entries], [e.thread_times[target[1]] for e in entries]])
+        known = np.concatenate([known, fresh])
+        order = np.argsort(known, kind="stable")
+        self._sorted[k] = known[order], np.concatenate([values, new], axis=1)[:, order]
+        return self._sorted[k]
 
     def _base_values(self, contexts: np.ndarray, forms: np.ndarray):
         """(instance base throughput (P, I), base time of every thread (P, T))."""
