@@ -35,6 +35,8 @@ from dataclasses import dataclass, field
 from math import comb
 from typing import Any, Protocol
 
+import numpy as np
+
 from specs import Plan, Spec, UsableTree
 from specs.symmetry import Form
 
@@ -63,7 +65,7 @@ def _worker_state(kind: str | None, factory: OracleFactory | None = None) -> dic
 
 
 def _measure_chunk(state: dict, jobs: list[tuple[Spec, Plan, int]]) -> list[Any]:
-    """One chunk of profiling experiments: (derived spec, plan, seed) -> Measurement."""
+    """One chunk of profiling experiments: (derived spec, contexts, seed) -> Measurement."""
     out = []
     for spec, plan, seed in jobs:
         key = spec.name + repr([(w.app, w.instances) for w in spec.workload])
@@ -114,6 +116,7 @@ class ProfileTables:
     slowdown: dict[TaskType, dict[StressKey, Experiment]] = field(default_factory=dict)
     experiments: int = 0
     profiling_seconds: float = 0.0
+    _specs: dict[tuple, Spec] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         topo = self.spec.topology
@@ -173,8 +176,7 @@ class ProfileTables:
             contexts = [0] * len(tasks)
             for context, thread in placement.items():
                 contexts[thread] = context
-            jobs.append((("base", app, self.tree.canonical_form(placement)), spec,
-                         Plan.from_contexts(spec, contexts, method="profiling")))
+            jobs.append((("base", app, self.tree.canonical_form(placement)), spec, contexts))
         return jobs
 
     def ensure_base(self, apps) -> int:
@@ -208,6 +210,10 @@ class ProfileTables:
         from simulate.executor import Executor
 
         started = time.perf_counter()
+        if self.oracle_kind == "analytic":
+            self._run_closed_form(jobs, label)
+            self.profiling_seconds += time.perf_counter() - started
+            return len(jobs)
         processes = self.workers > 1 and self.oracle_kind is not None and len(jobs) > 1
         executor = Executor(workers=self.workers if processes else 1, chunk_size=max(1, min(64, len(jobs) // 8 or 1)))
         init_args = (self.oracle_kind,) if processes else (self.oracle_kind, self.oracle_factory)
@@ -222,6 +228,38 @@ class ProfileTables:
                          f"({self.experiments} in all)")
         self.profiling_seconds += time.perf_counter() - started
         return len(jobs)
+
+    def _run_closed_form(self, jobs: list[tuple[tuple, Spec, list[int]]], label: str) -> None:
+        """The closed-form oracle measures a batch of experiments at once: one
+        `simulate.analytic.BatchModel` per derived spec (the same figures as its `evaluate`:
+        instance throughput, and a thread's busy time per packet ``s_t / clock``)."""
+        from simulate.analytic import BatchModel
+
+        groups: dict[int, list[int]] = {}
+        for k, (_, spec, _) in enumerate(jobs):
+            groups.setdefault(id(spec), []).append(k)
+        done = 0
+        for members in groups.values():
+            spec = jobs[members[0]][1]
+            model = BatchModel(spec)
+            contexts = np.array([jobs[k][2] for k in members], dtype=np.intp)
+            throughput = model.evaluate(contexts).per_instance
+            times = model.times(contexts) / model.clock
+            names = spec.thread_names
+            for row, k in enumerate(members):
+                key = jobs[k][0]
+                app = key[1] if key[0] == "base" else key[1][0]
+                instance = model.instance_names.index(f"{app}#0")
+                prefix = f"{app}#0."
+                self.experiments += 1
+                figures = Experiment(float(throughput[row, instance]),
+                                     {n[len(prefix):]: float(times[t, row]) for t, n in enumerate(names) if n.startswith(prefix)})
+                if key[0] == "base":
+                    self.base.setdefault(app, {})[key[2]] = figures
+                else:
+                    self.slowdown.setdefault(key[1], {})[key[2]] = figures
+            done += len(members)
+            self.say(f"profiling: {done}/{len(jobs)} {label} experiments ({self.experiments} in all)")
 
     def layout(self) -> tuple[list[list[int]], list[int], list[TaskType]]:
         """Threads per instance, instance of each thread, task type of each thread."""
@@ -242,8 +280,9 @@ class ProfileTables:
             self.ensure([(target, key)])
         return self.slowdown[target][key]
 
-    def _slowdown_experiment(self, target: TaskType, key: StressKey) -> tuple[Spec, Plan]:
-        """The slowdown experiment of `target` under the stressors of `key`: (spec, plan).
+    def _slowdown_experiment(self, target: TaskType, key: StressKey) -> tuple[Spec, list[int]]:
+        """The slowdown experiment of `target` under the stressors of `key`: (spec, context of
+        every thread of the spec).
 
         The target on the first context of the first stress domain, the stressors on the contexts
         of that domain sharing the key's level with it; each other thread of the target's instance
@@ -255,7 +294,7 @@ class ProfileTables:
         stressors = [t for level_types in key for t in level_types]
         counts = Counter([app] + [a for a, _ in stressors])
         workload = [(a, counts[a]) for a in self.spec.applications if counts[a]]
-        spec = derived_spec(self.spec, workload, f"{self.spec.name}-stress")
+        spec = self._derived(tuple(workload))
         stride = topo.strides[self.stress_level]
         domains = topo.n_contexts // stride
         by_level = {level: [c for c in range(1, stride) if topo.shared_level(0, c) == level]
@@ -283,7 +322,14 @@ class ProfileTables:
                     raise ValueError("the machine is too small for the slowdown experiments")
                 assigned[name] = rest.pop(0)
         contexts = [assigned[name] for name in spec.thread_names]
-        return spec, Plan.from_contexts(spec, contexts, method="profiling")
+        return spec, contexts
+
+    def _derived(self, workload: tuple[tuple[str, int], ...]) -> Spec:
+        """The spec of a slowdown experiment's workload (made once per workload)."""
+        spec = self._specs.get(workload)
+        if spec is None:
+            spec = self._specs[workload] = derived_spec(self.spec, list(workload), f"{self.spec.name}-stress")
+        return spec
 
     # ------------------------------------------------------------------ reading a plan
     def instance_form(self, contexts: list[int], threads: list[int]) -> Form:

@@ -117,9 +117,9 @@ def test_slowdown_experiments_isolate_the_target_instance(spec, target, pipe, co
     the key says, and no other thread shares the target's core."""
     tables = ProfileTables(spec, analytic)
     key = (tuple(sorted(pipe)), tuple(sorted(core)))
-    derived, plan = tables._slowdown_experiment(target, key)
+    derived, contexts = tables._slowdown_experiment(target, key)
     topo = derived.topology
-    where = dict(zip(derived.thread_names, plan.contexts(derived)))
+    where = dict(zip(derived.thread_names, contexts))
     me = where[f"ipfwd#0.{target[1]}"]
     core_of = {name: c // topo.strides[0] for name, c in where.items()}
     for name, context in where.items():
@@ -163,3 +163,20 @@ def test_tsbsched_ranks_every_class_like_the_closed_form(spec):
     assert len(plans) == 1526
     assert spearmanr(predicted, truth).statistic >= 0.99
     assert truth[int(np.argmax(predicted))] == pytest.approx(truth.max())
+
+
+def test_closed_form_profiling_batch_equals_one_by_one(spec):
+    """The batched closed-form profiling fills the same tables as the oracle run per experiment."""
+    from solver.binding.samplers import uniform_plans
+
+    plans = uniform_plans(spec, 40, 3)
+    one = ProfileTables(spec, analytic)
+    many = ProfileTables(spec, analytic, oracle_kind="analytic")
+    np.testing.assert_allclose(BatchPredictor(many).predict("tsbsched", plans),
+                               BatchPredictor(one).predict("tsbsched", plans), rtol=1e-12)
+    assert many.experiments == one.experiments > 11
+    for target, table in one.slowdown.items():
+        for key, entry in table.items():
+            other = many.slowdown[target][key]
+            assert other.throughput == pytest.approx(entry.throughput, rel=1e-12)
+            assert other.thread_times == pytest.approx(entry.thread_times, rel=1e-12)
