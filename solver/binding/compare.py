@@ -110,6 +110,7 @@ def solve(spec: Spec, methods: list[str], *, oracle_kind: str = "des", top_k: in
           progress: Callable[[str], None] | None = None) -> SolveReport:
     """Run `methods` on a binding spec; the answer is CP-SAT's when it ran, else the best measured."""
     say = progress or (lambda _: None)
+    count = getattr(progress, "update", None) or say     # counts inside a phase (Phases.update)
     objective = spec.objective
     problem = BindingProblem(spec)
     batch = BatchModel(spec)
@@ -176,12 +177,12 @@ def solve(spec: Spec, methods: list[str], *, oracle_kind: str = "des", top_k: in
 
         # one set of profiling tables serves both predictors: the experiments are the same
         tables = tables or ProfileTables(spec, lambda s: make_oracle(s, oracle_kind), seed=seed,
-                                         oracle_kind=oracle_kind, workers=workers, say=say)
+                                         oracle_kind=oracle_kind, workers=workers, say=count)
         candidates = Candidates.of(spec, samples=samples, seed=seed)
         say(f"{method}: profiling with the {oracle_kind} oracle and predicting {candidates.label}")
         result = run_predictor(spec, method, lambda s: make_oracle(s, oracle_kind), candidates, top_n=top_n,
                                seed=seed, objective=objective, oracle_kind=oracle_kind, workers=workers,
-                               tables=tables, say=say)
+                               tables=tables, say=count)
         n = len(result.measured)
         top1 = result.measured[0]
         rows.append(Row(f"{method} top 1", predicted(result.ranked[0][1]), top1.value(objective),

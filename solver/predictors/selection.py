@@ -92,7 +92,8 @@ def run_predictor(spec: Spec, method: str, oracle_factory: OracleFactory,
                                      workers=workers, say=say)
     batch = BatchPredictor(tables)
     if isinstance(candidates, Candidates):
-        chunks, total, info = candidates.chunks(chunk), None, candidates.describe()
+        chunks, info = candidates.chunks(chunk), candidates.describe()
+        total = candidates.classes if candidates.exhaustive else candidates.samples
     else:
         rows = np.asarray(candidates)
         chunks = (rows[i:i + chunk] for i in range(0, len(rows), chunk))
@@ -103,12 +104,12 @@ def run_predictor(spec: Spec, method: str, oracle_factory: OracleFactory,
         if len(rows):
             top.add(batch.values(method, rows, objective), rows)
         done += len(rows)
-        say(f"{method}: predicted {done}" + (f"/{total}" if total else "") + " plans")
+        say(f"predicted {done}" + (f"/{total}" if total else "") + " plans")
     predict_seconds = time.perf_counter() - started - (tables.profiling_seconds - profiling_before)
     ranked = top.ranked(UsableTree.of(spec.topology, spec.usable_contexts))[:top_n]
     if not ranked:
         raise ValueError("no candidate plan to predict")
-    say(f"{method}: measuring the {len(ranked)} best predicted plans")
+    say(f"measuring the {len(ranked)} best predicted plans")
     oracle = oracle_factory(spec)
     plans = [Plan.from_contexts(spec, contexts, method=method) for _, contexts in ranked]
     measured = oracle.evaluate_many(plans, seed=seed, workers=workers)
