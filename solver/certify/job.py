@@ -15,9 +15,10 @@ finished, so an interruption never leaves a half-written file.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import evt
 from solver.binding.compare import METHODS, SolveReport, solve
@@ -98,5 +99,9 @@ def _write_report(path: Path, spec: Spec, report: SolveReport, certificate: dict
     from solver.report.render import plan_text
     from specs.exporters.pinning import taskset_lines
 
+    solved = report.to_dict()
+    curves = {m: solved["details"][m]["selection_loss"] for m in ("tsbsched", "blackbox")
+              if solved["details"].get(m, {}).get("selection_loss")}
     write_report(path, spec, report.plan, certificate, outcome.analysis, outcome.history,
-                 report.to_dict()["comparison"], plan_text(spec, report.plan), taskset_lines(spec, report.plan))
+                 solved["comparison"], plan_text(spec, report.plan), taskset_lines(spec, report.plan),
+                 selection_curves=curves)

@@ -180,3 +180,30 @@ def test_closed_form_profiling_batch_equals_one_by_one(spec):
             other = many.slowdown[target][key]
             assert other.throughput == pytest.approx(entry.throughput, rel=1e-12)
             assert other.thread_times == pytest.approx(entry.thread_times, rel=1e-12)
+
+
+def test_selection_over_every_class_reaches_the_closed_form_optimum(spec):
+    """Every class predicted (1526), the papers' N measured (TSBSched 10, BlackBox 5): both pick
+    the closed-form optimum; the selection curve starts at the top 1 and ends at the answer."""
+    from simulate.analytic import BatchModel
+    from solver.binding.samplers import distinct_placements
+    from solver.predictors.candidates import Candidates
+    from solver.predictors.selection import run_predictor
+    from solver.report.html import selection_figure
+
+    optimum = BatchModel(spec).throughput(distinct_placements(spec)[0]).max()
+    tables = ProfileTables(spec, analytic, oracle_kind="analytic")
+    curves = {}
+    for method, n in (("tsbsched", 10), ("blackbox", 5)):
+        candidates = Candidates.of(spec)
+        assert candidates.exhaustive and candidates.classes == 1526
+        result = run_predictor(spec, method, analytic, candidates, tables=tables)
+        curve = result.selection_curve("total_throughput")
+        assert result.predicted_plans == 1526 and len(result.measured) == len(curve) == n
+        assert curve[0] == result.measured[0].throughput and curve[-1] == result.best_measured.throughput
+        assert all(a <= b for a, b in zip(curve, curve[1:]))
+        assert result.best_measured.throughput == pytest.approx(optimum)
+        curves[method] = [1 - v / optimum for v in curve]
+    figure = selection_figure(curves)
+    lines = figure.axes[0].get_lines()
+    assert [len(line.get_xdata()) for line in lines] == [10, 5]
