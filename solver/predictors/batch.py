@@ -26,6 +26,7 @@ import numpy as np
 from solver.predictors.tables import ProfileTables, StressKey
 
 DENSE_CODES = 1 << 20      # code spaces up to this size are read through dense arrays
+CHUNK = 8192               # plans per vectorised pass (arrays stay in cache)
 
 
 class BatchPredictor:
@@ -61,6 +62,10 @@ class BatchPredictor:
             same = (ctx[:, None] // topo.strides[level]) == (ctx[None, :] // topo.strides[level])
             shared[same] = level
         self.shared = shared
+        # weight of a sibling of type k sharing level l exactly with a thread, indexed [k][l + 1]
+        self._pair_weight = np.zeros((K, self.depth + 1), dtype=np.int64)
+        for j, level in enumerate(self.levels):
+            self._pair_weight[:, level + 1] = self.weights[j]
         self.strides = [topo.strides[level] for level in self.levels]
         self.n_domains = [topo.domain_count(level) for level in self.levels]
         self._sorted: dict[int, tuple[np.ndarray, np.ndarray]] = {}
@@ -89,26 +94,27 @@ class BatchPredictor:
             else:
                 every -= np.bincount(flats[j - 1], weights=tiled)[flats[j - 1]].reshape(P, T)
         every = np.rint(every).astype(np.int64)
-        siblings = np.zeros((P, T), dtype=np.int64)
-        level_slot = {level: j for j, level in enumerate(self.levels)}
+        # siblings: per pair of threads of an instance, the weight of the other's type at the
+        # level they share exactly (a lookup by shared level), in the threads x plans layout
+        columns = np.ascontiguousarray(contexts.T)
+        siblings = np.zeros((T, P), dtype=np.int64)
         for threads in self.members:
             for a, b in combinations(threads, 2):
-                level = self.shared[contexts[:, a], contexts[:, b]]
-                for lv, j in level_slot.items():
-                    hit = level == lv
-                    siblings[:, a] += hit * self.weights[j, self.type_of[b]]
-                    siblings[:, b] += hit * self.weights[j, self.type_of[a]]
-        return every, siblings
+                level = self.shared[columns[a], columns[b]] + 1
+                siblings[a] += self._pair_weight[self.type_of[b]][level]
+                siblings[b] += self._pair_weight[self.type_of[a]][level]
+        return every, siblings.T
 
     def form_codes(self, contexts: np.ndarray) -> np.ndarray:
         """Placement class code of every instance, shape (plans, instances)."""
-        out = np.zeros((len(contexts), len(self.members)), dtype=np.int64)
+        columns = np.ascontiguousarray(contexts.T)
+        out = np.zeros((len(self.members), len(contexts)), dtype=np.int64)
         for i, threads in enumerate(self.members):
             scale = 1
             for a, b in combinations(threads, 2):
-                out[:, i] += (self.shared[contexts[:, a], contexts[:, b]] + 1) * scale
+                out[i] += (self.shared[columns[a], columns[b]] + 1) * scale
                 scale *= self.depth + 1
-        return out
+        return out.T
 
     def decode(self, kind: int, code: int) -> StressKey:
         key = []
@@ -227,5 +233,7 @@ class BatchPredictor:
     def values(self, method: str, contexts, objective: str = "total_throughput") -> np.ndarray:
         """The number to maximise per plan: total (or, for ``min_throughput``, minimum) predicted
         throughput; other objectives rank by the total."""
-        per_instance = self.predict(method, contexts)
+        contexts = np.atleast_2d(np.asarray(contexts, dtype=np.intp))
+        parts = [self.predict(method, contexts[i:i + CHUNK]) for i in range(0, len(contexts), CHUNK)]
+        per_instance = np.concatenate(parts) if parts else np.empty((0, len(self.members)))
         return per_instance.min(axis=1) if objective == "min_throughput" else per_instance.sum(axis=1)
