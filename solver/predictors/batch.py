@@ -23,6 +23,7 @@ from itertools import combinations
 
 import numpy as np
 
+from solver.errors import BadProblemError
 from solver.predictors.tables import ProfileTables, StressKey
 
 DENSE_CODES = 1 << 20      # code spaces up to this size are read through dense arrays
@@ -52,7 +53,7 @@ class BatchPredictor:
                 self.weights[j, k] = w
                 w *= b
         if w >= 2 ** 52:     # codes are summed in float64 (exact below 2**53)
-            raise ValueError("too many task types for the stress codes")
+            raise BadProblemError(f"{tables.spec.name}: {K} task types are too many for the stress codes of TSBSched and BlackBox")
         self.bases = bases
         self.depth = len(topo.levels)
         C = topo.n_contexts

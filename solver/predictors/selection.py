@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from solver.errors import BadProblemError
 from solver.predictors.batch import BatchPredictor
 from solver.predictors.candidates import Candidates
 from solver.predictors.tables import OracleFactory, ProfileTables
@@ -108,7 +109,7 @@ def run_predictor(spec: Spec, method: str, oracle_factory: OracleFactory,
     predict_seconds = time.perf_counter() - started - (tables.profiling_seconds - profiling_before)
     ranked = top.ranked(UsableTree.of(spec.topology, spec.usable_contexts))[:top_n]
     if not ranked:
-        raise ValueError("no candidate plan to predict")
+        raise BadProblemError(f"{spec.name}: no candidate plan satisfies the constraints")
     say(f"measuring the {len(ranked)} best predicted plans")
     oracle = oracle_factory(spec)
     plans = [Plan.from_contexts(spec, contexts, method=method) for _, contexts in ranked]

@@ -37,6 +37,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from solver.errors import BadProblemError
 from specs import Plan, Spec, UsableTree
 from specs.symmetry import Form
 
@@ -305,13 +306,13 @@ class ProfileTables:
             free = list(by_level[level])
             for stress_app, stress_task in types:
                 if not free:
-                    raise ValueError(f"stress combination does not fit in level {topo.level_names[level]}")
+                    raise BadProblemError(f"{self.spec.name}: stress combination does not fit in level {topo.level_names[level]}")
                 instance = next_instance[stress_app]
                 next_instance[stress_app] += 1
                 assigned[f"{stress_app}#{instance}.{stress_task}"] = free.pop(0)
         own = [name for name in spec.thread_names if name.startswith(f"{app}#0.") and name not in assigned]
         if len(own) > domains - 1:
-            raise ValueError(f"the machine has {domains - 1} remote {topo.level_names[self.stress_level]} "
+            raise BadProblemError(f"{self.spec.name}: the machine has {domains - 1} remote {topo.level_names[self.stress_level]} "
                              f"domains, too few to isolate the {len(own)} other threads of `{app}`")
         for d, name in enumerate(own, start=1):
             assigned[name] = d * stride
@@ -319,7 +320,7 @@ class ProfileTables:
         for name in spec.thread_names:
             if name not in assigned:
                 if not rest:
-                    raise ValueError("the machine is too small for the slowdown experiments")
+                    raise BadProblemError(f"{self.spec.name}: the machine is too small for the slowdown experiments")
                 assigned[name] = rest.pop(0)
         contexts = [assigned[name] for name in spec.thread_names]
         return spec, contexts
