@@ -120,5 +120,9 @@ def _write_report(path: Path, spec: Spec, report: SolveReport, certificate: dict
     from solver.report.render import plan_text
     from specs.exporters.pinning import taskset_lines
 
+    solved = report.to_dict()
+    curves = {m: solved["details"][m]["selection_loss"] for m in ("tsbsched", "blackbox")
+              if solved["details"].get(m, {}).get("selection_loss")}
     write_report(path, spec, report.plan, certificate, outcome.analysis, outcome.history,
-                 report.to_dict()["comparison"], plan_text(spec, report.plan), taskset_lines(spec, report.plan))
+                 solved["comparison"], plan_text(spec, report.plan), taskset_lines(spec, report.plan),
+                 selection_curves=curves)

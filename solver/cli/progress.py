@@ -2,7 +2,8 @@
 
 Library functions report the start of each phase through a ``say(message)`` callable; `Phases`
 is the CLI's implementation: the running phase shows a spinner and a clock, a finished phase
-stays on screen as one dim line with the time it took. Bars with counts (the sampling bar of
+stays on screen as one dim line with the time it took. `Phases.update` shows counts inside the
+running phase (the ``count`` callable of the profiling tables and predictors). Bars with counts (the sampling bar of
 `certify`) nest inside it. Nothing is shown with ``--json`` (stdout stays pure JSON) or when
 ``enabled`` is false.
 """
@@ -39,6 +40,13 @@ class Phases:
         self._finish()
         self._message, self._started = message, time.perf_counter()
         self._task = self._bar.add_task(message, total=None)
+
+    def update(self, message: str) -> None:
+        """Counts inside the running phase (``"predicted 20000/1526000 plans"``): the phase line
+        shows them without starting a new phase."""
+        if not self.enabled or self._task is None:
+            return
+        self._bar.update(self._task, description=f"{self._message}: {message}")
 
     def _finish(self) -> None:
         if self._task is not None:

@@ -1,15 +1,22 @@
-"""The prediction formulas of BlackBox (IEEE TPDS) and TSBSched (PPoPP'10).
+"""The prediction formulas of BlackBox (IEEE TPDS §3.1.2) and TSBSched (PPoPP'10 §3.3), one plan
+at a time: the reference the vectorised `solver.predictors.batch` is tested against.
 
-Both read a plan instance by instance.  For instance i (application A) the *base* entry is the
-placement of i's own threads alone (its symmetry class), and each thread t of i has a *stress
-key*: the threads of other instances that share t's stress domain, by level.
+Both read a plan instance by instance.  Step 1: for instance i (application A) the *base* entry
+is the placement of i's own threads alone (its symmetry class) in the base-time table.  Step 2:
+each thread t of i has a *co-runner key* (every other thread in t's stress domain, by level) and
+a *sibling key* (only the threads of i among them), `ProfileTables.stress_keys`.
 
-* BlackBox: ``perf_i = base_perf(A, class_i) / max_t slowdown_t`` with
-  ``slowdown_t = perf(target alone) / perf(target with its stressors)`` from the slowdown table
-  (a ratio of performances); the plan's performance is ``sum_i perf_i``.
-* TSBSched: ``time_t = base_time(A, class_i, t) + (time(target with stressors) - time(target
-  alone))`` (an additive slowdown in busy time per packet); ``time_i = max_t time_t`` (the slowest
-  thread sets the pace); ``perf_i = 1 / time_i``; the plan's performance is ``sum_i perf_i``.
+* BlackBox (§3.1.2 Steps 2.1-2.3 and 3): ``slowdown_t = perf(target alone in its core) /
+  perf(target with its co-runners)`` -- Step 2.3 reads P2's entry "with threads R1 and R2", R2
+  being P2's sibling, so the co-runner key holds every thread of the core; ``perf_i =
+  base_perf(A, class_i) / max_t slowdown_t``; the plan's performance is ``sum_i perf_i``.
+* TSBSched (§3.3 Steps 1-3): ``time_t = base_time(A, class_i, t) + exe_time2 - exe_time1`` with
+  ``exe_time2`` the target's busy time per packet with its co-runners and ``exe_time1`` with its
+  siblings only -- Step 2(ii): "Since R2 and P2 belong to the same application instance, in Step
+  1 we completely model the interference between them. So, in Step 2, we model only the impact
+  of thread R1 on thread R2" (``exe_time1`` is the alone entry when t has no sibling in its
+  domain, Step 2(i)); ``time_i = max_t time_t`` (the slowest stage sets the pace); ``perf_i =
+  1 / time_i``; the plan's performance is ``sum_i perf_i``.
 """
 
 from __future__ import annotations
@@ -26,7 +33,7 @@ class Prediction:
 
 
 def _readings(tables: ProfileTables, contexts: list[int]):
-    """Per instance: its base entry and, per thread, (task, stressed entry, alone entry)."""
+    """Per instance: its base entry and, per thread, (task, co-runner entry, sibling entry, alone entry)."""
     members, instance_of, types = tables.layout()
     spec = tables.spec
     for i, threads in enumerate(members):
@@ -34,9 +41,10 @@ def _readings(tables: ProfileTables, contexts: list[int]):
         base = tables.base_entry(app, tables.instance_form(contexts, threads))
         rows = []
         for t in threads:
-            key = tables.stress_key(contexts, t, instance_of, types)
-            stressed, alone = tables.slowdown_entry(types[t], key)
-            rows.append((types[t][1], stressed, alone))
+            every, siblings = tables.stress_keys(contexts, t, instance_of, types)
+            rows.append((types[t][1], tables.slowdown_entry(types[t], every),
+                         tables.slowdown_entry(types[t], siblings),
+                         tables.slowdown_entry(types[t], tables.empty_key)))
         yield base, rows
 
 
@@ -44,9 +52,8 @@ def predict_blackbox(tables: ProfileTables, contexts: list[int]) -> Prediction:
     """BlackBox's prediction for one binding plan (context per thread)."""
     per_instance = []
     for base, rows in _readings(tables, contexts):
-        worst = 1.0
-        for _, stressed, alone in rows:
-            worst = max(worst, alone.throughput / stressed.throughput if stressed.throughput > 0 else float("inf"))
+        worst = max(alone.throughput / stressed.throughput if stressed.throughput > 0 else float("inf")
+                    for _, stressed, _, alone in rows)
         per_instance.append(base.throughput / worst)
     return Prediction(sum(per_instance), per_instance)
 
@@ -55,8 +62,8 @@ def predict_tsbsched(tables: ProfileTables, contexts: list[int]) -> Prediction:
     """TSBSched's prediction for one binding plan (context per thread)."""
     per_instance = []
     for base, rows in _readings(tables, contexts):
-        slowest = max(base.thread_times[task] + stressed.thread_times[task] - alone.thread_times[task]
-                      for task, stressed, alone in rows)
+        slowest = max(base.thread_times[task] + stressed.thread_times[task] - siblings.thread_times[task]
+                      for task, stressed, siblings, _ in rows)
         per_instance.append(1.0 / slowest if slowest > 0 else 0.0)
     return Prediction(sum(per_instance), per_instance)
 

@@ -9,19 +9,35 @@
   the target's instance isolated on remote domains.  A stress combination is the multiset of
   stressing task types at each level of sharing (same pipe, same core but another pipe, ...).
   For each: the target instance's throughput and the target thread's busy time per packet.
+  *Isolation* (BlackBox §3.1.1, "In all the experiments for Rtg thread, Ptg and Ttg threads
+  execute in isolation on remote cores"): every other thread of the target's instance runs alone
+  in a remote stress domain of its own; the stressing instances' other threads fill the stress
+  domains left over (they never share a domain with the target's threads).
+
+A plan is read thread by thread (`stress_keys`): the *co-runner key* lists every other thread in
+the thread's stress domain (TSBSched Step 2(i)/(ii) exe_time2, BlackBox Step 2.1-2.3
+performance 2), the *sibling key* only those of its own instance (TSBSched Step 2(ii)
+exe_time1: the baseline already holds the siblings, whose interference Step 1 models).
 
 Tables are filled lazily: an experiment runs the first time a prediction needs it, and
 `ProfileTables.experiments` counts the experiments run; `full_table_size` gives the size of the
-complete tables (BlackBox's Table 1 counts these).
+complete tables (BlackBox's Table 1 counts these).  `ensure` runs a batch of missing experiments
+through `simulate.executor.Executor` (inline, local processes or Dask), reporting counts to a
+``say(message)`` progress callable.
 """
 
 from __future__ import annotations
 
+import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from math import comb
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
+import numpy as np
+
+from solver.errors import BadProblemError
 from specs import Plan, Spec, UsableTree
 from specs.symmetry import Form
 
@@ -44,17 +60,27 @@ class Experiment:
     thread_times: dict[str, float]   # task -> busy seconds per packet, for the target instance
 
 
-def _measure_job(args: tuple) -> Any:
-    """Worker side of `ProfileTables.prefetch`: one experiment on a fresh oracle."""
-    from simulate.oracle import make_oracle
-
-    spec, plan, kind, seed = args
-    return make_oracle(spec, kind).evaluate(plan, seed=seed)
+def _worker_state(kind: str | None, factory: OracleFactory | None = None) -> dict:
+    """Per-worker state of the profiling map: how to make oracles, and those made so far."""
+    return {"kind": kind, "factory": factory, "oracles": {}}
 
 
-def _measure_jobs(state: None, jobs: list[tuple]) -> list[Any]:
-    """A chunk of `_measure_job` for `simulate.executor.Executor`."""
-    return [_measure_job(job) for job in jobs]
+def _measure_chunk(state: dict, jobs: list[tuple[Spec, Plan, int]]) -> list[Any]:
+    """One chunk of profiling experiments: (derived spec, contexts, seed) -> Measurement."""
+    out = []
+    for spec, plan, seed in jobs:
+        key = spec.name + repr([(w.app, w.instances) for w in spec.workload])
+        oracle = state["oracles"].get(key)
+        if oracle is None:
+            if state["factory"] is not None:
+                oracle = state["factory"](spec)
+            else:
+                from simulate.oracle import make_oracle
+
+                oracle = make_oracle(spec, state["kind"])
+            state["oracles"][key] = oracle
+        out.append(oracle.evaluate(plan, seed=seed))
+    return out
 
 
 def derived_spec(spec: Spec, workload: list[tuple[str, int]], name: str) -> Spec:
@@ -66,7 +92,7 @@ def derived_spec(spec: Spec, workload: list[tuple[str, int]], name: str) -> Spec
     return Spec.model_validate(data)
 
 
-def _instance_figures(measurement: Any, instance: str, app: str, spec: Spec) -> Experiment:
+def _instance_figures(measurement: Any, instance: str) -> Experiment:
     throughput = measurement.per_instance[instance]
     times = {}
     for thread in measurement.threads:
@@ -84,11 +110,14 @@ class ProfileTables:
     oracle_factory: OracleFactory
     stress_level: int | None = None
     seed: int = 0
-    oracle_kind: str | None = None    # set to measure a prefetch in worker processes
+    oracle_kind: str | None = None    # set to measure in `workers` worker processes
+    workers: int = 1
+    say: Callable[[str], None] = field(default=lambda _: None, repr=False)
     base: dict[str, dict[Form, Experiment]] = field(default_factory=dict)
     slowdown: dict[TaskType, dict[StressKey, Experiment]] = field(default_factory=dict)
     experiments: int = 0
-    _oracles: dict[str, Oracle] = field(default_factory=dict)
+    profiling_seconds: float = 0.0
+    _specs: dict[tuple, Spec] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         topo = self.spec.topology
@@ -132,16 +161,11 @@ class ProfileTables:
         return {"base": base, "slowdown": types * per_target, "total": base + types * per_target}
 
     # ------------------------------------------------------------------ measuring
-    def _oracle(self, key: str, spec: Spec) -> Oracle:
-        if key not in self._oracles:
-            self._oracles[key] = self.oracle_factory(spec)
-        return self._oracles[key]
-
     def base_entry(self, app: str, form: Form) -> Experiment:
         """Throughput and thread times of one instance of `app` alone, placed as `form`."""
         table = self.base.setdefault(app, {})
         if form not in table:
-            self._fill_base(app)
+            self.ensure_base([app])
         return table[form]
 
     def _base_jobs(self, app: str) -> list[tuple[tuple, Spec, Plan]]:
@@ -153,58 +177,90 @@ class ProfileTables:
             contexts = [0] * len(tasks)
             for context, thread in placement.items():
                 contexts[thread] = context
-            jobs.append((("base", app, self.tree.canonical_form(placement)), spec,
-                         Plan.from_contexts(spec, contexts, method="profiling")))
+            jobs.append((("base", app, self.tree.canonical_form(placement)), spec, contexts))
         return jobs
 
-    def _fill_base(self, app: str) -> None:
-        self._run_jobs(self._base_jobs(app), workers=1)
+    def ensure_base(self, apps) -> int:
+        """Run the base-time experiments of every app of `apps` not profiled yet."""
+        jobs = [job for app in dict.fromkeys(apps) if not self.base.get(app) for job in self._base_jobs(app)]
+        return self._run_jobs(jobs, "base-time")
 
-    def _record(self, key: tuple, spec: Spec, measurement: Any) -> None:
+    def ensure(self, wanted) -> int:
+        """Run the slowdown experiments of the (target, stress key) pairs of `wanted` that the
+        table lacks; returns how many ran."""
+        jobs = []
+        for target, key in dict.fromkeys(wanted):
+            if key not in self.slowdown.get(target, {}):
+                spec, plan = self._slowdown_experiment(target, key)
+                jobs.append((("slowdown", target, key), spec, plan))
+        return self._run_jobs(jobs, "slowdown")
+
+    def _record(self, key: tuple, measurement: Any) -> None:
         self.experiments += 1
         if key[0] == "base":
             _, app, form = key
-            self.base.setdefault(app, {})[form] = _instance_figures(measurement, f"{app}#0", app, spec)
+            self.base.setdefault(app, {})[form] = _instance_figures(measurement, f"{app}#0")
         else:
             _, target, stress = key
-            self.slowdown.setdefault(target, {})[stress] = _instance_figures(measurement, f"{target[0]}#0", target[0], spec)
+            self.slowdown.setdefault(target, {})[stress] = _instance_figures(measurement, f"{target[0]}#0")
 
-    def _run_jobs(self, jobs: list[tuple[tuple, Spec, Plan]], workers: int) -> None:
-        if workers > 1 and self.oracle_kind is not None and len(jobs) > 1:
-            from simulate.executor import Executor
+    def _run_jobs(self, jobs: list[tuple[tuple, Spec, Plan]], label: str) -> int:
+        """Measure `jobs` through the one executor; ``say`` gets the counts as chunks finish."""
+        if not jobs:
+            return 0
+        from simulate.executor import Executor
 
-            args = [(spec, plan, self.oracle_kind, self.seed) for _, spec, plan in jobs]
-            with Executor(workers=workers, chunk_size=8).map(_measure_jobs, args) as stream:
-                for indices, measurements in stream:
-                    for i, measurement in zip(indices, measurements):
-                        self._record(jobs[i][0], jobs[i][1], measurement)
-            return
-        for key, spec, plan in jobs:
-            oracle = self._oracle(spec.name + repr([(w.app, w.instances) for w in spec.workload]), spec)
-            self._record(key, spec, oracle.evaluate(plan, seed=self.seed))
+        started = time.perf_counter()
+        if self.oracle_kind == "analytic":
+            self._run_closed_form(jobs, label)
+            self.profiling_seconds += time.perf_counter() - started
+            return len(jobs)
+        processes = self.workers > 1 and self.oracle_kind is not None and len(jobs) > 1
+        executor = Executor(workers=self.workers if processes else 1, chunk_size=max(1, min(64, len(jobs) // 8 or 1)))
+        init_args = (self.oracle_kind,) if processes else (self.oracle_kind, self.oracle_factory)
+        args = [(spec, plan, self.seed) for _, spec, plan in jobs]
+        done = 0
+        with executor.map(_measure_chunk, args, init=_worker_state, init_args=init_args) as stream:
+            for indices, measurements in stream:
+                for i, measurement in zip(indices, measurements):
+                    self._record(jobs[i][0], measurement)
+                done += len(indices)
+                self.say(f"profiling: {done}/{len(jobs)} {label} experiments "
+                         f"({self.experiments} in all)")
+        self.profiling_seconds += time.perf_counter() - started
+        return len(jobs)
 
-    def prefetch(self, rows, workers: int = 1) -> int:
-        """Run at once (in `workers` processes when `oracle_kind` is set) every experiment that
-        predicting the plans `rows` will read; returns how many were run."""
-        members, instance_of, types = self.layout()
-        empty: StressKey = tuple(() for _ in self.sharing_levels)
-        jobs: list[tuple[tuple, Spec, Plan]] = []
-        for app in {self.spec.instances[i][0] for i in range(len(members))}:
-            if app not in self.base:
-                jobs.extend(self._base_jobs(app))
-        wanted: set[tuple[TaskType, StressKey]] = set()
-        for row in rows:
-            contexts = [int(c) for c in row]
-            for t in range(len(contexts)):
-                for key in (self.stress_key(contexts, t, instance_of, types), empty):
-                    if key not in self.slowdown.get(types[t], {}):
-                        wanted.add((types[t], key))
-        for target, key in sorted(wanted):
-            spec, plan = self._slowdown_experiment(target, key)
-            jobs.append((("slowdown", target, key), spec, plan))
-        before = self.experiments
-        self._run_jobs(jobs, workers)
-        return self.experiments - before
+    def _run_closed_form(self, jobs: list[tuple[tuple, Spec, list[int]]], label: str) -> None:
+        """The closed-form oracle measures a batch of experiments at once: one
+        `simulate.analytic.BatchModel` per derived spec (the same figures as its `evaluate`:
+        instance throughput, and a thread's busy time per packet ``s_t / clock``)."""
+        from simulate.analytic import BatchModel
+
+        groups: dict[int, list[int]] = {}
+        for k, (_, spec, _) in enumerate(jobs):
+            groups.setdefault(id(spec), []).append(k)
+        done = 0
+        for members in groups.values():
+            spec = jobs[members[0]][1]
+            model = BatchModel(spec)
+            contexts = np.array([jobs[k][2] for k in members], dtype=np.intp)
+            throughput = model.evaluate(contexts).per_instance
+            times = model.times(contexts) / model.clock
+            names = spec.thread_names
+            for row, k in enumerate(members):
+                key = jobs[k][0]
+                app = key[1] if key[0] == "base" else key[1][0]
+                instance = model.instance_names.index(f"{app}#0")
+                prefix = f"{app}#0."
+                self.experiments += 1
+                figures = Experiment(float(throughput[row, instance]),
+                                     {n[len(prefix):]: float(times[t, row]) for t, n in enumerate(names) if n.startswith(prefix)})
+                if key[0] == "base":
+                    self.base.setdefault(app, {})[key[2]] = figures
+                else:
+                    self.slowdown.setdefault(key[1], {})[key[2]] = figures
+            done += len(members)
+            self.say(f"profiling: {done}/{len(jobs)} {label} experiments ({self.experiments} in all)")
 
     def layout(self) -> tuple[list[list[int]], list[int], list[TaskType]]:
         """Threads per instance, instance of each thread, task type of each thread."""
@@ -215,66 +271,94 @@ class ProfileTables:
             members[i].append(t)
         return members, instance_of, [(t.app, t.task) for t in self.spec.threads]
 
-    def slowdown_entry(self, target: TaskType, key: StressKey) -> tuple[Experiment, Experiment]:
-        """(target with the stressors of `key`, target with none) -- the slowdown experiment."""
-        table = self.slowdown.setdefault(target, {})
-        empty: StressKey = tuple(() for _ in self.sharing_levels)
-        for k in (key, empty):
-            if k not in table:
-                spec, plan = self._slowdown_experiment(target, k)
-                self._run_jobs([(("slowdown", target, k), spec, plan)], workers=1)
-        return table[key], table[empty]
+    @property
+    def empty_key(self) -> StressKey:
+        return tuple(() for _ in self.sharing_levels)
 
-    def _slowdown_experiment(self, target: TaskType, key: StressKey) -> tuple[Spec, Plan]:
-        """The slowdown experiment of `target` under the stressors of `key`: (spec, plan)."""
+    def slowdown_entry(self, target: TaskType, key: StressKey) -> Experiment:
+        """The slowdown experiment of `target` under the stressors of `key` (run if missing)."""
+        if key not in self.slowdown.get(target, {}):
+            self.ensure([(target, key)])
+        return self.slowdown[target][key]
+
+    def _slowdown_experiment(self, target: TaskType, key: StressKey) -> tuple[Spec, list[int]]:
+        """The slowdown experiment of `target` under the stressors of `key`: (spec, context of
+        every thread of the spec).
+
+        The target on the first context of the first stress domain, the stressors on the contexts
+        of that domain sharing the key's level with it; each other thread of the target's instance
+        alone in a stress domain of its own (BlackBox §3.1.1 isolation); the stressing instances'
+        other threads spread over the remaining domains, innermost level first.
+        """
         topo = self.spec.topology
         app, task = target
         stressors = [t for level_types in key for t in level_types]
         counts = Counter([app] + [a for a, _ in stressors])
         workload = [(a, counts[a]) for a in self.spec.applications if counts[a]]
-        spec = derived_spec(self.spec, workload, f"{self.spec.name}-stress")
+        spec = self._derived(tuple(workload))
         stride = topo.strides[self.stress_level]
         domains = topo.n_contexts // stride
-        home = list(range(stride))          # the first stress domain
-        target_context = 0
-        by_level = {level: [c for c in home if c != target_context and topo.shared_level(target_context, c) == level]
+        by_level = {level: [c for c in range(1, stride) if topo.shared_level(0, c) == level]
                     for level in self.sharing_levels}
-        assigned: dict[str, int] = {}
+        assigned: dict[str, int] = {f"{app}#0.{task}": 0}
         next_instance = Counter({app: 1})
         for level, types in zip(self.sharing_levels, key):
             free = list(by_level[level])
             for stress_app, stress_task in types:
                 if not free:
-                    raise ValueError(f"stress combination does not fit in level {topo.level_names[level]}")
+                    raise BadProblemError(f"{self.spec.name}: stress combination does not fit in level {topo.level_names[level]}")
                 instance = next_instance[stress_app]
                 next_instance[stress_app] += 1
                 assigned[f"{stress_app}#{instance}.{stress_task}"] = free.pop(0)
-        assigned[f"{app}#0.{task}"] = target_context
-        # every other thread: isolated, round-robin over the other stress domains
-        remote = [d * stride + k for k in range(stride) for d in range(1, domains)]
+        own = [name for name in spec.thread_names if name.startswith(f"{app}#0.") and name not in assigned]
+        if len(own) > domains - 1:
+            raise BadProblemError(f"{self.spec.name}: the machine has {domains - 1} remote {topo.level_names[self.stress_level]} "
+                             f"domains, too few to isolate the {len(own)} other threads of `{app}`")
+        for d, name in enumerate(own, start=1):
+            assigned[name] = d * stride
+        rest = [d * stride + k for k in _spread_order(topo, stride) for d in range(len(own) + 1, domains)]
         for name in spec.thread_names:
             if name not in assigned:
-                if not remote:
-                    raise ValueError("the machine is too small for the slowdown experiments")
-                assigned[name] = remote.pop(0)
+                if not rest:
+                    raise BadProblemError(f"{self.spec.name}: the machine is too small for the slowdown experiments")
+                assigned[name] = rest.pop(0)
         contexts = [assigned[name] for name in spec.thread_names]
-        return spec, Plan.from_contexts(spec, contexts, method="profiling")
+        return spec, contexts
+
+    def _derived(self, workload: tuple[tuple[str, int], ...]) -> Spec:
+        """The spec of a slowdown experiment's workload (made once per workload)."""
+        spec = self._specs.get(workload)
+        if spec is None:
+            spec = self._specs[workload] = derived_spec(self.spec, list(workload), f"{self.spec.name}-stress")
+        return spec
 
     # ------------------------------------------------------------------ reading a plan
     def instance_form(self, contexts: list[int], threads: list[int]) -> Form:
         """Canonical form of one instance's threads alone (labels: task position)."""
         return self.tree.canonical_form({contexts[t]: k for k, t in enumerate(threads)})
 
-    def stress_key(self, contexts: list[int], thread: int, instance_of: list[int], types: list[TaskType]) -> StressKey:
-        """The stressing threads of `thread` in a full plan: threads of other instances in its
-        stress domain, by innermost shared level."""
+    def stress_keys(self, contexts: list[int], thread: int, instance_of: list[int],
+                    types: list[TaskType]) -> tuple[StressKey, StressKey]:
+        """(co-runner key, sibling key) of `thread` in a full plan: every other thread in its
+        stress domain, and only those of its own instance, by innermost shared level."""
         topo = self.spec.topology
         me = contexts[thread]
-        per_level: dict[int, list[TaskType]] = {level: [] for level in self.sharing_levels}
+        every: dict[int, list[TaskType]] = {level: [] for level in self.sharing_levels}
+        siblings: dict[int, list[TaskType]] = {level: [] for level in self.sharing_levels}
         for other, context in enumerate(contexts):
-            if instance_of[other] == instance_of[thread]:
+            if other == thread:
                 continue
             level = topo.shared_level(me, context)
-            if level in per_level:
-                per_level[level].append(types[other])
-        return tuple(tuple(sorted(per_level[level])) for level in self.sharing_levels)
+            if level in every:
+                every[level].append(types[other])
+                if instance_of[other] == instance_of[thread]:
+                    siblings[level].append(types[other])
+        return (tuple(tuple(sorted(every[level])) for level in self.sharing_levels),
+                tuple(tuple(sorted(siblings[level])) for level in self.sharing_levels))
+
+
+def _spread_order(topo, stride: int) -> list[int]:
+    """Offsets inside a stress domain, one per innermost sub-domain before any second one."""
+    inner = topo.strides[-2] if len(topo.strides) > 1 else 1
+    inner = min(inner, stride)
+    return [k * inner + j for j in range(inner) for k in range(stride // inner)]

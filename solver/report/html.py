@@ -43,6 +43,23 @@ def comparison_figure(rows: list[dict[str, Any]], objective: str):
     return fig
 
 
+def selection_figure(curves: dict[str, list[float]]):
+    """Loss of the best measured among the first n predicted plans against n (TPDS Figure 8)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.5, 3.2))
+    for method, losses in curves.items():
+        ax.plot(range(1, len(losses) + 1), [100 * x for x in losses], marker="o", label=method)
+    ax.set_xlabel("plans measured in the selection phase (n best predicted)")
+    ax.set_ylabel("loss vs best measured (%)")
+    ax.set_title("selection phase")
+    ax.legend(loc="best", fontsize=8)
+    return fig
+
+
 def ecdf_with_plan(analysis, plan_value: float, objective: str):
     from evt.plots import plot_ecdf
 
@@ -90,7 +107,8 @@ def estimates_figure(certificate: dict[str, Any]):
     return fig
 
 
-def _figures(certificate: dict[str, Any], analysis, history, comparison) -> list[tuple[str, str, str]]:
+def _figures(certificate: dict[str, Any], analysis, history, comparison,
+             selection_curves: dict[str, list[float]] | None = None) -> list[tuple[str, str, str]]:
     """(id, caption, PNG data URL) of every plot of the page; each caption says what to read in it."""
     from evt import plots
 
@@ -100,6 +118,10 @@ def _figures(certificate: dict[str, Any], analysis, history, comparison) -> list
         figures.append(("comparison", "Method comparison: every method's plan measured on the same oracle; "
                         "longer is better for throughput, shorter for latency.",
                         _png(comparison_figure(comparison, objective))))
+    if selection_curves:
+        figures.append(("selection", "Selection phase of TSBSched and BlackBox: loss of the best measured among "
+                        "the n best predicted plans against the best measured plan of the comparison; "
+                        "n = 1 is the method without selection.", _png(selection_figure(selection_curves))))
     figures.append(("estimates", "The plan against the evidence: the EVT estimate of the optimum with its "
                     "interval (per sampling design), the rigorous bound and the proven optimum when the closed "
                     "form was solved, and the best known plans.", _png(estimates_figure(certificate))))
@@ -124,10 +146,12 @@ def _figures(certificate: dict[str, Any], analysis, history, comparison) -> list
 
 
 def write_report(path, spec: Spec, plan: Plan, certificate: dict[str, Any], analysis, history,
-                 comparison: list[dict[str, Any]] | None, plan_tree_text: str, pin_lines: list[str]) -> None:
-    """Write the page atomically."""
+                 comparison: list[dict[str, Any]] | None, plan_tree_text: str, pin_lines: list[str],
+                 selection_curves: dict[str, list[float]] | None = None) -> None:
+    """Write the page atomically; `selection_curves` (method -> losses for n = 1..N) adds the
+    selection-phase plot."""
     objective = certificate["objective"]
-    figures = _figures(certificate, analysis, history, comparison)
+    figures = _figures(certificate, analysis, history, comparison, selection_curves)
     e = html.escape
     opt = certificate["optimum"]
     def num(value) -> str:

@@ -1,0 +1,240 @@
+"""TSBSched and BlackBox over an array of plans at once (NumPy), the formulas of
+`solver.predictors.models` (PPoPP'10 §3.3, IEEE TPDS §3.1.2).
+
+Plans are rows of context indices, shape (plans, threads), as in `simulate.analytic.BatchModel`.
+A plan is turned into integer codes, then the tables are read through the codes:
+
+* **stress codes**: a stress key is, per sharing level ``j`` and task type ``k``, the number
+  ``n[j, k]`` of co-runners of type ``k`` sharing exactly level ``j`` with the thread.  Its code is
+  ``sum n[j, k] w[j, k]`` with mixed-radix weights (``n[j, k] <= slots(j)``), so the code of the
+  co-runner key is computed from per-domain type counts (`numpy.bincount`) and the code of the
+  sibling key from the pairs of threads of each instance; different keys have different codes;
+* **form codes**: an instance's placement class is fixed by the innermost shared level of every
+  pair of its threads (the machine tree is uniform), coded in base ``depth + 1``.
+
+Codes missing from the tables are decoded to stress keys / placements and measured
+(`ProfileTables.ensure`, one batch per chunk of plans), so memory holds the tables and one chunk,
+never every combination.
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+
+import numpy as np
+
+from solver.errors import BadProblemError
+from solver.predictors.tables import ProfileTables, StressKey
+
+DENSE_CODES = 1 << 20      # code spaces up to this size are read through dense arrays
+CHUNK = 8192               # plans per vectorised pass (arrays stay in cache)
+
+
+class BatchPredictor:
+    """Vectorised TSBSched / BlackBox for the spec of `tables`."""
+
+    def __init__(self, tables: ProfileTables) -> None:
+        self.tables = tables
+        spec = tables.spec
+        topo = spec.topology
+        self.members, instance_of, types = tables.layout()
+        self.kinds = tables.task_types
+        self.type_of = np.array([self.kinds.index(t) for t in types], dtype=np.intp)
+        self.instance_of = np.array(instance_of, dtype=np.intp)
+        self.apps = [spec.instances[i][0] for i in range(len(self.members))]
+        self.tasks = [t[1] for t in types]
+        K = len(self.kinds)
+        self.levels = tables.sharing_levels                       # innermost first
+        bases = [tables.slots(level) + 1 for level in self.levels]
+        self.weights = np.zeros((len(self.levels), K), dtype=np.int64)
+        w = 1
+        for j, b in enumerate(bases):
+            for k in range(K):
+                self.weights[j, k] = w
+                w *= b
+        if w >= 2 ** 52:     # codes are summed in float64 (exact below 2**53)
+            raise BadProblemError(f"{tables.spec.name}: {K} task types are too many for the stress codes of TSBSched and BlackBox")
+        self.bases = bases
+        self.depth = len(topo.levels)
+        C = topo.n_contexts
+        ctx = np.arange(C)
+        shared = np.full((C, C), -1, dtype=np.int64)
+        for level in range(self.depth):
+            same = (ctx[:, None] // topo.strides[level]) == (ctx[None, :] // topo.strides[level])
+            shared[same] = level
+        self.shared = shared
+        # weight of a sibling of type k sharing level l exactly with a thread, indexed [k][l + 1]
+        self._pair_weight = np.zeros((K, self.depth + 1), dtype=np.int64)
+        for j, level in enumerate(self.levels):
+            self._pair_weight[:, level + 1] = self.weights[j]
+        self.strides = [topo.strides[level] for level in self.levels]
+        self.n_domains = [topo.domain_count(level) for level in self.levels]
+        self._sorted: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self._tables: dict[int, np.ndarray] = {}
+        self.code_space = w
+        self._forms: dict[tuple[int, int], tuple[float, dict[str, float]]] = {}
+
+    # ------------------------------------------------------------------ codes
+    def stress_codes(self, contexts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(co-runner codes, sibling codes) of every thread, shape (plans, threads) each.
+
+        The code is linear in the counts, so the co-runners sharing exactly level j add up as
+        (sum of level-j weights over the thread's level-j domain) minus (the same sum over its
+        next inner domain, or the thread itself at the innermost level): two `bincount` per level.
+        """
+        P, T = contexts.shape
+        every = np.zeros((P, T))
+        offsets = [(np.arange(P) * n_dom)[:, None] for n_dom in self.n_domains]
+        flats = [(contexts // stride + off).ravel() for stride, off in zip(self.strides, offsets)]
+        for j in range(len(self.levels)):
+            w = self.weights[j, self.type_of].astype(float)
+            tiled = np.tile(w, P)
+            every += np.bincount(flats[j], weights=tiled)[flats[j]].reshape(P, T)
+            if j == 0:
+                every -= w[None, :]
+            else:
+                every -= np.bincount(flats[j - 1], weights=tiled)[flats[j - 1]].reshape(P, T)
+        every = np.rint(every).astype(np.int64)
+        # siblings: per pair of threads of an instance, the weight of the other's type at the
+        # level they share exactly (a lookup by shared level), in the threads x plans layout
+        columns = np.ascontiguousarray(contexts.T)
+        siblings = np.zeros((T, P), dtype=np.int64)
+        for threads in self.members:
+            for a, b in combinations(threads, 2):
+                level = self.shared[columns[a], columns[b]] + 1
+                siblings[a] += self._pair_weight[self.type_of[b]][level]
+                siblings[b] += self._pair_weight[self.type_of[a]][level]
+        return every, siblings.T
+
+    def form_codes(self, contexts: np.ndarray) -> np.ndarray:
+        """Placement class code of every instance, shape (plans, instances)."""
+        columns = np.ascontiguousarray(contexts.T)
+        out = np.zeros((len(self.members), len(contexts)), dtype=np.int64)
+        for i, threads in enumerate(self.members):
+            scale = 1
+            for a, b in combinations(threads, 2):
+                out[i] += (self.shared[columns[a], columns[b]] + 1) * scale
+                scale *= self.depth + 1
+        return out.T
+
+    def decode(self, kind: int, code: int) -> StressKey:
+        key = []
+        for j, _ in enumerate(self.levels):
+            types = []
+            for k in range(len(self.kinds)):
+                n = (code // int(self.weights[j, k])) % self.bases[j]
+                types.extend([self.kinds[k]] * n)
+            key.append(tuple(sorted(types)))
+        return tuple(key)
+
+    # ------------------------------------------------------------------ table reads
+    def _stress_values(self, codes: np.ndarray, kinds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(target instance throughput, target thread time) for every code, same shape.
+
+        Small code spaces are read through dense arrays indexed by code; otherwise the known
+        codes of each task type are kept sorted with their values and a read is a
+        `numpy.searchsorted`.  Only the codes not found are decoded and measured."""
+        thr = np.empty(codes.shape)
+        tim = np.empty(codes.shape)
+        for k in range(len(self.kinds)):
+            cols = np.nonzero(kinds == k)[0]
+            if len(cols) == 0:
+                continue
+            sub = codes[:, cols]
+            if self.code_space <= DENSE_CODES:
+                thr[:, cols], tim[:, cols] = self._dense(k, sub)
+                continue
+            known, values = self._known(k, sub)
+            where = np.searchsorted(known, sub)
+            thr[:, cols] = values[0][where]
+            tim[:, cols] = values[1][where]
+        return thr, tim
+
+    def _dense(self, k: int, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Small code spaces: the values in arrays indexed by code (NaN: not measured yet)."""
+        table = self._tables.get(k)
+        if table is None:
+            table = self._tables[k] = np.full((2, self.code_space), np.nan)
+        thr = table[0][codes]
+        missing = np.isnan(thr)
+        if missing.any():
+            known, values = self._known(k, codes[missing])
+            table[:, known] = values
+            thr = table[0][codes]
+        return thr, table[1][codes]
+
+    def _known(self, k: int, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The sorted known codes of type `k` and their values, after measuring those of `codes`
+        that were missing."""
+        known, values = self._sorted.get(k, (np.empty(0, dtype=np.int64), np.empty((2, 0))))
+        if len(known):
+            where = np.minimum(np.searchsorted(known, codes), len(known) - 1)
+            missing = codes[known[where] != codes]
+        else:
+            missing = codes
+        if missing.size == 0:
+            return known, values
+        target = self.kinds[k]
+        keys = {int(c): self.decode(k, int(c)) for c in np.unique(missing)}
+        self.tables.ensure((target, key) for key in keys.values())
+        fresh = np.array(list(keys), dtype=np.int64)
+        entries = [self.tables.slowdown[target][key] for key in keys.values()]
+        new = np.array([[e.throughput for e in entries], [e.thread_times[target[1]] for e in entries]])
+        known = np.concatenate([known, fresh])
+        order = np.argsort(known, kind="stable")
+        self._sorted[k] = known[order], np.concatenate([values, new], axis=1)[:, order]
+        return self._sorted[k]
+
+    def _base_values(self, contexts: np.ndarray, forms: np.ndarray):
+        """(instance base throughput (P, I), base time of every thread (P, T))."""
+        P = len(contexts)
+        base_thr = np.empty(forms.shape)
+        base_time = np.empty(contexts.shape)
+        self.tables.ensure_base(self.apps)
+        for i, threads in enumerate(self.members):
+            unique, first, inverse = np.unique(forms[:, i], return_index=True, return_inverse=True)
+            rows = []
+            for code, p in zip(unique.tolist(), first.tolist()):
+                key = (i, code)
+                if key not in self._forms:
+                    entry = self.tables.base_entry(self.apps[i], self.tables.instance_form(contexts[p].tolist(), threads))
+                    self._forms[key] = (entry.throughput, entry.thread_times)
+                rows.append(self._forms[key])
+            base_thr[:, i] = np.array([r[0] for r in rows])[inverse.reshape(P)]
+            for t in threads:
+                base_time[:, t] = np.array([r[1][self.tasks[t]] for r in rows])[inverse.reshape(P)]
+        return base_thr, base_time
+
+    # ------------------------------------------------------------------ predictions
+    def predict(self, method: str, contexts) -> np.ndarray:
+        """Predicted throughput of every instance, shape (plans, instances)."""
+        contexts = np.atleast_2d(np.asarray(contexts, dtype=np.intp))
+        every, siblings = self.stress_codes(contexts)
+        forms = self.form_codes(contexts)
+        base_thr, base_time = self._base_values(contexts, forms)
+        stressed_thr, stressed_time = self._stress_values(every, self.type_of)
+        out = np.empty((len(contexts), len(self.members)))
+        if method == "blackbox":
+            alone_thr, _ = self._stress_values(np.zeros_like(every[:1]), self.type_of)
+            with np.errstate(divide="ignore"):
+                slowdown = alone_thr / stressed_thr
+            for i, threads in enumerate(self.members):
+                out[:, i] = base_thr[:, i] / slowdown[:, threads].max(axis=1)
+        elif method == "tsbsched":
+            _, sibling_time = self._stress_values(siblings, self.type_of)
+            time = base_time + stressed_time - sibling_time
+            for i, threads in enumerate(self.members):
+                slowest = time[:, threads].max(axis=1)
+                with np.errstate(divide="ignore"):
+                    out[:, i] = np.where(slowest > 0, 1.0 / slowest, 0.0)
+        else:
+            raise ValueError(f"unknown predictor `{method}`")
+        return out
+
+    def values(self, method: str, contexts, objective: str = "total_throughput") -> np.ndarray:
+        """The number to maximise per plan: total (or, for ``min_throughput``, minimum) predicted
+        throughput; other objectives rank by the total."""
+        contexts = np.atleast_2d(np.asarray(contexts, dtype=np.intp))
+        parts = [self.predict(method, contexts[i:i + CHUNK]) for i in range(0, len(contexts), CHUNK)]
+        per_instance = np.concatenate(parts) if parts else np.empty((0, len(self.members)))
+        return per_instance.min(axis=1) if objective == "min_throughput" else per_instance.sum(axis=1)
