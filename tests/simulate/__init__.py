@@ -25,10 +25,11 @@ SMALL_TOPOLOGY = """
 """
 
 
-def spec_from(body: str, topology: str = SMALL_TOPOLOGY):
-    """A spec from YAML text (``topology`` inlined)."""
+def spec_from(body: str, topology: str = SMALL_TOPOLOGY, feasibility: bool = True):
+    """A spec from YAML text (``topology`` inlined); ``feasibility=False`` loads constraints that
+    admit no placement (to test what the samplers say about them)."""
     text = "tasksolve: 1\nname: test\ntopology:\n" + textwrap.indent(textwrap.dedent(topology).strip("\n"), "  ") + "\n"
-    return load_spec_text(text + textwrap.dedent(body))
+    return load_spec_text(text + textwrap.dedent(body), feasibility=feasibility)
 
 
 def with_tasks(spec, change) -> object:

@@ -8,9 +8,15 @@ from collections import Counter
 import pytest
 from scipy.stats import chi2
 
+from solver.binding.samplers import (
+    SamplerError,
+    balanced_plans,
+    distinct_placements,
+    is_balanced,
+    to_plans,
+    uniform_plans,
+)
 from specs import UsableTree, check_plan, count_distinct, load_spec
-from solver.binding.samplers import (SamplerError, balanced_plans, distinct_placements, is_balanced, to_plans,
-                             uniform_plans)
 from tests.simulate import spec_from
 
 FOUR_THREADS = """
@@ -67,7 +73,7 @@ def test_too_tight_constraints_are_reported():
 constraints:
   forbid: {"app#0.a": ["socket0", "socket1.core0"], "app#1.a": ["socket0", "socket1.core0"]}
   max_threads: {core: 1}
-""")
+""", feasibility=False)
     with pytest.raises(SamplerError):
         uniform_plans(spec, 10, seed=0, max_draws=5000)
     with pytest.raises(SamplerError):
