@@ -126,6 +126,7 @@ def main() -> None:
     ap.add_argument("--cli-sample", type=int, default=60, help="inputs through each CLI command")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--show", action="store_true", help="print one input of each failure kind")
+    ap.add_argument("--save-slowest", type=Path, help="write the input that took the loader longest here")
     args = ap.parse_args()
     tally = Tally()
     start = time.perf_counter()
@@ -153,6 +154,8 @@ def main() -> None:
           f"exit codes outside 0-3: {bad}; tracebacks printed: {tally.counts['cli traceback']}")
     for key in sorted(k for k in tally.counts if k.startswith("cli:")):
         print(f"  {key[4:]}: {tally.counts[key]}")
+    if args.save_slowest:
+        args.save_slowest.write_bytes(tally.slowest[1])
     for what, detail in tally.details.items():
         print(f"FAILURE {what} ({tally.counts[what]}x): {detail}")
         if args.show:

@@ -149,9 +149,10 @@ def check_placement(spec: Spec) -> list[Problem]:
                         f"with these pins{also}, only {most} of the {threads} threads can be placed "
                         f"in the contexts of {where}")]
     most = placeable(spec, caps, pins=True, forbids=True) or 0
-    also = " and max_threads" if caps else ""
+    also = " and ".join(name for name, given in (("the pins", cons.pin), ("max_threads", caps)) if given)
+    also = f" (and {also})" if also else ""
     return [Problem(("constraints", "forbid"),
-                    f"with these forbids (and the pins{also}), only {most} of the {threads} threads can be "
+                    f"with these forbids{also}, only {most} of the {threads} threads can be "
                     f"placed in the contexts of {where}")]
 
 

@@ -26,7 +26,8 @@ SMALL_TOPOLOGY = """
 
 
 def spec_from(body: str, topology: str = SMALL_TOPOLOGY, feasibility: bool = True):
-    """A spec from YAML text (``topology`` inlined)."""
+    """A spec from YAML text (``topology`` inlined); ``feasibility=False`` loads constraints that
+    admit no placement (to test what the samplers say about them)."""
     text = "tasksolve: 1\nname: test\ntopology:\n" + textwrap.indent(textwrap.dedent(topology).strip("\n"), "  ") + "\n"
     return load_spec_text(text + textwrap.dedent(body), feasibility=feasibility)
 

@@ -8,9 +8,15 @@ from collections import Counter
 import pytest
 from scipy.stats import chi2
 
+from solver.binding.samplers import (
+    SamplerError,
+    balanced_plans,
+    distinct_placements,
+    is_balanced,
+    to_plans,
+    uniform_plans,
+)
 from specs import UsableTree, check_plan, count_distinct, load_spec
-from solver.binding.samplers import (SamplerError, balanced_plans, distinct_placements, is_balanced, to_plans,
-                             uniform_plans)
 from tests.simulate import spec_from
 
 FOUR_THREADS = """
