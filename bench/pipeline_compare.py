@@ -125,7 +125,7 @@ def report(rows, args, seconds) -> str:
     out.append("")
     for row in rows:
         clock = row["clock"]
-        us = lambda cycles: None if cycles is None else cycles / clock * 1e6  # noqa: E731
+        us = lambda cycles, clock=clock: None if cycles is None else cycles / clock * 1e6  # noqa: E731
         out.append(f"## {row['case']}, L0 = {row['bound']} of sequential ({row['L0']:.6g} cycles, {us(row['L0']):.4g} us)")
         out.append("")
         out.append(f"{row['contexts']} contexts; sequential {row['sequential']:.6g} cycles, critical path "

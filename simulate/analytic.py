@@ -164,7 +164,7 @@ def measurement_from(graph: ThreadGraph, result: AnalyticResult, context_names: 
         threads=threads,
         bottleneck=s.names[result.bottleneck[slowest]],
         oracle="analytic",
-        per_instance_half_width={name: 0.0 for name in s.instances},
+        per_instance_half_width=dict.fromkeys(s.instances, 0.0),
         bottlenecks={name: s.names[result.bottleneck[i]] for i, name in enumerate(s.instances)},
         per_instance_latency={name: float(x) for name, x in zip(s.instances, latency_s)},
     )

@@ -287,7 +287,7 @@ def _dask_chunks(executor: Executor, fn: ChunkFn, chunks: list[Chunk], init: Ini
         client.cancel([f for f in futures if not f.done()])
         try:
             client.run(_dask_forget, key)
-        except Exception:  # noqa: BLE001 - cleanup only: a worker gone is nothing to forget
+        except Exception:
             pass
         if owned:
             client.close()

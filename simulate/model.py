@@ -29,8 +29,8 @@ oracle shares") need:
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Sequence
 
 import numpy as np
 
@@ -125,7 +125,7 @@ class ThreadGraph:
         level = self.structure.resource_level[resource]
         return 0 if level < 0 else self.contexts[thread] // self.strides[level]
 
-    def idealised(self, *what: str) -> "ThreadGraph":
+    def idealised(self, *what: str) -> ThreadGraph:
         """A copy with ``contention`` (infinite capacities) and/or ``communication`` (free
         messages) switched off (NPIRE-style bottleneck hunting)."""
         unknown = set(what) - {"contention", "communication"}

@@ -29,7 +29,6 @@ from functools import lru_cache
 
 import numpy as np
 
-
 # Student t 0.975 quantiles for 1..60 degrees of freedom (scipy.stats.t.ppf, 6 decimals; checked
 # against SciPy by the tests): importing scipy.stats costs more than a whole simulation.
 _T975 = (

@@ -64,7 +64,7 @@ class ThreadTypes:
     anchor: dict[str, int]            # application -> anchor type
 
     @classmethod
-    def of(cls, problem: BindingProblem) -> "ThreadTypes":
+    def of(cls, problem: BindingProblem) -> ThreadTypes:
         spec = problem.spec
         resources = [r.name for r in problem.topology.resources]
         names: list[tuple[str, str]] = []
@@ -107,7 +107,7 @@ class Layout:
     cheapest: dict[int, float] = field(default_factory=dict)        # anywhere
 
     @classmethod
-    def of(cls, problem: BindingProblem, types: ThreadTypes) -> "Layout":
+    def of(cls, problem: BindingProblem, types: ThreadTypes) -> Layout:
         topo = problem.topology
         depth = len(topo.levels)
         used = {topo.level_index(r.level) for j, r in enumerate(topo.resources)

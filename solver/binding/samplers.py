@@ -149,7 +149,7 @@ def _balanced_once(spec, cons: PlacementConstraints, n: int, rng: np.random.Gene
     occupied = np.zeros((n, C), dtype=bool)
     # thread counts per domain, levels 0 .. depth-2 (the last level is the context itself)
     counts = [np.zeros((n, topo.domain_count(k)), dtype=np.int64) for k in range(depth - 1)]
-    cap_of = {level: cap for level, cap in cons.caps}
+    cap_of = dict(cons.caps)
     ok = np.ones(n, dtype=bool)
     plan_ix = np.arange(n)
 

@@ -56,7 +56,7 @@ class SiblingClasses:
     def classes(self) -> list[tuple[int, list[int]]]:
         """(level of the members, sorted member domains) for every class of >= 2 siblings."""
         out = []
-        for (level, domain), kids in sorted(self.children.items()):
+        for (level, _domain), kids in sorted(self.children.items()):
             groups: dict[Shape, list[int]] = {}
             for kid in kids:
                 groups.setdefault(self.shapes[(level + 1, kid)], []).append(kid)
@@ -105,10 +105,7 @@ def add_value_precedence(model, x: list[dict[int, object]], classes: SiblingClas
         leaves = [set(classes.leaves(level, m)) for m in members]
         seen_prev = [None] * len(members)  # seen[j] after the threads processed so far
         for t in range(n_threads):
-            in_member = []
-            for j, leaf_set in enumerate(leaves):
-                lits = [lit for c, lit in x[t].items() if c in leaf_set]
-                in_member.append(lits)
+            in_member = [[lit for c, lit in x[t].items() if c in leaf_set] for leaf_set in leaves]
             if not any(in_member):
                 continue
             # a thread may enter member j only if some earlier thread entered member j-1

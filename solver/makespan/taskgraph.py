@@ -20,7 +20,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Union
 
 from solver.errors import BadProblemError
 
@@ -54,7 +53,7 @@ class Edge:
     delay: int = 0
 
 
-EdgeLike = Union[Edge, tuple[str, str], tuple[str, str, int]]
+EdgeLike = Edge | tuple[str, str] | tuple[str, str, int]
 
 
 def _check_int(value: object, what: str) -> int:

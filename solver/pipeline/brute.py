@@ -12,8 +12,8 @@ most about 6 tasks and 6 contexts.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from itertools import combinations
-from typing import Iterator
 
 from solver.pipeline.candidates import Candidate, Group, group_order
 from solver.pipeline.evaluation import Evaluation, evaluate, first_contexts

@@ -3,8 +3,8 @@ and stages (the model of `solver.pipeline.problem`)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from solver.pipeline.problem import PipelineError, PipelineProblem
 from specs.graphs import CycleError, topological_order
@@ -39,10 +39,10 @@ class Candidate:
     def threads(self) -> int:
         return sum(g.replicas for g in self.groups)
 
-    def unmapped(self) -> "Candidate":
+    def unmapped(self) -> Candidate:
         return Candidate(tuple(Group(g.tasks, g.replicas) for g in self.groups), self.stages)
 
-    def with_contexts(self, contexts: Sequence[Sequence[int]]) -> "Candidate":
+    def with_contexts(self, contexts: Sequence[Sequence[int]]) -> Candidate:
         return Candidate(tuple(Group(g.tasks, g.replicas, tuple(int(c) for c in cs))
                                for g, cs in zip(self.groups, contexts)), self.stages)
 

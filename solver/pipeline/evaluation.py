@@ -3,9 +3,9 @@ model of `solver.pipeline.problem`), and how methods report their answers."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Sequence
 
 from solver.pipeline.candidates import Candidate, Group, depth_stages, group_order, group_preds
 from solver.pipeline.problem import PipelineEdge, PipelineError, PipelineProblem

@@ -51,9 +51,9 @@ it exactly, and keep the best (our addition; it only ever chooses among LATA sch
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from fractions import Fraction
-from typing import Callable
 
 from solver.pipeline.candidates import Candidate, Group, group_preds, normalize_stages
 from solver.pipeline.evaluation import Evaluation, MethodResult, evaluate, sequential_candidate

@@ -106,7 +106,7 @@ def _bipartition(threads: list[Thread], cap_left: int, cap_right: int,
     # contiguous cuts of the stage order, the crossing traffic updated thread by thread
     position = {t: k for k, t in enumerate(threads)}
     cut, best = 0.0, None
-    for i in range(0, hi + 1):
+    for i in range(hi + 1):
         if i >= lo:
             key = (round(cut, 9), -i)   # smallest CCP, then keep more on the left (pack)
             if best is None or key < best[0]:

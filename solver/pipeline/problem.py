@@ -66,10 +66,10 @@ rounded), so that CP-SAT, the dynamic programme and the brute force compare exac
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from functools import cached_property
-from typing import Iterable, Sequence
 
 from solver.errors import BadProblemError
 
@@ -135,7 +135,7 @@ class PipelineProblem:
     # ----------------------------------------------------------------- construction
     @classmethod
     def from_spec(cls, spec, app: str | None = None, *, latency_max: float | str | None = "spec",
-                  cores: int | None = None, instance: int = 0) -> "PipelineProblem":
+                  cores: int | None = None, instance: int = 0) -> PipelineProblem:
         """The problem of pipelining one instance of `app` (the only application of the
         workload when omitted) over `spec.usable_contexts`.
 
@@ -183,10 +183,10 @@ class PipelineProblem:
         bound = resolve_latency(spec, problem, latency_max)
         return replace(problem, latency_max=bound)
 
-    def with_bound(self, latency_ticks: int | None) -> "PipelineProblem":
+    def with_bound(self, latency_ticks: int | None) -> PipelineProblem:
         return replace(self, latency_max=latency_ticks)
 
-    def with_cores(self, cores: int) -> "PipelineProblem":
+    def with_cores(self, cores: int) -> PipelineProblem:
         if not 1 <= cores <= len(self.contexts):
             raise PipelineError(f"--cores {cores}: between 1 and {len(self.contexts)}")
         return replace(self, contexts=self.contexts[:cores])

@@ -10,8 +10,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from evt.gpd import (fit_gpd, fit_gpd_batch, gpd_cdf, gpd_loglik, gpd_loglik_endpoint, gpd_ppf,
-                     gpd_rvs, profile_endpoint, standard_errors)
+from evt.gpd import (
+    fit_gpd,
+    fit_gpd_batch,
+    gpd_cdf,
+    gpd_loglik,
+    gpd_loglik_endpoint,
+    gpd_ppf,
+    gpd_rvs,
+    profile_endpoint,
+    standard_errors,
+)
 
 
 @pytest.mark.parametrize("xi", [-0.8, -0.3, 0.0, 0.4])

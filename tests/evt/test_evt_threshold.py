@@ -7,8 +7,7 @@ import pytest
 
 from evt.errors import EVTError
 from evt.gof import null_statistics
-from evt.threshold import (MIN_FIT, _AD_CRIT, _XI_TABLE, candidate_counts, choose_threshold,
-                           critical_values)
+from evt.threshold import _AD_CRIT, _XI_TABLE, MIN_FIT, candidate_counts, choose_threshold, critical_values
 
 
 def test_candidate_counts_respect_max_fraction() -> None:

@@ -42,8 +42,8 @@ def independent_check(path: Path, processors: int, schedule) -> int:
             if q:
                 assert when[str(q)][2] <= start, f"{task} starts before its predecessor {q}"
     events = sorted((t.start, t.end, t.processor) for t in schedule.tasks)
-    for a, (s1, e1, p1) in enumerate(events):
-        for s2, e2, p2 in events[a + 1:]:
+    for a, (_s1, e1, p1) in enumerate(events):
+        for s2, _e2, p2 in events[a + 1:]:
             if s2 >= e1:
                 break
             assert p1 != p2, "two tasks overlap on one processor"

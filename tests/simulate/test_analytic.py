@@ -7,8 +7,8 @@ import pytest
 
 from simulate import AnalyticOracle, BatchModel, InvalidPlanError, compile_plan, evaluate
 from simulate.analytic import solve
-from specs import Plan, PlanThread, builtin_names, load_spec
 from solver.binding.samplers import uniform_plans
+from specs import Plan, PlanThread, builtin_names, load_spec
 from tests.simulate import spec_from
 
 CHAIN = """

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from simulate import AnalyticOracle, SimulationOracle
-from specs import builtin_names, load_spec
 from solver.binding.samplers import to_plans, uniform_plans
+from specs import builtin_names, load_spec
 from tests.simulate import random_pipeline_plan, resting, spinning
 
 FLOAT = 1e-9   # deterministic runs can report a half-width of exactly 0

@@ -14,9 +14,15 @@ from scipy.optimize import linprog
 
 from simulate.analytic import BatchModel
 from solver.binding.configuration_lp import column_generation, configuration_bound
-from solver.binding.configurations import (ConfigurationValues, Layout, NotApplicable, ThreadTypes,
-                                           _combinations,
-                                           count_configurations, enumerate_configurations)
+from solver.binding.configurations import (
+    ConfigurationValues,
+    Layout,
+    NotApplicable,
+    ThreadTypes,
+    _combinations,
+    count_configurations,
+    enumerate_configurations,
+)
 from solver.binding.problem import BindingProblem
 from specs import load_spec, load_spec_text
 from specs import strategies as spec_st
