@@ -70,20 +70,31 @@ def main() -> None:
             truth_file = Path(folder) / "truth.yaml"
             truth_file.write_text(dump_spec(truth))
             data = truth.model_dump(by_alias=True, exclude_none=True)
-            data["oracle"] = {"kind": "command", "metric": {"json": "rate"}, "timeout": "300s", "repeats": 1,
-                              "command": [sys.executable, str(MACHINE), str(truth_file), "{plan_file}"]}
+            data["oracle"] = {
+                "kind": "command",
+                "metric": {"json": "rate"},
+                "timeout": "300s",
+                "repeats": 1,
+                "command": [sys.executable, str(MACHINE), str(truth_file), "{plan_file}"],
+            }
             measured_spec = Spec.model_validate(data)
         throughput, times = measure(measured_spec, plans, kind, seed=args.seed, workers=args.workers)
     measured_at = time.perf_counter()
     result = fit(prior, plans, throughput, times, starts=args.starts, seed=args.seed)
     fitted_at = time.perf_counter()
 
-    print(f"machine: {platform.machine()}, {platform.python_version()}; {args.spec} measured by the "
-          f"{args.machine} oracle ({'per instance' if throughput.shape[1] > 1 else 'totals'})")
-    print(f"{len(plans)} plans measured in {measured_at - start:.1f} s, fitted in {fitted_at - measured_at:.1f} s "
-          f"({result.starts} starts, thread times {'yes' if times is not None else 'no'})")
-    print(f"relative error of instance throughputs: rms {result.rms:.3%}, worst {result.worst:.3%} "
-          f"(starting spec: rms {float(np.sqrt(np.mean(result.prior_residuals ** 2))):.3%})")
+    print(
+        f"machine: {platform.machine()}, {platform.python_version()}; {args.spec} measured by the "
+        f"{args.machine} oracle ({'per instance' if throughput.shape[1] > 1 else 'totals'})"
+    )
+    print(
+        f"{len(plans)} plans measured in {measured_at - start:.1f} s, fitted in {fitted_at - measured_at:.1f} s "
+        f"({result.starts} starts, thread times {'yes' if times is not None else 'no'})"
+    )
+    print(
+        f"relative error of instance throughputs: rms {result.rms:.3%}, worst {result.worst:.3%} "
+        f"(starting spec: rms {float(np.sqrt(np.mean(result.prior_residuals**2))):.3%})"
+    )
     print("| parameter | truth | start | fitted | error | identified |\n|---|---|---|---|---|---|")
     errors = []
     for p in result.parameters:
@@ -92,8 +103,10 @@ def main() -> None:
         error = abs(p.value - true) / true if true else float("nan")
         if p.identified:
             errors.append(error)
-        print(f"| {p.parameter.name} | {true:.4g} | {p.prior:.4g} | {p.value:.4g} | {error:.2%} | "
-              f"{'yes' if p.identified else 'no'} |")
+        print(
+            f"| {p.parameter.name} | {true:.4g} | {p.prior:.4g} | {p.value:.4g} | {error:.2%} | "
+            f"{'yes' if p.identified else 'no'} |"
+        )
     if errors:
         print(f"identified parameters: {len(errors)}, worst relative error {max(errors):.2%}")
 

@@ -55,7 +55,10 @@ def study(name: str, oracle_kind: str, seed: int, workers: int) -> dict:
     loss = 1.0 - values / best
     balanced = is_balanced(spec, reps)
     return {
-        "variant": name, "classes": len(reps), "best": best, "worst": worst,
+        "variant": name,
+        "classes": len(reps),
+        "best": best,
+        "worst": worst,
         "spread": (best - worst) / best,
         "balanced_classes": int(balanced.sum()),
         "balanced_mean_loss": float(np.average(loss[balanced], weights=weights[balanced])),
@@ -83,8 +86,11 @@ def study_x8(name: str, random_plans: int, balanced: int, seed: int, workers: in
     x_uniform, x_bal = values[:random_plans], values[random_plans:]
     best = values.max()
     return {
-        "spec": name, "random": random_plans, "balanced": balanced,
-        "best_random": x_uniform.max(), "best_balanced": x_bal.max(),
+        "spec": name,
+        "random": random_plans,
+        "balanced": balanced,
+        "best_random": x_uniform.max(),
+        "best_balanced": x_bal.max(),
         "balanced_mean_loss": float((1 - x_bal / best).mean()),
         "balanced_worst_loss": float((1 - x_bal / best).max()),
         "random_mean_loss": float((1 - x_uniform / best).mean()),
@@ -98,40 +104,59 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--oracle", choices=["des", "analytic"], default="des")
     parser.add_argument("--workers", type=int, default=1, help="worker processes for the simulations")
     parser.add_argument("--variants", nargs="*", default=VARIANTS, help="IPFwd variants (default: all)")
-    parser.add_argument("--x8", type=int, default=0, metavar="N",
-                        help="also simulate N uniform and N/5 balanced placements of the 24-thread specs")
+    parser.add_argument(
+        "--x8",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also simulate N uniform and N/5 balanced placements of the 24-thread specs",
+    )
     args = parser.parse_args(argv)
     rows = [study(v, args.oracle, args.seed, args.workers) for v in args.variants]
     print(f"## Calibration: 2 x IPFwd on the simulated UltraSPARC T2 ({args.oracle} oracle)\n")
-    print(f"`python bench/calibrate_t2.py --seed {args.seed} --workers {args.workers} --oracle {args.oracle}` "
-          f"(Python {platform.python_version()}, {platform.machine()})\n")
-    print("| variant | classes | best (Mpps) | worst (Mpps) | best vs worst | balanced: mean loss | "
-          "balanced: worst loss | random: mean loss | random within 5% of best | max rel. half-width | time (s) |")
+    print(
+        f"`python bench/calibrate_t2.py --seed {args.seed} --workers {args.workers} --oracle {args.oracle}` "
+        f"(Python {platform.python_version()}, {platform.machine()})\n"
+    )
+    print(
+        "| variant | classes | best (Mpps) | worst (Mpps) | best vs worst | balanced: mean loss | "
+        "balanced: worst loss | random: mean loss | random within 5% of best | max rel. half-width | time (s) |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r['variant']} | {r['classes']} | {r['best'] / 1e6:.3f} | {r['worst'] / 1e6:.3f} | "
-              f"{100 * r['spread']:.1f}% | {100 * r['balanced_mean_loss']:.1f}% | {100 * r['balanced_worst_loss']:.1f}% | "
-              f"{100 * r['random_mean_loss']:.1f}% | {100 * r['random_within_5']:.1f}% | "
-              f"{100 * r['max_rel_half_width']:.2f}% | {r['seconds']:.1f} |")
+        print(
+            f"| {r['variant']} | {r['classes']} | {r['best'] / 1e6:.3f} | {r['worst'] / 1e6:.3f} | "
+            f"{100 * r['spread']:.1f}% | {100 * r['balanced_mean_loss']:.1f}% | {100 * r['balanced_worst_loss']:.1f}% | "
+            f"{100 * r['random_mean_loss']:.1f}% | {100 * r['random_within_5']:.1f}% | "
+            f"{100 * r['max_rel_half_width']:.2f}% | {r['seconds']:.1f} |"
+        )
     mean_bal = np.mean([r["balanced_mean_loss"] for r in rows])
-    print(f"\nBalanced placements lose {100 * mean_bal:.1f}% on average over the variants "
-          f"(published: 5-10%); the largest balanced loss is "
-          f"{100 * max(r['balanced_worst_loss'] for r in rows):.1f}% "
-          f"({max(rows, key=lambda r: r['balanced_worst_loss'])['variant']}; published: 46%, intadd); "
-          f"the largest spread is {100 * max(r['spread'] for r in rows):.1f}% "
-          f"({max(rows, key=lambda r: r['spread'])['variant']}; published: up to 56%).")
+    print(
+        f"\nBalanced placements lose {100 * mean_bal:.1f}% on average over the variants "
+        f"(published: 5-10%); the largest balanced loss is "
+        f"{100 * max(r['balanced_worst_loss'] for r in rows):.1f}% "
+        f"({max(rows, key=lambda r: r['balanced_worst_loss'])['variant']}; published: 46%, intadd); "
+        f"the largest spread is {100 * max(r['spread'] for r in rows):.1f}% "
+        f"({max(rows, key=lambda r: r['spread'])['variant']}; published: up to 56%)."
+    )
     if args.x8 and args.oracle == "des":
         print("\n### 24 threads (8 instances): balanced placements against the best plan seen\n")
-        print(f"`python bench/calibrate_t2.py --x8 {args.x8}`: {args.x8} uniform and {args.x8 // 5} balanced "
-              "placements per spec, simulated (published, TPDS: naive balancing loses 6-19% on average).\n")
-        print("| spec | best uniform (Mpps) | best balanced (Mpps) | balanced: mean loss | balanced: worst loss | "
-              "uniform: mean loss | time (s) |")
+        print(
+            f"`python bench/calibrate_t2.py --x8 {args.x8}`: {args.x8} uniform and {args.x8 // 5} balanced "
+            "placements per spec, simulated (published, TPDS: naive balancing loses 6-19% on average).\n"
+        )
+        print(
+            "| spec | best uniform (Mpps) | best balanced (Mpps) | balanced: mean loss | balanced: worst loss | "
+            "uniform: mean loss | time (s) |"
+        )
         print("|---|---|---|---|---|---|---|")
         for name in ("t2-ipfwd-l1-x8", "t2-ipfwd-mix-x8"):
             r = study_x8(name, args.x8, max(1, args.x8 // 5), args.seed, args.workers)
-            print(f"| {name} | {r['best_random'] / 1e6:.3f} | {r['best_balanced'] / 1e6:.3f} | "
-                  f"{100 * r['balanced_mean_loss']:.1f}% | {100 * r['balanced_worst_loss']:.1f}% | "
-                  f"{100 * r['random_mean_loss']:.1f}% | {r['seconds']:.1f} |")
+            print(
+                f"| {name} | {r['best_random'] / 1e6:.3f} | {r['best_balanced'] / 1e6:.3f} | "
+                f"{100 * r['balanced_mean_loss']:.1f}% | {100 * r['balanced_worst_loss']:.1f}% | "
+                f"{100 * r['random_mean_loss']:.1f}% | {r['seconds']:.1f} |"
+            )
     return 0
 
 

@@ -27,22 +27,37 @@ def main() -> None:
     parser.add_argument("--design", default="random", choices=("random", "local-optima"))
     args = parser.parse_args()
     print(f"machine: {platform.machine()}, Python {platform.python_version()}, workers={args.workers}\n")
-    print("| spec | threads | certification wall time (s) | samples (failed) | CP-SAT plan (Mpps) | best random (Mpps) | "
-          "estimated optimum [95% interval] (Mpps) | signed gap to estimate / far limit | verdict |")
+    print(
+        "| spec | threads | certification wall time (s) | samples (failed) | CP-SAT plan (Mpps) | best random (Mpps) | "
+        "estimated optimum [95% interval] (Mpps) | signed gap to estimate / far limit | verdict |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     for name in args.specs:
         spec = load_spec(name)
         with tempfile.TemporaryDirectory() as out:
-            result = run(spec, Path(out), methods=("cpsat",), oracle_kind="des", time_limit=30, workers=args.workers,
-                         seed=args.seed, solve_samples=1000, samples=args.samples, balanced=0, design=args.design)
+            result = run(
+                spec,
+                Path(out),
+                methods=("cpsat",),
+                oracle_kind="des",
+                time_limit=30,
+                workers=args.workers,
+                seed=args.seed,
+                solve_samples=1000,
+                samples=args.samples,
+                balanced=0,
+                design=args.design,
+            )
         wall = result.seconds["certify"]
         outcome = result.outcome
         c = outcome.certificate
         opt = c.optimum
-        print(f"| {name} | {len(spec.threads)} | {wall:.1f} | {c.samples['n']} ({c.samples['failed']}) | "
-              f"{c.plan_performance['value'] / 1e6:.3f} | {c.samples['best'] / 1e6:.3f} | "
-              f"{opt['estimate'] / 1e6:.3f} [{opt['lower'] / 1e6:.3f}, {opt['upper'] / 1e6:.3f}] | "
-              f"{_pct(c.gap['estimate'])} / {_pct(c.gap['far_limit'])} | {c.verdict} |")
+        print(
+            f"| {name} | {len(spec.threads)} | {wall:.1f} | {c.samples['n']} ({c.samples['failed']}) | "
+            f"{c.plan_performance['value'] / 1e6:.3f} | {c.samples['best'] / 1e6:.3f} | "
+            f"{opt['estimate'] / 1e6:.3f} [{opt['lower'] / 1e6:.3f}, {opt['upper'] / 1e6:.3f}] | "
+            f"{_pct(c.gap['estimate'])} / {_pct(c.gap['far_limit'])} | {c.verdict} |"
+        )
 
 
 def _pct(value) -> str:

@@ -59,24 +59,45 @@ TOLERANCE = 1e-6
 
 def judge(values: np.ndarray, optimum: float, probed: float | None) -> dict:
     best = float(values.max())
-    row = {"found": abs(best - optimum) <= TOLERANCE * optimum, "covered": False, "width": None, "error": None,
-           "wrong": False, "old_wrong": False, "verdict": "unanalysable"}
+    row = {
+        "found": abs(best - optimum) <= TOLERANCE * optimum,
+        "covered": False,
+        "width": None,
+        "error": None,
+        "wrong": False,
+        "old_wrong": False,
+        "verdict": "unanalysable",
+    }
     try:
         result = evt.analyze(values, gof_bootstrap=0)
     except evt.EVTError:
         return row
-    decision = decide(Evidence(plan_value=best, minimize=False, target_gap=TARGET, n=values.size,
-                               estimate=result.estimate, lower=result.lower, upper=result.upper,
-                               flags=result.flags, known=[("best sampled plan", best)]
-                               + ([("probe", probed)] if probed is not None else []), oracle="des"))
+    decision = decide(
+        Evidence(
+            plan_value=best,
+            minimize=False,
+            target_gap=TARGET,
+            n=values.size,
+            estimate=result.estimate,
+            lower=result.lower,
+            upper=result.upper,
+            flags=result.flags,
+            known=[("best sampled plan", best)] + ([("probe", probed)] if probed is not None else []),
+            oracle="des",
+        )
+    )
     finite = np.isfinite(result.upper)
-    slack = TOLERANCE * abs(optimum)   # a boundary fit puts a limit on the optimum itself
-    row.update(covered=bool(result.lower - slack <= optimum <= result.upper + slack),
-               width=(result.upper - result.lower) / optimum if finite else float("inf"),
-               error=(result.estimate - optimum) / optimum if np.isfinite(result.estimate) else float("inf"),
-               verdict=decision.verdict,
-               wrong=decision.verdict == "certified" and (optimum - best) / optimum > TARGET,
-               old_wrong=bool(finite and (result.upper - best) / result.upper <= TARGET and (optimum - best) / optimum > TARGET))
+    slack = TOLERANCE * abs(optimum)  # a boundary fit puts a limit on the optimum itself
+    row.update(
+        covered=bool(result.lower - slack <= optimum <= result.upper + slack),
+        width=(result.upper - result.lower) / optimum if finite else float("inf"),
+        error=(result.estimate - optimum) / optimum if np.isfinite(result.estimate) else float("inf"),
+        verdict=decision.verdict,
+        wrong=decision.verdict == "certified" and (optimum - best) / optimum > TARGET,
+        old_wrong=bool(
+            finite and (result.upper - best) / result.upper <= TARGET and (optimum - best) / optimum > TARGET
+        ),
+    )
     return row
 
 
@@ -90,8 +111,15 @@ def probes(spec, rep: int, restarts: int) -> float | None:
 
 def local_pool(spec, size: int, seed: int, workers: int) -> np.ndarray:
     with tempfile.TemporaryDirectory() as tmp:
-        service = SamplingService(spec, Path(tmp) / "s.jsonl", seed=seed, oracle_kind="analytic",
-                                  design="local-optima", workers=workers, max_samples=size)
+        service = SamplingService(
+            spec,
+            Path(tmp) / "s.jsonl",
+            seed=seed,
+            oracle_kind="analytic",
+            design="local-optima",
+            workers=workers,
+            max_samples=size,
+        )
         service.start_fresh()
         service.ensure(size)
         return service.values(size)
@@ -100,16 +128,19 @@ def local_pool(spec, size: int, seed: int, workers: int) -> np.ndarray:
 def summary(rows: list[dict]) -> str:
     widths = [r["width"] for r in rows if r["width"] is not None]
     errors = [r["error"] for r in rows if r["error"] is not None]
+
     def med(xs: list[float], sign: str = "") -> str:
         if not xs:
             return "-"
         value = statistics.median(xs)
         return "inf" if not np.isfinite(value) else f"{value:{sign}.2%}"
 
-    return (f"{sum(r['covered'] for r in rows)}/{len(rows)} | {med(widths)} | {med(errors, '+')} | "
-            f"{sum(r['wrong'] for r in rows)} | {sum(r['old_wrong'] for r in rows)} | "
-            f"{sum(r['found'] for r in rows)}/{len(rows)} | "
-            f"{sum(r['verdict'] == 'certified' for r in rows)}")
+    return (
+        f"{sum(r['covered'] for r in rows)}/{len(rows)} | {med(widths)} | {med(errors, '+')} | "
+        f"{sum(r['wrong'] for r in rows)} | {sum(r['old_wrong'] for r in rows)} | "
+        f"{sum(r['found'] for r in rows)}/{len(rows)} | "
+        f"{sum(r['verdict'] == 'certified' for r in rows)}"
+    )
 
 
 def width_time(spec, design: str, cap: int, workers: int) -> str:
@@ -118,13 +149,20 @@ def width_time(spec, design: str, cap: int, workers: int) -> str:
     model = BatchModel(spec)
     values = np.empty(0)
     with tempfile.TemporaryDirectory() as tmp:
-        service = SamplingService(spec, Path(tmp) / "s.jsonl", seed=99, oracle_kind="analytic", design=design,
-                                  workers=workers, max_samples=cap)
+        service = SamplingService(
+            spec,
+            Path(tmp) / "s.jsonl",
+            seed=99,
+            oracle_kind="analytic",
+            design=design,
+            workers=workers,
+            max_samples=cap,
+        )
         service.start_fresh()
         n = 0
         while n < cap:
             n += 200
-            if design == "random":   # the same stream, evaluated in a batch (the service measures plan by plan)
+            if design == "random":  # the same stream, evaluated in a batch (the service measures plan by plan)
                 batch = np.array([service.contexts(i) for i in range(n - 200, n)])
                 values = np.concatenate([values, model.evaluate(batch).values(spec.objective)])
             else:
@@ -152,8 +190,10 @@ def main() -> None:
     parser.add_argument("--width-cap", type=int, default=4000, help="0: skip the timing")
     args = parser.parse_args()
     sizes = [int(x) for x in args.sizes.split(",")]
-    print("| spec | design | n | covered | median width | median error | wrong certified | old rule: wrong |"
-          " optimum found | certified |")
+    print(
+        "| spec | design | n | covered | median width | median error | wrong certified | old rule: wrong |"
+        " optimum found | certified |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|")
     for name in args.specs.split(","):
         spec = load_spec(name)
@@ -165,20 +205,28 @@ def main() -> None:
         optimum = float(model.evaluate(np.array([proof.contexts])).values(spec.objective)[0])
         pool = local_pool(spec, args.pool, seed=1, workers=args.workers)
         for n in sizes:
-            rows = [judge(model.evaluate(uniform_plans(spec, n, np.random.default_rng([7, rep]))).values(spec.objective),
-                          optimum, probes(spec, rep, args.probes)) for rep in range(args.reps)]
+            rows = [
+                judge(
+                    model.evaluate(uniform_plans(spec, n, np.random.default_rng([7, rep]))).values(spec.objective),
+                    optimum,
+                    probes(spec, rep, args.probes),
+                )
+                for rep in range(args.reps)
+            ]
             print(f"| {name} | random | {n} | {summary(rows)} |", flush=True)
             chunks = min(args.reps, len(pool) // n)
             if chunks >= 2:
-                rows = [judge(pool[k * n:(k + 1) * n], optimum, probes(spec, k, args.probes)) for k in range(chunks)]
+                rows = [judge(pool[k * n : (k + 1) * n], optimum, probes(spec, k, args.probes)) for k in range(chunks)]
                 print(f"| {name} | local-optima | {n} | {summary(rows)} |", flush=True)
     if not args.width_cap:
         return
     spec = load_spec(args.width_spec)
     for design in ("random", "local-optima"):
         cap = args.width_cap if design == "local-optima" else 5 * args.width_cap
-        print(f"time to a 1% interval on {args.width_spec}, {design}: {width_time(spec, design, cap, args.workers)}",
-              flush=True)
+        print(
+            f"time to a 1% interval on {args.width_spec}, {design}: {width_time(spec, design, cap, args.workers)}",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

@@ -38,8 +38,13 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=0.3)
     args = parser.parse_args()
     argv = [sys.executable, str(WORKLOAD), "--contexts", "{cpus}", "--per-cpu", "2", "--seconds", str(args.seconds)]
-    spec = load_spec_text(TOPOLOGY + "oracle: " + json.dumps(
-        {"kind": "command", "command": argv, "metric": {"json": "rate"}, "repeats": args.repeats}) + "\n", "bench.yaml")
+    spec = load_spec_text(
+        TOPOLOGY
+        + "oracle: "
+        + json.dumps({"kind": "command", "command": argv, "metric": {"json": "rate"}, "repeats": args.repeats})
+        + "\n",
+        "bench.yaml",
+    )
     command, des = make_oracle(spec, "command"), make_oracle(spec, "des")
     rates: dict[str, list[float]] = {name: [] for name in PLANS}
     walls: list[float] = []
@@ -51,13 +56,17 @@ def main() -> None:
     print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at the end")
     for name, contexts in PLANS.items():
         simulated = des.evaluate(Plan.from_contexts(spec, contexts)).throughput
-        print(f"{name:22s} command median {statistics.median(rates[name]):12.0f} it/s "
-              f"(min {min(rates[name]):.0f}, max {max(rates[name]):.0f})   des {simulated:12.0f} pkt/s")
+        print(
+            f"{name:22s} command median {statistics.median(rates[name]):12.0f} it/s "
+            f"(min {min(rates[name]):.0f}, max {max(rates[name]):.0f})   des {simulated:12.0f} pkt/s"
+        )
     together, spread = (statistics.median(rates[name]) for name in PLANS)
     wins = sum(s > t for t, s in zip(*rates.values()))
     print(f"spread / together: {spread / together:.2f} (median); spread won {wins} of {args.rounds} rounds")
-    print(f"wall time per command measurement ({args.repeats} runs of {args.seconds:g} s): "
-          f"median {statistics.median(walls):.2f} s")
+    print(
+        f"wall time per command measurement ({args.repeats} runs of {args.seconds:g} s): "
+        f"median {statistics.median(walls):.2f} s"
+    )
 
 
 if __name__ == "__main__":

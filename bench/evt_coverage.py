@@ -34,21 +34,46 @@ from evt.gpd import gpd_rvs
 def cases(quick: bool) -> list[dict]:
     out = []
     for xi in (-0.1, -0.3, -0.45):
-        for k in ((100, 1000) if quick else (100, 250, 1000, 4000)):
-            out.append({"name": f"GPD xi={xi} (exact, u=0 given)", "n": k, "truth": -1.0 / xi,
-                        "draw": (lambda rng, xi=xi, k=k: gpd_rvs(xi, 1.0, k, rng)),
-                        "kwargs": {"threshold": 0.0}})
+        for k in (100, 1000) if quick else (100, 250, 1000, 4000):
+            out.append(
+                {
+                    "name": f"GPD xi={xi} (exact, u=0 given)",
+                    "n": k,
+                    "truth": -1.0 / xi,
+                    "draw": (lambda rng, xi=xi, k=k: gpd_rvs(xi, 1.0, k, rng)),
+                    "kwargs": {"threshold": 0.0},
+                }
+            )
     beta = stats.beta(2, 5)
-    out.append({"name": "Beta(2,5) max (auto threshold)", "n": 5000, "truth": 1.0,
-                "draw": lambda rng: beta.rvs(5000, random_state=rng), "kwargs": {}})
-    out.append({"name": "Beta(2,5) min (auto threshold, minimize)", "n": 5000, "truth": 0.0,
-                "draw": lambda rng: beta.rvs(5000, random_state=rng),
-                "kwargs": {"minimize": True}})
+    out.append(
+        {
+            "name": "Beta(2,5) max (auto threshold)",
+            "n": 5000,
+            "truth": 1.0,
+            "draw": lambda rng: beta.rvs(5000, random_state=rng),
+            "kwargs": {},
+        }
+    )
+    out.append(
+        {
+            "name": "Beta(2,5) min (auto threshold, minimize)",
+            "n": 5000,
+            "truth": 0.0,
+            "draw": lambda rng: beta.rvs(5000, random_state=rng),
+            "kwargs": {"minimize": True},
+        }
+    )
     for c in (3.0, 2.0):
         dist = stats.weibull_max(c, loc=1.0)
-        out.append({"name": f"reverse Weibull c={c:g} (xi={-1/c:.3g}, auto)", "n": 5000,
-                    "truth": 1.0, "draw": (lambda rng, d=dist: d.rvs(5000, random_state=rng)),
-                    "kwargs": {}})
+        out.append(
+            {
+                "name": f"reverse Weibull c={c:g} (xi={-1 / c:.3g}, auto)",
+                "n": 5000,
+                "truth": 1.0,
+                "draw": (lambda rng, d=dist: d.rvs(5000, random_state=rng)),
+                "kwargs": {},
+            }
+        )
     return out
 
 
@@ -69,11 +94,18 @@ def run_case(case: dict, reps: int, seed: int, confidence: float) -> dict:
             errors.append(abs(res.estimate - case["truth"]))
         flagged += bool(set(res.flags) - {"large_fraction"})
     ci = stats.binomtest(covered, reps).proportion_ci(confidence_level=0.95, method="exact")
-    return {"case": case["name"], "n": case["n"], "reps": reps, "coverage": covered / reps,
-            "ci": (ci.low, ci.high), "open": open_far / reps,
-            "err": float(np.median(errors)) if errors else math.nan,
-            "width": float(np.median(widths)) if widths else math.inf,
-            "flagged": flagged / reps, "seconds": time.perf_counter() - t0}
+    return {
+        "case": case["name"],
+        "n": case["n"],
+        "reps": reps,
+        "coverage": covered / reps,
+        "ci": (ci.low, ci.high),
+        "open": open_far / reps,
+        "err": float(np.median(errors)) if errors else math.nan,
+        "width": float(np.median(widths)) if widths else math.inf,
+        "flagged": flagged / reps,
+        "seconds": time.perf_counter() - t0,
+    }
 
 
 def main() -> None:
@@ -83,17 +115,23 @@ def main() -> None:
     ap.add_argument("--confidence", type=float, default=0.95, help="interval level (0.95)")
     ap.add_argument("--quick", action="store_true", help="fewer GPD sample sizes")
     args = ap.parse_args()
-    print(f"EVT interval coverage, {args.reps} replications per case, seed {args.seed}, "
-          f"confidence {args.confidence:g}; {platform.python_version()}, "
-          f"numpy {np.__version__}\n")
-    print("| case | n | coverage | 95% CI of coverage | far limit open | median abs error "
-          "| median width | flagged | s |")
+    print(
+        f"EVT interval coverage, {args.reps} replications per case, seed {args.seed}, "
+        f"confidence {args.confidence:g}; {platform.python_version()}, "
+        f"numpy {np.__version__}\n"
+    )
+    print(
+        "| case | n | coverage | 95% CI of coverage | far limit open | median abs error | median width | flagged | s |"
+    )
     print("|---|---:|---:|---|---:|---:|---:|---:|---:|")
     for i, case in enumerate(cases(args.quick)):
         r = run_case(case, args.reps, args.seed + 1000 * i, args.confidence)
-        print(f"| {r['case']} | {r['n']} | {r['coverage']:.3f} | [{r['ci'][0]:.3f}, "
-              f"{r['ci'][1]:.3f}] | {r['open']:.2f} | {r['err']:.4g} | {r['width']:.4g} "
-              f"| {r['flagged']:.2f} | {r['seconds']:.1f} |", flush=True)
+        print(
+            f"| {r['case']} | {r['n']} | {r['coverage']:.3f} | [{r['ci'][0]:.3f}, "
+            f"{r['ci'][1]:.3f}] | {r['open']:.2f} | {r['err']:.4g} | {r['width']:.4g} "
+            f"| {r['flagged']:.2f} | {r['seconds']:.1f} |",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

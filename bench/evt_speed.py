@@ -54,14 +54,14 @@ def main() -> None:
 
     rows = [
         ("GPD fit + profile interval, k = n/20 excesses (threshold given)", fit_only),
-        ("analyze(gof_bootstrap=0): auto threshold + fit + interval + se",
-         lambda x: evt.analyze(x, gof_bootstrap=0)),
-        ("analyze() default: + 200 bootstrap refits for GoF p-values",
-         lambda x: evt.analyze(x, seed=args.seed)),
+        ("analyze(gof_bootstrap=0): auto threshold + fit + interval + se", lambda x: evt.analyze(x, gof_bootstrap=0)),
+        ("analyze() default: + 200 bootstrap refits for GoF p-values", lambda x: evt.analyze(x, seed=args.seed)),
     ]
-    print(f"EVT speed, n = {args.n}, {args.repeats} samples per row, seed {args.seed}; "
-          f"Python {platform.python_version()}, numpy {np.__version__}, "
-          f"{platform.machine()}\n")
+    print(
+        f"EVT speed, n = {args.n}, {args.repeats} samples per row, seed {args.seed}; "
+        f"Python {platform.python_version()}, numpy {np.__version__}, "
+        f"{platform.machine()}\n"
+    )
     print("| operation | median (s) | p90 (s) |")
     print("|---|---:|---:|")
     for name, func in rows:

@@ -40,8 +40,12 @@ from specs.errors import SpecsError
 from tests.fuzz.mutations import byte_mutation, structure_mutation, text_mutation
 from tests.fuzz.test_spec_fuzz import MAX_MESSAGE, check_loaded
 
-COMMANDS = [["validate"], ["count"], ["simulate", "--oracle", "analytic"],
-            ["solve", "--time-limit", "1", "--workers", "1"]]
+COMMANDS = [
+    ["validate"],
+    ["count"],
+    ["simulate", "--oracle", "analytic"],
+    ["solve", "--time-limit", "1", "--workers", "1"],
+]
 
 
 class Tally:
@@ -89,8 +93,13 @@ def load_case(data: bytes, folder: Path, tally: Tally, family: str) -> None:
 
 def _family_runner(family: str, strategy, examples: int, base_seed: int, folder: Path, tally: Tally):
     @seed(base_seed)
-    @settings(max_examples=examples, deadline=None, database=None, phases=["generate"],
-              suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=examples,
+        deadline=None,
+        database=None,
+        phases=["generate"],
+        suppress_health_check=list(HealthCheck),
+    )
     @given(strategy)
     def case(value):
         load_case(value if isinstance(value, bytes) else value.encode(), folder, tally, family)
@@ -100,7 +109,11 @@ def _family_runner(family: str, strategy, examples: int, base_seed: int, folder:
 
 def run_loader(cases: int, base_seed: int, folder: Path, tally: Tally) -> None:
     per_family = cases // 3 + 1
-    for family, strategy in (("text", text_mutation()), ("structure", structure_mutation()), ("bytes", byte_mutation())):
+    for family, strategy in (
+        ("text", text_mutation()),
+        ("structure", structure_mutation()),
+        ("bytes", byte_mutation()),
+    ):
         _family_runner(family, strategy, per_family, base_seed, folder, tally)()
 
 
@@ -137,21 +150,28 @@ def main() -> None:
         half = args.cli_sample // 2
         sample = tally.loaded[:: max(1, len(tally.loaded) // max(1, half))][:half]
         sample += tally.refused[:: max(1, len(tally.refused) // max(1, args.cli_sample - len(sample)))][
-            : args.cli_sample - len(sample)]
+            : args.cli_sample - len(sample)
+        ]
         t1 = time.perf_counter()
         run_cli(sample, folder, tally)
         cli_time = time.perf_counter() - t1
     total = sum(v for k, v in tally.counts.items() if k.startswith("cases:"))
     crashes = sum(v for k, v in tally.counts.items() if k.startswith("crash:"))
     print(f"machine: {platform.machine()} {platform.python_version()}; seed {args.seed}")
-    print(f"loader: {total} cases in {loader_time:.0f} s ({', '.join(f'{k[6:]} {v}' for k, v in sorted(tally.counts.items()) if k.startswith('cases:'))}); "
-          f"loaded {tally.counts['loaded']}, refused {tally.counts['refused']}")
-    print(f"  crashes (tracebacks): {crashes}; silent accepts: {tally.counts['silent accept']}; "
-          f"overlong messages: {tally.counts['overlong message']}; slowest case {tally.slowest[0]:.2f} s")
+    print(
+        f"loader: {total} cases in {loader_time:.0f} s ({', '.join(f'{k[6:]} {v}' for k, v in sorted(tally.counts.items()) if k.startswith('cases:'))}); "
+        f"loaded {tally.counts['loaded']}, refused {tally.counts['refused']}"
+    )
+    print(
+        f"  crashes (tracebacks): {crashes}; silent accepts: {tally.counts['silent accept']}; "
+        f"overlong messages: {tally.counts['overlong message']}; slowest case {tally.slowest[0]:.2f} s"
+    )
     cli_runs = sum(v for k, v in tally.counts.items() if k.startswith("cli:"))
     bad = sum(v for k, v in tally.counts.items() if k.startswith("cli bad exit"))
-    print(f"cli: {len(sample)} inputs x {len(COMMANDS)} commands = {cli_runs} runs in {cli_time:.0f} s; "
-          f"exit codes outside 0-3: {bad}; tracebacks printed: {tally.counts['cli traceback']}")
+    print(
+        f"cli: {len(sample)} inputs x {len(COMMANDS)} commands = {cli_runs} runs in {cli_time:.0f} s; "
+        f"exit codes outside 0-3: {bad}; tracebacks printed: {tally.counts['cli traceback']}"
+    )
     for key in sorted(k for k in tally.counts if k.startswith("cli:")):
         print(f"  {key[4:]}: {tally.counts[key]}")
     if args.save_slowest:

@@ -47,7 +47,7 @@ def case_spec(name: str, app: str | None):
     from specs.loader import builtin_path
 
     application = yaml.safe_load(builtin_path("apps", app).read_text())
-    for task in application["tasks"].values():   # its demands name the other machine's resources
+    for task in application["tasks"].values():  # its demands name the other machine's resources
         task.pop("demand", None)
         task.pop("idle_demand", None)
     data["applications"] = {"app": application}
@@ -59,9 +59,16 @@ def case_spec(name: str, app: str | None):
 
 def run_case(label, spec, bound, cores, args, measurer_cache, log) -> dict:
     problem = PipelineProblem.from_spec(spec, latency_max=bound, cores=cores)
-    row = {"case": label, "bound": bound, "contexts": problem.n_contexts,
-           "sequential": problem.cycles(problem.sequential), "critical_path": problem.cycles(problem.critical_path),
-           "L0": problem.cycles(problem.latency_max), "clock": problem.clock, "methods": {}}
+    row = {
+        "case": label,
+        "bound": bound,
+        "contexts": problem.n_contexts,
+        "sequential": problem.cycles(problem.sequential),
+        "critical_path": problem.cycles(problem.critical_path),
+        "L0": problem.cycles(problem.latency_max),
+        "clock": problem.clock,
+        "methods": {},
+    }
     measurer = None
     if args.simulate:
         key = (spec.name, cores)
@@ -74,9 +81,16 @@ def run_case(label, spec, bound, cores, args, measurer_cache, log) -> dict:
         assert check_candidate(problem, result.candidate) == []
         plan = to_plan(problem, result.candidate, name)
         assert pipeline_problems(spec, plan) == []
-        entry = {"status": result.status, "latency": ev.latency_cycles, "throughput": ev.throughput,
-                 "period": ev.period_cycles, "threads": ev.threads, "meets": ev.feasible,
-                 "seconds": result.seconds, "gap": result.gap}
+        entry = {
+            "status": result.status,
+            "latency": ev.latency_cycles,
+            "throughput": ev.throughput,
+            "period": ev.period_cycles,
+            "threads": ev.threads,
+            "meets": ev.feasible,
+            "seconds": result.seconds,
+            "gap": result.gap,
+        }
         if measurer is not None and result.status not in ("INFEASIBLE", "UNKNOWN"):
             m = measurer.measure(plan)
             entry["sim_throughput"] = m.throughput
@@ -90,8 +104,9 @@ def run_case(label, spec, bound, cores, args, measurer_cache, log) -> dict:
     row["min_latency_status"] = minimum[2]
     for name in HEURISTICS:
         row["methods"][name] = [record(name, run_method(problem, name))]
-    row["methods"]["random"] = [record("random", run_method(problem, "random", seed=s), {"seed": s})
-                                for s in range(args.random_seeds)]
+    row["methods"]["random"] = [
+        record("random", run_method(problem, "random", seed=s), {"seed": s}) for s in range(args.random_seeds)
+    ]
     lata_result = run_method(problem, "lata")
     list_result = run_method(problem, "list")
     row_hint = min([lata_result, list_result], key=lambda r: r.evaluation.rank()).candidate
@@ -115,22 +130,32 @@ def fmt(v, spec="{:.4g}"):
 
 def report(rows, args, seconds) -> str:
     out = ["# Pipeline benchmark: LATA vs CP-SAT vs the comparison systems", ""]
-    out.append(f"Command: `python bench/pipeline_compare.py --time-limit {args.time_limit:g} --workers {args.workers} "
-               f"--random-seeds {args.random_seeds} --cpsat-seeds {args.cpsat_seeds} --packets {args.packets}`  ")
-    out.append(f"Machine: {platform.machine()}, {platform.python_implementation()} {platform.python_version()}, "
-               f"2 cores shared with other jobs (timings are noisy); total {seconds:.0f} s.  ")
-    out.append("Figures: closed-form model (latency = longest path of thread times, Mpps = clock / period); "
-               "`sim` = discrete-event simulation with saturated sources (its latency includes queueing). "
-               "Random: median over seeds; CP-SAT: median over solver seeds (status of the worst).")
+    out.append(
+        f"Command: `python bench/pipeline_compare.py --time-limit {args.time_limit:g} --workers {args.workers} "
+        f"--random-seeds {args.random_seeds} --cpsat-seeds {args.cpsat_seeds} --packets {args.packets}`  "
+    )
+    out.append(
+        f"Machine: {platform.machine()}, {platform.python_implementation()} {platform.python_version()}, "
+        f"2 cores shared with other jobs (timings are noisy); total {seconds:.0f} s.  "
+    )
+    out.append(
+        "Figures: closed-form model (latency = longest path of thread times, Mpps = clock / period); "
+        "`sim` = discrete-event simulation with saturated sources (its latency includes queueing). "
+        "Random: median over seeds; CP-SAT: median over solver seeds (status of the worst)."
+    )
     out.append("")
     for row in rows:
         clock = row["clock"]
         us = lambda cycles, clock=clock: None if cycles is None else cycles / clock * 1e6  # noqa: E731
-        out.append(f"## {row['case']}, L0 = {row['bound']} of sequential ({row['L0']:.6g} cycles, {us(row['L0']):.4g} us)")
+        out.append(
+            f"## {row['case']}, L0 = {row['bound']} of sequential ({row['L0']:.6g} cycles, {us(row['L0']):.4g} us)"
+        )
         out.append("")
-        out.append(f"{row['contexts']} contexts; sequential {row['sequential']:.6g} cycles, critical path "
-                   f"{row['critical_path']:.6g}, minimum achievable latency "
-                   f"{fmt(row['min_latency'], '{:.6g}')} ({row['min_latency_status']}).")
+        out.append(
+            f"{row['contexts']} contexts; sequential {row['sequential']:.6g} cycles, critical path "
+            f"{row['critical_path']:.6g}, minimum achievable latency "
+            f"{fmt(row['min_latency'], '{:.6g}')} ({row['min_latency_status']})."
+        )
         out.append("")
         out.append("| method | status | meets L0 | latency us | Mpps | threads | sim latency us | sim Mpps | time s |")
         out.append("|---|---|---|---|---|---|---|---|---|")
@@ -140,23 +165,36 @@ def report(rows, args, seconds) -> str:
             meets = sum(r["meets"] for r in runs)
             gap = median([r.get("gap") for r in runs])
             status = "/".join(statuses) + (f" (gap {gap:.1%})" if name == "cpsat" and gap else "")
-            out.append("| " + " | ".join([
-                name, status, f"{meets}/{len(runs)}",
-                fmt(us(median([r["latency"] for r in runs])), "{:.3f}"),
-                fmt(median([r["throughput"] for r in runs]) / 1e6),
-                fmt(median([r["threads"] for r in runs]), "{:g}"),
-                fmt(us(median([r.get("sim_latency") for r in runs])), "{:.3f}"),
-                fmt(None if median([r.get("sim_throughput") for r in runs]) is None
-                    else median([r.get("sim_throughput") for r in runs]) / 1e6),
-                fmt(median([r["seconds"] for r in runs]), "{:.2f}"),
-            ]) + " |")
+            out.append(
+                "| "
+                + " | ".join(
+                    [
+                        name,
+                        status,
+                        f"{meets}/{len(runs)}",
+                        fmt(us(median([r["latency"] for r in runs])), "{:.3f}"),
+                        fmt(median([r["throughput"] for r in runs]) / 1e6),
+                        fmt(median([r["threads"] for r in runs]), "{:g}"),
+                        fmt(us(median([r.get("sim_latency") for r in runs])), "{:.3f}"),
+                        fmt(
+                            None
+                            if median([r.get("sim_throughput") for r in runs]) is None
+                            else median([r.get("sim_throughput") for r in runs]) / 1e6
+                        ),
+                        fmt(median([r["seconds"] for r in runs]), "{:.2f}"),
+                    ]
+                )
+                + " |"
+            )
         lata_lat = row["methods"]["lata"][0]["latency"]
         rnd_lat = median([r["latency"] for r in row["methods"]["random"]])
         lata_thr = row["methods"]["lata"][0]["throughput"]
         rnd_thr = median([r["throughput"] for r in row["methods"]["random"]])
         out.append("")
-        out.append(f"LATA vs Random (median): latency {100 * (rnd_lat - lata_lat) / rnd_lat:+.1f}% lower, "
-                   f"throughput x{lata_thr / rnd_thr:.2f}.")
+        out.append(
+            f"LATA vs Random (median): latency {100 * (rnd_lat - lata_lat) / rnd_lat:+.1f}% lower, "
+            f"throughput x{lata_thr / rnd_thr:.2f}."
+        )
         out.append("")
     return "\n".join(out)
 
@@ -189,8 +227,10 @@ def main(argv=None) -> int:
         for bound in bounds:
             problem = PipelineProblem.from_spec(spec, latency_max=bound, cores=cores)
             if problem.latency_max < problem.critical_path:
-                note = (f"{label}, L0 = {bound} of sequential = {problem.cycles(problem.latency_max):.6g} cycles: below "
-                        f"the critical path ({problem.cycles(problem.critical_path):.6g} cycles), no plan can meet it; skipped")
+                note = (
+                    f"{label}, L0 = {bound} of sequential = {problem.cycles(problem.latency_max):.6g} cycles: below "
+                    f"the critical path ({problem.cycles(problem.critical_path):.6g} cycles), no plan can meet it; skipped"
+                )
                 print(note, file=sys.stderr)
                 skipped.append(note)
                 continue

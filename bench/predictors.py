@@ -36,8 +36,16 @@ from solver.predictors.selection import SELECTION_SIZE
 from solver.predictors.tables import ProfileTables
 from specs import load_spec
 
-SIX = ["t2-ipfwd-intadd-x2", "t2-ipfwd-l1-x2", "t2-ipfwd-l2-x2", "t2-ipfwd-mem-x2", "t2-ipfwd-hashn-l1-x2",
-       "t2-ipfwd-hashn-mem-x2", "t2-ipfwd-intdiv-x2", "t2-ipfwd-intmul-x2"]
+SIX = [
+    "t2-ipfwd-intadd-x2",
+    "t2-ipfwd-l1-x2",
+    "t2-ipfwd-l2-x2",
+    "t2-ipfwd-mem-x2",
+    "t2-ipfwd-hashn-l1-x2",
+    "t2-ipfwd-hashn-mem-x2",
+    "t2-ipfwd-intdiv-x2",
+    "t2-ipfwd-intmul-x2",
+]
 LARGE = ["t2-ipfwd-l1-x8", "t2-ipfwd-mix-x8", "t2-ipfwd-x20"]
 
 
@@ -53,8 +61,9 @@ def ranking(name: str, oracle: str, des_plans: int, seed: int) -> dict:
     simulated = None
     if des_plans:
         des = make_oracle(spec, "des")
-        simulated = np.array([m.throughput for m in des.evaluate_many([list(map(int, plans[k])) for k in pick],
-                                                                       seed=seed, workers=2)])
+        simulated = np.array(
+            [m.throughput for m in des.evaluate_many([list(map(int, plans[k])) for k in pick], seed=seed, workers=2)]
+        )
     for method in ("tsbsched", "blackbox"):
         predicted = batch.values(method, plans)
         order = np.argsort(-predicted, kind="stable")
@@ -82,10 +91,21 @@ def scale_one(name: str, oracle: str, samples: int, seed: int) -> dict:
     tables = ProfileTables(spec, factory, seed=seed, oracle_kind=oracle, workers=2)
     out = {"spec": name, "threads": len(spec.threads), "oracle": oracle}
     for method in ("tsbsched", "blackbox"):
-        result = run_predictor(spec, method, factory, Candidates.of(spec, samples=samples, seed=seed), seed=seed,
-                               tables=tables, oracle_kind=oracle, workers=2)
-        out[method] = {"measured": result.best_measured.throughput, "predicted_plans": result.predicted_plans,
-                       "predict_seconds": result.predict_seconds}
+        result = run_predictor(
+            spec,
+            method,
+            factory,
+            Candidates.of(spec, samples=samples, seed=seed),
+            seed=seed,
+            tables=tables,
+            oracle_kind=oracle,
+            workers=2,
+        )
+        out[method] = {
+            "measured": result.best_measured.throughput,
+            "predicted_plans": result.predicted_plans,
+            "predict_seconds": result.predict_seconds,
+        }
     out["experiments"] = tables.experiments
     out["profiling_seconds"] = tables.profiling_seconds
     out["wall_seconds"] = time.perf_counter() - started
@@ -101,7 +121,7 @@ def speed(name: str, plans: int, seed: int, repeats: int = 5) -> dict:
     batch = BatchPredictor(ProfileTables(spec, lambda s: make_oracle(s, "analytic"), oracle_kind="analytic"))
     out = {"spec": name, "plans": plans}
     for method in ("tsbsched", "blackbox"):
-        batch.values(method, rows)                   # fills the tables
+        batch.values(method, rows)  # fills the tables
         times = []
         for _ in range(repeats):
             t0 = time.perf_counter()
@@ -133,24 +153,42 @@ def main() -> None:
         return
     skip = set(filter(None, args.skip.split(",")))
     if "ranking" not in skip:
-        print("| spec | profiling runs | TSBSched Spearman | top 1 / top 10 loss | BlackBox Spearman | top 1 / top 5 loss |")
+        print(
+            "| spec | profiling runs | TSBSched Spearman | top 1 / top 10 loss | BlackBox Spearman | top 1 / top 5 loss |"
+        )
         for name in SIX:
             r = ranking(name, args.oracle, args.des_plans, args.seed)
             t, b = r["tsbsched"], r["blackbox"]
-            extra = (f" (des {t['spearman_des']:.3f} / {b['spearman_des']:.3f})" if "spearman_des" in t else "")
-            print(f"| {name} | {r['experiments']} | {t['spearman']:.4f} | {t['top1_loss']:.2%} / {t['top10_loss']:.2%} "
-                  f"| {b['spearman']:.4f} | {b['top1_loss']:.2%} / {b['top5_loss']:.2%} |{extra}", flush=True)
+            extra = f" (des {t['spearman_des']:.3f} / {b['spearman_des']:.3f})" if "spearman_des" in t else ""
+            print(
+                f"| {name} | {r['experiments']} | {t['spearman']:.4f} | {t['top1_loss']:.2%} / {t['top10_loss']:.2%} "
+                f"| {b['spearman']:.4f} | {b['top1_loss']:.2%} / {b['top5_loss']:.2%} |{extra}",
+                flush=True,
+            )
             print("  loss curves:", [round(x, 4) for x in t["loss_curve"]], [round(x, 4) for x in b["loss_curve"]])
     if "scale" not in skip:
         for name in LARGE:
-            cmd = [sys.executable, __file__, "--scale-one", name, "--oracle", args.oracle,
-                   "--samples", str(args.samples), "--seed", str(args.seed)]
+            cmd = [
+                sys.executable,
+                __file__,
+                "--scale-one",
+                name,
+                "--oracle",
+                args.oracle,
+                "--samples",
+                str(args.samples),
+                "--seed",
+                str(args.seed),
+            ]
             done = subprocess.run(cmd, capture_output=True, text=True, check=True)
             r = json.loads(done.stdout.strip().splitlines()[-1])
-            print(f"| {name} | {r['threads']} | {r['experiments']} | {r['profiling_seconds']:.1f} | "
-                  f"{r['tsbsched']['predict_seconds']:.2f} / {r['blackbox']['predict_seconds']:.2f} | "
-                  f"{r['wall_seconds']:.1f} | {r['peak_rss_mb']:.0f} | "
-                  f"{r['tsbsched']['measured'] / 1e6:.3f} / {r['blackbox']['measured'] / 1e6:.3f} |", flush=True)
+            print(
+                f"| {name} | {r['threads']} | {r['experiments']} | {r['profiling_seconds']:.1f} | "
+                f"{r['tsbsched']['predict_seconds']:.2f} / {r['blackbox']['predict_seconds']:.2f} | "
+                f"{r['wall_seconds']:.1f} | {r['peak_rss_mb']:.0f} | "
+                f"{r['tsbsched']['measured'] / 1e6:.3f} / {r['blackbox']['measured'] / 1e6:.3f} |",
+                flush=True,
+            )
     if "speed" not in skip:
         for name in ("t2-ipfwd-l1-x8", "t2-ipfwd-mix-x8"):
             r = speed(name, args.speed_plans, args.seed)

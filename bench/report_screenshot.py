@@ -24,15 +24,47 @@ def main() -> int:
     if browser is None:
         print("chromium is not installed (apt-get install chromium)", file=sys.stderr)
         return 2
-    subprocess.run(["tasksolve", "run", args.spec, "--out", str(args.out), "--oracle", "analytic", "--samples", "1000",
-                    "--time-limit", "10", "--json"], check=False, stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [
+            "tasksolve",
+            "run",
+            args.spec,
+            "--out",
+            str(args.out),
+            "--oracle",
+            "analytic",
+            "--samples",
+            "1000",
+            "--time-limit",
+            "10",
+            "--json",
+        ],
+        check=False,
+        stdout=subprocess.DEVNULL,
+    )
     page = (args.out / "report.html").resolve()
     shot = (args.out / "report.png").resolve()
-    subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                    f"--user-data-dir={args.out.resolve() / 'chromium-profile'}", "--window-size=1000,4200",
-                    f"--screenshot={shot}", page.as_uri()], check=True, stdout=subprocess.DEVNULL,
-                   stderr=subprocess.DEVNULL, timeout=120)
+    subprocess.run(
+        [
+            browser,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            f"--user-data-dir={args.out.resolve() / 'chromium-profile'}",
+            "--window-size=1000,4200",
+            f"--screenshot={shot}",
+            page.as_uri(),
+        ],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        timeout=120,
+    )
     print(f"{shot}: {shot.stat().st_size} bytes")
     return 0
 

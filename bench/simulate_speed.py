@@ -31,7 +31,7 @@ def batch_speed(name: str, plans: int, repeats: int, seed: int) -> list[float]:
     spec = load_spec(name)
     model = BatchModel(spec)
     rows = uniform_plans(spec, plans, seed)
-    model.evaluate(rows[:1000])                      # warm caches
+    model.evaluate(rows[:1000])  # warm caches
     rates = []
     for _ in range(repeats):
         start = time.perf_counter()
@@ -44,7 +44,7 @@ def des_speed(name: str, plans: int, seed: int) -> tuple[list[float], list[float
     spec = load_spec(name)
     oracle = SimulationOracle(spec)
     rows = uniform_plans(spec, plans + 1, seed)
-    oracle.evaluate(rows[-1])                        # imports, first-call costs
+    oracle.evaluate(rows[-1])  # imports, first-call costs
     times, cpu, packets, widths = [], [], [], []
     for row in rows[:-1]:
         start, start_cpu = time.perf_counter(), time.process_time()
@@ -74,28 +74,36 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--des-plans", type=int, default=60, help="plans simulated per spec")
     args = parser.parse_args(argv)
     print("## Cost-oracle speed\n")
-    print(f"`python bench/simulate_speed.py --seed {args.seed} --batch-plans {args.batch_plans} "
-          f"--repeats {args.repeats} --des-plans {args.des_plans}`  \n"
-          f"Python {platform.python_version()}, NumPy {np.__version__}, {platform.machine()}, "
-          f"{os.cpu_count()} CPUs (shared, noisy); one process.\n")
+    print(
+        f"`python bench/simulate_speed.py --seed {args.seed} --batch-plans {args.batch_plans} "
+        f"--repeats {args.repeats} --des-plans {args.des_plans}`  \n"
+        f"Python {platform.python_version()}, NumPy {np.__version__}, {platform.machine()}, "
+        f"{os.cpu_count()} CPUs (shared, noisy); one process.\n"
+    )
     print("### Closed form, batch (`BatchModel.evaluate`, all figures per plan)\n")
     print("| spec | threads | plans per repeat | median plans/s | best plans/s | worst plans/s |")
     print("|---|---|---|---|---|---|")
     for name in ("t2-ipfwd-l1-x8", "t2-ipfwd-mix-x8", "t2-ipfwd-intadd-x2", "t2-ipfwd-x20"):
         rates = batch_speed(name, args.batch_plans, args.repeats, args.seed)
         threads = len(load_spec(name).threads)
-        print(f"| {name} | {threads} | {args.batch_plans} | {statistics.median(rates):,.0f} | "
-              f"{max(rates):,.0f} | {min(rates):,.0f} |")
+        print(
+            f"| {name} | {threads} | {args.batch_plans} | {statistics.median(rates):,.0f} | "
+            f"{max(rates):,.0f} | {min(rates):,.0f} |"
+        )
     print("\n### Simulation (SimPy, 1% precision, saturated, deterministic service)\n")
-    print("| spec | threads | plans | median ms/plan (wall) | median ms/plan (CPU) | p90 ms/plan (CPU) | "
-          "mean ms/plan (CPU) | median packets | max rel. half-width |")
+    print(
+        "| spec | threads | plans | median ms/plan (wall) | median ms/plan (CPU) | p90 ms/plan (CPU) | "
+        "mean ms/plan (CPU) | median packets | max rel. half-width |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     for name in ("t2-ipfwd-l1-x8", "t2-ipfwd-mix-x8", "t2-asplos12-mix", "t2-ipfwd-intadd-x2", "t2-ipfwd-x20"):
         times, cpu, packets, widths = des_speed(name, args.des_plans, args.seed)
         threads = len(load_spec(name).threads)
-        print(f"| {name} | {threads} | {len(times)} | {statistics.median(times):.1f} | {statistics.median(cpu):.1f} | "
-              f"{np.percentile(cpu, 90):.1f} | {statistics.mean(cpu):.1f} | "
-              f"{statistics.median(packets):.0f} | {100 * max(widths):.2f}% |")
+        print(
+            f"| {name} | {threads} | {len(times)} | {statistics.median(times):.1f} | {statistics.median(cpu):.1f} | "
+            f"{np.percentile(cpu, 90):.1f} | {statistics.mean(cpu):.1f} | "
+            f"{statistics.median(packets):.0f} | {100 * max(widths):.2f}% |"
+        )
     print("\n### Samplers\n")
     print("| spec | threads | uniform plans/s | balanced plans/s |")
     print("|---|---|---|---|")

@@ -24,8 +24,10 @@ def main() -> None:
     spec = load_spec(args.spec, allow_outside=True)
     document = json.loads(open(args.plan).read())
     names = spec.topology.context_names
-    contexts = {row["thread"]: names.index(row["context"]) if isinstance(row["context"], str) else int(row["context"])
-                for row in document["threads"]}
+    contexts = {
+        row["thread"]: names.index(row["context"]) if isinstance(row["context"], str) else int(row["context"])
+        for row in document["threads"]
+    }
     plan = Plan.from_contexts(spec, [contexts[t.name] for t in spec.threads])
     measurement = make_oracle(spec, "des").evaluate(plan, seed=args.seed)
     print(json.dumps({"rate": measurement.throughput}))

@@ -20,9 +20,11 @@ from specs import load_spec
 
 
 def proof_table(names: list[str], time_limit: float, workers: int, repeats: int, seed: int) -> list[str]:
-    lines = ["| spec | threads | seed | status | wall time (s) | local search (s) | configuration bound (s) | "
-             "objective (Mpps) | bound (Mpps) | bound from | gap |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| spec | threads | seed | status | wall time (s) | local search (s) | configuration bound (s) | "
+        "objective (Mpps) | bound (Mpps) | bound from | gap |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for name in names:
         spec = load_spec(name)
         for r in range(repeats):
@@ -35,7 +37,8 @@ def proof_table(names: list[str], time_limit: float, workers: int, repeats: int,
             lines.append(
                 f"| {name} | {len(spec.threads)} | {seed + r} | {result.status} | {wall:.2f} | "
                 f"{heuristic.wall_time if heuristic else 0:.2f} | {configuration.wall_time if configuration else 0:.2f} | "
-                f"{best.objective / 1e6:.3f} | {best.bound / 1e6:.3f} | {best.bound_source} | {best.gap:.2e} |")
+                f"{best.objective / 1e6:.3f} | {best.bound / 1e6:.3f} | {best.bound_source} | {best.gap:.2e} |"
+            )
     return lines
 
 
@@ -45,23 +48,37 @@ def quality_table(names: list[str], time_limit: float, workers: int, seed: int, 
     from solver.binding.samplers import uniform_plans
     from specs import Plan
 
-    lines = ["| spec | CP-SAT (measured, Mpps) | best of random (measured) | balanced avg / worst | BlackBox top-5 | CP-SAT vs best random |",
-             "|---|---|---|---|---|---|"]
+    lines = [
+        "| spec | CP-SAT (measured, Mpps) | best of random (measured) | balanced avg / worst | BlackBox top-5 | CP-SAT vs best random |",
+        "|---|---|---|---|---|---|",
+    ]
     for name in names:
         spec = load_spec(name)
-        report = solve(spec, ["cpsat", "balanced", "blackbox"], oracle_kind="des", time_limit=time_limit,
-                       workers=workers, seed=seed, samples=samples)
-        rows = {row.method.split(" ")[0] + (" worst" if "worst" in row.method else ""): row for row in report.comparison}
+        report = solve(
+            spec,
+            ["cpsat", "balanced", "blackbox"],
+            oracle_kind="des",
+            time_limit=time_limit,
+            workers=workers,
+            seed=seed,
+            samples=samples,
+        )
+        rows = {
+            row.method.split(" ")[0] + (" worst" if "worst" in row.method else ""): row for row in report.comparison
+        }
         # the best of the random sample, every plan measured on the simulation
         oracle = make_oracle(spec, "des")
         sample = uniform_plans(spec, samples, seed)
-        measured = oracle.evaluate_many([Plan.from_contexts(spec, list(map(int, r))) for r in sample], seed=seed, workers=workers)
+        measured = oracle.evaluate_many(
+            [Plan.from_contexts(spec, list(map(int, r))) for r in sample], seed=seed, workers=workers
+        )
         best_random = max(m.throughput for m in measured)
         cp = rows["cpsat"].simulated
         lines.append(
             f"| {name} | {cp / 1e6:.3f} | {best_random / 1e6:.3f} | {rows['balanced'].simulated / 1e6:.3f} / "
             f"{rows['balanced worst'].simulated / 1e6:.3f} | {rows['blackbox'].simulated / 1e6:.3f} | "
-            f"{(cp / best_random - 1):+.2%} |")
+            f"{(cp / best_random - 1):+.2%} |"
+        )
     return lines
 
 
@@ -74,7 +91,9 @@ def main() -> None:
     parser.add_argument("--skip-quality", action="store_true")
     parser.add_argument("--skip-proof", action="store_true")
     args = parser.parse_args()
-    print(f"machine: {platform.processor() or platform.machine()}, {platform.python_version()}, workers={args.workers}\n")
+    print(
+        f"machine: {platform.processor() or platform.machine()}, {platform.python_version()}, workers={args.workers}\n"
+    )
     if not args.skip_proof:
         print("### CP-SAT proves the closed-form optimum\n")
         print("\n".join(proof_table(["t2-ipfwd-l1-x8", "t2-ipfwd-mix-x8"], 60, args.workers, args.repeats, args.seed)))
@@ -82,7 +101,9 @@ def main() -> None:
         print("\n".join(proof_table(["t2-ipfwd-x20"], 60, args.workers, args.repeats, args.seed)))
     if not args.skip_quality:
         print("\n### CP-SAT plan against the other methods (all measured on the simulation)\n")
-        print("\n".join(quality_table(["t2-ipfwd-l1-x8", "t2-ipfwd-mix-x8"], 30, args.workers, args.seed, args.samples)))
+        print(
+            "\n".join(quality_table(["t2-ipfwd-l1-x8", "t2-ipfwd-mix-x8"], 30, args.workers, args.seed, args.samples))
+        )
 
 
 if __name__ == "__main__":

@@ -40,18 +40,15 @@ def load_results(path: Path) -> dict[tuple[str, int], dict]:
         try:
             row = json.loads(line)
         except json.JSONDecodeError:
-            print(f"{path}:{lineno}: ignoring an unreadable line (interrupted write?)",
-                  file=sys.stderr)
+            print(f"{path}:{lineno}: ignoring an unreadable line (interrupted write?)", file=sys.stderr)
             continue
         done[(row["graph"], row["processors"])] = row
     return done
 
 
-def run_case(data: Path, graph: str, processors: int, time_limit: float, seed: int,
-             deterministic: bool) -> dict:
+def run_case(data: Path, graph: str, processors: int, time_limit: float, seed: int, deterministic: bool) -> dict:
     g = read_stg(data / graph)
-    result = solve_makespan(g, processors, time_limit=time_limit, seed=seed, workers=1,
-                            deterministic=deterministic)
+    result = solve_makespan(g, processors, time_limit=time_limit, seed=seed, workers=1, deterministic=deterministic)
     return {
         "graph": graph,
         "processors": processors,
@@ -73,10 +70,7 @@ def run_case(data: Path, graph: str, processors: int, time_limit: float, seed: i
 def verify(data: Path, row: dict) -> list[str]:
     """Re-check a stored schedule against its graph."""
     g = read_stg(data / row["graph"])
-    tasks = tuple(
-        ScheduledTask(name, p, s, s + d)
-        for name, d, (p, s) in zip(g.names, g.durations, row["schedule"])
-    )
+    tasks = tuple(ScheduledTask(name, p, s, s + d) for name, d, (p, s) in zip(g.names, g.durations, row["schedule"]))
     schedule = Schedule(tasks, row["processors"])
     problems = schedule_violations(g, schedule, comm_delays=False)
     if not problems and schedule.makespan != row["makespan"]:
@@ -101,24 +95,36 @@ def summary(data: Path, rows: dict[tuple[str, int], dict], table: dict, total: i
     times = [rows[k]["wall_time"] for k in keys]
 
     out.append(f"- cases run: **{n} of {total}**")
-    out.append(f"- proven optimal within the limit: **{len(optimal)}** "
-               f"({len(by_bound)} by list schedule = lower bound without CP-SAT, "
-               f"{len(optimal) - len(by_bound)} by CP-SAT)")
-    out.append(f"- makespan equal to best known: **{len(equal)}**; better than best known: "
-               f"**{len(beats)}**; worse than best known: **{len(worse)}**")
-    out.append(f"- our lower bound above the CSV lower bound: **{len(lb_up)}**; "
-               f"CSV-open cases ({sum(1 for k in keys if not table[k].is_optimal)} run) "
-               f"closed by us: **{len(newly_closed)}**")
-    out.append(f"- consistency: schedules failing re-verification: {len(invalid)}; makespans "
-               f"below the CSV lower bound: {len(below_csv_lb)}; our lower bounds above the "
-               f"best known: {len(lb_above_best)}")
+    out.append(
+        f"- proven optimal within the limit: **{len(optimal)}** "
+        f"({len(by_bound)} by list schedule = lower bound without CP-SAT, "
+        f"{len(optimal) - len(by_bound)} by CP-SAT)"
+    )
+    out.append(
+        f"- makespan equal to best known: **{len(equal)}**; better than best known: "
+        f"**{len(beats)}**; worse than best known: **{len(worse)}**"
+    )
+    out.append(
+        f"- our lower bound above the CSV lower bound: **{len(lb_up)}**; "
+        f"CSV-open cases ({sum(1 for k in keys if not table[k].is_optimal)} run) "
+        f"closed by us: **{len(newly_closed)}**"
+    )
+    out.append(
+        f"- consistency: schedules failing re-verification: {len(invalid)}; makespans "
+        f"below the CSV lower bound: {len(below_csv_lb)}; our lower bounds above the "
+        f"best known: {len(lb_above_best)}"
+    )
     if times:
-        out.append(f"- solve time per case (wall, s): median {statistics.median(times):.2f}, "
-                   f"mean {statistics.fmean(times):.2f}, max {max(times):.2f}, "
-                   f"total {sum(times) / 60:.1f} min")
+        out.append(
+            f"- solve time per case (wall, s): median {statistics.median(times):.2f}, "
+            f"mean {statistics.fmean(times):.2f}, max {max(times):.2f}, "
+            f"total {sum(times) / 60:.1f} min"
+        )
     out.append("")
-    out.append("| P | cases | optimal | by bound | = best known | < best known | > best known "
-               "| LB > CSV LB | median s | max s |")
+    out.append(
+        "| P | cases | optimal | by bound | = best known | < best known | > best known "
+        "| LB > CSV LB | median s | max s |"
+    )
     out.append("|---|---|---|---|---|---|---|---|---|---|")
     for p in sorted({k[1] for k in keys}):
         ks = [k for k in keys if k[1] == p]
@@ -133,8 +139,7 @@ def summary(data: Path, rows: dict[tuple[str, int], dict], table: dict, total: i
     interesting = sorted(set(beats) | set(lb_up) | set(worse) | set(invalid))
     if interesting:
         out.append("")
-        out.append("| graph | P | CSV lower bound | best known | our lower bound | our makespan "
-                   "| status | note |")
+        out.append("| graph | P | CSV lower bound | best known | our lower bound | our makespan | status | note |")
         out.append("|---|---|---|---|---|---|---|---|")
         for k in interesting:
             r, t = rows[k], table[k]
@@ -149,25 +154,30 @@ def summary(data: Path, rows: dict[tuple[str, int], dict], table: dict, total: i
                 notes.append("worse than best known")
             if k in invalid:
                 notes.append("INVALID: " + invalid[k][0])
-            out.append(f"| {k[0]} | {k[1]} | {t.lower_bound} | {t.best_known} | "
-                       f"{r['lower_bound']} | {r['makespan']} | {r['status']} | "
-                       f"{', '.join(notes)} |")
+            out.append(
+                f"| {k[0]} | {k[1]} | {t.lower_bound} | {t.best_known} | "
+                f"{r['lower_bound']} | {r['makespan']} | {r['status']} | "
+                f"{', '.join(notes)} |"
+            )
     return "\n".join(out)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA,
-                        help="directory with rand*.stg and optimal.csv")
-    parser.add_argument("--results", type=Path, default=Path("bench/stg_makespan.jsonl"),
-                        help="JSON-lines results file (appended to, resumed from)")
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="directory with rand*.stg and optimal.csv")
+    parser.add_argument(
+        "--results",
+        type=Path,
+        default=Path("bench/stg_makespan.jsonl"),
+        help="JSON-lines results file (appended to, resumed from)",
+    )
     parser.add_argument("--time-limit", type=float, default=10.0, help="seconds per case")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--deterministic", action="store_true",
-                        help="use a CP-SAT deterministic-time limit instead of wall time")
+    parser.add_argument(
+        "--deterministic", action="store_true", help="use a CP-SAT deterministic-time limit instead of wall time"
+    )
     parser.add_argument("--processors", type=int, nargs="+", default=[2, 4, 8, 16])
-    parser.add_argument("--limit", type=int, default=None,
-                        help="run only the first N graphs (smoke test)")
+    parser.add_argument("--limit", type=int, default=None, help="run only the first N graphs (smoke test)")
     parser.add_argument("--summary-only", action="store_true", help="do not run new cases")
     args = parser.parse_args(argv)
 
@@ -177,9 +187,11 @@ def main(argv: list[str] | None = None) -> int:
     done = load_results(args.results)
     for key, row in done.items():
         if (row["time_limit"], row["seed"]) != (args.time_limit, args.seed):
-            print(f"{args.results}: {key} was run with time limit {row['time_limit']} and seed "
-                  f"{row['seed']}, not {args.time_limit} and {args.seed}; use another file",
-                  file=sys.stderr)
+            print(
+                f"{args.results}: {key} was run with time limit {row['time_limit']} and seed "
+                f"{row['seed']}, not {args.time_limit} and {args.seed}; use another file",
+                file=sys.stderr,
+            )
             return 2
     if not args.summary_only:
         todo = [c for c in cases if c not in done]
@@ -188,19 +200,24 @@ def main(argv: list[str] | None = None) -> int:
         start = time.perf_counter()
         with args.results.open("a") as out:
             for number, (graph, processors) in enumerate(todo, start=1):
-                row = run_case(args.data, graph, processors, args.time_limit, args.seed,
-                               args.deterministic)
+                row = run_case(args.data, graph, processors, args.time_limit, args.seed, args.deterministic)
                 out.write(json.dumps(row) + "\n")
                 out.flush()
                 done[(graph, processors)] = row
-                print(f"[{number}/{len(todo)} {time.perf_counter() - start:.0f}s] {graph} "
-                      f"P={processors}: {row['status']} {row['makespan']} "
-                      f"(lb {row['lower_bound']}, best known {table[(graph, processors)].best_known}) "
-                      f"{row['wall_time']:.2f}s", file=sys.stderr, flush=True)
+                print(
+                    f"[{number}/{len(todo)} {time.perf_counter() - start:.0f}s] {graph} "
+                    f"P={processors}: {row['status']} {row['makespan']} "
+                    f"(lb {row['lower_bound']}, best known {table[(graph, processors)].best_known}) "
+                    f"{row['wall_time']:.2f}s",
+                    file=sys.stderr,
+                    flush=True,
+                )
     rows = {k: v for k, v in done.items() if k in set(cases)}
-    print(f"## STG rand50 makespan benchmark\n\nmachine: {platform.machine()}, "
-          f"{platform.system()} {platform.release()}, Python {platform.python_version()}; "
-          f"time limit {args.time_limit:g} s per case, 1 worker, seed {args.seed}\n")
+    print(
+        f"## STG rand50 makespan benchmark\n\nmachine: {platform.machine()}, "
+        f"{platform.system()} {platform.release()}, Python {platform.python_version()}; "
+        f"time limit {args.time_limit:g} s per case, 1 worker, seed {args.seed}\n"
+    )
     print(summary(args.data, rows, table, len(cases)))
     return 0
 

@@ -48,9 +48,16 @@ def _parse_threshold(threshold: Any) -> float | None:
     return value
 
 
-def analyze(sample: Any, *, minimize: bool = False, confidence: float = 0.95,
-            threshold: float | str | None = "auto", max_fraction: float = 0.05,
-            gof_bootstrap: int = 200, seed: int = 0) -> EVTResult:
+def analyze(
+    sample: Any,
+    *,
+    minimize: bool = False,
+    confidence: float = 0.95,
+    threshold: float | str | None = "auto",
+    max_fraction: float = 0.05,
+    gof_bootstrap: int = 200,
+    seed: int = 0,
+) -> EVTResult:
     """Estimate the best possible value (upper endpoint, or lower when `minimize`) of the
     distribution `sample` was drawn from, with a profile-likelihood interval.
 
@@ -84,8 +91,7 @@ def analyze(sample: Any, *, minimize: bool = False, confidence: float = 0.95,
     z = sign * x
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
-        choice = choose_threshold(z, max_fraction=max_fraction,
-                                  threshold=None if u_given is None else sign * u_given)
+        choice = choose_threshold(z, max_fraction=max_fraction, threshold=None if u_given is None else sign * u_given)
         fit = choice.fit
         u = choice.chosen.threshold
         y = z[z > u] - u
@@ -105,12 +111,28 @@ def analyze(sample: Any, *, minimize: bool = False, confidence: float = 0.95,
     flags = _flags(x, y, fit, gof, choice, max_fraction)
 
     return EVTResult(
-        n=int(x.size), minimize=bool(minimize), confidence=confidence,
-        best_observed=float(sign * z.max()), threshold=float(sign * u), exceedances=int(y.size),
-        xi=fit.xi, sigma=fit.sigma, loglik=fit.loglik, standard_errors=se_out,
-        estimate=float(estimate), lower=float(lower), upper=float(upper), gof=gof,
-        flags=tuple(flags), threshold_choice=choice, max_fraction=max_fraction, seed=seed,
-        sample=z, excesses=y, fit=fit, interval=interval,
+        n=int(x.size),
+        minimize=bool(minimize),
+        confidence=confidence,
+        best_observed=float(sign * z.max()),
+        threshold=float(sign * u),
+        exceedances=int(y.size),
+        xi=fit.xi,
+        sigma=fit.sigma,
+        loglik=fit.loglik,
+        standard_errors=se_out,
+        estimate=float(estimate),
+        lower=float(lower),
+        upper=float(upper),
+        gof=gof,
+        flags=tuple(flags),
+        threshold_choice=choice,
+        max_fraction=max_fraction,
+        seed=seed,
+        sample=z,
+        excesses=y,
+        fit=fit,
+        interval=interval,
     )
 
 
@@ -120,9 +142,8 @@ def _optimum_standard_error(se, fit) -> dict[str, float | None] | None:
         return None
     se_opt = None
     if fit.xi < 0:
-        grad = np.array([fit.sigma / fit.xi ** 2, -1.0 / fit.xi])
-        cov = np.array([[se["xi"] ** 2, se["cov_xi_sigma"]],
-                        [se["cov_xi_sigma"], se["sigma"] ** 2]])
+        grad = np.array([fit.sigma / fit.xi**2, -1.0 / fit.xi])
+        cov = np.array([[se["xi"] ** 2, se["cov_xi_sigma"]], [se["cov_xi_sigma"], se["sigma"] ** 2]])
         var = float(grad @ cov @ grad)
         se_opt = math.sqrt(var) if var > 0 else None
     return {"xi": se["xi"], "sigma": se["sigma"], "optimum": se_opt}

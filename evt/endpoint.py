@@ -120,8 +120,9 @@ def endpoint_interval(y: np.ndarray, fit: GPDFit, confidence: float = 0.95) -> E
     return EndpointInterval(estimate, lower, upper, confidence, crit, lower_at_data)
 
 
-def profile_curve(y: np.ndarray, fit: GPDFit, interval: EndpointInterval,
-                  points: int = 200) -> tuple[np.ndarray, np.ndarray]:
+def profile_curve(
+    y: np.ndarray, fit: GPDFit, interval: EndpointInterval, points: int = 200
+) -> tuple[np.ndarray, np.ndarray]:
     """Endpoint distances and their profile log-likelihood, for plotting around the interval.
 
     The range runs from the largest excess to a little beyond the upper limit (or, when it is

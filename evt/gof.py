@@ -93,12 +93,14 @@ class GoodnessOfFit:
             "bootstrap": self.bootstrap,
             "seed": self.seed,
             "method": "parametric bootstrap with refitting (parameters estimated)"
-            if self.bootstrap else "statistics only (no bootstrap requested)",
+            if self.bootstrap
+            else "statistics only (no bootstrap requested)",
         }
 
 
-def null_statistics(xi: float, sigma: float, k: int, bootstrap: int,
-                    rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+def null_statistics(
+    xi: float, sigma: float, k: int, bootstrap: int, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
     """(A^2, D) of `bootstrap` samples of size `k` from GPD(xi, sigma), each against its own fit."""
     samples = gpd_rvs(xi, sigma, (bootstrap, k), rng)
     samples = np.maximum(samples, 0.0)
@@ -107,8 +109,7 @@ def null_statistics(xi: float, sigma: float, k: int, bootstrap: int,
     return _statistics(z)
 
 
-def goodness_of_fit(y: np.ndarray, xi: float, sigma: float, *, bootstrap: int = 200,
-                    seed: int = 0) -> GoodnessOfFit:
+def goodness_of_fit(y: np.ndarray, xi: float, sigma: float, *, bootstrap: int = 200, seed: int = 0) -> GoodnessOfFit:
     """Anderson-Darling and Kolmogorov-Smirnov tests of the fitted GPD.
 
     `bootstrap` is the number of parametric-bootstrap refits (0: statistics only). The same

@@ -149,8 +149,9 @@ def _refine(ys: np.ndarray, grid: np.ndarray, ll: np.ndarray) -> tuple[float, fl
 
     best_s, best_ll = float(grid[i]), float(ll[i])
     if b > a:
-        res = optimize.minimize_scalar(objective, bounds=(a, b), method="bounded",
-                                       options={"xatol": 1e-10 if branch != "lin" else 1e-14})
+        res = optimize.minimize_scalar(
+            objective, bounds=(a, b), method="bounded", options={"xatol": 1e-10 if branch != "lin" else 1e-14}
+        )
         if np.isfinite(res.fun) and -res.fun > best_ll:
             best_s, best_ll = _from_var(float(res.x), branch), float(-res.fun)
     return best_s, best_ll, False
@@ -221,7 +222,7 @@ def fit_gpd_batch(samples: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     b_count, k = samples.shape
     rows = max(1, _BATCH_ELEMENTS // (k * _S_COARSE.size))
     if b_count > rows:  # bound the memory of the (rows, grid, k) array
-        parts = [fit_gpd_batch(samples[i:i + rows]) for i in range(0, b_count, rows)]
+        parts = [fit_gpd_batch(samples[i : i + rows]) for i in range(0, b_count, rows)]
         return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
     ymax = samples.max(axis=1)
     ys = samples / ymax[:, None]
@@ -234,13 +235,13 @@ def fit_gpd_batch(samples: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
     def to_var(s: np.ndarray) -> np.ndarray:
         with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(branch == 0, np.log(np.abs(-1.0 / s - 1.0)),
-                            np.where(branch == 1, np.log(np.abs(s)), s))
+            return np.where(branch == 0, np.log(np.abs(-1.0 / s - 1.0)), np.where(branch == 1, np.log(np.abs(s)), s))
 
     def from_var(v: np.ndarray) -> np.ndarray:
         with np.errstate(over="ignore"):
-            return np.where(branch == 0, -1.0 / (1.0 + np.exp(v)),
-                            np.where(branch == 1, np.exp(np.minimum(v, 700.0)), v))
+            return np.where(
+                branch == 0, -1.0 / (1.0 + np.exp(v)), np.where(branch == 1, np.exp(np.minimum(v, 700.0)), v)
+            )
 
     a, b = to_var(lo), to_var(hi)
     a, b = np.minimum(a, b), np.maximum(a, b)
@@ -306,8 +307,7 @@ def gpd_ppf(q: np.ndarray, xi: float, sigma: float) -> np.ndarray:
     return sigma / xi * np.expm1(-xi * np.log1p(-q))
 
 
-def gpd_rvs(xi: float, sigma: float, size: int | tuple[int, ...],
-            rng: np.random.Generator) -> np.ndarray:
+def gpd_rvs(xi: float, sigma: float, size: int | tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
     """Draw GPD(xi, sigma) excesses by inversion."""
     return gpd_ppf(rng.random(size), xi, sigma)
 
@@ -350,5 +350,4 @@ def standard_errors(y: np.ndarray, xi: float, sigma: float) -> dict[str, float] 
         return None
     if not (cov[0, 0] > 0 and cov[1, 1] > 0):
         return None
-    return {"xi": math.sqrt(cov[0, 0]), "sigma": math.sqrt(cov[1, 1]),
-            "cov_xi_sigma": float(cov[0, 1])}
+    return {"xi": math.sqrt(cov[0, 0]), "sigma": math.sqrt(cov[1, 1]), "cov_xi_sigma": float(cov[0, 1])}

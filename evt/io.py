@@ -49,11 +49,14 @@ def _read_text(path: Path) -> str:
 
 
 def _data_lines(text: str) -> list[tuple[int, str]]:
-    return [(i, line.strip()) for i, line in enumerate(text.splitlines(), start=1)
-            if line.strip() and not line.lstrip().startswith("#")]
+    return [
+        (i, line.strip())
+        for i, line in enumerate(text.splitlines(), start=1)
+        if line.strip() and not line.lstrip().startswith("#")
+    ]
 
 
-HEADER_KEY = "tasksolve_samples"   # the first line of a tasksolve samples file: what produced it
+HEADER_KEY = "tasksolve_samples"  # the first line of a tasksolve samples file: what produced it
 
 
 def _read_json_lines(path: Path, lines: list[tuple[int, str]], column: str | None) -> np.ndarray:
@@ -95,16 +98,15 @@ def _read_json_lines(path: Path, lines: list[tuple[int, str]], column: str | Non
 def _read_csv(path: Path, lines: list[tuple[int, str]], column: str | None) -> np.ndarray:
     first = lines[0][1]
     delimiter = max(",;\t", key=first.count) if any(d in first for d in ",;\t") else ","
-    rows = list(csv.reader(_io.StringIO("\n".join(line for _, line in lines)),
-                           delimiter=delimiter))
+    rows = list(csv.reader(_io.StringIO("\n".join(line for _, line in lines)), delimiter=delimiter))
     header = [h.strip() for h in rows[0]]
     if all(_is_number(h) for h in header if h):
-        raise EVTError(f"{path}:{lines[0][0]}: several numbers on a line but no header row; "
-                       "add a header naming the columns")
+        raise EVTError(
+            f"{path}:{lines[0][0]}: several numbers on a line but no header row; add a header naming the columns"
+        )
     if column is None:
         if len(header) != 1:
-            raise EVTError(f"{path}: several columns ({', '.join(header)}); choose one with "
-                           "--column")
+            raise EVTError(f"{path}: several columns ({', '.join(header)}); choose one with --column")
         index = 0
     else:
         if column not in header:
@@ -138,15 +140,13 @@ def read_samples(path: str | Path, column: str | None = None) -> np.ndarray:
     text = _read_text(path)
     lines = _data_lines(text)
     if not lines:
-        raise EVTError(f"{path}: the file is empty" if not text.strip()
-                       else f"{path}: no data (only comments)")
+        raise EVTError(f"{path}: the file is empty" if not text.strip() else f"{path}: no data (only comments)")
     first = lines[0][1]
     if first.startswith("{"):
         values = _read_json_lines(path, lines, column)
     elif _is_number(first) and not any(d in first for d in ",;\t"):
         if column is not None:
-            raise EVTError(f"{path}: no header row, so there is no column {column!r} "
-                           "(one number per line)")
+            raise EVTError(f"{path}: no header row, so there is no column {column!r} (one number per line)")
         values = np.asarray([_number(line, f"{path}:{lineno}") for lineno, line in lines])
     else:
         values = _read_csv(path, lines, column)

@@ -34,12 +34,15 @@ class MeanExcess:
     half_width: np.ndarray
 
     def to_dict(self) -> dict:
-        return {"levels": self.levels.tolist(), "values": self.values.tolist(),
-                "counts": self.counts.tolist(), "half_width": self.half_width.tolist()}
+        return {
+            "levels": self.levels.tolist(),
+            "values": self.values.tolist(),
+            "counts": self.counts.tolist(),
+            "half_width": self.half_width.tolist(),
+        }
 
 
-def mean_excess(sample: np.ndarray, levels: np.ndarray | None = None, *,
-                min_count: int = MIN_COUNT) -> MeanExcess:
+def mean_excess(sample: np.ndarray, levels: np.ndarray | None = None, *, min_count: int = MIN_COUNT) -> MeanExcess:
     """Empirical mean excess of `sample` at `levels` (default: every distinct value that has
     at least `min_count` observations strictly above it). Ties are handled exactly."""
     xs = np.sort(np.asarray(sample, dtype=float))
@@ -54,15 +57,14 @@ def mean_excess(sample: np.ndarray, levels: np.ndarray | None = None, *,
     levels, idx, counts = levels[keep], idx[keep], counts[keep]
     values = suffix[idx] / counts - levels
     # sample standard deviation of the excesses above each level, from suffix sums of squares
-    sq = np.concatenate([np.cumsum((xs ** 2)[::-1])[::-1], [0.0]])
+    sq = np.concatenate([np.cumsum((xs**2)[::-1])[::-1], [0.0]])
     mean_x = suffix[idx] / counts
-    var = np.maximum(sq[idx] / counts - mean_x ** 2, 0.0) * counts / np.maximum(counts - 1, 1)
+    var = np.maximum(sq[idx] / counts - mean_x**2, 0.0) * counts / np.maximum(counts - 1, 1)
     half = 1.96 * np.sqrt(var / counts)
     return MeanExcess(levels, values, counts, half)
 
 
-def linearity_deviation(y: np.ndarray, xi: float, sigma: float, *,
-                        min_count: int = MIN_COUNT) -> float:
+def linearity_deviation(y: np.ndarray, xi: float, sigma: float, *, min_count: int = MIN_COUNT) -> float:
     """Root-mean-square standardised deviation of the empirical mean excess of the excesses
     `y` from the line implied by the fitted GPD(xi, sigma) (eq. 4.9 above), over the levels
     ``v = y_(j)`` with at least `min_count` excesses above them.
@@ -82,4 +84,4 @@ def linearity_deviation(y: np.ndarray, xi: float, sigma: float, *,
         return math.nan
     sd = fitted[ok] / np.sqrt((1.0 - 2.0 * xi) * me.counts[ok])
     z = (me.values[ok] - fitted[ok]) / sd
-    return float(np.sqrt(np.mean(z ** 2)))
+    return float(np.sqrt(np.mean(z**2)))

@@ -63,12 +63,10 @@ def _mark_optimum(ax: Any, result: EVTResult) -> None:
         ax.axvline(result.estimate, color="tab:red", lw=1.2, label="estimated optimum")
     lo, hi = result.lower, result.upper
     if math.isfinite(lo) and math.isfinite(hi):
-        ax.axvspan(lo, hi, color="tab:red", alpha=0.12,
-                   label=f"{result.confidence:.0%} interval")
+        ax.axvspan(lo, hi, color="tab:red", alpha=0.12, label=f"{result.confidence:.0%} interval")
     elif math.isfinite(lo) or math.isfinite(hi):
         edge = lo if math.isfinite(lo) else hi
-        ax.axvline(edge, color="tab:red", ls=":", lw=1,
-                   label=f"{result.confidence:.0%} limit (other side unbounded)")
+        ax.axvline(edge, color="tab:red", ls=":", lw=1, label=f"{result.confidence:.0%} limit (other side unbounded)")
 
 
 def plot_ecdf(result: EVTResult, path: str | Path | None = None) -> Figure:
@@ -81,8 +79,7 @@ def plot_ecdf(result: EVTResult, path: str | Path | None = None) -> Figure:
     _mark_optimum(ax, result)
     ax.set_xlabel("value")
     ax.set_ylabel("fraction of the sample at or below")
-    ax.set_title(f"Sample (n = {result.n}) and the estimated "
-                 f"{'minimum' if result.minimize else 'maximum'}")
+    ax.set_title(f"Sample (n = {result.n}) and the estimated {'minimum' if result.minimize else 'maximum'}")
     ax.legend(loc="best", fontsize=8)
     return _finish(fig, path)
 
@@ -92,8 +89,15 @@ def plot_mean_excess(result: EVTResult, path: str | Path | None = None) -> Figur
     fig, ax = _figure()
     me = result.mean_excess()
     ax.plot(me.levels, me.values, color="tab:blue", lw=1, label="mean excess")
-    ax.fill_between(me.levels, me.values - me.half_width, me.values + me.half_width,
-                    color="tab:blue", alpha=0.15, lw=0, label="95% band")
+    ax.fill_between(
+        me.levels,
+        me.values - me.half_width,
+        me.values + me.half_width,
+        color="tab:blue",
+        alpha=0.15,
+        lw=0,
+        label="95% band",
+    )
     ax.axvline(result.threshold, color="grey", ls="--", lw=1, label="threshold")
     fitted = result.mean_excess_fit(me.levels)
     if np.isfinite(fitted).any():
@@ -125,8 +129,7 @@ def plot_profile(result: EVTResult, path: str | Path | None = None) -> Figure:
     opt, ll, cut = result.profile()
     ok = np.isfinite(ll)
     ax.plot(opt[ok], ll[ok], color="tab:blue", lw=1.2, label="profile log-likelihood")
-    ax.axhline(cut, color="grey", ls="--", lw=1,
-               label=f"max - chi2(1, {result.confidence:.0%})/2")
+    ax.axhline(cut, color="grey", ls="--", lw=1, label=f"max - chi2(1, {result.confidence:.0%})/2")
     _mark_optimum(ax, result)
     ax.set_xlabel("optimum")
     ax.set_ylabel("log-likelihood")
@@ -143,19 +146,23 @@ def plot_sequential(history: SequentialResult, path: str | Path | None = None) -
     fig, ax = _figure()
     steps = [s for s in history.steps if s.error is None]
     n_all = [s.n for s in history.steps]
-    ax.plot(n_all, [s.best for s in history.steps], "o-", color="tab:green", ms=3,
-            label="best observed")
+    ax.plot(n_all, [s.best for s in history.steps], "o-", color="tab:green", ms=3, label="best observed")
     if steps:
         n = np.array([s.n for s in steps], dtype=float)
         est = np.array([s.estimate for s in steps], dtype=float)
         lo = np.array([s.lower for s in steps], dtype=float)
         hi = np.array([s.upper for s in steps], dtype=float)
-        ax.plot(n, np.where(np.isfinite(est), est, np.nan), "o-", color="tab:red", ms=3,
-                label="estimated optimum")
+        ax.plot(n, np.where(np.isfinite(est), est, np.nan), "o-", color="tab:red", ms=3, label="estimated optimum")
         finite = np.isfinite(lo) & np.isfinite(hi)
-        ax.fill_between(n, np.where(finite, lo, np.nan), np.where(finite, hi, np.nan),
-                        color="tab:red", alpha=0.12, lw=0,
-                        label=f"{history.confidence:.0%} interval")
+        ax.fill_between(
+            n,
+            np.where(finite, lo, np.nan),
+            np.where(finite, hi, np.nan),
+            color="tab:red",
+            alpha=0.12,
+            lw=0,
+            label=f"{history.confidence:.0%} interval",
+        )
         met = [s for s in steps if s.met]
         if met:
             ax.axvline(met[0].n, color="k", ls=":", lw=1, label="criterion met")
@@ -171,8 +178,12 @@ def write_plots(result: EVTResult, directory: str | Path, prefix: str = "evt") -
     returns the files written."""
     directory = Path(directory)
     files: list[Path] = []
-    for name, func in (("ecdf", plot_ecdf), ("mean_excess", plot_mean_excess),
-                       ("qq", plot_qq), ("profile", plot_profile)):
+    for name, func in (
+        ("ecdf", plot_ecdf),
+        ("mean_excess", plot_mean_excess),
+        ("qq", plot_qq),
+        ("profile", plot_profile),
+    ):
         fig = func(result)
         files += save_figure(fig, directory / f"{prefix}_{name}")
     return files

@@ -31,18 +31,17 @@ from evt.threshold import RULE, ThresholdChoice
 #: what each flag means (shown by `summary()` and included in `to_dict()`)
 FLAG_NOTES = {
     "irregular": "xi <= -0.5: the likelihood is irregular, so Wilks' interval and standard errors "
-                 "are only approximate (no standard errors are reported)",
+    "are only approximate (no standard errors are reported)",
     "boundary": "the likelihood runs to the boundary xi = -1 (uniform tail): the estimate is the "
-                "best observed value itself",
-    "heavy_tail": "xi >= 0: the fitted tail has no finite endpoint; the optimum is not bounded by "
-                  "the data",
+    "best observed value itself",
+    "heavy_tail": "xi >= 0: the fitted tail has no finite endpoint; the optimum is not bounded by the data",
     "few_exceedances": "fewer than 30 values beyond the threshold: the interval is unreliable",
     "ties": "more than 10% of the values beyond the threshold are repeated: the continuous GPD "
-            "model is doubtful (the optimum may have been sampled already)",
+    "model is doubtful (the optimum may have been sampled already)",
     "large_fraction": "more than max_fraction of the sample lies beyond the threshold",
     "poor_fit": "the bootstrap goodness-of-fit tests reject the GPD at the 5% level, or no "
-                "threshold candidate passed the 10% screening (without bootstrap: the chosen "
-                "threshold failed it)",
+    "threshold candidate passed the 10% screening (without bootstrap: the chosen "
+    "threshold failed it)",
 }
 
 
@@ -200,11 +199,13 @@ class EVTResult:
     def summary(self) -> str:
         """A few lines of plain text for a person."""
         goal = "minimisation" if self.minimize else "maximisation"
-        pct = f"{self.confidence:.0%}" if self.confidence * 100 == round(self.confidence * 100) \
+        pct = (
+            f"{self.confidence:.0%}"
+            if self.confidence * 100 == round(self.confidence * 100)
             else f"{self.confidence:.3g}"
+        )
         choice = self.threshold_choice
-        how = (f"chosen automatically among {len(choice.candidates)} candidate(s)" if choice.auto
-               else "given")
+        how = f"chosen automatically among {len(choice.candidates)} candidate(s)" if choice.auto else "given"
         se = self.standard_errors or {}
 
         def se_txt(key: str) -> str:
@@ -216,8 +217,7 @@ class EVTResult:
             f"  sample           n = {self.n}, best observed = {self.best_observed:.6g}",
             f"  threshold        {self.threshold:.6g} ({self.exceedances} values beyond, "
             f"{self.fraction_above:.1%}), {how}",
-            f"  GPD fit          xi = {self.xi:.4g}{se_txt('xi')}, sigma = {self.sigma:.4g}"
-            f"{se_txt('sigma')}",
+            f"  GPD fit          xi = {self.xi:.4g}{se_txt('xi')}, sigma = {self.sigma:.4g}{se_txt('sigma')}",
             f"  optimum          {self.estimate:.6g}  [{self.lower:.6g}, {self.upper:.6g}]"
             f"  (profile likelihood{_wald(se.get('optimum'))})",
             f"  gap              best observed is {_pct(self.gap_point)} from the estimate, "
@@ -229,10 +229,12 @@ class EVTResult:
                 f"  goodness of fit  Anderson-Darling A2 = {g.ad_statistic:.3g} "
                 f"(p = {g.ad_pvalue:.3g}),"
                 f" Kolmogorov-Smirnov D = {g.ks_statistic:.3g} (p = {g.ks_pvalue:.3g}); "
-                f"{g.bootstrap} bootstrap refits")
+                f"{g.bootstrap} bootstrap refits"
+            )
         else:
-            lines.append(f"  goodness of fit  A2 = {g.ad_statistic:.3g}, D = {g.ks_statistic:.3g}"
-                         " (no bootstrap: no p-values)")
+            lines.append(
+                f"  goodness of fit  A2 = {g.ad_statistic:.3g}, D = {g.ks_statistic:.3g} (no bootstrap: no p-values)"
+            )
         if self.flags:
             lines.append("  flags            " + ", ".join(self.flags))
             for f in self.flags:
@@ -269,9 +271,18 @@ class SequentialStep:
     error: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"n": self.n, "best": self.best, "estimate": self.estimate, "lower": self.lower,
-                "upper": self.upper, "gap_point": self.gap_point, "gap_worst": self.gap_worst,
-                "met": self.met, "flags": list(self.flags), "error": self.error}
+        return {
+            "n": self.n,
+            "best": self.best,
+            "estimate": self.estimate,
+            "lower": self.lower,
+            "upper": self.upper,
+            "gap_point": self.gap_point,
+            "gap_worst": self.gap_worst,
+            "met": self.met,
+            "flags": list(self.flags),
+            "error": self.error,
+        }
 
 
 @dataclass
@@ -293,21 +304,29 @@ class SequentialResult:
         return int(self.sample.size)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"met": self.met, "n": self.n, "target_gap": self.target_gap,
-                "confidence": self.confidence, "minimize": self.minimize, "max_n": self.max_n,
-                "steps": [s.to_dict() for s in self.steps],
-                "result": self.result.to_dict() if self.result is not None else None}
+        return {
+            "met": self.met,
+            "n": self.n,
+            "target_gap": self.target_gap,
+            "confidence": self.confidence,
+            "minimize": self.minimize,
+            "max_n": self.max_n,
+            "steps": [s.to_dict() for s in self.steps],
+            "result": self.result.to_dict() if self.result is not None else None,
+        }
 
     def summary(self) -> str:
-        head = (f"sequential EVT sampling: target gap {_pct(self.target_gap)} at "
-                f"{self.confidence:.0%} confidence, "
-                + (f"met at n = {self.n}" if self.met else f"not met after n = {self.n}"))
+        head = f"sequential EVT sampling: target gap {_pct(self.target_gap)} at {self.confidence:.0%} confidence, " + (
+            f"met at n = {self.n}" if self.met else f"not met after n = {self.n}"
+        )
         rows = [head, "       n          best      estimate    far limit    worst gap"]
         for s in self.steps:
             if s.error:
                 rows.append(f"  {s.n:>6}  {s.best:>12.6g}  (no estimate: {s.error})")
                 continue
             far = s.lower if self.minimize else s.upper
-            rows.append(f"  {s.n:>6}  {s.best:>12.6g}  {s.estimate:>12.6g}  {far:>11.6g}  "
-                        f"{_pct(s.gap_worst):>11}{'  <- met' if s.met else ''}")
+            rows.append(
+                f"  {s.n:>6}  {s.best:>12.6g}  {s.estimate:>12.6g}  {far:>11.6g}  "
+                f"{_pct(s.gap_worst):>11}{'  <- met' if s.met else ''}"
+            )
         return "\n".join(rows)

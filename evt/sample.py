@@ -33,8 +33,7 @@ def as_sample(values: Any, *, min_n: int = MIN_SAMPLE, name: str = "sample") -> 
         first = int(np.flatnonzero(bad)[0])
         kind = "NaN" if np.isnan(arr[first]) else "infinite"
         raise EVTError(
-            f"{name} contains {int(bad.sum())} non-finite value(s); the first, at position "
-            f"{first + 1}, is {kind}"
+            f"{name} contains {int(bad.sum())} non-finite value(s); the first, at position {first + 1}, is {kind}"
         )
     if arr.size < min_n:
         raise EVTError(f"{name} has {arr.size} value(s); at least {min_n} are needed")

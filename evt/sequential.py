@@ -36,11 +36,20 @@ def _draw(sampler: Callable[[int], Any], k: int) -> np.ndarray:
     return values
 
 
-def sequential(sampler: Callable[[int], Any], *, n_init: int = 1000, n_delta: int = 500,
-               target_gap: float = 0.05, confidence: float = 0.95, max_n: int = 10000,
-               minimize: bool = False, threshold: float | str | None = "auto",
-               max_fraction: float = 0.05, gof_bootstrap: int = 0,
-               seed: int = 0) -> SequentialResult:
+def sequential(
+    sampler: Callable[[int], Any],
+    *,
+    n_init: int = 1000,
+    n_delta: int = 500,
+    target_gap: float = 0.05,
+    confidence: float = 0.95,
+    max_n: int = 10000,
+    minimize: bool = False,
+    threshold: float | str | None = "auto",
+    max_fraction: float = 0.05,
+    gof_bootstrap: int = 0,
+    seed: int = 0,
+) -> SequentialResult:
     """Run the sequential algorithm; `sampler(k)` must return `k` new values.
 
     Stops at the first sample size where ``gap_worst <= target_gap``, or when `max_n` values
@@ -65,23 +74,56 @@ def sequential(sampler: Callable[[int], Any], *, n_init: int = 1000, n_delta: in
     while True:
         best = float(sample.min() if minimize else sample.max())
         try:
-            res = analyze(sample, minimize=minimize, confidence=confidence, threshold=threshold,
-                          max_fraction=max_fraction, gof_bootstrap=gof_bootstrap, seed=seed)
+            res = analyze(
+                sample,
+                minimize=minimize,
+                confidence=confidence,
+                threshold=threshold,
+                max_fraction=max_fraction,
+                gof_bootstrap=gof_bootstrap,
+                seed=seed,
+            )
         except EVTError as exc:
-            steps.append(SequentialStep(n=int(sample.size), best=best, estimate=None, lower=None,
-                                        upper=None, gap_point=None, gap_worst=None, met=False,
-                                        error=str(exc)))
+            steps.append(
+                SequentialStep(
+                    n=int(sample.size),
+                    best=best,
+                    estimate=None,
+                    lower=None,
+                    upper=None,
+                    gap_point=None,
+                    gap_worst=None,
+                    met=False,
+                    error=str(exc),
+                )
+            )
         else:
             last = res
             met = math.isfinite(res.gap_worst) and res.gap_worst <= target_gap
-            steps.append(SequentialStep(n=res.n, best=res.best_observed, estimate=res.estimate,
-                                        lower=res.lower, upper=res.upper,
-                                        gap_point=res.gap_point, gap_worst=res.gap_worst,
-                                        met=met, flags=res.flags))
+            steps.append(
+                SequentialStep(
+                    n=res.n,
+                    best=res.best_observed,
+                    estimate=res.estimate,
+                    lower=res.lower,
+                    upper=res.upper,
+                    gap_point=res.gap_point,
+                    gap_worst=res.gap_worst,
+                    met=met,
+                    flags=res.flags,
+                )
+            )
         if met or sample.size >= max_n:
             break
         k = min(int(n_delta), int(max_n) - sample.size)
         sample = np.concatenate([sample, _draw(sampler, k)])
-    return SequentialResult(steps=steps, met=met, target_gap=float(target_gap),
-                            confidence=float(confidence), minimize=bool(minimize),
-                            max_n=int(max_n), sample=sample, result=last)
+    return SequentialResult(
+        steps=steps,
+        met=met,
+        target_gap=float(target_gap),
+        confidence=float(confidence),
+        minimize=bool(minimize),
+        max_n=int(max_n),
+        sample=sample,
+        result=last,
+    )

@@ -55,17 +55,18 @@ RULE = (
 # excesses with both parameters estimated; produced by
 # ``simulate_critical_values(_XI_TABLE, k=100, reps=10000, seed=0)``.
 # (2-4 minutes on one core; the tests re-check a few entries with fewer replications).
-_XI_TABLE = np.array([-1.0, -0.9, -0.8, -0.7, -0.6, -0.5, -0.4, -0.3, -0.2, -0.1, 0.0, 0.1, 0.2,
-                      0.3, 0.4, 0.5])
-_AD_CRIT = np.array([1.57, 1.232, 1.156, 1.077, 1.006, 0.975, 0.916, 0.885, 0.853, 0.808, 0.79,
-                     0.763, 0.746, 0.724, 0.705, 0.686])
-_ME_CRIT = np.array([1.373, 1.109, 1.028, 0.995, 0.974, 0.943, 0.902, 0.857, 0.807, 0.731,
-                     0.665, 0.581, 0.509, 0.451, 0.41, 0.372])
+_XI_TABLE = np.array([-1.0, -0.9, -0.8, -0.7, -0.6, -0.5, -0.4, -0.3, -0.2, -0.1, 0.0, 0.1, 0.2, 0.3, 0.4, 0.5])
+_AD_CRIT = np.array(
+    [1.57, 1.232, 1.156, 1.077, 1.006, 0.975, 0.916, 0.885, 0.853, 0.808, 0.79, 0.763, 0.746, 0.724, 0.705, 0.686]
+)
+_ME_CRIT = np.array(
+    [1.373, 1.109, 1.028, 0.995, 0.974, 0.943, 0.902, 0.857, 0.807, 0.731, 0.665, 0.581, 0.509, 0.451, 0.41, 0.372]
+)
 
 
-def simulate_critical_values(xi_values: np.ndarray, *, k: int = 100, reps: int = 10000,
-                             level: float = 1.0 - SCREEN_LEVEL,
-                             seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+def simulate_critical_values(
+    xi_values: np.ndarray, *, k: int = 100, reps: int = 10000, level: float = 1.0 - SCREEN_LEVEL, seed: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
     """Quantile `level` of A^2 and of the mean-excess deviation under GPD(xi, 1) samples of
     size `k`, each statistic computed against the sample's own maximum-likelihood fit."""
     from evt.gof import null_statistics
@@ -82,8 +83,7 @@ def simulate_critical_values(xi_values: np.ndarray, *, k: int = 100, reps: int =
             fit = fit_gpd(y)
             devs.append(linearity_deviation(y, fit.xi, fit.sigma))
         devs = np.asarray(devs)
-        me_q.append(float(np.quantile(devs[np.isfinite(devs)], level)) if np.isfinite(devs).any()
-                    else math.nan)
+        me_q.append(float(np.quantile(devs[np.isfinite(devs)], level)) if np.isfinite(devs).any() else math.nan)
     return np.asarray(ad_q), np.asarray(me_q)
 
 
@@ -145,10 +145,19 @@ def _evaluate(xs: np.ndarray, u: float) -> tuple[Candidate, GPDFit] | None:
     dev = linearity_deviation(y, fit.xi, fit.sigma)
     ad_c, me_c = critical_values(fit.xi)
     ok = ad <= ad_c and (not math.isfinite(dev) or not math.isfinite(me_c) or dev <= me_c)
-    cand = Candidate(threshold=float(u), exceedances=int(y.size), fraction=y.size / xs.size,
-                     xi=fit.xi, sigma=fit.sigma, endpoint=float(u + fit.theta),
-                     ad_statistic=ad, ad_critical=ad_c, me_deviation=dev, me_critical=me_c,
-                     acceptable=bool(ok))
+    cand = Candidate(
+        threshold=float(u),
+        exceedances=int(y.size),
+        fraction=y.size / xs.size,
+        xi=fit.xi,
+        sigma=fit.sigma,
+        endpoint=float(u + fit.theta),
+        ad_statistic=ad,
+        ad_critical=ad_c,
+        me_deviation=dev,
+        me_critical=me_c,
+        acceptable=bool(ok),
+    )
     return cand, fit
 
 
@@ -162,8 +171,9 @@ def candidate_counts(n: int, max_fraction: float) -> list[int]:
     return sorted((int(k) for k in ks), reverse=True)
 
 
-def choose_threshold(sample: np.ndarray, *, max_fraction: float = 0.05,
-                     threshold: float | None = None) -> ThresholdChoice:
+def choose_threshold(
+    sample: np.ndarray, *, max_fraction: float = 0.05, threshold: float | None = None
+) -> ThresholdChoice:
     """Choose (or evaluate the given) threshold for a sample in maximisation orientation.
 
     Raises `EVTError` when the given threshold leaves fewer than `MIN_FIT` values above it, or
@@ -174,8 +184,7 @@ def choose_threshold(sample: np.ndarray, *, max_fraction: float = 0.05,
     if threshold is not None:
         above = int(np.sum(xs > threshold))
         if above < MIN_FIT:
-            raise EVTError(f"threshold {threshold:g} leaves {above} value(s) beyond it; at least "
-                           f"{MIN_FIT} are needed")
+            raise EVTError(f"threshold {threshold:g} leaves {above} value(s) beyond it; at least {MIN_FIT} are needed")
         res = _evaluate(xs, float(threshold))
         if res is None:
             raise EVTError(f"threshold {threshold:g} leaves no spread beyond it")
@@ -205,10 +214,12 @@ def choose_threshold(sample: np.ndarray, *, max_fraction: float = 0.05,
     if acceptable:
         sel = max(acceptable, key=lambda i: (cands[i].exceedances, -i))
     else:
+
         def badness(c: Candidate) -> float:
             r = c.ad_statistic / c.ad_critical
             if math.isfinite(c.me_deviation) and math.isfinite(c.me_critical):
                 r = max(r, c.me_deviation / c.me_critical)
             return r
+
         sel = min(range(len(cands)), key=lambda i: badness(cands[i]))
     return ThresholdChoice(tuple(cands), sel, True, tuple(fits))

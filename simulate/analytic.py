@@ -72,12 +72,12 @@ def thread_rates(graph: ThreadGraph) -> np.ndarray:
 class AnalyticResult:
     """Per-thread and per-instance quantities of the closed form for one plan (cycles)."""
 
-    rate: np.ndarray            # (T,)
-    work: np.ndarray            # (T,) cycles per packet, communication included
-    time: np.ndarray            # (T,) work / rate
-    period: np.ndarray          # (I,) cycles per packet
-    latency: np.ndarray         # (I,) cycles
-    bottleneck: list[int]       # per instance: thread index setting the period
+    rate: np.ndarray  # (T,)
+    work: np.ndarray  # (T,) cycles per packet, communication included
+    time: np.ndarray  # (T,) work / rate
+    period: np.ndarray  # (I,) cycles per packet
+    latency: np.ndarray  # (I,) cycles
+    bottleneck: list[int]  # per instance: thread index setting the period
 
 
 def solve(graph: ThreadGraph) -> AnalyticResult:
@@ -105,8 +105,7 @@ def solve(graph: ThreadGraph) -> AnalyticResult:
     latency = np.zeros(n_inst)
     for i in range(n_inst):
         latency[i] = max(finish[g] for g in s.sink_groups[i])
-    return AnalyticResult(rate=rate, work=work, time=time, period=period, latency=latency,
-                          bottleneck=bottleneck)
+    return AnalyticResult(rate=rate, work=work, time=time, period=period, latency=latency, bottleneck=bottleneck)
 
 
 def _group_order(graph: ThreadGraph) -> list[int]:
@@ -142,16 +141,18 @@ def measurement_from(graph: ThreadGraph, result: AnalyticResult, context_names: 
     threads = []
     for t in range(graph.n_threads):
         i = s.instance_of[t]
-        threads.append({
-            "thread": s.names[t],
-            "context": context_names[graph.contexts[t]],
-            "utilization": float(result.time[t] / (replicas[t] * result.period[i])),
-            "queue_wait": 0.0,
-            "blocked": None,
-            "queue_length": 0.0,
-            "rate": float(result.rate[t]),
-            "work": float(result.work[t]),
-        })
+        threads.append(
+            {
+                "thread": s.names[t],
+                "context": context_names[graph.contexts[t]],
+                "utilization": float(result.time[t] / (replicas[t] * result.period[i])),
+                "queue_wait": 0.0,
+                "blocked": None,
+                "queue_length": 0.0,
+                "rate": float(result.rate[t]),
+                "work": float(result.work[t]),
+            }
+        )
     slowest = int(np.argmax(result.period))
     return Measurement(
         throughput=float(per_inst.sum()),
@@ -177,11 +178,11 @@ def measurement_from(graph: ThreadGraph, result: AnalyticResult, context_names: 
 class BatchResult:
     """Closed-form figures of P binding plans (arrays over plans)."""
 
-    total: np.ndarray          # (P,) packets/s
-    per_instance: np.ndarray   # (P, I) packets/s, instances in `spec.instances` order
-    min_instance: np.ndarray   # (P,) packets/s
-    latency_max: np.ndarray    # (P,) seconds: the slowest instance's critical path
-    latency_mean: np.ndarray   # (P,) seconds: throughput-weighted mean of the instances' paths
+    total: np.ndarray  # (P,) packets/s
+    per_instance: np.ndarray  # (P, I) packets/s, instances in `spec.instances` order
+    min_instance: np.ndarray  # (P,) packets/s
+    latency_max: np.ndarray  # (P,) seconds: the slowest instance's critical path
+    latency_mean: np.ndarray  # (P,) seconds: throughput-weighted mean of the instances' paths
 
     def values(self, objective: str) -> np.ndarray:
         """The number to maximise per plan (as `Measurement.value`: total or minimum throughput,
@@ -218,8 +219,9 @@ class BatchModel:
         self.cycles = np.array(structure.cycles, dtype=float)
         self._capacity = np.asarray(structure.capacity, dtype=float)
         self._resource_level = list(structure.resource_level)
-        self._domains = {level: (topo.strides[level], topo.domain_count(level))
-                         for level in set(self._resource_level) if level >= 0}
+        self._domains = {
+            level: (topo.strides[level], topo.domain_count(level)) for level in set(self._resource_level) if level >= 0
+        }
         self._set_demand(np.asarray(structure.demand, dtype=float))
         # communication: one (C*C) table per message size, indexed by producer * C + consumer
         tables: dict[int, np.ndarray] = {}
@@ -252,10 +254,13 @@ class BatchModel:
         if not np.all(np.diff(inst) >= 0):
             raise AssertionError("threads of an instance are not contiguous")
         self.order = [structure.groups[g].threads[0] for g in _group_order_structure(structure)]
-        self.preds = [[structure.groups[p].threads[0] for p in structure.groups[structure.group_of[t]].preds]
-                      for t in range(self.n_threads)]
-        self.sinks = [[structure.groups[g].threads[0] for g in structure.sink_groups[i]]
-                      for i in range(self.n_instances)]
+        self.preds = [
+            [structure.groups[p].threads[0] for p in structure.groups[structure.group_of[t]].preds]
+            for t in range(self.n_threads)
+        ]
+        self.sinks = [
+            [structure.groups[g].threads[0] for g in structure.sink_groups[i]] for i in range(self.n_instances)
+        ]
 
     def _set_demand(self, demand: np.ndarray) -> None:
         """Per resource level, the (demand, users, capacity) of every resource some thread loads;
@@ -295,7 +300,7 @@ class BatchModel:
             flat = idx.ravel()
             for demand, users, capacity in resources:
                 load = np.bincount(flat, weights=self._weights(demand, P), minlength=P * n_domains)
-                with np.errstate(divide="ignore"):             # empty domains: inf, never gathered
+                with np.errstate(divide="ignore"):  # empty domains: inf, never gathered
                     ratio = np.divide(capacity, load, out=load)  # per domain, then gathered
                 if len(users) == T:
                     np.minimum(rate, ratio[idx], out=rate)
@@ -324,14 +329,18 @@ class BatchModel:
             contexts = contexts[None, :]
         if contexts.ndim != 2 or contexts.shape[1] != self.n_threads:
             raise ValueError(f"contexts must have shape (plans, {self.n_threads}); got {contexts.shape}")
-        parts = [self._evaluate(contexts[i:i + self.chunk]) for i in range(0, len(contexts), self.chunk)]
+        parts = [self._evaluate(contexts[i : i + self.chunk]) for i in range(0, len(contexts), self.chunk)]
         if len(parts) == 1:
             return parts[0]
-        return BatchResult(*(np.concatenate([getattr(p, f) for p in parts])
-                             for f in ("total", "per_instance", "min_instance", "latency_max", "latency_mean")))
+        return BatchResult(
+            *(
+                np.concatenate([getattr(p, f) for p in parts])
+                for f in ("total", "per_instance", "min_instance", "latency_max", "latency_mean")
+            )
+        )
 
     def _evaluate(self, contexts: np.ndarray) -> BatchResult:
-        s = self.times(contexts)                       # (T, P)
+        s = self.times(contexts)  # (T, P)
         P = s.shape[1]
         period = np.empty((self.n_instances, P))
         for i, (a, b) in enumerate(self.blocks):

@@ -52,7 +52,7 @@ from simulate.pinning import PlaceholderError, Placement
 from specs.placeholders import thread_placeholders
 
 SETTINGS = ("command", "metric", "timeout", "repeats")
-SHOWN = 400   # characters of a program's output quoted in an error message
+SHOWN = 400  # characters of a program's output quoted in an error message
 
 
 class CommandOracle:
@@ -69,9 +69,11 @@ class CommandOracle:
             raise OracleError(f"the command oracle takes only {', '.join(SETTINGS)} (got {', '.join(sorted(unknown))})")
         settings = {name: overrides.get(name, getattr(spec.oracle, name)) for name in SETTINGS}
         if not settings["command"] or settings["metric"] is None:
-            raise OracleUnavailableError("the command oracle needs `oracle.command` (the program's argv) and "
-                                         "`oracle.metric` in the spec, e.g. command: [./bench, --cpus, '{cpus}'], "
-                                         "metric: {json: rate}")
+            raise OracleUnavailableError(
+                "the command oracle needs `oracle.command` (the program's argv) and "
+                "`oracle.metric` in the spec, e.g. command: [./bench, --cpus, '{cpus}'], "
+                "metric: {json: rate}"
+            )
         self.spec = spec
         self.argv = [str(a) for a in settings["command"]]
         self.metric = settings["metric"]
@@ -85,8 +87,10 @@ class CommandOracle:
                 if name not in names:
                     from specs.errors import did_you_mean
 
-                    raise PlaceholderError(f"placeholder {{cpu:{name}}} in oracle.command names no thread of "
-                                           f"{spec.name}{did_you_mean(name, spec.thread_names)}")
+                    raise PlaceholderError(
+                        f"placeholder {{cpu:{name}}} in oracle.command names no thread of "
+                        f"{spec.name}{did_you_mean(name, spec.thread_names)}"
+                    )
 
     @staticmethod
     def identity(spec) -> dict[str, Any]:
@@ -105,8 +109,9 @@ class CommandOracle:
         figures = [self._run_once(placement, seed, r) for r in range(self.repeats)]
         return self._measurement(placement, figures, seed)
 
-    def evaluate_many(self, plans: Sequence[Any], seed: int | None = None,
-                      workers: int | None = None) -> list[Measurement]:
+    def evaluate_many(
+        self, plans: Sequence[Any], seed: int | None = None, workers: int | None = None
+    ) -> list[Measurement]:
         """Every plan in turn (plan ``i`` with ``plan_seed(seed, i)``); `workers` is accepted for
         the protocol but runs never overlap: they would share the host they measure."""
         from simulate.oracle import measure_many
@@ -129,8 +134,9 @@ class CommandOracle:
         if metric.regex is not None:
             matches = list(re.finditer(metric.regex, stdout, flags=re.MULTILINE))
             if not matches:
-                raise MetricNotFound(f"{where}: no match of metric.regex {metric.regex!r} in its output "
-                                     f"({_tail(stdout)})")
+                raise MetricNotFound(
+                    f"{where}: no match of metric.regex {metric.regex!r} in its output ({_tail(stdout)})"
+                )
             last = matches[-1]
             text = last.group(1) if last.re.groups else last.group(0)
             try:
@@ -146,32 +152,57 @@ class CommandOracle:
     def _measurement(self, placement: Placement, figures: list[float], seed: int | None) -> Measurement:
         figure = float(statistics.median(figures))
         spread = (max(figures) - min(figures)) / 2.0
-        threads = [{"thread": t, "context": c, "cpu": cpu}
-                   for t, c, cpu in zip(placement.threads, placement.contexts, placement.cpus)]
-        note = (f"median of {len(figures)} run(s) of the command: {', '.join(f'{x:.6g}' for x in figures)}; "
-                "half-width = half their range")
+        threads = [
+            {"thread": t, "context": c, "cpu": cpu}
+            for t, c, cpu in zip(placement.threads, placement.contexts, placement.cpus)
+        ]
+        note = (
+            f"median of {len(figures)} run(s) of the command: {', '.join(f'{x:.6g}' for x in figures)}; "
+            "half-width = half their range"
+        )
         throughput, latency = (0.0, figure) if self.latency else (figure, 0.0)
-        return Measurement(throughput=throughput, per_instance={}, half_width=0.0 if self.latency else spread,
-                           min_throughput=throughput, latency_mean=latency, latency_p50=latency, latency_p99=latency,
-                           threads=threads, bottleneck="", oracle=self.name,
-                           latency_half_width=spread if self.latency else 0.0,
-                           packets=len(figures), seed=seed, notes=[note])
+        return Measurement(
+            throughput=throughput,
+            per_instance={},
+            half_width=0.0 if self.latency else spread,
+            min_throughput=throughput,
+            latency_mean=latency,
+            latency_p50=latency,
+            latency_p99=latency,
+            threads=threads,
+            bottleneck="",
+            oracle=self.name,
+            latency_half_width=spread if self.latency else 0.0,
+            packets=len(figures),
+            seed=seed,
+            notes=[note],
+        )
 
 
 def _run(argv: list[str], env: dict[str, str], timeout: float, where: str, repeat: int) -> str:
     """The program's standard output; raises the errors of the module docstring."""
     try:
-        process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                   env=env, text=True, errors="replace", start_new_session=True)
+        process = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            text=True,
+            errors="replace",
+            start_new_session=True,
+        )
     except OSError as exc:
         raise CommandFailed(f"{where}: cannot start the program: {exc.strerror or exc}") from None
     try:
         stdout, stderr = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         _kill(process)
-        raise CommandTimeout(f"{where}: run {repeat + 1} ran past oracle.timeout ({timeout:g} s) and was killed") from None
+        raise CommandTimeout(
+            f"{where}: run {repeat + 1} ran past oracle.timeout ({timeout:g} s) and was killed"
+        ) from None
     finally:
-        if process.poll() is None:       # interrupted (Ctrl-C, the service's alarm): leave nothing behind
+        if process.poll() is None:  # interrupted (Ctrl-C, the service's alarm): leave nothing behind
             _kill(process)
     if process.returncode != 0:
         raise CommandFailed(f"{where}: run {repeat + 1} exited with status {process.returncode} ({_tail(stderr)})")

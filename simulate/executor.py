@@ -65,7 +65,7 @@ from typing import Any
 
 from simulate.errors import OracleError, SimulateError
 
-Chunk = list[tuple[int, Any]]     # (position in the job list, job)
+Chunk = list[tuple[int, Any]]  # (position in the job list, job)
 ChunkFn = Callable[[Any, list[Any]], list[Any]]
 Init = Callable[..., Any] | None
 
@@ -84,7 +84,7 @@ class Executor:
     """Where chunks of jobs run (see the module docstring)."""
 
     workers: int = 1
-    scheduler: Any = None          # None: local; "tcp://host:port", a distributed.Client or a cluster
+    scheduler: Any = None  # None: local; "tcp://host:port", a distributed.Client or a cluster
     chunk_size: int | None = None  # None: small chunks, about 4 per worker, at most 25 jobs
 
     def map(self, fn: ChunkFn, jobs: Sequence[Any], init: Init = None, init_args: tuple = ()) -> ChunkStream:
@@ -102,7 +102,7 @@ class Executor:
         numbered = list(enumerate(jobs))
         lanes = max(1, self.workers)
         size = self.chunk_size or max(1, min(25, len(numbered) // (4 * lanes) or 1))
-        return [numbered[k:k + size] for k in range(0, len(numbered), size)]
+        return [numbered[k : k + size] for k in range(0, len(numbered), size)]
 
 
 class ChunkStream:
@@ -114,8 +114,7 @@ class ChunkStream:
         self._previous_sigterm: Any = None
 
     def __enter__(self) -> ChunkStream:
-        if threading.current_thread() is threading.main_thread() \
-                and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
             self._previous_sigterm = signal.signal(signal.SIGTERM, _sigterm_to_interrupt)
         return self
 
@@ -174,19 +173,20 @@ def _watch_parent(parent: int) -> None:
         PR_SET_PDEATHSIG = 1
         if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
             raise OSError(ctypes.get_errno(), "prctl")
-    except (OSError, AttributeError):   # not Linux: poll the parent from a thread
+    except (OSError, AttributeError):  # not Linux: poll the parent from a thread
+
         def watchdog() -> None:
             while os.getppid() == parent:
                 threading.Event().wait(0.5)
             os._exit(1)
 
         threading.Thread(target=watchdog, daemon=True, name="parent-watchdog").start()
-    if os.getppid() != parent:          # the parent died before prctl took effect
+    if os.getppid() != parent:  # the parent died before prctl took effect
         os._exit(1)
 
 
 def _process_init(parent: int, key: str, init: Init, init_args: tuple) -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)   # the parent handles Ctrl-C and tears us down
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and tears us down
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     _watch_parent(parent)
     _STATE[key] = init(*init_args) if init else None
@@ -198,8 +198,9 @@ def _process_chunk(key: str, fn: ChunkFn, indices: list[int], jobs: list[Any]) -
 
 def _process_chunks(executor: Executor, fn: ChunkFn, chunks: list[Chunk], init: Init, init_args: tuple):
     key = uuid.uuid4().hex
-    pool = ProcessPoolExecutor(min(executor.workers, len(chunks)), initializer=_process_init,
-                               initargs=(os.getpid(), key, init, init_args))
+    pool = ProcessPoolExecutor(
+        min(executor.workers, len(chunks)), initializer=_process_init, initargs=(os.getpid(), key, init, init_args)
+    )
     pending: set = set()
     finished = False
     try:
@@ -244,8 +245,9 @@ def _dask_state(key: str, init: Init, init_args: tuple) -> Any:
         return _STATE[key]
 
 
-def _dask_chunk(key: str, init: Init, init_args: tuple, fn: ChunkFn, indices: list[int],
-                jobs: list[Any]) -> tuple[list[int], list[Any]]:
+def _dask_chunk(
+    key: str, init: Init, init_args: tuple, fn: ChunkFn, indices: list[int], jobs: list[Any]
+) -> tuple[list[int], list[Any]]:
     return indices, _checked(fn(_dask_state(key, init, init_args), jobs), indices)
 
 
@@ -259,15 +261,16 @@ def _dask_client(scheduler: Any) -> tuple[Any, bool]:
     try:
         import distributed
     except ImportError:
-        raise ExecutorError("a Dask scheduler needs the `distributed` package "
-                            "(pip install 'tasksolve[dask]')") from None
+        raise ExecutorError(
+            "a Dask scheduler needs the `distributed` package (pip install 'tasksolve[dask]')"
+        ) from None
     if isinstance(scheduler, distributed.Client):
         return scheduler, False
     try:
         return distributed.Client(scheduler, timeout="10s"), True
     except (OSError, TimeoutError) as exc:
         raise ExecutorError(f"cannot connect to the Dask scheduler {scheduler}: {exc}") from None
-    except (ValueError, TypeError) as exc:   # not an address (bad input, not a failure)
+    except (ValueError, TypeError) as exc:  # not an address (bad input, not a failure)
         raise SchedulerAddressError(f"bad Dask scheduler address {scheduler!r}: {exc}") from None
 
 
@@ -279,8 +282,7 @@ def _dask_chunks(executor: Executor, fn: ChunkFn, chunks: list[Chunk], init: Ini
     futures: list = []
     try:
         [shared] = client.scatter([init_args], broadcast=True, hash=False)
-        futures = [client.submit(_dask_chunk, key, init, shared, fn, *_split(chunk), pure=False)
-                   for chunk in chunks]
+        futures = [client.submit(_dask_chunk, key, init, shared, fn, *_split(chunk), pure=False) for chunk in chunks]
         for future in distributed.as_completed(futures):
             yield future.result()
     finally:

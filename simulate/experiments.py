@@ -23,8 +23,9 @@ from simulate.model import ThreadGraph, compile_plan
 IDEALS = ("contention", "communication", "queues")
 
 
-def ideal_runs(spec, plan, what: tuple[str, ...] = IDEALS, graph: ThreadGraph | None = None,
-               **overrides) -> dict[str, Measurement]:
+def ideal_runs(
+    spec, plan, what: tuple[str, ...] = IDEALS, graph: ThreadGraph | None = None, **overrides
+) -> dict[str, Measurement]:
     """``{"actual": ..., "contention": ..., ...}``: the plan as is, then with each limit off."""
     unknown = set(what) - set(IDEALS)
     if unknown:
@@ -49,11 +50,18 @@ class MaxRate:
     total: float
     tolerance: float
     arrival: str
-    runs: list[dict] = field(default_factory=list)   # rate, throughput (min instance), kept_up
+    runs: list[dict] = field(default_factory=list)  # rate, throughput (min instance), kept_up
 
 
-def max_rate(spec, plan, tolerance: float | None = None, arrival: str = "deterministic",
-             graph: ThreadGraph | None = None, max_runs: int = 40, **overrides) -> MaxRate:
+def max_rate(
+    spec,
+    plan,
+    tolerance: float | None = None,
+    arrival: str = "deterministic",
+    graph: ThreadGraph | None = None,
+    max_runs: int = 40,
+    **overrides,
+) -> MaxRate:
     """Highest arrival rate per instance that the plan sustains (see the module docstring).
 
     `tolerance` defaults to the simulation's precision; `arrival` is ``deterministic`` (NPIRE's

@@ -42,13 +42,13 @@ class Group:
     """Tasks one thread runs for each packet, and the replicas that run them."""
 
     index: int
-    instance: int                      # index into `Structure.instances`
+    instance: int  # index into `Structure.instances`
     app: str
     tasks: tuple[str, ...]
     stage: int
-    threads: tuple[int, ...]           # thread indices, in replica order
-    preds: tuple[int, ...]             # predecessor group indices
-    succs: tuple[int, ...]             # successor group indices
+    threads: tuple[int, ...]  # thread indices, in replica order
+    preds: tuple[int, ...]  # predecessor group indices
+    succs: tuple[int, ...]  # successor group indices
     edge_bytes: tuple[tuple[int, ...], ...]  # per predecessor: bytes of each crossing task edge
 
 
@@ -57,18 +57,18 @@ class Structure:
     """What runs, independent of where: groups, threads, work and demands."""
 
     names: list[str]
-    instances: list[str]               # "app#i"
+    instances: list[str]  # "app#i"
     groups: list[Group]
     group_of: list[int]
     replica_of: list[int]
     instance_of: list[int]
     task_cycles: list[tuple[float, ...]]
     resources: list[str]
-    capacity: np.ndarray               # (R,)
-    resource_level: list[int]          # topology level index, -1 machine
-    demand: np.ndarray                 # (T, R)
-    idle_demand: np.ndarray            # (T, R)
-    entry_group: list[int]             # per instance
+    capacity: np.ndarray  # (R,)
+    resource_level: list[int]  # topology level index, -1 machine
+    demand: np.ndarray  # (T, R)
+    idle_demand: np.ndarray  # (T, R)
+    entry_group: list[int]  # per instance
     sink_groups: list[tuple[int, ...]]  # per instance
 
     @property
@@ -87,7 +87,7 @@ class ThreadGraph:
     structure: Structure
     clock: float
     contexts: list[int]
-    comm: list[list[tuple[float, ...]]]   # comm[t][pred index][producer replica]
+    comm: list[list[tuple[float, ...]]]  # comm[t][pred index][producer replica]
     mean_comm: list[float]
     strides: list[int]
     ideal: frozenset[str] = field(default_factory=frozenset)
@@ -210,12 +210,14 @@ def pipeline_structure(spec, plan) -> Structure:
                 other = owner[where]
                 raise InvalidPlanError(
                     f"task `{app}#{instance}.{task}` is run by two different thread groups "
-                    f"(tasks {list(other[3])} at stage {other[2]} and {list(tasks)} at stage {stage})")
+                    f"(tasks {list(other[3])} at stage {other[2]} and {list(tasks)} at stage {stage})"
+                )
             owner[where] = key
             for pred in application.predecessors[task]:
                 if pred in position and position[pred] > position[task]:
                     raise InvalidPlanError(
-                        f"thread `{names[members[0][1]]}` runs `{task}` before its predecessor `{pred}`")
+                        f"thread `{names[members[0][1]]}` runs `{task}` before its predecessor `{pred}`"
+                    )
         groups.append((instance_index[(app, instance)], app, tasks, stage))
         thread_lists.append([t for _, t in members])
     for app, i in spec.instances:
@@ -260,24 +262,44 @@ def _assemble(spec, names, instance_names, groups_spec, thread_lists) -> Structu
     groups = []
     for g, (inst, app, tasks, stage) in enumerate(groups_spec):
         pred_list = sorted(preds[g], key=order.__getitem__)
-        groups.append(Group(
-            index=g, instance=inst, app=app, tasks=tuple(tasks), stage=stage,
-            threads=tuple(thread_lists[g]), preds=tuple(pred_list), succs=tuple(sorted(succs[g])),
-            edge_bytes=tuple(tuple(preds[g][p]) for p in pred_list),
-        ))
+        groups.append(
+            Group(
+                index=g,
+                instance=inst,
+                app=app,
+                tasks=tuple(tasks),
+                stage=stage,
+                threads=tuple(thread_lists[g]),
+                preds=tuple(pred_list),
+                succs=tuple(sorted(succs[g])),
+                edge_bytes=tuple(tuple(preds[g][p]) for p in pred_list),
+            )
+        )
     entry_group, sink_groups = [], []
     for inst in range(len(instance_names)):
         mine = [grp for grp in groups if grp.instance == inst]
         entries = [grp.index for grp in mine if not grp.preds]
         if len(entries) != 1:
-            raise InvalidPlanError(f"instance {instance_names[inst]} has {len(entries)} entry thread groups; expected 1")
+            raise InvalidPlanError(
+                f"instance {instance_names[inst]} has {len(entries)} entry thread groups; expected 1"
+            )
         entry_group.append(entries[0])
         sink_groups.append(tuple(grp.index for grp in mine if not grp.succs))
     return Structure(
-        names=list(names), instances=list(instance_names), groups=groups, group_of=group_of,
-        replica_of=replica_of, instance_of=instance_of, task_cycles=task_cycles, resources=resources,
-        capacity=capacity, resource_level=levels, demand=demand, idle_demand=idle,
-        entry_group=entry_group, sink_groups=sink_groups,
+        names=list(names),
+        instances=list(instance_names),
+        groups=groups,
+        group_of=group_of,
+        replica_of=replica_of,
+        instance_of=instance_of,
+        task_cycles=task_cycles,
+        resources=resources,
+        capacity=capacity,
+        resource_level=levels,
+        demand=demand,
+        idle_demand=idle,
+        entry_group=entry_group,
+        sink_groups=sink_groups,
     )
 
 
@@ -339,15 +361,16 @@ def attach(spec, structure: Structure, contexts: Sequence[int]) -> ThreadGraph:
             for p, sizes in zip(group.preds, group.edge_bytes):
                 producers = structure.groups[p].threads
                 costs = tuple(
-                    sum(cost(_shared_level(contexts[q], contexts[t], strides), b) for b in sizes)
-                    for q in producers)
+                    sum(cost(_shared_level(contexts[q], contexts[t], strides), b) for b in sizes) for q in producers
+                )
                 comm[t].append(costs)
                 step = math.gcd(r_g, len(producers))
                 seen = [costs[r] for r in range(len(producers)) if r % step == i % step]
                 total_mean += sum(seen) / len(seen)
             mean_comm[t] = total_mean
-    return ThreadGraph(structure=structure, clock=float(topo.clock), contexts=contexts, comm=comm,
-                       mean_comm=mean_comm, strides=strides)
+    return ThreadGraph(
+        structure=structure, clock=float(topo.clock), contexts=contexts, comm=comm, mean_comm=mean_comm, strides=strides
+    )
 
 
 def compile_plan(spec, plan, structure: Structure | None = None) -> ThreadGraph:

@@ -40,8 +40,9 @@ class Oracle(Protocol):
 
     def evaluate(self, plan: PlanLike, seed: int | None = None) -> Measurement: ...
 
-    def evaluate_many(self, plans: Sequence[PlanLike], seed: int | None = None,
-                      workers: int | None = None) -> list[Measurement]: ...
+    def evaluate_many(
+        self, plans: Sequence[PlanLike], seed: int | None = None, workers: int | None = None
+    ) -> list[Measurement]: ...
 
 
 class _Compiler:
@@ -79,8 +80,9 @@ class AnalyticOracle:
     def evaluate(self, plan: PlanLike, seed: int | None = None) -> Measurement:
         return analytic.evaluate(self.spec, plan, self._compiler.graph(plan))
 
-    def evaluate_many(self, plans: Sequence[PlanLike], seed: int | None = None,
-                      workers: int | None = None) -> list[Measurement]:
+    def evaluate_many(
+        self, plans: Sequence[PlanLike], seed: int | None = None, workers: int | None = None
+    ) -> list[Measurement]:
         return [self.evaluate(plan) for plan in plans]
 
     def batch(self) -> analytic.BatchModel:
@@ -120,16 +122,18 @@ class SimulationOracle:
         settings = self.settings if seed is None else _with_seed(self.settings, seed)
         return Simulation(self._compiler.graph(plan), settings, self._names).run()
 
-    def evaluate_many(self, plans: Sequence[PlanLike], seed: int | None = None,
-                      workers: int | None = None) -> list[Measurement]:
+    def evaluate_many(
+        self, plans: Sequence[PlanLike], seed: int | None = None, workers: int | None = None
+    ) -> list[Measurement]:
         """Simulate every plan; plan ``i`` uses ``plan_seed(seed, i)`` (seed None: the settings'
         seed).  ``workers`` > 1 runs that many processes (None: 1) through `simulate.executor`."""
         base = self.settings.seed if seed is None else int(seed)
         return measure_many(self, (self.spec, self.overrides), plans, base, workers)
 
 
-def measure_many(oracle, rebuild: tuple, plans: Sequence[PlanLike], base: int,
-                 workers: int | None) -> list[Measurement]:
+def measure_many(
+    oracle, rebuild: tuple, plans: Sequence[PlanLike], base: int, workers: int | None
+) -> list[Measurement]:
     """``oracle.evaluate(plan_i, plan_seed(base, i))`` for every plan, in the plans' order, on
     the one executor (`simulate.executor`): inline with `oracle` itself for one worker, else in
     ``workers`` processes that each rebuild the oracle as ``type(oracle)(*rebuild[:1], **rebuild[1])``."""

@@ -32,13 +32,66 @@ import numpy as np
 # Student t 0.975 quantiles for 1..60 degrees of freedom (scipy.stats.t.ppf, 6 decimals; checked
 # against SciPy by the tests): importing scipy.stats costs more than a whole simulation.
 _T975 = (
-    12.706205, 4.302653, 3.182446, 2.776445, 2.570582, 2.446912, 2.364624, 2.306004, 2.262157,
-    2.228139, 2.200985, 2.178813, 2.160369, 2.144787, 2.131450, 2.119905, 2.109816, 2.100922,
-    2.093024, 2.085963, 2.079614, 2.073873, 2.068658, 2.063899, 2.059539, 2.055529, 2.051831,
-    2.048407, 2.045230, 2.042272, 2.039513, 2.036933, 2.034515, 2.032245, 2.030108, 2.028094,
-    2.026192, 2.024394, 2.022691, 2.021075, 2.019541, 2.018082, 2.016692, 2.015368, 2.014103,
-    2.012896, 2.011741, 2.010635, 2.009575, 2.008559, 2.007584, 2.006647, 2.005746, 2.004879,
-    2.004045, 2.003241, 2.002465, 2.001717, 2.000995, 2.000298,
+    12.706205,
+    4.302653,
+    3.182446,
+    2.776445,
+    2.570582,
+    2.446912,
+    2.364624,
+    2.306004,
+    2.262157,
+    2.228139,
+    2.200985,
+    2.178813,
+    2.160369,
+    2.144787,
+    2.131450,
+    2.119905,
+    2.109816,
+    2.100922,
+    2.093024,
+    2.085963,
+    2.079614,
+    2.073873,
+    2.068658,
+    2.063899,
+    2.059539,
+    2.055529,
+    2.051831,
+    2.048407,
+    2.045230,
+    2.042272,
+    2.039513,
+    2.036933,
+    2.034515,
+    2.032245,
+    2.030108,
+    2.028094,
+    2.026192,
+    2.024394,
+    2.022691,
+    2.021075,
+    2.019541,
+    2.018082,
+    2.016692,
+    2.015368,
+    2.014103,
+    2.012896,
+    2.011741,
+    2.010635,
+    2.009575,
+    2.008559,
+    2.007584,
+    2.006647,
+    2.005746,
+    2.004879,
+    2.004045,
+    2.003241,
+    2.002465,
+    2.001717,
+    2.000995,
+    2.000298,
 )
 
 
@@ -76,7 +129,7 @@ def batch_stats(values: np.ndarray, n_batches: int) -> tuple[float, float, np.nd
     leftover windows at the front are dropped."""
     m = len(values)
     size = m // n_batches
-    used = values[m - size * n_batches:]
+    used = values[m - size * n_batches :]
     means = used.reshape(n_batches, size).mean(axis=1)
     mean = float(means.mean())
     if n_batches < 2:
@@ -89,12 +142,12 @@ def batch_stats(values: np.ndarray, n_batches: int) -> tuple[float, float, np.nd
 class Analysis:
     """Result of analysing the windows collected so far (times in cycles, rates per cycle)."""
 
-    ok: bool                    # enough windows after truncation for a confidence interval
-    truncation: int             # windows discarded
-    first: int                  # index of the first window used
-    last: int                   # index of the boundary ending the last window used
+    ok: bool  # enough windows after truncation for a confidence interval
+    truncation: int  # windows discarded
+    first: int  # index of the first window used
+    last: int  # index of the boundary ending the last window used
     n_batches: int
-    total: float = 0.0          # packets per cycle
+    total: float = 0.0  # packets per cycle
     total_hw: float = float("inf")
     per_instance: np.ndarray | None = None
     per_instance_hw: np.ndarray | None = None
@@ -132,9 +185,17 @@ def _latency_series(bounds: np.ndarray, departures: list[np.ndarray], latencies:
     return series
 
 
-def analyse(window: float, n_windows: int, departures: list[np.ndarray], latencies: list[np.ndarray],
-            warmup_packets: int, min_batches: int = 10, max_batches: int = 30,
-            with_latency: bool = True, latency_warmup: bool = True) -> Analysis:
+def analyse(
+    window: float,
+    n_windows: int,
+    departures: list[np.ndarray],
+    latencies: list[np.ndarray],
+    warmup_packets: int,
+    min_batches: int = 10,
+    max_batches: int = 30,
+    with_latency: bool = True,
+    latency_warmup: bool = True,
+) -> Analysis:
     """Analyse `n_windows` windows of length `window` (cycles) from time 0.
 
     `departures[i]` are instance ``i``'s departure times (non-decreasing), `latencies[i]` the
@@ -149,14 +210,14 @@ def analyse(window: float, n_windows: int, departures: list[np.ndarray], latenci
         return Analysis(False, 0, 0, n, 0)
     bounds = np.arange(n + 1) * window
     counts = [np.interp(bounds, d, np.arange(1, len(d) + 1, dtype=float), left=0.0) for d in departures]
-    per_window = np.array([np.diff(c) for c in counts]) / window        # (I, n)
+    per_window = np.array([np.diff(c) for c in counts]) / window  # (I, n)
     total = per_window.sum(axis=0)
     # warm-up cap: the windows before `warmup_packets` packets (all instances) have departed
     cumulative = np.sum(counts, axis=0)
     cap_windows = int(np.searchsorted(cumulative, warmup_packets, side="left"))
     max_d = min(n // 2, cap_windows)
     d = mser_truncation(total, max_d)
-    if with_latency and latency_warmup:   # queues may fill long after the throughput has settled
+    if with_latency and latency_warmup:  # queues may fill long after the throughput has settled
         d = max(d, mser_truncation(_latency_series(bounds, departures, latencies), max_d))
     if max_d == n // 2 and d >= max_d - 1:
         # the best truncation point is at the end of the first half: still warming up
@@ -169,8 +230,10 @@ def analyse(window: float, n_windows: int, departures: list[np.ndarray], latenci
     first = n - size * b
     # departures in the analysed span: interpolation between two far-apart departures must not
     # pass for a measured rate (at least two per batch)
-    span = sum(int(np.searchsorted(dep, n * window, side="right") - np.searchsorted(dep, first * window, side="right"))
-               for dep in departures)
+    span = sum(
+        int(np.searchsorted(dep, n * window, side="right") - np.searchsorted(dep, first * window, side="right"))
+        for dep in departures
+    )
     if span < 2 * b:
         return Analysis(False, d, d, n, 0)
     mean, hw, _ = batch_stats(total[d:], b)
@@ -179,8 +242,7 @@ def analyse(window: float, n_windows: int, departures: list[np.ndarray], latenci
     inst_hw = np.empty(len(departures))
     for i in range(len(departures)):
         inst_mean[i], inst_hw[i], _ = batch_stats(per_window[i, d:], b)
-    result = Analysis(True, d, first, n, b, total=mean, total_hw=hw, per_instance=inst_mean,
-                      per_instance_hw=inst_hw)
+    result = Analysis(True, d, first, n, b, total=mean, total_hw=hw, per_instance=inst_mean, per_instance_hw=inst_hw)
     t0, t1 = first * window, n * window
     if with_latency:
         lat_parts, batch_sum, batch_count = [], np.zeros(b), np.zeros(b)

@@ -81,8 +81,10 @@ class Placement:
             if name not in cpu_of:
                 from specs.errors import did_you_mean
 
-                raise PlaceholderError(f"placeholder {match.group(0)} in oracle.command names no thread of the "
-                                       f"plan{did_you_mean(name, self.threads)}")
+                raise PlaceholderError(
+                    f"placeholder {match.group(0)} in oracle.command names no thread of the "
+                    f"plan{did_you_mean(name, self.threads)}"
+                )
             return str(cpu_of[name])
 
         return [PLACEHOLDER.sub(replace, element) for element in template]
@@ -95,8 +97,11 @@ class Placement:
 
     def document(self, spec_name: str, seed: int | None) -> dict[str, Any]:
         """The plan file's content."""
-        return {"spec": spec_name, "seed": seed, "cpus": list(self.cpus),
-                "threads": [{"thread": t, "context": c, "cpu": cpu}
-                            for t, c, cpu in zip(self.threads, self.contexts, self.cpus)]}
-
-
+        return {
+            "spec": spec_name,
+            "seed": seed,
+            "cpus": list(self.cpus),
+            "threads": [
+                {"thread": t, "context": c, "cpu": cpu} for t, c, cpu in zip(self.threads, self.contexts, self.cpus)
+            ],
+        }

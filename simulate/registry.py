@@ -24,8 +24,20 @@ from specs.oracles import (
     unknown_message,
 )
 
-__all__ = ["DEFAULT_KIND", "KINDS", "ORACLES", "OracleKind", "OracleUnavailableError", "UnknownOracleError",
-           "exclusive", "factory", "help_text", "lookup", "suggestion", "unknown_message"]
+__all__ = [
+    "DEFAULT_KIND",
+    "KINDS",
+    "ORACLES",
+    "OracleKind",
+    "OracleUnavailableError",
+    "UnknownOracleError",
+    "exclusive",
+    "factory",
+    "help_text",
+    "lookup",
+    "suggestion",
+    "unknown_message",
+]
 
 KINDS: tuple[str, ...] = tuple(ORACLES)
 
@@ -54,5 +66,3 @@ def factory(name: str) -> Callable[..., Any]:
         return getattr(importlib.import_module(module), attribute)
     except (ImportError, AttributeError) as exc:
         raise OracleUnavailableError(f"the {name} oracle is not available in this installation ({exc})") from None
-
-

@@ -19,11 +19,17 @@ import signal
 from ortools.sat.python import cp_model
 
 DETERMINISTIC_WALL_GUARD = 20.0  # wall-clock guard, in multiples of a deterministic limit
-DETERMINISTIC_WORKERS = 2        # the interleaved portfolio of a repeatable run, whatever --workers says
+DETERMINISTIC_WORKERS = 2  # the interleaved portfolio of a repeatable run, whatever --workers says
 
 
-def make_solver(*, time_limit: float | None, workers: int = 1, seed: int = 0,
-                deterministic_time: float | None = None, log: bool = False) -> cp_model.CpSolver:
+def make_solver(
+    *,
+    time_limit: float | None,
+    workers: int = 1,
+    seed: int = 0,
+    deterministic_time: float | None = None,
+    log: bool = False,
+) -> cp_model.CpSolver:
     """A `CpSolver` with the project's parameters (module docstring)."""
     solver = cp_model.CpSolver()
     params = solver.parameters

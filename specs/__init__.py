@@ -16,7 +16,25 @@ from specs.topology import MACHINE, Topology
 from specs.units import Duration
 
 __all__ = [
-    "Application", "Duration", "Edge", "MACHINE", "Plan", "PlanThread", "Spec", "SpecError", "Task",
-    "ThreadRef", "Topology", "UsableTree", "builtin_names", "check_plan", "count_distinct",
-    "count_placements", "dump_spec", "load_plan", "load_spec", "load_spec_text", "load_topology",
+    "Application",
+    "Duration",
+    "Edge",
+    "MACHINE",
+    "Plan",
+    "PlanThread",
+    "Spec",
+    "SpecError",
+    "Task",
+    "ThreadRef",
+    "Topology",
+    "UsableTree",
+    "builtin_names",
+    "check_plan",
+    "count_distinct",
+    "count_placements",
+    "dump_spec",
+    "load_plan",
+    "load_spec",
+    "load_spec_text",
+    "load_topology",
 ]

@@ -22,49 +22,79 @@ def check_topology(topo: Topology, prefix: tuple = ()) -> list[Problem]:
     names = topo.level_names
     for index, name in enumerate(names):
         if name == MACHINE:
-            problems.append(Problem(prefix + ("levels", index, "name"),
-                                    "`machine` is the implicit root level; give the levels inside it"))
+            problems.append(
+                Problem(
+                    prefix + ("levels", index, "name"),
+                    "`machine` is the implicit root level; give the levels inside it",
+                )
+            )
         elif names.index(name) != index:
             problems.append(Problem(prefix + ("levels", index, "name"), f"level `{name}` is given twice"))
     if topo.n_contexts > 65_536:
-        problems.append(Problem(prefix + ("levels",),
-                                f"{topo.n_contexts} hardware contexts is more than tasksolve handles (65536)"))
+        problems.append(
+            Problem(prefix + ("levels",), f"{topo.n_contexts} hardware contexts is more than tasksolve handles (65536)")
+        )
     known_levels = names + [MACHINE]
     seen: set[str] = set()
     for index, resource in enumerate(topo.resources):
         if resource.name in seen:
-            problems.append(Problem(prefix + ("resources", index, "name"), f"resource `{resource.name}` is given twice"))
+            problems.append(
+                Problem(prefix + ("resources", index, "name"), f"resource `{resource.name}` is given twice")
+            )
         seen.add(resource.name)
         if resource.level not in known_levels:
-            problems.append(Problem(
-                prefix + ("resources", index, "level"),
-                f"unknown level `{resource.level}` (levels: {', '.join(known_levels)})"
-                f"{did_you_mean(resource.level, known_levels)}",
-            ))
+            problems.append(
+                Problem(
+                    prefix + ("resources", index, "level"),
+                    f"unknown level `{resource.level}` (levels: {', '.join(known_levels)})"
+                    f"{did_you_mean(resource.level, known_levels)}",
+                )
+            )
     problems.extend(_check_os_cpus(topo, prefix))
     comm = topo.communication
     shared = topo.shared_level_names
     if isinstance(comm, DirectCommunication):
         for key in comm.cycles:
             if key not in shared:
-                hint = (f"; `{key}` is the hardware context: two threads never share one"
-                        if key == names[-1] else did_you_mean(key, shared))
-                problems.append(Problem(prefix + ("communication", key),
-                                        f"unknown level `{key}` (costs are keyed by {', '.join(shared)}){hint}", key=True))
+                hint = (
+                    f"; `{key}` is the hardware context: two threads never share one"
+                    if key == names[-1]
+                    else did_you_mean(key, shared)
+                )
+                problems.append(
+                    Problem(
+                        prefix + ("communication", key),
+                        f"unknown level `{key}` (costs are keyed by {', '.join(shared)}){hint}",
+                        key=True,
+                    )
+                )
         missing = [level for level in shared if level not in comm.cycles]
         if missing:
-            problems.append(Problem(prefix + ("communication",),
-                                    f"no cost given for {', '.join(f'`{m}`' for m in missing)}; "
-                                    f"give cycles per message for each of {', '.join(shared)}"))
+            problems.append(
+                Problem(
+                    prefix + ("communication",),
+                    f"no cost given for {', '.join(f'`{m}`' for m in missing)}; "
+                    f"give cycles per message for each of {', '.join(shared)}",
+                )
+            )
     elif isinstance(comm, CacheCommunication):
         for table in ("latency", "hit_rate"):
             for key in getattr(comm, table):
                 if key not in known_levels:
-                    problems.append(Problem(prefix + ("communication", table, key),
-                                            f"unknown level `{key}`{did_you_mean(key, known_levels)}", key=True))
+                    problems.append(
+                        Problem(
+                            prefix + ("communication", table, key),
+                            f"unknown level `{key}`{did_you_mean(key, known_levels)}",
+                            key=True,
+                        )
+                    )
         if MACHINE not in comm.latency:
-            problems.append(Problem(prefix + ("communication", "latency"),
-                                    "the cache model needs `machine` (main-memory latency in cycles)"))
+            problems.append(
+                Problem(
+                    prefix + ("communication", "latency"),
+                    "the cache model needs `machine` (main-memory latency in cycles)",
+                )
+            )
         if comm.line <= 0:
             problems.append(Problem(prefix + ("communication", "line"), "the line size must be positive"))
     return problems
@@ -92,13 +122,16 @@ def _check_os_cpus(topo: Topology, prefix: tuple) -> list[Problem]:
     missing = topo.n_contexts - len(seen_contexts)
     if missing and not problems:
         first = next(c for c in range(topo.n_contexts) if c not in seen_contexts)
-        problems.append(Problem(prefix + ("os_cpus",), f"{missing} context(s) have no CPU number, "
-                                                        f"e.g. `{topo.context_name(first)}`; give every context one"))
+        problems.append(
+            Problem(
+                prefix + ("os_cpus",),
+                f"{missing} context(s) have no CPU number, e.g. `{topo.context_name(first)}`; give every context one",
+            )
+        )
     return problems
 
 
-def check_application(app_name: str, app: Application, resources: list[str] | None,
-                      base: tuple = ()) -> list[Problem]:
+def check_application(app_name: str, app: Application, resources: list[str] | None, base: tuple = ()) -> list[Problem]:
     """One task graph: demands name known resources (skipped when `resources` is None, for an
     application file checked on its own), edges name tasks, no self-loop, no repeated edge, no
     cycle, one entry task."""
@@ -107,17 +140,29 @@ def check_application(app_name: str, app: Application, resources: list[str] | No
         for table in ("demand", "idle_demand"):
             for resource in getattr(task, table):
                 if resources is not None and resource not in resources:
-                    known = f" (resources: {', '.join(resources)})" if resources else " (the topology declares no resources)"
-                    problems.append(Problem(
-                        base + ("tasks", task_name, table, resource),
-                        f"unknown resource `{resource}` in {app_name}.{task_name}.{table}{known}"
-                        f"{did_you_mean(resource, resources)}", key=True))
+                    known = (
+                        f" (resources: {', '.join(resources)})"
+                        if resources
+                        else " (the topology declares no resources)"
+                    )
+                    problems.append(
+                        Problem(
+                            base + ("tasks", task_name, table, resource),
+                            f"unknown resource `{resource}` in {app_name}.{task_name}.{table}{known}"
+                            f"{did_you_mean(resource, resources)}",
+                            key=True,
+                        )
+                    )
     pairs: Counter = Counter()
     for index, edge in enumerate(app.edges):
         for end, field in ((edge.source, "from"), (edge.target, "to")):
             if end not in app.tasks:
-                problems.append(Problem(base + ("edges", index, field),
-                                        f"unknown task `{end}` in application `{app_name}`{did_you_mean(end, app.tasks)}"))
+                problems.append(
+                    Problem(
+                        base + ("edges", index, field),
+                        f"unknown task `{end}` in application `{app_name}`{did_you_mean(end, app.tasks)}",
+                    )
+                )
         if edge.source == edge.target:
             problems.append(Problem(base + ("edges", index), f"edge from `{edge.source}` to itself"))
         pairs[(edge.source, edge.target)] += 1
@@ -129,16 +174,23 @@ def check_application(app_name: str, app: Application, resources: list[str] | No
     if cycle:
         return [Problem(base + ("edges",), f"the task graph of `{app_name}` has a cycle: {' -> '.join(cycle)}")]
     if len(app.entries) != 1:
-        return [Problem(base + ("tasks",),
-                        f"application `{app_name}` must have exactly one entry task (with no incoming edge); "
-                        f"it has {len(app.entries)}: {', '.join(app.entries)}")]
+        return [
+            Problem(
+                base + ("tasks",),
+                f"application `{app_name}` must have exactly one entry task (with no incoming edge); "
+                f"it has {len(app.entries)}: {', '.join(app.entries)}",
+            )
+        ]
     return []
 
 
 def check_applications(spec: Spec) -> list[Problem]:
     resources = spec.topology.resource_names
-    return [problem for app_name, app in spec.applications.items()
-            for problem in check_application(app_name, app, resources, ("applications", app_name))]
+    return [
+        problem
+        for app_name, app in spec.applications.items()
+        for problem in check_application(app_name, app, resources, ("applications", app_name))
+    ]
 
 
 def check_workload(spec: Spec) -> list[Problem]:
@@ -146,12 +198,20 @@ def check_workload(spec: Spec) -> list[Problem]:
     seen: dict[str, int] = {}
     for index, item in enumerate(spec.workload):
         if item.app not in spec.applications:
-            problems.append(Problem(("workload", index, "app"),
-                                    f"unknown application `{item.app}`{did_you_mean(item.app, spec.applications)}"))
+            problems.append(
+                Problem(
+                    ("workload", index, "app"),
+                    f"unknown application `{item.app}`{did_you_mean(item.app, spec.applications)}",
+                )
+            )
         elif item.app in seen:
-            problems.append(Problem(("workload", index, "app"),
-                                    f"application `{item.app}` is listed twice (first as workload[{seen[item.app]}]); "
-                                    "add the instances together"))
+            problems.append(
+                Problem(
+                    ("workload", index, "app"),
+                    f"application `{item.app}` is listed twice (first as workload[{seen[item.app]}]); "
+                    "add the instances together",
+                )
+            )
         seen.setdefault(item.app, index)
     return problems
 
@@ -204,27 +264,41 @@ def check_constraints(spec: Spec) -> list[Problem]:
             problems.append(Problem(path, str(exc)))
             continue
         if context not in usable:
-            problems.append(Problem(path, f"`{thread}` is pinned to `{context_name}`, which is outside constraints.contexts"))
+            problems.append(
+                Problem(path, f"`{thread}` is pinned to `{context_name}`, which is outside constraints.contexts")
+            )
         elif context in forbidden.get(thread, set()):
-            problems.append(Problem(path, f"`{thread}` is pinned to `{context_name}`, which constraints.forbid excludes for it"))
+            problems.append(
+                Problem(path, f"`{thread}` is pinned to `{context_name}`, which constraints.forbid excludes for it")
+            )
         elif context in pinned_at:
-            problems.append(Problem(path, f"`{context_name}` is already the pin of `{pinned_at[context]}`; "
-                                          "a hardware context runs one thread"))
+            problems.append(
+                Problem(
+                    path,
+                    f"`{context_name}` is already the pin of `{pinned_at[context]}`; "
+                    "a hardware context runs one thread",
+                )
+            )
         else:
             pinned_at[context] = thread
 
     for level in cons.max_threads:
         if level not in topo.level_names and level != "machine":
             known = topo.level_names + ["machine"]
-            problems.append(Problem(base + ("max_threads", level),
-                                    f"unknown level `{level}`{did_you_mean(level, known)}", key=True))
+            problems.append(
+                Problem(base + ("max_threads", level), f"unknown level `{level}`{did_you_mean(level, known)}", key=True)
+            )
 
     threads = len(spec.threads)
     if spec.problem == "binding" and threads > len(usable):
         where = "usable " if cons.contexts is not None else ""
-        problems.append(Problem(("workload",),
-                                f"the workload has {threads} threads but only {len(usable)} {where}hardware contexts; "
-                                "each thread needs its own context"))
+        problems.append(
+            Problem(
+                ("workload",),
+                f"the workload has {threads} threads but only {len(usable)} {where}hardware contexts; "
+                "each thread needs its own context",
+            )
+        )
     for thread, contexts in forbidden.items():
         if not usable - contexts:
             problems.append(Problem(base + ("forbid", thread), f"`{thread}` is forbidden from every usable context"))
@@ -245,8 +319,12 @@ def check_oracle(spec: Spec) -> list[Problem]:
     for index, element in enumerate(command):
         for name in thread_placeholders([element]):
             if name not in names:
-                problems.append(Problem(("oracle", "command", index), f"placeholder {{cpu:{name}}} names no thread "
-                                        f"of the spec{did_you_mean(name, names)}"))
+                problems.append(
+                    Problem(
+                        ("oracle", "command", index),
+                        f"placeholder {{cpu:{name}}} names no thread of the spec{did_you_mean(name, names)}",
+                    )
+                )
     return problems
 
 

@@ -144,7 +144,9 @@ def scientific(value: int, significant: int = 3) -> str:
     if value < 1000:
         return text
     exponent = len(text) - 1
-    mantissa = int(text[:significant].ljust(significant, "0")) + (1 if text[significant:significant + 1] >= "5" else 0)
+    mantissa = int(text[:significant].ljust(significant, "0")) + (
+        1 if text[significant : significant + 1] >= "5" else 0
+    )
     if mantissa == 10**significant:  # 9.995e3 -> 1.00e4
         mantissa //= 10
         exponent += 1

@@ -87,8 +87,7 @@ class SpecError(SpecsError):
         return format_path(self.problems[0][3]) if self.problems else ""
 
     @classmethod
-    def at(cls, file: str, message: str, line: int | None = None, col: int | None = None,
-           path: Path = ()) -> SpecError:
+    def at(cls, file: str, message: str, line: int | None = None, col: int | None = None, path: Path = ()) -> SpecError:
         """A single problem in `file`."""
         return cls(file, [(file, line, col, tuple(path), message)])
 

@@ -139,21 +139,31 @@ def check_placement(spec: Spec) -> list[Problem]:
         caps[level] = cap
         most = placeable(spec, caps, pins=False, forbids=False)
         if most is not None and most < threads:
-            return [Problem(("constraints", "max_threads", level),
-                            f"max_threads {{{_caps_text(caps)}}} leaves room for {most} of the {threads} threads "
-                            f"in the {len(spec.usable_contexts)} contexts of {where}")]
+            return [
+                Problem(
+                    ("constraints", "max_threads", level),
+                    f"max_threads {{{_caps_text(caps)}}} leaves room for {most} of the {threads} threads "
+                    f"in the {len(spec.usable_contexts)} contexts of {where}",
+                )
+            ]
     most = placeable(spec, caps, pins=True, forbids=False)
     if most is not None and most < threads:
         also = f" with max_threads {{{_caps_text(caps)}}}" if caps else ""
-        return [Problem(("constraints", "pin"),
-                        f"with these pins{also}, only {most} of the {threads} threads can be placed "
-                        f"in the contexts of {where}")]
+        return [
+            Problem(
+                ("constraints", "pin"),
+                f"with these pins{also}, only {most} of the {threads} threads can be placed in the contexts of {where}",
+            )
+        ]
     most = placeable(spec, caps, pins=True, forbids=True) or 0
     also = " and ".join(name for name, given in (("the pins", cons.pin), ("max_threads", caps)) if given)
     also = f" (and {also})" if also else ""
-    return [Problem(("constraints", "forbid"),
-                    f"with these forbids{also}, only {most} of the {threads} threads can be "
-                    f"placed in the contexts of {where}")]
+    return [
+        Problem(
+            ("constraints", "forbid"),
+            f"with these forbids{also}, only {most} of the {threads} threads can be placed in the contexts of {where}",
+        )
+    ]
 
 
 # --------------------------------------------------------------------- latency
@@ -203,10 +213,14 @@ def check_latency(spec: Spec) -> list[Problem]:
 
     messages = " and the cheapest message costs" if spec.problem == "binding" else ""
     given = f"{limit:.6g} cycles" if bound.unit == "cycles" else f"{bound} ({limit:.6g} cycles at {frequency(clock)})"
-    return [Problem(("constraints", "latency_max"),
-                    f"latency_max {given} is below the shortest latency "
-                    f"any placement reaches: the critical path of `{app}` ({' -> '.join(path)}) takes "
-                    f"{cycles:.6g} cycles ({seconds(cycles / clock)}) with its cycles{messages} and no contention")]
+    return [
+        Problem(
+            ("constraints", "latency_max"),
+            f"latency_max {given} is below the shortest latency "
+            f"any placement reaches: the critical path of `{app}` ({' -> '.join(path)}) takes "
+            f"{cycles:.6g} cycles ({seconds(cycles / clock)}) with its cycles{messages} and no contention",
+        )
+    ]
 
 
 def check_feasibility(spec: Spec) -> list[Problem]:

@@ -55,8 +55,9 @@ def _unit(parse):
 
 Name = Annotated[
     str,
-    Field(pattern=NAME_PATTERN, max_length=64,
-          description="letters, digits, `_` and `-`, starting with a letter or `_`"),
+    Field(
+        pattern=NAME_PATTERN, max_length=64, description="letters, digits, `_` and `-`, starting with a letter or `_`"
+    ),
 ]
 Number = Annotated[float, BeforeValidator(_no_bool), AfterValidator(_finite)]
 Count = Annotated[int, BeforeValidator(_no_bool), Field(ge=1)]
@@ -66,37 +67,73 @@ Frequency = Annotated[
     float,
     BeforeValidator(_unit(units.parse_frequency)),
     PlainSerializer(units.format_frequency, return_type=str),
-    WithJsonSchema({"type": ["string", "number"], "description": "a frequency: `1.4GHz`, `800MHz`; a plain number is Hz", "examples": ["1.4GHz"]}),
+    WithJsonSchema(
+        {
+            "type": ["string", "number"],
+            "description": "a frequency: `1.4GHz`, `800MHz`; a plain number is Hz",
+            "examples": ["1.4GHz"],
+        }
+    ),
 ]
 Clock = Annotated[
     float,
     BeforeValidator(_unit(units.parse_clock)),
     PlainSerializer(units.format_frequency, return_type=str),
-    WithJsonSchema({"type": ["string", "number"], "description": "a processor clock between 1MHz and 100GHz: "
-                    "`1.4GHz`, `800MHz` (a plain number is Hz, so give the unit)", "examples": ["1.4GHz"]}),
+    WithJsonSchema(
+        {
+            "type": ["string", "number"],
+            "description": "a processor clock between 1MHz and 100GHz: "
+            "`1.4GHz`, `800MHz` (a plain number is Hz, so give the unit)",
+            "examples": ["1.4GHz"],
+        }
+    ),
 ]
 Size = Annotated[
     int,
     BeforeValidator(_unit(units.parse_size)),
     PlainSerializer(units.format_size, return_type=str),
-    WithJsonSchema({"type": ["string", "integer"], "description": "a size: `64B`, `8KiB`, `1MB`; a plain number is bytes", "examples": ["64B"]}),
+    WithJsonSchema(
+        {
+            "type": ["string", "integer"],
+            "description": "a size: `64B`, `8KiB`, `1MB`; a plain number is bytes",
+            "examples": ["64B"],
+        }
+    ),
 ]
 Rate = Annotated[
     float,
     BeforeValidator(_unit(units.parse_rate)),
     PlainSerializer(units.format_rate, return_type=str),
-    WithJsonSchema({"type": ["string", "number"], "description": "a packet rate: `2Mpps`, `500kpps`; a plain number is packets per second", "examples": ["2Mpps"]}),
+    WithJsonSchema(
+        {
+            "type": ["string", "number"],
+            "description": "a packet rate: `2Mpps`, `500kpps`; a plain number is packets per second",
+            "examples": ["2Mpps"],
+        }
+    ),
 ]
 Duration = Annotated[
     units.Duration,
     BeforeValidator(_unit(units.parse_duration)),
     PlainSerializer(units.format_duration, return_type=str),
-    WithJsonSchema({"type": ["string", "number"], "description": "a processor time: `2.5us`, `300ns`; a plain number is cycles", "examples": ["3us"]}),
+    WithJsonSchema(
+        {
+            "type": ["string", "number"],
+            "description": "a processor time: `2.5us`, `300ns`; a plain number is cycles",
+            "examples": ["3us"],
+        }
+    ),
 ]
 Seconds = Annotated[
     float,
     BeforeValidator(_unit(units.parse_seconds)),
-    WithJsonSchema({"type": ["string", "number"], "description": "a wall-clock duration: `30s`, `2min`; a plain number is seconds", "examples": ["30s"]}),
+    WithJsonSchema(
+        {
+            "type": ["string", "number"],
+            "description": "a wall-clock duration: `30s`, `2min`; a plain number is seconds",
+            "examples": ["30s"],
+        }
+    ),
 ]
 Fraction = Annotated[
     float,
@@ -118,6 +155,7 @@ Cycles = Annotated[PositiveNumber, Field(le=1e12, description="cycles of work pe
 Share = Annotated[
     float,
     BeforeValidator(_unit(units.parse_fraction)),
-    WithJsonSchema({"type": ["string", "number"], "description": "a share between 0 and 1: `0.4` or `40%`",
-                    "examples": ["40%"]}),
+    WithJsonSchema(
+        {"type": ["string", "number"], "description": "a share between 0 and 1: `0.4` or `40%`", "examples": ["40%"]}
+    ),
 ]

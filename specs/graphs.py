@@ -18,8 +18,11 @@ Node = TypeVar("Node", bound=Hashable)
 CycleError = graphlib.CycleError
 
 
-def topological_order(nodes: Sequence[Node], predecessors: Callable[[Node], Iterable[Node]],
-                      choose: Callable[[list[Node]], Node] | None = None) -> list[Node]:
+def topological_order(
+    nodes: Sequence[Node],
+    predecessors: Callable[[Node], Iterable[Node]],
+    choose: Callable[[list[Node]], Node] | None = None,
+) -> list[Node]:
     """Every node of `nodes` after all of its `predecessors(node)`; see the module docstring.
 
     `choose(ready)` must remove and return one node of the list ``ready``.

@@ -94,14 +94,21 @@ def load_any(path: str | FsPath, *, allow_outside: bool = False, feasibility: bo
     else:
         found = find_builtin(text)
         if found is None:
-            raise SpecError.at(shorten(text, 80), f"no such file; {unknown_builtin(text)} (`tasksolve examples` lists them)")
+            raise SpecError.at(
+                shorten(text, 80), f"no such file; {unknown_builtin(text)} (`tasksolve examples` lists them)"
+            )
         file_path = found[1]
     data, locations = read_yaml(file_path, _display(file_path))
     shown_as = _display(file_path)
     kind = detect_kind(data)
     if kind is None:
-        raise SpecError.at(shown_as, "not a spec, a topology or an application: a spec starts with `tasksolve: 1`, "
-                                     "a topology has `levels`, an application has `tasks`", 1, 1)
+        raise SpecError.at(
+            shown_as,
+            "not a spec, a topology or an application: a spec starts with `tasksolve: 1`, "
+            "a topology has `levels`, an application has `tasks`",
+            1,
+            1,
+        )
     with _confined(file_path.parent, allow_outside):
         if kind == "spec":
             value = spec_from_data(data, locations, shown_as, file_path.parent, feasibility=feasibility)

@@ -39,8 +39,11 @@ ALLOW_OUTSIDE: ContextVar[bool] = ContextVar("allow_outside_references", default
 @contextmanager
 def _confined(spec_dir: FsPath | None, allow_outside: bool):
     """References may point into `spec_dir`'s tree and the built-ins only (unless allowed)."""
-    roots = None if (allow_outside or ALLOW_OUTSIDE.get()) else tuple(
-        p.resolve() for p in ([spec_dir] if spec_dir is not None else []) + [FsPath(str(EXAMPLES))])
+    roots = (
+        None
+        if (allow_outside or ALLOW_OUTSIDE.get())
+        else tuple(p.resolve() for p in ([spec_dir] if spec_dir is not None else []) + [FsPath(str(EXAMPLES))])
+    )
     token = _ROOTS.set(roots)
     try:
         yield
@@ -115,7 +118,8 @@ def _model_at(root: type[BaseModel], loc: tuple) -> type[BaseModel] | None:
             origin = typing.get_origin(annotation)
             if isinstance(annotation, type) and issubclass(annotation, BaseModel):
                 field = annotation.model_fields.get(part) or next(
-                    (f for f in annotation.model_fields.values() if f.alias == part), None)
+                    (f for f in annotation.model_fields.values() if f.alias == part), None
+                )
                 if field is not None:
                     following.append(field.annotation)
             elif origin is dict:
@@ -142,7 +146,7 @@ def _message(error: dict, model: type[BaseModel]) -> tuple[str, bool]:
         listed = f" (allowed: {', '.join(allowed)})" if allowed and len(allowed) <= 12 else ""
         return f"unknown field `{shorten(str(loc[-1]), 80)}`{listed}{did_you_mean(str(loc[-1]), allowed)}", True
     if msg.startswith("Value error, "):
-        msg = msg[len("Value error, "):]
+        msg = msg[len("Value error, ") :]
     if kind == "literal_error":
         expected = error.get("ctx", {}).get("expected", "")
         options = [o.strip().strip("'") for o in expected.replace(" or ", ",").split(",") if o.strip()]
@@ -154,7 +158,11 @@ def _message(error: dict, model: type[BaseModel]) -> tuple[str, bool]:
         return f"expected a list, got {_shown(error.get('input'))}", False
     if kind == "union_tag_invalid":
         return msg.replace("Input tag", "model"), False
-    if "input" in error and kind not in ("value_error", "assertion_error") and not isinstance(error["input"], (dict, list)):
+    if (
+        "input" in error
+        and kind not in ("value_error", "assertion_error")
+        and not isinstance(error["input"], (dict, list))
+    ):
         msg = f"{msg} (got {_shown(error['input'])})"
     return msg, False
 
@@ -184,36 +192,62 @@ def validate_model(model: type[BaseModel], data: Any, file: str, locations: Loca
 
 
 # --------------------------------------------------------------------- references
-def _resolve(ref: Any, kind: str, relative_to: FsPath | None, file: str, locations: Locations,
-             path: Path) -> FsPath:
+def _resolve(ref: Any, kind: str, relative_to: FsPath | None, file: str, locations: Locations, path: Path) -> FsPath:
     """A built-in name or a path relative to the referring file -> a file path."""
     if not isinstance(ref, str) or not ref.strip():
-        raise locate(file, locations, [Problem(path, f"expected a built-in name, a file path or a mapping, got {_shown(ref)}")])
+        raise locate(
+            file, locations, [Problem(path, f"expected a built-in name, a file path or a mapping, got {_shown(ref)}")]
+        )
     looks_like_path = ref.endswith((".yaml", ".yml")) or "/" in ref or "\\" in ref
     if not looks_like_path:
         names = builtin_names(kind)
         if ref in names:
             return builtin_path(kind, ref)
         what = "topology" if kind == "topologies" else "application"
-        raise locate(file, locations, [Problem(path, f"unknown built-in {what} `{ref}` (built-in: {', '.join(names)})"
-                                                     f"{did_you_mean(ref, names)}; a file path must end in .yaml")])
+        raise locate(
+            file,
+            locations,
+            [
+                Problem(
+                    path,
+                    f"unknown built-in {what} `{ref}` (built-in: {', '.join(names)})"
+                    f"{did_you_mean(ref, names)}; a file path must end in .yaml",
+                )
+            ],
+        )
     candidate = (relative_to / ref) if relative_to is not None else FsPath(ref)
     try:
         found = candidate.is_file()
         inside = _inside_roots(candidate)
     except OSError as exc:
-        raise locate(file, locations, [Problem(path, f"cannot use the file `{shorten(ref, 80)}`: {exc.strerror}")]) from None
+        raise locate(
+            file, locations, [Problem(path, f"cannot use the file `{shorten(ref, 80)}`: {exc.strerror}")]
+        ) from None
     if not inside:
-        raise locate(file, locations, [Problem(path, f"`{shorten(ref, 80)}` is outside the spec's directory: references "
-                                                     "may name built-ins and files under the spec's folder only "
-                                                     "(--allow-outside-references lifts this)")])
+        raise locate(
+            file,
+            locations,
+            [
+                Problem(
+                    path,
+                    f"`{shorten(ref, 80)}` is outside the spec's directory: references "
+                    "may name built-ins and files under the spec's folder only "
+                    "(--allow-outside-references lifts this)",
+                )
+            ],
+        )
     if not found:
-        raise locate(file, locations, [Problem(path, f"file `{shorten(ref, 80)}` not found (looked for {shorten(str(candidate), 120)})")])
+        raise locate(
+            file,
+            locations,
+            [Problem(path, f"file `{shorten(ref, 80)}` not found (looked for {shorten(str(candidate), 120)})")],
+        )
     return candidate
 
 
-def _load_topology_data(data: Any, locations: Locations, file: str, relative_to: FsPath | None,
-                        chain: tuple[str, ...]) -> tuple[Any, Locations]:
+def _load_topology_data(
+    data: Any, locations: Locations, file: str, relative_to: FsPath | None, chain: tuple[str, ...]
+) -> tuple[Any, Locations]:
     """Follow ``base:`` references: the base's keys, overridden by this file's."""
     if not isinstance(data, dict) or "base" not in data:
         return data, locations
@@ -226,8 +260,9 @@ def _load_topology_data(data: Any, locations: Locations, file: str, relative_to:
     base_data, base_locations = read_yaml(base_file, _display(base_file))
     if not isinstance(base_data, dict):
         raise SpecError.at(_display(base_file), "a topology file holds a mapping (name, clock, levels, ...)", 1, 1)
-    base_data, base_locations = _load_topology_data(base_data, base_locations, _display(base_file),
-                                                    base_file.parent, chain + (key,))
+    base_data, base_locations = _load_topology_data(
+        base_data, base_locations, _display(base_file), base_file.parent, chain + (key,)
+    )
     merged = {k: v for k, v in base_data.items() if k != "base"}
     merged_locations = Locations()
     merged_locations.graft((), base_locations)
@@ -247,19 +282,20 @@ def _display(path: FsPath) -> str:
     text = str(path)
     examples = str(EXAMPLES)
     if text.startswith(examples):
-        return "<built-in>/" + text[len(examples):].lstrip("/\\")
+        return "<built-in>/" + text[len(examples) :].lstrip("/\\")
     return text
 
 
-def _topology_from(data: Any, file: str, locations: Locations, relative_to: FsPath | None,
-                   chain: tuple[str, ...], prefix: Path = ()) -> tuple[Topology, Locations]:
+def _topology_from(
+    data: Any, file: str, locations: Locations, relative_to: FsPath | None, chain: tuple[str, ...], prefix: Path = ()
+) -> tuple[Topology, Locations]:
     if not isinstance(data, dict):
         raise locate(file, locations, [Problem(prefix, "a topology is a mapping (name, clock, levels, ...)")])
     sub_locations = Locations()
     for table in ("values", "keys"):
         for p, position in getattr(locations, table).items():
             if p[: len(prefix)] == prefix:
-                getattr(sub_locations, table)[p[len(prefix):]] = position
+                getattr(sub_locations, table)[p[len(prefix) :]] = position
     data, sub_locations = _load_topology_data(data, sub_locations, file, relative_to, chain)
     topology = validate_model(Topology, data, file, sub_locations)
     problems = check_topology(topology)
@@ -279,7 +315,11 @@ def load_topology(path: str | FsPath) -> Topology:
     """Load a topology file (or a built-in topology by name, or ``host``: this machine)."""
     if str(path) == HOST:
         return _host_topology()
-    path = FsPath(path) if str(path).endswith((".yaml", ".yml")) or FsPath(path).exists() else builtin_path("topologies", str(path))
+    path = (
+        FsPath(path)
+        if str(path).endswith((".yaml", ".yml")) or FsPath(path).exists()
+        else builtin_path("topologies", str(path))
+    )
     data, locations = read_yaml(path, _display(path))
     topology, _ = _topology_from(data, _display(path), locations, path.parent, (str(path.resolve()),))
     return topology
@@ -291,16 +331,21 @@ def _version_problem(data: dict) -> Problem | None:
         return Problem((), f"missing `tasksolve: {FORMAT_VERSION}` (the format version) at the top of the spec")
     version = data["tasksolve"]
     if version != FORMAT_VERSION or isinstance(version, bool):
-        return Problem(("tasksolve",), f"unsupported format version {version!r}; this tasksolve reads version {FORMAT_VERSION}")
+        return Problem(
+            ("tasksolve",), f"unsupported format version {version!r}; this tasksolve reads version {FORMAT_VERSION}"
+        )
     return None
 
 
-def spec_from_data(data: Any, locations: Locations, file: str, relative_to: FsPath | None, *,
-                   feasibility: bool = True) -> Spec:
+def spec_from_data(
+    data: Any, locations: Locations, file: str, relative_to: FsPath | None, *, feasibility: bool = True
+) -> Spec:
     """Validate parsed YAML as a spec (references resolved, cross-checks run, and with
     `feasibility` the cheap feasibility checks of `specs.feasibility`)."""
     if not isinstance(data, dict):
-        raise SpecError.at(file, "a spec is a mapping with the keys tasksolve, name, topology, applications, workload, ...", 1, 1)
+        raise SpecError.at(
+            file, "a spec is a mapping with the keys tasksolve, name, topology, applications, workload, ...", 1, 1
+        )
     problem = _version_problem(data)
     if problem:
         raise locate(file, locations, [problem])
@@ -314,8 +359,9 @@ def spec_from_data(data: Any, locations: Locations, file: str, relative_to: FsPa
         else:
             topo_file = _resolve(ref, "topologies", relative_to, file, locations, ("topology",))
             topo_data, topo_locations = read_yaml(topo_file, _display(topo_file))
-            topology, topo_locations = _topology_from(topo_data, _display(topo_file), topo_locations,
-                                                      topo_file.parent, (str(topo_file.resolve()),))
+            topology, topo_locations = _topology_from(
+                topo_data, _display(topo_file), topo_locations, topo_file.parent, (str(topo_file.resolve()),)
+            )
             locations.graft(("topology",), topo_locations)
         data["topology"] = topology
     apps = data.get("applications")
@@ -353,8 +399,10 @@ def resolve_named_file(path: str | FsPath, kind: str = "") -> FsPath:
     if text in names:
         return builtin_path(kind, text)
     what = {"": "example spec", "topologies": "topology", "apps": "application"}[kind]
-    raise SpecError.at(shorten(text, 80), f"no such file, nor a built-in {what}{did_you_mean(text, names)} "
-                                          "(`tasksolve examples` lists them)")
+    raise SpecError.at(
+        shorten(text, 80),
+        f"no such file, nor a built-in {what}{did_you_mean(text, names)} (`tasksolve examples` lists them)",
+    )
 
 
 def load_spec(path: str | FsPath, *, allow_outside: bool = False, feasibility: bool = True) -> Spec:
@@ -369,8 +417,14 @@ def load_spec(path: str | FsPath, *, allow_outside: bool = False, feasibility: b
         return spec_from_data(data, locations, _display(path), path.parent, feasibility=feasibility)
 
 
-def load_spec_text(text: str, file: str = "<text>", relative_to: FsPath | None = None, *,
-                   allow_outside: bool = False, feasibility: bool = True) -> Spec:
+def load_spec_text(
+    text: str,
+    file: str = "<text>",
+    relative_to: FsPath | None = None,
+    *,
+    allow_outside: bool = False,
+    feasibility: bool = True,
+) -> Spec:
     """Load a spec from YAML text (for tests and tools that build specs in memory)."""
     data, locations = parse_yaml_text(text, file)
     with _confined(relative_to, allow_outside):

@@ -20,18 +20,31 @@ class OracleKind:
 
     name: str
     description: str
-    factory: str            # "module:attribute", called as factory(spec, **overrides)
+    factory: str  # "module:attribute", called as factory(spec, **overrides)
     exclusive: bool = False  # measures the host itself: measurements must not overlap (one worker)
 
 
-ORACLES: dict[str, OracleKind] = {kind.name: kind for kind in (
-    OracleKind("des", "the SimPy discrete-event simulation of the processor and the applications",
-               "simulate.oracle:SimulationOracle"),
-    OracleKind("analytic", "the closed-form model (every co-located thread always loads its resources)",
-               "simulate.oracle:AnalyticOracle"),
-    OracleKind("command", "the user's real program, run pinned on this host once per plan and repeat",
-               "simulate.command:CommandOracle", exclusive=True),
-)}
+ORACLES: dict[str, OracleKind] = {
+    kind.name: kind
+    for kind in (
+        OracleKind(
+            "des",
+            "the SimPy discrete-event simulation of the processor and the applications",
+            "simulate.oracle:SimulationOracle",
+        ),
+        OracleKind(
+            "analytic",
+            "the closed-form model (every co-located thread always loads its resources)",
+            "simulate.oracle:AnalyticOracle",
+        ),
+        OracleKind(
+            "command",
+            "the user's real program, run pinned on this host once per plan and repeat",
+            "simulate.command:CommandOracle",
+            exclusive=True,
+        ),
+    )
+}
 
 DEFAULT_KIND = "des"
 

@@ -52,8 +52,9 @@ class Plan(StrictModel):
         if len(contexts) != len(spec.threads):
             raise ValueError(f"{len(contexts)} contexts for {len(spec.threads)} threads")
         names = spec.topology.context_names
-        return cls(spec=spec.name, method=method,
-                   bindings={t: names[int(c)] for t, c in zip(spec.thread_names, contexts)})
+        return cls(
+            spec=spec.name, method=method, bindings={t: names[int(c)] for t, c in zip(spec.thread_names, contexts)}
+        )
 
     @property
     def is_pipeline(self) -> bool:
@@ -118,7 +119,9 @@ def check_plan(spec: Spec, plan: Plan) -> list[Problem]:
         expected = spec.thread_names
         for name in plan.bindings:
             if name not in spec.thread_index:
-                problems.append(Problem(("bindings", name), f"unknown thread `{name}`{did_you_mean(name, expected)}", key=True))
+                problems.append(
+                    Problem(("bindings", name), f"unknown thread `{name}`{did_you_mean(name, expected)}", key=True)
+                )
         missing = [name for name in expected if name not in plan.bindings]
         if missing:
             shown = ", ".join(missing[:5]) + (" ..." if len(missing) > 5 else "")
@@ -127,7 +130,9 @@ def check_plan(spec: Spec, plan: Plan) -> list[Problem]:
         problems.extend(_check_pipeline_threads(spec, plan))
         for name in plan.bindings:
             if name not in plan.threads:
-                problems.append(Problem(("bindings", name), f"`{name}` is bound but not listed under threads", key=True))
+                problems.append(
+                    Problem(("bindings", name), f"`{name}` is bound but not listed under threads", key=True)
+                )
         for name in plan.threads:
             if name not in plan.bindings:
                 problems.append(Problem(("threads", name), f"thread `{name}` is not bound to a context", key=True))
@@ -155,8 +160,13 @@ def check_plan(spec: Spec, plan: Plan) -> list[Problem]:
         per_domain = Counter(topo.domain_of(c, level) for c in used.elements())
         for domain, count in per_domain.items():
             if count > cap:
-                problems.append(Problem(("bindings",), f"{count} threads in `{topo.domain_name(level, domain)}`, "
-                                                       f"more than constraints.max_threads.{level_name} = {cap}"))
+                problems.append(
+                    Problem(
+                        ("bindings",),
+                        f"{count} threads in `{topo.domain_name(level, domain)}`, "
+                        f"more than constraints.max_threads.{level_name} = {cap}",
+                    )
+                )
     return problems
 
 

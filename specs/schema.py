@@ -19,7 +19,10 @@ def spec_json_schema() -> dict[str, Any]:
     props = schema["properties"]
     topology_ref = props["topology"]
     props["topology"] = {
-        "anyOf": [{"type": "string", "description": "a built-in topology name or a path relative to this file"}, topology_ref],
+        "anyOf": [
+            {"type": "string", "description": "a built-in topology name or a path relative to this file"},
+            topology_ref,
+        ],
         "description": "the processor: a built-in name, a path, or an inline topology",
     }
     apps = props["applications"]
@@ -31,8 +34,11 @@ def spec_json_schema() -> dict[str, Any]:
     topo_def["properties"]["base"] = {"type": "string", "description": "start from this topology (name or path)"}
     topo_def.pop("required", None)
     comm = topo_def["properties"]["communication"]
-    direct_short = {"type": "object", "additionalProperties": {"type": "number", "minimum": 0},
-                    "description": "cycles per message by the innermost shared level (pipe: 4, core: 4, machine: 40)"}
+    direct_short = {
+        "type": "object",
+        "additionalProperties": {"type": "number", "minimum": 0},
+        "description": "cycles per message by the innermost shared level (pipe: 4, core: 4, machine: 40)",
+    }
     topo_def["properties"]["communication"] = {"anyOf": [direct_short, comm]}
     _oracle_kinds(schema["$defs"]["OracleSettings"]["properties"]["kind"])
     return schema

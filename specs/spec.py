@@ -37,9 +37,7 @@ class WorkloadItem(StrictModel):
 class Constraints(StrictModel):
     """Placement and latency constraints (all optional)."""
 
-    contexts: list[str] | None = Field(
-        default=None, description="only the contexts inside these domains may be used"
-    )
+    contexts: list[str] | None = Field(default=None, description="only the contexts inside these domains may be used")
     pin: dict[str, str] = Field(default={}, description="thread -> the context it must run on")
     forbid: dict[str, list[str]] = Field(default={}, description="thread -> domains it must avoid")
     max_threads: dict[str, Annotated[Count, Field(le=65536)]] = Field(
@@ -102,37 +100,56 @@ def _registered_oracle(kind: str) -> str:
 class OracleSettings(StrictModel):
     """How plans are measured."""
 
-    kind: Annotated[str, AfterValidator(_registered_oracle),
-                    WithJsonSchema({"type": "string", "description": "the cost oracle (`specs.schema` lists the "
-                                    "registered names)"})] = "des"
+    kind: Annotated[
+        str,
+        AfterValidator(_registered_oracle),
+        WithJsonSchema(
+            {"type": "string", "description": "the cost oracle (`specs.schema` lists the registered names)"}
+        ),
+    ] = "des"
     packets: Annotated[Count, Field(le=100_000_000)] = Field(
-        default=200_000, description="simulation: stop after this many packets (all instances) at the latest")
+        default=200_000, description="simulation: stop after this many packets (all instances) at the latest"
+    )
     warmup: NonNegativeInt = Field(
-        default=2_000, description="simulation: at most this many first packets are discarded as warm-up "
-        "(the cut itself is chosen by the MSER rule)")
+        default=2_000,
+        description="simulation: at most this many first packets are discarded as warm-up "
+        "(the cut itself is chosen by the MSER rule)",
+    )
     arrival: Arrival = Arrival()
     service: Service = Service()
     queue_capacity: Annotated[Count, Field(le=1_000_000)] = 16
     seed: NonNegativeInt = 0
-    precision: Annotated[Fraction, Field(gt=0)] = Field(default=0.01, description="simulation: run until the throughput's 95% "
-                                "confidence half-width is below this fraction of it")
-    time_cap: Seconds = Field(default=60.0, description="simulation: wall-clock cap per plan (`60s`); a plan "
-                              "that runs longer fails with a timeout instead of hanging")
-    command: Annotated[list[Annotated[str, Field(min_length=1, max_length=4096)]],
-                       Field(min_length=1, max_length=1024)] | None = Field(
-        default=None, description="with kind: command, the program and its arguments (argv, never a shell); "
-        "placeholders {cpus}, {lcores}, {omp_places}, {plan_file}, {cpu:APP#I.TASK} are replaced by the plan's")
+    precision: Annotated[Fraction, Field(gt=0)] = Field(
+        default=0.01,
+        description="simulation: run until the throughput's 95% confidence half-width is below this fraction of it",
+    )
+    time_cap: Seconds = Field(
+        default=60.0,
+        description="simulation: wall-clock cap per plan (`60s`); a plan "
+        "that runs longer fails with a timeout instead of hanging",
+    )
+    command: (
+        Annotated[list[Annotated[str, Field(min_length=1, max_length=4096)]], Field(min_length=1, max_length=1024)]
+        | None
+    ) = Field(
+        default=None,
+        description="with kind: command, the program and its arguments (argv, never a shell); "
+        "placeholders {cpus}, {lcores}, {omp_places}, {plan_file}, {cpu:APP#I.TASK} are replaced by the plan's",
+    )
     metric: Metric | None = Field(default=None, description="with kind: command, where the figure is read on stdout")
     timeout: Seconds = Field(default=30.0, description="with kind: command, wall-clock limit of one run")
     repeats: Annotated[Count, Field(le=100)] = Field(
-        default=3, description="with kind: command, runs per plan; the figure is their median")
+        default=3, description="with kind: command, runs per plan; the figure is their median"
+    )
 
     @model_validator(mode="after")
     def _command_given(self) -> OracleSettings:
         if self.kind == "command" and (self.command is None or self.metric is None):
             missing = " and ".join(name for name in ("command", "metric") if getattr(self, name) is None)
-            raise ValueError(f"`kind: command` needs {missing} (e.g. command: [./bench, '--cpus', '{{cpus}}'], "
-                             "metric: {regex: 'rate=([0-9.]+)'})")
+            raise ValueError(
+                f"`kind: command` needs {missing} (e.g. command: [./bench, '--cpus', '{{cpus}}'], "
+                "metric: {regex: 'rate=([0-9.]+)'})"
+            )
         return self
 
 

@@ -50,26 +50,38 @@ def topology_data(draw, max_levels: int = 3, max_contexts: int = 16) -> dict[str
     resource_levels = names + ["machine"]
     resources = []
     for index in range(draw(st.integers(0, 3))):
-        resources.append({
-            "name": f"r{index}",
-            "level": draw(st.sampled_from(resource_levels)),
-            "capacity": draw(st.sampled_from([0.5, 1.0, 2.0, 4.0])),
-        })
+        resources.append(
+            {
+                "name": f"r{index}",
+                "level": draw(st.sampled_from(resource_levels)),
+                "capacity": draw(st.sampled_from([0.5, 1.0, 2.0, 4.0])),
+            }
+        )
     shared = list(reversed(names[:-1])) + ["machine"]
     mhz = draw(st.integers(100, 4000))
-    data: dict[str, Any] = {"name": draw(st.sampled_from(["box", "Test CPU", "t"])),
-                            "clock": draw(_frequency_text(mhz)), "levels": levels, "resources": resources}
+    data: dict[str, Any] = {
+        "name": draw(st.sampled_from(["box", "Test CPU", "t"])),
+        "clock": draw(_frequency_text(mhz)),
+        "levels": levels,
+        "resources": resources,
+    }
     form = draw(st.sampled_from(["none", "direct", "cache"]))
     if form == "direct":
         data["communication"] = {level: draw(st.integers(0, 300)) for level in shared}
     elif form == "cache":
         latency = {level: draw(st.integers(1, 300)) for level in shared}
         hit = {level: draw(st.sampled_from([0.0, 0.5, 0.9, 1.0])) for level in shared if level != "machine"}
-        data["communication"] = {"model": "cache", "line": draw(st.sampled_from(["64B", 32, "128B"])),
-                                 "latency": latency, "hit_rate": hit}
+        data["communication"] = {
+            "model": "cache",
+            "line": draw(st.sampled_from(["64B", 32, "128B"])),
+            "latency": latency,
+            "hit_rate": hit,
+        }
     if draw(st.booleans()):  # OS CPU numbers, as an imported host has: any distinct numbers
-        paths = [".".join(f"{n}{i}" for n, i in zip(names, index))
-                 for index in itertools.product(*(range(c) for c in counts))]
+        paths = [
+            ".".join(f"{n}{i}" for n, i in zip(names, index))
+            for index in itertools.product(*(range(c) for c in counts))
+        ]
         numbers = draw(st.permutations(range(len(paths))))
         data["os_cpus"] = {path: 2 * number for path, number in zip(paths, numbers)}
     return data
@@ -94,8 +106,9 @@ def application_data(draw, resources: list[str], max_tasks: int = 5) -> dict[str
     for index in range(1, n):
         preds = draw(st.lists(st.integers(0, index - 1), min_size=1, max_size=min(2, index), unique=True))
         for pred in preds:
-            edges.append({"from": f"t{pred}", "to": f"t{index}",
-                          "bytes": draw(st.sampled_from([0, 64, "64B", "1KiB", 1500]))})
+            edges.append(
+                {"from": f"t{pred}", "to": f"t{index}", "bytes": draw(st.sampled_from([0, 64, "64B", "1KiB", 1500]))}
+            )
     data: dict[str, Any] = {"tasks": tasks}
     if edges:
         data["edges"] = edges
@@ -105,14 +118,18 @@ def application_data(draw, resources: list[str], max_tasks: int = 5) -> dict[str
 def _context_names(levels: list[dict[str, Any]]) -> list[str]:
     names = [""]
     for level in levels:
-        names = [f"{prefix}.{level['name']}{i}" if prefix else f"{level['name']}{i}"
-                 for prefix in names for i in range(level["count"])]
+        names = [
+            f"{prefix}.{level['name']}{i}" if prefix else f"{level['name']}{i}"
+            for prefix in names
+            for i in range(level["count"])
+        ]
     return names
 
 
 @st.composite
-def spec_data(draw, max_threads: int = 7, constraints: bool = True, max_contexts: int = 16,
-              max_tasks: int = 5) -> dict[str, Any]:
+def spec_data(
+    draw, max_threads: int = 7, constraints: bool = True, max_contexts: int = 16, max_tasks: int = 5
+) -> dict[str, Any]:
     """A valid spec mapping with an inline topology, 1-2 applications, optional constraints."""
     topo = draw(topology_data(max_contexts=max_contexts))
     resources = [r["name"] for r in topo["resources"]]
@@ -124,8 +141,13 @@ def spec_data(draw, max_threads: int = 7, constraints: bool = True, max_contexts
         instances = draw(st.integers(1, 2))
         workload.append({"app": name, "instances": instances})
         threads += [f"{name}#{i}.{task}" for i in range(instances) for task in app["tasks"]]
-    data: dict[str, Any] = {"tasksolve": 1, "name": "generated", "topology": topo,
-                            "applications": apps, "workload": workload}
+    data: dict[str, Any] = {
+        "tasksolve": 1,
+        "name": "generated",
+        "topology": topo,
+        "applications": apps,
+        "workload": workload,
+    }
     usable = contexts
     if constraints and draw(st.booleans()):
         cons: dict[str, Any] = {}
@@ -153,8 +175,11 @@ def spec_data(draw, max_threads: int = 7, constraints: bool = True, max_contexts
     assume(len(threads) <= min(len(usable), max_threads))
     data["objective"] = draw(st.sampled_from(["total_throughput", "min_throughput", "latency"]))
     if draw(st.booleans()):
-        data["oracle"] = {"kind": draw(st.sampled_from(["des", "analytic"])), "precision": draw(st.sampled_from(["1%", 0.02])),
-                          "seed": draw(st.integers(0, 1000))}
+        data["oracle"] = {
+            "kind": draw(st.sampled_from(["des", "analytic"])),
+            "precision": draw(st.sampled_from(["1%", 0.02])),
+            "seed": draw(st.integers(0, 1000)),
+        }
     if draw(st.booleans()):
         data["search"] = {"time_limit": draw(st.sampled_from(["10s", 5, "2min"])), "top_k": draw(st.integers(1, 10))}
     return data

@@ -204,7 +204,7 @@ def _ordered_splits(items: tuple[int, ...], parts: int):
         yield [items]
         return
     n = len(items)
-    for mask in range(parts ** n):
+    for mask in range(parts**n):
         buckets: list[list[int]] = [[] for _ in range(parts)]
         code = mask
         for item in items:
@@ -222,6 +222,6 @@ def _set_partitions(items: tuple[int, ...], most: int):
     for partition in _set_partitions(rest, most):
         # `first` joins an existing block, or opens a new one (it is the smallest: goes first)
         for i in range(len(partition)):
-            yield sorted([tuple(sorted((first,) + partition[i]))] + partition[:i] + partition[i + 1:], key=min)
+            yield sorted([tuple(sorted((first,) + partition[i]))] + partition[:i] + partition[i + 1 :], key=min)
         if len(partition) < most:
             yield [(first,)] + partition

@@ -84,12 +84,12 @@ class Topology(StrictModel):
     clock: Clock
     levels: Annotated[list[Level], Field(min_length=1, max_length=8)]
     resources: list[Resource] = []
-    communication: Annotated[
-        DirectCommunication | CacheCommunication, Field(discriminator="model")
-    ] | None = None
+    communication: Annotated[DirectCommunication | CacheCommunication, Field(discriminator="model")] | None = None
     os_cpus: dict[str, NonNegativeInt] | None = Field(
-        default=None, description="operating-system CPU number of each hardware context (context path -> "
-                                  "CPU), as imported from the host; without it context i is CPU i")
+        default=None,
+        description="operating-system CPU number of each hardware context (context path -> "
+        "CPU), as imported from the host; without it context i is CPU i",
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -114,7 +114,7 @@ class Topology(StrictModel):
     @cached_property
     def strides(self) -> list[int]:
         """Contexts in one domain of each level (the last is 1: a context)."""
-        return [math.prod(self.counts[k + 1:]) for k in range(len(self.counts))]
+        return [math.prod(self.counts[k + 1 :]) for k in range(len(self.counts))]
 
     @property
     def shared_level_names(self) -> list[str]:
@@ -176,7 +176,7 @@ class Topology(StrictModel):
             raise ValueError(f"`{text}` has more parts than the topology has levels ({' > '.join(self.level_names)})")
         for k, part in enumerate(parts):
             expected = self.levels[k].name
-            digits = part[len(expected):]
+            digits = part[len(expected) :]
             if part.startswith(expected) and digits.isdigit():
                 index = int(digits)
             else:
@@ -191,8 +191,7 @@ class Topology(StrictModel):
                 raise ValueError(f"unknown level `{name}` in `{text}`{did_you_mean(name, self.level_names)}")
             if index >= self.counts[k]:
                 raise ValueError(
-                    f"`{text}`: {expected} index {index} is out of range "
-                    f"({expected}0..{expected}{self.counts[k] - 1})"
+                    f"`{text}`: {expected} index {index} is out of range ({expected}0..{expected}{self.counts[k] - 1})"
                 )
             domain = domain * self.counts[k] + index
         return len(parts) - 1, domain

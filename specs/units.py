@@ -46,8 +46,14 @@ _QUANTITY = re.compile(rf"^\s*({_NUMBER})\s*([A-Za-z%/µ]*)\s*$")
 _SI = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
 _SUB = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9, "ps": 1e-12}
 _SIZE = {
-    "B": 1, "kB": 1000, "KB": 1000, "MB": 1000**2, "GB": 1000**3,
-    "KiB": 1024, "MiB": 1024**2, "GiB": 1024**3,
+    "B": 1,
+    "kB": 1000,
+    "KB": 1000,
+    "MB": 1000**2,
+    "GB": 1000**3,
+    "KiB": 1024,
+    "MiB": 1024**2,
+    "GiB": 1024**3,
 }
 _FREQ = {p + "Hz": f for p, f in _SI.items() if p != "K"}
 _RATE = {**{p + "pps": f for p, f in _SI.items() if p != "K"}, "/s": 1.0}
@@ -81,11 +87,11 @@ def _split(value: object, what: str, units: dict[str, float], example: str) -> t
 
 # The ranges every quantity must lie in (documented in the JSON Schema and the README): wider
 # than any machine or run this tool is for, narrow enough that products of them stay finite.
-CLOCK_RANGE = (1e6, 1e11)            # 1 MHz .. 100 GHz
-MAX_SIZE = 1024**4                   # 1 TiB per message
-MAX_RATE = 1e12                      # packets per second
-MAX_WALL_SECONDS = 7 * 24 * 3600.0   # a week of wall-clock time
-MAX_TIME_SECONDS = 3600.0            # an hour of processor time (latency bounds)
+CLOCK_RANGE = (1e6, 1e11)  # 1 MHz .. 100 GHz
+MAX_SIZE = 1024**4  # 1 TiB per message
+MAX_RATE = 1e12  # packets per second
+MAX_WALL_SECONDS = 7 * 24 * 3600.0  # a week of wall-clock time
+MAX_TIME_SECONDS = 3600.0  # an hour of processor time (latency bounds)
 MAX_CYCLES = 1e15
 
 

@@ -109,13 +109,17 @@ def _check_and_locate(root: yaml.Node, file: str) -> Locations:
                 if name in names:
                     line, col = _mark(key_node)
                     first = _mark(names[name])[0]
-                    raise SpecError.at(file, f"duplicate key `{name}` (first given on line {first})", line, col, path + (name,))
+                    raise SpecError.at(
+                        file, f"duplicate key `{name}` (first given on line {first})", line, col, path + (name,)
+                    )
                 names[name] = key_node
                 locations.keys.setdefault(path + (name,), _position(file, key_node))
                 walk(value_node, path + (name,))
 
     if size(root) > MAX_NODES:
-        raise SpecError.at(file, f"the document is too large once its aliases are expanded (over {MAX_NODES} nodes)", 1, 1)
+        raise SpecError.at(
+            file, f"the document is too large once its aliases are expanded (over {MAX_NODES} nodes)", 1, 1
+        )
     walk(root, ())
     return locations
 
@@ -125,8 +129,9 @@ def _syntax_error(file: str, exc: yaml.YAMLError, text: str) -> SpecError:
     if isinstance(exc, yaml.reader.ReaderError):  # a character YAML does not allow
         line = text.count("\n", 0, exc.position) + 1
         col = exc.position - (text.rfind("\n", 0, exc.position) + 1) + 1
-        return SpecError.at(file, f"character U+{exc.character:04X} is not allowed in YAML (a control character?)",
-                            line, col)
+        return SpecError.at(
+            file, f"character U+{exc.character:04X} is not allowed in YAML (a control character?)", line, col
+        )
     if not isinstance(exc, yaml.MarkedYAMLError):
         return SpecError.at(file, f"YAML error: {shorten(str(exc))}")
     mark = exc.problem_mark or exc.context_mark
@@ -165,8 +170,9 @@ def _compose(text: str, file: str):
         raise _syntax_error(file, exc, text) from None
     except RecursionError:
         loader.dispose()
-        raise SpecError.at(file, "the YAML document is nested too deeply (brackets or indentation "
-                                 "hundreds of levels deep)") from None
+        raise SpecError.at(
+            file, "the YAML document is nested too deeply (brackets or indentation hundreds of levels deep)"
+        ) from None
     except BaseException:
         loader.dispose()
         raise
@@ -186,11 +192,15 @@ def parse_yaml_text(text: str, file: str) -> tuple[Any, Locations]:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (None, None)
-        raise SpecError.at(file, f"YAML error: {shorten(exc.problem or exc.context or 'invalid value')}", line, col) from None
+        raise SpecError.at(
+            file, f"YAML error: {shorten(exc.problem or exc.context or 'invalid value')}", line, col
+        ) from None
     except yaml.YAMLError as exc:
         raise _syntax_error(file, exc, text) from None
     except RecursionError:
-        raise SpecError.at(file, "the YAML document refers to itself (recursive alias) or is nested too deeply") from None
+        raise SpecError.at(
+            file, "the YAML document refers to itself (recursive alias) or is nested too deeply"
+        ) from None
     except Exception as exc:
         node = _failing_scalar(loader, root)
         line, col = _mark(node) if node is not None else (None, None)

@@ -69,16 +69,23 @@ def test_exit_codes_of_the_error_table():
 
 def test_sigterm_is_handled_like_ctrl_c(tmp_path):
     """A SIGTERM during a long command ends it with a message and exit 143, not a traceback."""
-    script = ("import sys, time\n"
-              "from solver.cli import main, common\n"
-              "def slow(*a, **k):\n"
-              "    print('ready', flush=True); time.sleep(60)\n"
-              "common.load_spec_or_fail = slow\n"
-              "import solver.cli.spec_commands as s\n"
-              "s.load_spec_or_fail = slow\n"
-              "sys.exit(main(['count', 't2-ipfwd-intadd-x2']))\n")
-    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, cwd=Path(__file__).resolve().parents[1])
+    script = (
+        "import sys, time\n"
+        "from solver.cli import main, common\n"
+        "def slow(*a, **k):\n"
+        "    print('ready', flush=True); time.sleep(60)\n"
+        "common.load_spec_or_fail = slow\n"
+        "import solver.cli.spec_commands as s\n"
+        "s.load_spec_or_fail = slow\n"
+        "sys.exit(main(['count', 't2-ipfwd-intadd-x2']))\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=Path(__file__).resolve().parents[1],
+    )
     try:
         assert proc.stdout.readline().strip() == "ready"
         time.sleep(0.2)

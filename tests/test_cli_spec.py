@@ -55,10 +55,18 @@ def test_count_respects_usable_contexts(capsys):
 
 def test_count_is_instant_for_64_threads(capsys, tmp_path):
     spec = tmp_path / "full.yaml"
-    spec.write_text(yaml.safe_dump({
-        "tasksolve": 1, "name": "full", "topology": "ultrasparc-t2",
-        "applications": {"ipfwd": "ipfwd-l1"}, "workload": [{"app": "ipfwd", "instances": 21}],
-    }) + "")
+    spec.write_text(
+        yaml.safe_dump(
+            {
+                "tasksolve": 1,
+                "name": "full",
+                "topology": "ultrasparc-t2",
+                "applications": {"ipfwd": "ipfwd-l1"},
+                "workload": [{"app": "ipfwd", "instances": 21}],
+            }
+        )
+        + ""
+    )
     code, out, _ = run(capsys, "count", str(spec), "--json")
     assert code == 0
     assert json.loads(out)["threads"] == 63
@@ -87,8 +95,9 @@ def test_examples_json(capsys):
     assert t2["contexts"] == 64 and t2["levels"] == ["core", "pipe", "strand"]
 
 
-@pytest.mark.parametrize("name, folder", [("ultrasparc-t2", "topologies"), ("npire-router", "apps"),
-                                          ("t2-constrained", "")])
+@pytest.mark.parametrize(
+    "name, folder", [("ultrasparc-t2", "topologies"), ("npire-router", "apps"), ("t2-constrained", "")]
+)
 def test_examples_shows_every_kind_verbatim(capsys, name, folder):
     from specs.loader import builtin_path
 
@@ -110,7 +119,7 @@ def test_examples_copy_keeps_an_edited_file_unless_forced(capsys, tmp_path):
     target = tmp_path / "topologies" / "ultrasparc-t2.yaml"
     assert run(capsys, "examples", "ultrasparc-t2", "--copy", str(tmp_path))[0] == 0
     assert target.read_text() == original
-    code, out, _ = run(capsys, "examples", "ultrasparc-t2", "--copy", str(tmp_path))   # same content: fine
+    code, out, _ = run(capsys, "examples", "ultrasparc-t2", "--copy", str(tmp_path))  # same content: fine
     assert code == 0 and "unchanged" in out
     target.write_text(original.replace("count: 8", "count: 4"))
     code, out, err = run(capsys, "examples", "ultrasparc-t2", "--copy", str(tmp_path))

@@ -114,16 +114,16 @@ class Dynamics(Tables):
         agenda = self.agenda
         while agenda:
             port, kind = agenda.popleft()
-            if kind == 0:                      # the port has packets for idle consumers
+            if kind == 0:  # the port has packets for idle consumers
                 idle = port.idle
                 while idle and port.ready > port.started:
                     self._start(idle.pop(0))
-            elif port.waiters:                 # room freed: retry the blocked producers
+            elif port.waiters:  # room freed: retry the blocked producers
                 self._wake(port)
 
     def _finish(self, t: int) -> None:
         now = self.env.now
-        self.rate[t] = -1.0                      # no completion scheduled while in transition
+        self.rate[t] = -1.0  # no completion scheduled while in transition
         self.rem[t] = 0.0
         self.acc_work[t] += self.cur_work[t]
         self.done[t] += 1
@@ -235,7 +235,7 @@ class Dynamics(Tables):
         self.cur_k[t] = k
         self.cur_work[t] = work
         self.rem[t] = work
-        if self.st[t] == BUSY:               # straight from the previous packet: same load
+        if self.st[t] == BUSY:  # straight from the previous packet: same load
             r = self._compute_rate(t)
             self.rate[t] = r
             self.last[t] = now

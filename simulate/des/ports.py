@@ -18,9 +18,25 @@ SCALE = 1_000_000_000  # demand units per 1.0 of capacity
 class Port:
     """The input side of a consumer: one per thread (round robin) or per group (shared queue)."""
 
-    __slots__ = ("stride", "offset", "caps", "frontier", "pending", "ready", "ready_times",
-                 "started", "waiters", "idle", "saturated", "qlen", "q_area", "q_since",
-                 "wait_sum", "wait_n", "single")
+    __slots__ = (
+        "stride",
+        "offset",
+        "caps",
+        "frontier",
+        "pending",
+        "ready",
+        "ready_times",
+        "started",
+        "waiters",
+        "idle",
+        "saturated",
+        "qlen",
+        "q_area",
+        "q_since",
+        "wait_sum",
+        "wait_n",
+        "single",
+    )
 
     def __init__(self, stride: int, offset: int, caps: list[int | None], saturated: bool) -> None:
         self.stride = stride
@@ -40,4 +56,3 @@ class Port:
         self.q_since = 0.0
         self.wait_sum = 0.0
         self.wait_n = 0
-

@@ -34,20 +34,28 @@ def to_measurement(sim: Simulation, raw: RunResult) -> Measurement:
         work = end.work[t] - start.work[t]
         utilization = busy / span
         util.append(utilization)
-        threads.append({
-            "thread": s.names[t],
-            "context": names[graph.contexts[t]] if names else str(graph.contexts[t]),
-            "utilization": utilization,
-            "queue_wait": ((end.wait_sum[port_i] - start.wait_sum[port_i]) / waits / clock) if waits else 0.0,
-            "blocked": (end.blocked[t] - start.blocked[t]) / span,
-            "queue_length": (end.q_area[port_i] - start.q_area[port_i]) / span,
-            "rate": (work / busy) if busy > 0 else 1.0,
-            "work": ((end.work_done[t] - start.work_done[t]) / done) if done else float(sim.cycles[t]),
-        })
+        threads.append(
+            {
+                "thread": s.names[t],
+                "context": names[graph.contexts[t]] if names else str(graph.contexts[t]),
+                "utilization": utilization,
+                "queue_wait": ((end.wait_sum[port_i] - start.wait_sum[port_i]) / waits / clock) if waits else 0.0,
+                "blocked": (end.blocked[t] - start.blocked[t]) / span,
+                "queue_length": (end.q_area[port_i] - start.q_area[port_i]) / span,
+                "rate": (work / busy) if busy > 0 else 1.0,
+                "work": ((end.work_done[t] - start.work_done[t]) / done) if done else float(sim.cycles[t]),
+            }
+        )
     per_inst = a.per_instance * clock
-    check_finite({"throughput": a.total * clock, "throughput half-width": a.total_hw * clock,
-                   "latency mean": a.latency_mean / clock, "latency p99": a.latency_p99 / clock,
-                   "per-instance throughput": float(np.sum(per_inst))})
+    check_finite(
+        {
+            "throughput": a.total * clock,
+            "throughput half-width": a.total_hw * clock,
+            "latency mean": a.latency_mean / clock,
+            "latency p99": a.latency_p99 / clock,
+            "per-instance throughput": float(np.sum(per_inst)),
+        }
+    )
     per_inst_hw = a.per_instance_hw * clock
     slowest = int(np.argmin(per_inst))
     bottlenecks = {}
@@ -69,8 +77,11 @@ def to_measurement(sim: Simulation, raw: RunResult) -> Measurement:
         per_instance_half_width={name: float(x) for name, x in zip(s.instances, per_inst_hw)},
         latency_half_width=a.latency_hw / clock,
         bottlenecks=bottlenecks,
-        per_instance_latency=({name: float(x) / clock for name, x in zip(s.instances, a.latency_per_instance)}
-                              if a.latency_per_instance is not None else {}),
+        per_instance_latency=(
+            {name: float(x) / clock for name, x in zip(s.instances, a.latency_per_instance)}
+            if a.latency_per_instance is not None
+            else {}
+        ),
         converged=raw.converged,
         packets=a.packets,
         simulated_seconds=span / clock,
@@ -84,8 +95,10 @@ def check_finite(figures: dict[str, float]) -> None:
     """Raise `NonFiniteResultError` naming the first figure that is NaN or infinite."""
     for name, value in figures.items():
         if not math.isfinite(value):
-            raise NonFiniteResultError(f"the simulation produced a non-finite {name} ({value}); the plan's "
-                                       "figures cannot be trusted (a thread with no work or a zero clock?)")
+            raise NonFiniteResultError(
+                f"the simulation produced a non-finite {name} ({value}); the plan's "
+                "figures cannot be trusted (a thread with no work or a zero clock?)"
+            )
 
 
 def simulate(spec, plan, graph: ThreadGraph | None = None, **overrides) -> Measurement:

@@ -30,8 +30,8 @@ class Snapshot:
     time: float
     busy: list[float]
     blocked: list[float]
-    work: list[float]          # progress, the packet in hand included
-    work_done: list[float]     # work of the completed packets
+    work: list[float]  # progress, the packet in hand included
+    work_done: list[float]  # work of the completed packets
     done: list[int]
     wait_sum: list[float]
     wait_n: list[int]
@@ -75,9 +75,18 @@ class Simulation(Dynamics):
         for port in self.ports:
             port.q_area += port.qlen * (now - port.q_since)
             port.q_since = now
-        return Snapshot(now, list(busy), list(blocked), work, list(self.acc_work), list(self.done),
-                         [p.wait_sum for p in self.ports], [p.wait_n for p in self.ports],
-                         [p.q_area for p in self.ports], self.departed)
+        return Snapshot(
+            now,
+            list(busy),
+            list(blocked),
+            work,
+            list(self.acc_work),
+            list(self.done),
+            [p.wait_sum for p in self.ports],
+            [p.wait_n for p in self.ports],
+            [p.q_area for p in self.ports],
+            self.departed,
+        )
 
     # ====================================================================== run
     def initial_window(self) -> float:
@@ -130,7 +139,8 @@ class Simulation(Dynamics):
         with_latency = "latency" in settings.stop_on
         # unbounded queues behind a saturated source grow for ever: no latency steady state
         latency_warmup = settings.latency_warmup and not (
-            settings.arrival == "saturated" and settings.queue_capacity is None)
+            settings.arrival == "saturated" and settings.queue_capacity is None
+        )
         last_departed, quiet = 0, 0
         deadline = None if settings.time_cap is None else time.monotonic() + settings.time_cap
         while True:
@@ -139,21 +149,31 @@ class Simulation(Dynamics):
             if deadline is not None and time.monotonic() > deadline:
                 raise SimulationTimeout(
                     f"the simulation ran past its wall-clock cap of {settings.time_cap:g} s (oracle.time_cap) after "
-                    f"{self.departed} packets; raise oracle.time_cap or lower oracle.packets / oracle.precision")
+                    f"{self.departed} packets; raise oracle.time_cap or lower oracle.packets / oracle.precision"
+                )
             snapshots.append(self._snapshot())
             if self.departed == last_departed:
                 quiet += 1
                 if quiet >= settings.stall_windows:
                     raise OracleError(
                         f"the simulation stalled: no packet left the system for {quiet} windows "
-                        f"({quiet * window / self.graph.clock:.3g} s); the plan deadlocks")
+                        f"({quiet * window / self.graph.clock:.3g} s); the plan deadlocks"
+                    )
             else:
                 quiet, last_departed = 0, self.departed
             capped = self.departed >= settings.packets
             if n >= next_check or capped:
-                analysis = analyse(window, n, self._dep_arrays(), self._lat_arrays(), settings.warmup,
-                                   settings.min_batches, settings.max_batches, with_latency=True,
-                                   latency_warmup=latency_warmup)
+                analysis = analyse(
+                    window,
+                    n,
+                    self._dep_arrays(),
+                    self._lat_arrays(),
+                    settings.warmup,
+                    settings.min_batches,
+                    settings.max_batches,
+                    with_latency=True,
+                    latency_warmup=latency_warmup,
+                )
                 if analysis.ok:
                     good = analysis.relative_hw() <= settings.precision
                     if with_latency:
@@ -170,29 +190,43 @@ class Simulation(Dynamics):
                 n //= 2
                 next_check = max(n + 1, next_check // 2)
         notes, analysis = self._conclude(analysis, window, n, converged, latency_warmup)
-        return RunResult(analysis, window, snapshots, self._dep_arrays(), self._lat_arrays(), converged,
-                         self.events, notes)
+        return RunResult(
+            analysis, window, snapshots, self._dep_arrays(), self._lat_arrays(), converged, self.events, notes
+        )
 
-    def _conclude(self, analysis: Analysis, window: float, n: int, converged: bool,
-                  latency_warmup: bool) -> tuple[list[str], Analysis]:
+    def _conclude(
+        self, analysis: Analysis, window: float, n: int, converged: bool, latency_warmup: bool
+    ) -> tuple[list[str], Analysis]:
         """The final analysis and the notes of a finished run (or why it cannot be measured)."""
         settings = self.settings
         notes = []
         if not analysis.ok and latency_warmup and self.departed >= settings.packets:
-            analysis = analyse(window, n, self._dep_arrays(), self._lat_arrays(), settings.warmup,
-                               settings.min_batches, settings.max_batches, latency_warmup=False)
+            analysis = analyse(
+                window,
+                n,
+                self._dep_arrays(),
+                self._lat_arrays(),
+                settings.warmup,
+                settings.min_batches,
+                settings.max_batches,
+                latency_warmup=False,
+            )
             latency_warmup = False
         if not latency_warmup:
-            notes.append("the latency did not have to reach a steady state (unbounded queues, an "
-                         "overloaded source or a run cut at the packet cap): its figures describe the run")
+            notes.append(
+                "the latency did not have to reach a steady state (unbounded queues, an "
+                "overloaded source or a run cut at the packet cap): its figures describe the run"
+            )
         if not analysis.ok:
             raise OracleError(
                 f"the simulation ended after {self.departed} packets (the `packets` cap) without enough "
-                "measurements for a confidence interval; raise oracle.packets")
+                "measurements for a confidence interval; raise oracle.packets"
+            )
         if not converged:
             notes.append(
                 f"stopped at the packet cap ({settings.packets}) before reaching the requested precision "
-                f"({100 * settings.precision:g}%): relative half-width {100 * analysis.relative_hw():.2f}%")
+                f"({100 * settings.precision:g}%): relative half-width {100 * analysis.relative_hw():.2f}%"
+            )
         return notes, analysis
 
     def _dep_arrays(self) -> list[np.ndarray]:
@@ -205,4 +239,3 @@ class Simulation(Dynamics):
         from simulate.des.results import to_measurement
 
         return to_measurement(self, self.run_raw())
-

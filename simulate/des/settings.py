@@ -20,7 +20,7 @@ class DesSettings:
     packets: int = 200_000
     warmup: int = 2_000
     arrival: str = "saturated"
-    rate: float | None = None            # packets/s per instance
+    rate: float | None = None  # packets/s per instance
     service: str = "deterministic"
     cv: float | None = None
     queue_capacity: int | None = 16
@@ -30,19 +30,26 @@ class DesSettings:
     stop_on: tuple[str, ...] = ("throughput",)
     min_batches: int = 10
     max_batches: int = 30
-    window_packets: float = 1.0          # target packets per window of the slowest instance
-    max_windows: int = 400               # merge windows pairwise beyond this
-    stall_windows: int = 400             # no departure for this many windows: a deadlock
-    latency_warmup: bool = True          # also wait for the latency's warm-up (see `run_raw`)
-    time_cap: float | None = 60.0        # wall-clock seconds per run (None: no cap), checked per window
+    window_packets: float = 1.0  # target packets per window of the slowest instance
+    max_windows: int = 400  # merge windows pairwise beyond this
+    stall_windows: int = 400  # no departure for this many windows: a deadlock
+    latency_warmup: bool = True  # also wait for the latency's warm-up (see `run_raw`)
+    time_cap: float | None = 60.0  # wall-clock seconds per run (None: no cap), checked per window
 
     @classmethod
     def from_spec(cls, spec, **overrides) -> DesSettings:
         o = spec.oracle
         base = cls(
-            packets=o.packets, warmup=o.warmup, arrival=o.arrival.process, rate=o.arrival.rate,
-            service=o.service.distribution, cv=o.service.cv, queue_capacity=o.queue_capacity,
-            seed=o.seed, precision=o.precision, time_cap=o.time_cap,
+            packets=o.packets,
+            warmup=o.warmup,
+            arrival=o.arrival.process,
+            rate=o.arrival.rate,
+            service=o.service.distribution,
+            cv=o.service.cv,
+            queue_capacity=o.queue_capacity,
+            seed=o.seed,
+            precision=o.precision,
+            time_cap=o.time_cap,
         )
         unknown = set(overrides) - set(cls.__dataclass_fields__)
         if unknown:
@@ -69,4 +76,3 @@ class DesSettings:
         bad = set(self.stop_on) - {"throughput", "latency"}
         if bad:
             raise OracleError(f"stop_on: unknown figure(s) {sorted(bad)}")
-

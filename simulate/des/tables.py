@@ -43,7 +43,7 @@ class Tables:
         s = graph.structure
         capacity = graph.capacity
         slot_of: dict[tuple[int, int], int] = {}
-        self.cap: list[float] = []      # in demand units, +inf when contention is off
+        self.cap: list[float] = []  # in demand units, +inf when contention is off
         self.load: list[int] = []
         self.members: list[list[int]] = []
         self.tslots: list[list[tuple[int, int, int]]] = [[] for _ in range(T)]
@@ -106,8 +106,8 @@ class Tables:
         # with a shared queue, which replica processed packet k is known only at run time:
         # made_by[g][k] = [replica, successor groups still to read it]
         self.made_by: list[dict[int, list[int]] | None] = [
-            {} if settings.shared_queue and len(group.threads) > 1 and group.succs else None
-            for group in s.groups]
+            {} if settings.shared_queue and len(group.threads) > 1 and group.succs else None for group in s.groups
+        ]
 
     def _build_ports(self) -> None:
         settings, T = self.settings, self.T
@@ -121,7 +121,7 @@ class Tables:
             is_entry = n_pred == 0
             caps: list[int | None] = [qcap] * n_pred
             if is_entry and not saturated:
-                caps = [None]          # the unbounded source queue
+                caps = [None]  # the unbounded source queue
             sat = is_entry and saturated
             R = len(group.threads)
             if settings.shared_queue and R > 1:

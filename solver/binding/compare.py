@@ -45,15 +45,20 @@ class Row:
     """One line of the comparison."""
 
     method: str
-    predicted: float | None          # closed-form value of the plan (objective's unit)
-    simulated: float | None          # measured value
+    predicted: float | None  # closed-form value of the plan (objective's unit)
+    simulated: float | None  # measured value
     half_width: float | None
     contexts: list[int] | None = None
     note: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"method": self.method, "predicted": self.predicted, "simulated": self.simulated,
-                "half_width": self.half_width, "note": self.note}
+        return {
+            "method": self.method,
+            "predicted": self.predicted,
+            "simulated": self.simulated,
+            "half_width": self.half_width,
+            "note": self.note,
+        }
 
 
 @dataclass
@@ -69,7 +74,7 @@ class SolveReport:
     measured: Measurement | None
     comparison: list[Row] = field(default_factory=list)
     details: dict[str, Any] = field(default_factory=dict)
-    failed_steps: list[str] = field(default_factory=list)   # solver steps that failed: the answer may be weaker
+    failed_steps: list[str] = field(default_factory=list)  # solver steps that failed: the answer may be weaker
 
     def _details(self, best: float | None) -> dict[str, Any]:
         """`details`, each predictor's selection curve also as a loss against the best measured
@@ -105,13 +110,24 @@ class SolveReport:
         }
 
 
-def solve(spec: Spec, methods: list[str], *, oracle_kind: str = DEFAULT_KIND, top_k: int = 5,
-          time_limit: float = 30.0, workers: int = 2, seed: int = 0, samples: int = 5000,
-          baseline_plans: int = 10, top_n: int | None = None, deterministic: bool = False,
-          progress: Callable[[str], None] | None = None) -> SolveReport:
+def solve(
+    spec: Spec,
+    methods: list[str],
+    *,
+    oracle_kind: str = DEFAULT_KIND,
+    top_k: int = 5,
+    time_limit: float = 30.0,
+    workers: int = 2,
+    seed: int = 0,
+    samples: int = 5000,
+    baseline_plans: int = 10,
+    top_n: int | None = None,
+    deterministic: bool = False,
+    progress: Callable[[str], None] | None = None,
+) -> SolveReport:
     """Run `methods` on a binding spec; the answer is CP-SAT's when it ran, else the best measured."""
     say = progress or (lambda _: None)
-    count = getattr(progress, "update", None) or say     # counts inside a phase (Phases.update)
+    count = getattr(progress, "update", None) or say  # counts inside a phase (Phases.update)
     objective = spec.objective
     problem = BindingProblem(spec)
     batch = BatchModel(spec)
@@ -122,7 +138,9 @@ def solve(spec: Spec, methods: list[str], *, oracle_kind: str = DEFAULT_KIND, to
 
     def measure(plans: list[list[int]], label: str) -> list[Measurement]:
         say(f"measuring {len(plans)} {label} plan(s) on the {oracle_kind} oracle")
-        return oracle.evaluate_many([Plan.from_contexts(spec, c, method=label) for c in plans], seed=seed, workers=workers)
+        return oracle.evaluate_many(
+            [Plan.from_contexts(spec, c, method=label) for c in plans], seed=seed, workers=workers
+        )
 
     say(f"sampling {samples} random plans")
     try:
@@ -144,14 +162,35 @@ def solve(spec: Spec, methods: list[str], *, oracle_kind: str = DEFAULT_KIND, to
         naive = [list(map(int, r)) for r in sample[:baseline_plans]]
         chosen = [list(map(int, sample[best_index]))] + naive
         results = measure(chosen, "random")
-        rows.append(Row(f"random best of {len(sample)}", float(sample_values[best_index]),
-                        results[0].value(objective), results[0].half_width, chosen[0]))
+        rows.append(
+            Row(
+                f"random best of {len(sample)}",
+                float(sample_values[best_index]),
+                results[0].value(objective),
+                results[0].half_width,
+                chosen[0],
+            )
+        )
         values = [m.value(objective) for m in results[1:]]
         worst = int(np.argmin(values))
-        rows.append(Row(f"naive avg of {len(values)}", float(np.mean(sample_values[:len(naive)])),
-                        float(np.mean(values)), None, note="unaware scheduler"))
-        rows.append(Row(f"naive worst of {len(values)}", float(sample_values[worst]), values[worst],
-                        results[1 + worst].half_width, naive[worst]))
+        rows.append(
+            Row(
+                f"naive avg of {len(values)}",
+                float(np.mean(sample_values[: len(naive)])),
+                float(np.mean(values)),
+                None,
+                note="unaware scheduler",
+            )
+        )
+        rows.append(
+            Row(
+                f"naive worst of {len(values)}",
+                float(sample_values[worst]),
+                values[worst],
+                results[1 + worst].half_width,
+                naive[worst],
+            )
+        )
 
     if "balanced" in methods:
         try:
@@ -165,8 +204,15 @@ def solve(spec: Spec, methods: list[str], *, oracle_kind: str = DEFAULT_KIND, to
             preds = batch.evaluate(np.array(plans)).values(objective)
             worst = int(np.argmin(values))
             rows.append(Row(f"balanced avg of {len(plans)}", float(np.mean(preds)), float(np.mean(values)), None))
-            rows.append(Row(f"balanced worst of {len(plans)}", float(preds[worst]), values[worst],
-                            results[worst].half_width, plans[worst]))
+            rows.append(
+                Row(
+                    f"balanced worst of {len(plans)}",
+                    float(preds[worst]),
+                    values[worst],
+                    results[worst].half_width,
+                    plans[worst],
+                )
+            )
 
     tables = None
     for method in ("tsbsched", "blackbox"):
@@ -177,25 +223,55 @@ def solve(spec: Spec, methods: list[str], *, oracle_kind: str = DEFAULT_KIND, to
         from solver.predictors.tables import ProfileTables
 
         # one set of profiling tables serves both predictors: the experiments are the same
-        tables = tables or ProfileTables(spec, lambda s: make_oracle(s, oracle_kind), seed=seed,
-                                         oracle_kind=oracle_kind, workers=workers, say=count)
+        tables = tables or ProfileTables(
+            spec, lambda s: make_oracle(s, oracle_kind), seed=seed, oracle_kind=oracle_kind, workers=workers, say=count
+        )
         candidates = Candidates.of(spec, samples=samples, seed=seed)
         say(f"{method}: profiling with the {oracle_kind} oracle and predicting {candidates.label}")
-        result = run_predictor(spec, method, lambda s: make_oracle(s, oracle_kind), candidates, top_n=top_n,
-                               seed=seed, objective=objective, oracle_kind=oracle_kind, workers=workers,
-                               tables=tables, say=count)
+        result = run_predictor(
+            spec,
+            method,
+            lambda s: make_oracle(s, oracle_kind),
+            candidates,
+            top_n=top_n,
+            seed=seed,
+            objective=objective,
+            oracle_kind=oracle_kind,
+            workers=workers,
+            tables=tables,
+            say=count,
+        )
         n = len(result.measured)
         top1 = result.measured[0]
-        rows.append(Row(f"{method} top 1", predicted(result.ranked[0][1]), top1.value(objective),
-                        top1.half_width, result.ranked[0][1], note="no selection phase"))
-        rows.append(Row(f"{method} top {n}", predicted(result.best_contexts),
-                        result.best_measured.value(objective), result.best_measured.half_width,
-                        result.best_contexts, note=f"{result.experiments} profiling runs"))
+        rows.append(
+            Row(
+                f"{method} top 1",
+                predicted(result.ranked[0][1]),
+                top1.value(objective),
+                top1.half_width,
+                result.ranked[0][1],
+                note="no selection phase",
+            )
+        )
+        rows.append(
+            Row(
+                f"{method} top {n}",
+                predicted(result.best_contexts),
+                result.best_measured.value(objective),
+                result.best_measured.half_width,
+                result.best_contexts,
+                note=f"{result.experiments} profiling runs",
+            )
+        )
         report_details[method] = {
-            "experiments": result.experiments, "table_size": result.table_size,
-            "candidates": result.candidates, "predicted_plans": result.predicted_plans,
-            "predict_seconds": result.predict_seconds, "profiling_seconds": tables.profiling_seconds,
-            "selection_size": n, "selection_curve": result.selection_curve(objective),
+            "experiments": result.experiments,
+            "table_size": result.table_size,
+            "candidates": result.candidates,
+            "predicted_plans": result.predicted_plans,
+            "predict_seconds": result.predict_seconds,
+            "profiling_seconds": tables.profiling_seconds,
+            "selection_size": n,
+            "selection_curve": result.selection_curve(objective),
         }
         if answer is None or result.best_measured.value(objective) > answer[2].value(objective):
             if "cpsat" not in methods:
@@ -204,9 +280,16 @@ def solve(spec: Spec, methods: list[str], *, oracle_kind: str = DEFAULT_KIND, to
     if "cpsat" in methods:
         say(f"cpsat: solving the closed form (time limit {time_limit:g}s, {workers} workers)")
         hint = list(map(int, sample[int(np.argmax(sample_values))])) if len(sample) else None
-        result = solve_binding(problem, objective=objective, top_k=top_k, time_limit=time_limit,
-                               workers=workers, seed=seed, hint=hint,
-                               deterministic_time=time_limit if deterministic else None)
+        result = solve_binding(
+            problem,
+            objective=objective,
+            top_k=top_k,
+            time_limit=time_limit,
+            workers=workers,
+            seed=seed,
+            hint=hint,
+            deterministic_time=time_limit if deterministic else None,
+        )
         cp_status = result.status
         if result.status == "INFEASIBLE":
             raise Infeasible(explain_infeasible(problem))
@@ -217,25 +300,44 @@ def solve(spec: Spec, methods: list[str], *, oracle_kind: str = DEFAULT_KIND, to
         plans = [s.contexts for s in result.solutions]
         measured = measure(plans, "cpsat")
         k = max(range(len(plans)), key=lambda i: measured[i].value(objective))
-        rows.insert(0, Row(f"cpsat top {len(plans)}", predicted(plans[k]),
-                           measured[k].value(objective), measured[k].half_width, plans[k],
-                           note=f"{result.status}, model rank {k + 1}"))
+        rows.insert(
+            0,
+            Row(
+                f"cpsat top {len(plans)}",
+                predicted(plans[k]),
+                measured[k].value(objective),
+                measured[k].half_width,
+                plans[k],
+                note=f"{result.status}, model rank {k + 1}",
+            ),
+        )
         answer = ("cpsat", plans[k], measured[k])
         heuristic, configuration = result.local_search, result.configuration_bound
         report_details["cpsat"] = {
-            "status": result.status, "wall_time": result.wall_time,
+            "status": result.status,
+            "wall_time": result.wall_time,
             "symmetry_constraints": result.symmetry_constraints,
-            "bound_source": best_solution.bound_source, "found_by": best_solution.found_by,
-            "local_search": None if heuristic is None else {
-                "value": heuristic.value, "rounds": heuristic.rounds, "wall_time": heuristic.wall_time},
-            "configuration_bound": None if configuration is None else {
-                "value": configuration.value, "level": configuration.level,
-                "configurations": configuration.configurations, "columns": configuration.columns,
-                "converged": configuration.converged, "wall_time": configuration.wall_time},
+            "bound_source": best_solution.bound_source,
+            "found_by": best_solution.found_by,
+            "local_search": None
+            if heuristic is None
+            else {"value": heuristic.value, "rounds": heuristic.rounds, "wall_time": heuristic.wall_time},
+            "configuration_bound": None
+            if configuration is None
+            else {
+                "value": configuration.value,
+                "level": configuration.level,
+                "configurations": configuration.configurations,
+                "columns": configuration.columns,
+                "converged": configuration.converged,
+                "wall_time": configuration.wall_time,
+            },
             "notes": result.notes,
             "steps": [step.to_dict() for step in result.steps],
             "failed_steps": [step.step for step in result.failed_steps],
-            "top_k": [{"predicted": s.objective, "measured": m.value(objective)} for s, m in zip(result.solutions, measured)],
+            "top_k": [
+                {"predicted": s.objective, "measured": m.value(objective)} for s, m in zip(result.solutions, measured)
+            ],
         }
 
     if answer is None:
@@ -248,6 +350,17 @@ def solve(spec: Spec, methods: list[str], *, oracle_kind: str = DEFAULT_KIND, to
     method, contexts, measurement = answer
     plan = Plan.from_contexts(spec, contexts, method=method)
     failed = report_details.get("cpsat", {}).get("failed_steps", [])
-    return SolveReport(failed_steps=list(failed), method=method, objective=objective, status=cp_status, model_objective=cp_value,
-                       bound=cp_bound, gap=cp_gap, plan=plan, predicted=predicted(contexts),
-                       measured=measurement, comparison=rows, details=report_details)
+    return SolveReport(
+        failed_steps=list(failed),
+        method=method,
+        objective=objective,
+        status=cp_status,
+        model_objective=cp_value,
+        bound=cp_bound,
+        gap=cp_gap,
+        plan=plan,
+        predicted=predicted(contexts),
+        measured=measurement,
+        comparison=rows,
+        details=report_details,
+    )

@@ -48,9 +48,9 @@ class ConfigurationLPFailed(SolverFailed):
 class ConfigurationBound:
     """The bound and how it was obtained."""
 
-    value: float               # upper bound on total throughput (packets/s)
-    lp_value: float | None     # the configuration LP's optimum (None if not reached)
-    level: str                 # the level whose domains the configurations describe
+    value: float  # upper bound on total throughput (packets/s)
+    lp_value: float | None  # the configuration LP's optimum (None if not reached)
+    level: str  # the level whose domains the configurations describe
     configurations: int
     columns: int
     iterations: int
@@ -58,9 +58,15 @@ class ConfigurationBound:
     converged: bool
 
 
-def column_generation(counts: list[np.ndarray], values: list[np.ndarray], multiplicity: list[int],
-                      demand: np.ndarray, max_iterations: int = 500, add: int = 64,
-                      time_limit: float | None = None) -> tuple[float, float | None, int, int, bool]:
+def column_generation(
+    counts: list[np.ndarray],
+    values: list[np.ndarray],
+    multiplicity: list[int],
+    demand: np.ndarray,
+    max_iterations: int = 500,
+    add: int = 64,
+    time_limit: float | None = None,
+) -> tuple[float, float | None, int, int, bool]:
     """Lagrangian bound of the configuration LP (module docstring).
 
     `counts[g]` (configs, K) and `values[g]` describe kind g, which `multiplicity[g]` L-domains
@@ -74,7 +80,7 @@ def column_generation(counts: list[np.ndarray], values: list[np.ndarray], multip
     scale = max(1.0, max(float(v.max()) for v in values if len(v)))
     values = [v / scale for v in values]
     big = 10.0 * max(1, int(demand.sum()))
-    columns: list[tuple[int, int]] = []            # (kind, index)
+    columns: list[tuple[int, int]] = []  # (kind, index)
     chosen: set[tuple[int, int]] = set()
     best_bound = math.inf
     lp_value = None
@@ -90,8 +96,15 @@ def column_generation(counts: list[np.ndarray], values: list[np.ndarray], multip
             a_eq[:, col] = counts[g][j]
             a_ub[g, col] = 1.0
         a_eq[:, n:] = np.eye(K)
-        result = linprog(c, A_ub=a_ub, b_ub=np.array(multiplicity, dtype=float), A_eq=a_eq, b_eq=demand.astype(float),
-                         bounds=(0, None), method="highs")
+        result = linprog(
+            c,
+            A_ub=a_ub,
+            b_ub=np.array(multiplicity, dtype=float),
+            A_eq=a_eq,
+            b_eq=demand.astype(float),
+            bounds=(0, None),
+            method="highs",
+        )
         if result.status != 0:
             raise ConfigurationLPFailed(f"the configuration LP failed: {result.message}")
         prices = -np.asarray(result.eqlin.marginals)
@@ -120,9 +133,13 @@ def column_generation(counts: list[np.ndarray], values: list[np.ndarray], multip
     return best_bound * scale, lp_value, len(columns), iterations, converged
 
 
-def configuration_bound(problem: BindingProblem, *, objective: str | None = None,
-                        max_configurations: int = MAX_CONFIGURATIONS,
-                        time_limit: float | None = None) -> ConfigurationBound:
+def configuration_bound(
+    problem: BindingProblem,
+    *,
+    objective: str | None = None,
+    max_configurations: int = MAX_CONFIGURATIONS,
+    time_limit: float | None = None,
+) -> ConfigurationBound:
     """The configuration LP bound on total throughput (packets/s); raises `NotApplicable`."""
     start = time.perf_counter()
     objective = objective or problem.spec.objective
@@ -132,8 +149,10 @@ def configuration_bound(problem: BindingProblem, *, objective: str | None = None
     layout = Layout.of(problem, types)
     size = sum(count_configurations(types, layout, sizes) for sizes in layout.kinds)
     if size > max_configurations:
-        raise NotApplicable(f"{size:,} configurations of a {problem.topology.level_names[layout.level]} "
-                            f"exceed the limit of {max_configurations:,}")
+        raise NotApplicable(
+            f"{size:,} configurations of a {problem.topology.level_names[layout.level]} "
+            f"exceed the limit of {max_configurations:,}"
+        )
     evaluator = ConfigurationValues(problem, types, layout)
     counts, values, multiplicity = [], [], []
     for sizes, n_domains in layout.kinds.items():
@@ -143,8 +162,15 @@ def configuration_bound(problem: BindingProblem, *, objective: str | None = None
         multiplicity.append(n_domains)
     remaining = None if time_limit is None else max(1.0, time_limit - (time.perf_counter() - start))
     bound, lp_value, columns, iterations, converged = column_generation(
-        counts, values, multiplicity, types.count.astype(float), time_limit=remaining)
-    return ConfigurationBound(value=bound * (1 + 1e-9), lp_value=lp_value,
-                              level=problem.topology.level_names[layout.level],
-                              configurations=int(sum(len(v) for v in values)), columns=columns,
-                              iterations=iterations, wall_time=time.perf_counter() - start, converged=converged)
+        counts, values, multiplicity, types.count.astype(float), time_limit=remaining
+    )
+    return ConfigurationBound(
+        value=bound * (1 + 1e-9),
+        lp_value=lp_value,
+        level=problem.topology.level_names[layout.level],
+        configurations=int(sum(len(v) for v in values)),
+        columns=columns,
+        iterations=iterations,
+        wall_time=time.perf_counter() - start,
+        converged=converged,
+    )

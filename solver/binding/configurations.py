@@ -42,8 +42,8 @@ import numpy as np
 from solver.binding.problem import BindingProblem
 
 MAX_CONFIGURATIONS = 3_000_000
-MAX_ASSIGNMENTS = 4096        # partner assignments enumerated per count vector
-CHUNK = 131_072               # configurations evaluated at once
+MAX_ASSIGNMENTS = 4096  # partner assignments enumerated per count vector
+CHUNK = 131_072  # configurations evaluated at once
 
 
 class NotApplicable(Exception):
@@ -56,12 +56,12 @@ class ThreadTypes:
     """Thread types (application, task) with counts, demands, cycles and in-edges."""
 
     names: list[tuple[str, str]]
-    count: np.ndarray                 # (K,) threads of each type in the spec
-    cycles: np.ndarray                # (K,)
-    demand: np.ndarray                # (K, R) demand per resource
-    in_edges: list[list[tuple[int, int]]]   # per type: (producer type, bytes)
-    apps: dict[str, list[int]]        # application -> its types, in task order
-    anchor: dict[str, int]            # application -> anchor type
+    count: np.ndarray  # (K,) threads of each type in the spec
+    cycles: np.ndarray  # (K,)
+    demand: np.ndarray  # (K, R) demand per resource
+    in_edges: list[list[tuple[int, int]]]  # per type: (producer type, bytes)
+    apps: dict[str, list[int]]  # application -> its types, in task order
+    anchor: dict[str, int]  # application -> anchor type
 
     @classmethod
     def of(cls, problem: BindingProblem) -> ThreadTypes:
@@ -86,9 +86,17 @@ class ThreadTypes:
                 in_edges[index[(app, edge.target)]].append((index[(app, edge.source)], edge.bytes))
         cycles = np.array([t.cycles for t in tasks], dtype=float)
         anchor = {app: max(ks, key=lambda k: (cycles[k], -k)) for app, ks in apps.items()}
-        return cls(names=names, count=np.array([count[key] for key in names]), cycles=cycles,
-                   demand=np.array([[t.demand.get(r, 0.0) for r in resources] for t in tasks], dtype=float).reshape(len(tasks), len(resources)),
-                   in_edges=in_edges, apps=apps, anchor=anchor)
+        return cls(
+            names=names,
+            count=np.array([count[key] for key in names]),
+            cycles=cycles,
+            demand=np.array([[t.demand.get(r, 0.0) for r in resources] for t in tasks], dtype=float).reshape(
+                len(tasks), len(resources)
+            ),
+            in_edges=in_edges,
+            apps=apps,
+            anchor=anchor,
+        )
 
 
 # ----------------------------------------------------------------------------- layout
@@ -96,22 +104,21 @@ class ThreadTypes:
 class Layout:
     """Level L, its cells, the kinds of L-domains and the three message costs."""
 
-    level: int                                   # L
-    cell_level: int | None                       # level of the cells (None: one cell, the L-domain)
-    kinds: dict[tuple[int, ...], int]            # cell sizes (sorted, descending) -> L-domains
-    domain_cap: int | None                       # max threads per L-domain
-    cell_cap: int | None                         # max threads per cell
-    cost_same_cell: dict[int, float] = field(default_factory=dict)    # bytes -> cycles
+    level: int  # L
+    cell_level: int | None  # level of the cells (None: one cell, the L-domain)
+    kinds: dict[tuple[int, ...], int]  # cell sizes (sorted, descending) -> L-domains
+    domain_cap: int | None  # max threads per L-domain
+    cell_cap: int | None  # max threads per cell
+    cost_same_cell: dict[int, float] = field(default_factory=dict)  # bytes -> cycles
     cost_same_domain: dict[int, float] = field(default_factory=dict)
     cost_across: dict[int, float] = field(default_factory=dict)
-    cheapest: dict[int, float] = field(default_factory=dict)        # anywhere
+    cheapest: dict[int, float] = field(default_factory=dict)  # anywhere
 
     @classmethod
     def of(cls, problem: BindingProblem, types: ThreadTypes) -> Layout:
         topo = problem.topology
         depth = len(topo.levels)
-        used = {topo.level_index(r.level) for j, r in enumerate(topo.resources)
-                if (types.demand[:, j] > 0).any()}
+        used = {topo.level_index(r.level) for j, r in enumerate(topo.resources) if (types.demand[:, j] > 0).any()}
         local = [level for level in used if level >= 0]
         level = min(local) if local else 0
         cell_level = level + 1 if level + 1 < depth - 1 else None
@@ -123,14 +130,26 @@ class Layout:
                 sizes = (sum(c in usable for c in contexts),)
             else:
                 stride = topo.strides[cell_level]
-                sizes = tuple(sorted((sum(c in usable for c in range(start, start + stride))
-                                      for start in range(contexts.start, contexts.stop, stride)), reverse=True))
+                sizes = tuple(
+                    sorted(
+                        (
+                            sum(c in usable for c in range(start, start + stride))
+                            for start in range(contexts.start, contexts.stop, stride)
+                        ),
+                        reverse=True,
+                    )
+                )
             sizes = tuple(s for s in sizes if s > 0)
             if sizes:
                 kinds[sizes] = kinds.get(sizes, 0) + 1
         caps = problem.caps
-        layout = cls(level=level, cell_level=cell_level, kinds=kinds, domain_cap=caps.get(level),
-                     cell_cap=caps.get(cell_level) if cell_level is not None else None)
+        layout = cls(
+            level=level,
+            cell_level=cell_level,
+            kinds=kinds,
+            domain_cap=caps.get(level),
+            cell_cap=caps.get(cell_level) if cell_level is not None else None,
+        )
         inner_low = cell_level if cell_level is not None else level
         sizes = {size for edges in types.in_edges for _, size in edges}
         for size in sizes:
@@ -138,8 +157,9 @@ class Layout:
             layout.cost_same_cell[size] = min(inner) if inner else math.inf
             layout.cost_same_domain[size] = topo.message_cycles(level, size)
             layout.cost_across[size] = min(topo.message_cycles(k, size) for k in range(-1, level))
-            layout.cheapest[size] = min(layout.cost_same_cell[size], layout.cost_same_domain[size],
-                                        layout.cost_across[size])
+            layout.cheapest[size] = min(
+                layout.cost_same_cell[size], layout.cost_same_domain[size], layout.cost_across[size]
+            )
         return layout
 
 
@@ -189,7 +209,7 @@ def enumerate_configurations(types: ThreadTypes, layout: Layout, sizes: tuple[in
         cap = min(size, layout.cell_cap) if layout.cell_cap is not None else size
         sets = _multisets(len(types.names), cap, types.count)
         index = _combinations(len(sets), r)
-        parts.append(sets[index])                         # (n, r, K)
+        parts.append(sets[index])  # (n, r, K)
     configs = parts[0]
     for part in parts[1:]:
         a = np.repeat(configs, len(part), axis=0)
@@ -218,11 +238,13 @@ class ConfigurationValues:
         self.clock = float(topo.clock)
         self.capacity = np.array([r.capacity for r in topo.resources], dtype=float)
         self.levels = [topo.level_index(r.level) for r in topo.resources]
-        self.machine_load = types.count @ types.demand   # every thread is on the machine
+        self.machine_load = types.count @ types.demand  # every thread is on the machine
         # the least slowdown a thread can have anywhere: machine-wide loads and its own demand
         own = types.demand / self.capacity
         machine = np.where(np.array(self.levels) < 0, self.machine_load / self.capacity, 0.0)
-        self.least_slowdown = np.maximum(1.0, np.where(types.demand > 0, np.maximum(own, machine), 0.0).max(axis=1, initial=0.0))
+        self.least_slowdown = np.maximum(
+            1.0, np.where(types.demand > 0, np.maximum(own, machine), 0.0).max(axis=1, initial=0.0)
+        )
         self._assignments: dict[tuple, np.ndarray | None] = {}
 
     def slowdowns(self, configs: np.ndarray) -> np.ndarray:
@@ -231,7 +253,7 @@ class ConfigurationValues:
         layout = self.layout
         n, m, K = configs.shape
         slow = np.ones((n, m, K))
-        domain_total = configs.sum(axis=1).astype(float)          # (n, K)
+        domain_total = configs.sum(axis=1).astype(float)  # (n, K)
         for r, level in enumerate(self.levels):
             users = t.demand[:, r] > 0
             if not users.any():
@@ -252,17 +274,17 @@ class ConfigurationValues:
     def value(self, configs: np.ndarray) -> np.ndarray:
         values = np.zeros(len(configs))
         for start in range(0, len(configs), CHUNK):
-            part = configs[start:start + CHUNK]
+            part = configs[start : start + CHUNK]
             slow = self.slowdowns(part)
             for app, roles in self.types.apps.items():
-                values[start:start + CHUNK] += self._app_value(part, slow, roles, self.types.anchor[app])
+                values[start : start + CHUNK] += self._app_value(part, slow, roles, self.types.anchor[app])
         return values
 
     # -- one application
     def _app_value(self, configs: np.ndarray, slow: np.ndarray, roles: list[int], anchor: int) -> np.ndarray:
         m = configs.shape[1]
         others = [k for k in roles if k != anchor]
-        counts = configs[:, :, [anchor] + others].reshape(len(configs), -1)   # (n, m * r) cell-major
+        counts = configs[:, :, [anchor] + others].reshape(len(configs), -1)  # (n, m * r) cell-major
         present = counts.reshape(len(configs), m, -1)[:, :, 0].sum(axis=1) > 0
         out = np.zeros(len(configs))
         if not present.any():
@@ -348,7 +370,8 @@ class ConfigurationValues:
             if k not in where:
                 work = self.types.cycles[k] + sum(
                     layout.cost_across[size] if producer in where else layout.cheapest[size]
-                    for producer, size in self.types.in_edges[k])
+                    for producer, size in self.types.in_edges[k]
+                )
                 np.maximum(worst, work * self.least_slowdown[k], out=worst)
         with np.errstate(divide="ignore"):
             return self.clock / worst

@@ -33,12 +33,12 @@ class BindingSolution:
 
     contexts: list[int]
     status: str
-    objective: float          # in the objective's unit: packets/s, or seconds for latency
+    objective: float  # in the objective's unit: packets/s, or seconds for latency
     bound: float
-    gap: float                # relative distance between objective and bound
+    gap: float  # relative distance between objective and bound
     wall_time: float
-    bound_source: str = "cpsat"   # or "configuration LP"
-    found_by: str = "cpsat"       # or "local search" (when CP-SAT did not reach the hint)
+    bound_source: str = "cpsat"  # or "configuration LP"
+    found_by: str = "cpsat"  # or "local search" (when CP-SAT did not reach the hint)
 
 
 @dataclass
@@ -54,7 +54,7 @@ class BindingResult:
     configuration_bound: ConfigurationBound | None = None
     notes: list[str] = field(default_factory=list)
     steps: list[StepOutcome] = field(default_factory=list)
-    slowdown_error: float = 0.0   # relative rounding of the model's slowdowns (0: exact; see Q_MAX)
+    slowdown_error: float = 0.0  # relative rounding of the model's slowdowns (0: exact; see Q_MAX)
 
     @property
     def best(self) -> BindingSolution | None:
@@ -88,8 +88,9 @@ def _exact_value(problem: BindingProblem, objective: str, contexts: list[int]) -
     return -value if objective == "latency" else value
 
 
-def _heuristic(problem: BindingProblem, objective: str, hint: list[int] | None, seed: int,
-               rounds: int, time_limit: float | None) -> LocalSearchResult | None:
+def _heuristic(
+    problem: BindingProblem, objective: str, hint: list[int] | None, seed: int, rounds: int, time_limit: float | None
+) -> LocalSearchResult | None:
     """Iterated local search from the hint (or from one random plan); None if there is no start."""
     from solver.binding.samplers import SamplerError, uniform_plans
 
@@ -105,11 +106,20 @@ def _heuristic(problem: BindingProblem, objective: str, hint: list[int] | None, 
         return None
 
 
-def solve_binding(problem: BindingProblem, *, objective: str | None = None, top_k: int = 1,
-                  time_limit: float = 30.0, workers: int = 2, seed: int = 0,
-                  hint: list[int] | None = None, symmetry: bool = True,
-                  deterministic_time: float | None = None, local_search: bool = True,
-                  configuration: bool = True) -> BindingResult:
+def solve_binding(
+    problem: BindingProblem,
+    *,
+    objective: str | None = None,
+    top_k: int = 1,
+    time_limit: float = 30.0,
+    workers: int = 2,
+    seed: int = 0,
+    hint: list[int] | None = None,
+    symmetry: bool = True,
+    deterministic_time: float | None = None,
+    local_search: bool = True,
+    configuration: bool = True,
+) -> BindingResult:
     """The `top_k` best distinct plans of the closed-form model (best first).
 
     Steps:
@@ -140,8 +150,13 @@ def solve_binding(problem: BindingProblem, *, objective: str | None = None, top_
             heuristic = _heuristic(problem, objective, hint, seed, 400, 0.25 * time_limit)
         if heuristic is not None:
             hint = heuristic.contexts
-        steps.append(StepOutcome("local search", "ok" if heuristic is not None else "not applicable",
-                                 "" if heuristic is not None else "no plan to start from satisfies the constraints"))
+        steps.append(
+            StepOutcome(
+                "local search",
+                "ok" if heuristic is not None else "not applicable",
+                "" if heuristic is not None else "no plan to start from satisfies the constraints",
+            )
+        )
     else:
         steps.append(StepOutcome("local search", "skipped"))
     bounded = configuration and objective == "total_throughput"
@@ -154,13 +169,19 @@ def solve_binding(problem: BindingProblem, *, objective: str | None = None, top_
         _keep_heuristic(result, problem, heuristic)
     bound_info, notes = None, []
     if bounded and result.status != "OPTIMAL" and result.status != "INFEASIBLE":
-        bound_info = _configuration_step(problem, objective, steps, notes,
-                                         None if deterministic_time is not None else max(1.0, time_limit - elapsed()))
+        bound_info = _configuration_step(
+            problem,
+            objective,
+            steps,
+            notes,
+            None if deterministic_time is not None else max(1.0, time_limit - elapsed()),
+        )
         remaining = time_limit - elapsed()
         if deterministic_time is not None or remaining > 1.0:
             best = result.best.contexts if result.best is not None else hint  # the best plan known
-            again = _solve_model(problem, objective, top_k, max(remaining, 1.0), workers, seed, best, symmetry,
-                                 first_det)
+            again = _solve_model(
+                problem, objective, top_k, max(remaining, 1.0), workers, seed, best, symmetry, first_det
+            )
             steps.append(_cpsat_outcome("CP-SAT (second run)", again))
             result = _better(result, again)
         else:
@@ -168,11 +189,18 @@ def solve_binding(problem: BindingProblem, *, objective: str | None = None, top_
     elif bounded:
         steps.append(StepOutcome("configuration bound", "skipped", f"CP-SAT answered {result.status}"))
     else:
-        steps.append(StepOutcome("configuration bound", "not applicable",
-                                 "it bounds the total-throughput objective only" if configuration else "turned off"))
+        steps.append(
+            StepOutcome(
+                "configuration bound",
+                "not applicable",
+                "it bounds the total-throughput objective only" if configuration else "turned off",
+            )
+        )
     if result.slowdown_error:
-        notes.append(f"capacities without a small common multiple: slowdowns rounded up by at most "
-                     f"{result.slowdown_error:.0e} (relative); plan values are exact, the bound is widened by as much")
+        notes.append(
+            f"capacities without a small common multiple: slowdowns rounded up by at most "
+            f"{result.slowdown_error:.0e} (relative); plan values are exact, the bound is widened by as much"
+        )
     result.local_search, result.configuration_bound, result.notes = heuristic, bound_info, notes
     result.steps = steps
     if heuristic is not None:
@@ -197,8 +225,9 @@ def _cpsat_outcome(step: str, result: BindingResult) -> StepOutcome:
     return StepOutcome(step, "ok", result.status)
 
 
-def _configuration_step(problem: BindingProblem, objective: str, steps: list[StepOutcome], notes: list[str],
-                        time_limit: float | None) -> ConfigurationBound | None:
+def _configuration_step(
+    problem: BindingProblem, objective: str, steps: list[StepOutcome], notes: list[str], time_limit: float | None
+) -> ConfigurationBound | None:
     """Step 3: the configuration bound, its outcome recorded (a failure is visible, never silent)."""
     try:
         bound = configuration_bound(problem, objective=objective, time_limit=time_limit)
@@ -212,8 +241,11 @@ def _configuration_step(problem: BindingProblem, objective: str, steps: list[Ste
         return None
     if not bound.converged:
         notes.append("the configuration LP did not converge in time: its bound is valid but loose")
-    steps.append(StepOutcome("configuration bound", "ok",
-                             "converged" if bound.converged else "valid, not converged in the time limit"))
+    steps.append(
+        StepOutcome(
+            "configuration bound", "ok", "converged" if bound.converged else "valid, not converged in the time limit"
+        )
+    )
     return bound
 
 
@@ -224,14 +256,19 @@ def _better(first: BindingResult, second: BindingResult) -> BindingResult:
     if first.best is None:
         return second
     latency = first.objective_kind == "latency"
-    keep = second if (second.best.objective < first.best.objective if latency
-                      else second.best.objective > first.best.objective) else first
+    keep = (
+        second
+        if (second.best.objective < first.best.objective if latency else second.best.objective > first.best.objective)
+        else first
+    )
     other = first if keep is second else second
     for solution in keep.solutions[:1]:
         tighter = max(solution.bound, other.best.bound) if latency else min(solution.bound, other.best.bound)
         if tighter != solution.bound:
             solution.bound = tighter
-            solution.gap = abs(tighter - solution.objective) / abs(solution.objective) if solution.objective else math.inf
+            solution.gap = (
+                abs(tighter - solution.objective) / abs(solution.objective) if solution.objective else math.inf
+            )
     if second.status == "OPTIMAL":
         keep.status = "OPTIMAL"
     keep.wall_time = first.wall_time + second.wall_time
@@ -250,8 +287,11 @@ def _keep_heuristic(result: BindingResult, problem: BindingProblem, heuristic: L
     value = -heuristic.value if result.objective_kind == "latency" else heuristic.value
     best = result.best
     if best is not None:
-        better = value < best.objective * (1 - 1e-9) if result.objective_kind == "latency" else \
-            value > best.objective * (1 + 2.0 / THROUGHPUT_RESOLUTION)
+        better = (
+            value < best.objective * (1 - 1e-9)
+            if result.objective_kind == "latency"
+            else value > best.objective * (1 + 2.0 / THROUGHPUT_RESOLUTION)
+        )
         if not better:
             return
     form = _plan_form(problem)
@@ -259,22 +299,34 @@ def _keep_heuristic(result: BindingResult, problem: BindingProblem, heuristic: L
     result.solutions = [s for s in result.solutions if form(s.contexts) != heuristic_form]
     bound = best.bound if best is not None else (math.inf if result.objective_kind != "latency" else 0.0)
     gap = abs(bound - value) / abs(value) if value else math.inf
-    result.solutions.insert(0, BindingSolution(list(heuristic.contexts), "FEASIBLE", value, bound, gap,
-                                               0.0, found_by="local search"))
+    result.solutions.insert(
+        0, BindingSolution(list(heuristic.contexts), "FEASIBLE", value, bound, gap, 0.0, found_by="local search")
+    )
     if result.status not in ("OPTIMAL", "FEASIBLE"):
         result.status = "FEASIBLE"
 
 
-def _solve_model(problem: BindingProblem, objective: str, top_k: int, time_limit: float, workers: int,
-                 seed: int, hint: list[int] | None, symmetry: bool,
-                 deterministic_time: float | None) -> BindingResult:
+def _solve_model(
+    problem: BindingProblem,
+    objective: str,
+    top_k: int,
+    time_limit: float,
+    workers: int,
+    seed: int,
+    hint: list[int] | None,
+    symmetry: bool,
+    deterministic_time: float | None,
+) -> BindingResult:
     """CP-SAT alone: the K best distinct plans of the model."""
     start = time.perf_counter()
     model = BindingModel(problem, objective, symmetry=symmetry)
     if hint is not None:
         model.hint(hint)
-    result = BindingResult(objective_kind=model.objective, symmetry_constraints=model.symmetry_constraints,
-                           slowdown_error=model.slowdown_error)
+    result = BindingResult(
+        objective_kind=model.objective,
+        symmetry_constraints=model.symmetry_constraints,
+        slowdown_error=model.slowdown_error,
+    )
     seen: set = set()
     form = _plan_form(problem)
     first = True
@@ -305,7 +357,11 @@ def _solve_model(problem: BindingProblem, objective: str, top_k: int, time_limit
         value, bound = model.objective_value(raw_objective), model.objective_value(raw_bound)
         if model.slowdown_error:  # rounded slowdowns: the plan's exact value, a bound widened to stay one
             value = _exact_value(problem, model.objective, contexts)
-            bound = bound / (1 + model.slowdown_error) if model.objective == "latency" else bound * (1 + model.slowdown_error)
+            bound = (
+                bound / (1 + model.slowdown_error)
+                if model.objective == "latency"
+                else bound * (1 + model.slowdown_error)
+            )
         gap = abs(bound - value) / abs(value) if value else math.inf
         result.solutions.append(BindingSolution(contexts, status, value, bound, gap, solver.wall_time))
     result.wall_time = time.perf_counter() - start

@@ -25,15 +25,15 @@ import numpy as np
 from simulate.analytic import BatchModel
 from solver.binding.samplers import PlacementConstraints
 
-MAX_NEIGHBOURS = 20_000   # larger neighbourhoods are sampled
+MAX_NEIGHBOURS = 20_000  # larger neighbourhoods are sampled
 
 
 @dataclass
 class LocalSearchResult:
     contexts: list[int]
-    value: float            # the objective's value (`BatchResult.values`: larger is better)
-    rounds: int             # perturbation rounds run
-    evaluations: int        # plans evaluated
+    value: float  # the objective's value (`BatchResult.values`: larger is better)
+    rounds: int  # perturbation rounds run
+    evaluations: int  # plans evaluated
     wall_time: float = 0.0
 
 
@@ -112,9 +112,15 @@ class LocalSearch:
         return plan
 
     # ------------------------------------------------------------------ search
-    def run(self, start: list[int], rounds: int = 200, time_limit: float | None = None,
-            strength: tuple[int, int] = (2, 6), slack: float = 0.002,
-            patience: int | None = 60) -> LocalSearchResult:
+    def run(
+        self,
+        start: list[int],
+        rounds: int = 200,
+        time_limit: float | None = None,
+        strength: tuple[int, int] = (2, 6),
+        slack: float = 0.002,
+        patience: int | None = 60,
+    ) -> LocalSearchResult:
         """Descend from `start` (a valid plan), then up to `rounds` perturb-and-descend rounds:
         fewer if `time_limit` seconds pass first or `patience` rounds in a row find nothing
         better.  Each round perturbs the current plan by `strength` random moves; the plan it
@@ -146,11 +152,17 @@ class LocalSearch:
                 best_plan, best, since_best = candidate, candidate_value, 0
             if candidate_value >= current - slack * abs(best):
                 current_plan, current = candidate, candidate_value
-        return LocalSearchResult(list(map(int, best_plan)), best, done, self.evaluations,
-                                 time.perf_counter() - begin)
+        return LocalSearchResult(list(map(int, best_plan)), best, done, self.evaluations, time.perf_counter() - begin)
 
 
-def improve_plan(spec, start: list[int], *, objective: str | None = None, seed: int = 0,
-                 rounds: int = 200, time_limit: float | None = None) -> LocalSearchResult:
+def improve_plan(
+    spec,
+    start: list[int],
+    *,
+    objective: str | None = None,
+    seed: int = 0,
+    rounds: int = 200,
+    time_limit: float | None = None,
+) -> LocalSearchResult:
     """The best plan iterated local search finds from `start` (see the module docstring)."""
     return LocalSearch(spec, objective, seed).run(start, rounds=rounds, time_limit=time_limit)

@@ -39,8 +39,8 @@ from solver.binding.problem import BindingProblem
 from solver.binding.symmetry_breaking import SiblingClasses, add_value_precedence
 from solver.errors import SolverFailed
 
-DEMAND_SCALE = 1000   # demands and capacities in thousandths
-WORK_SCALE = 100      # cycles in hundredths (communication costs from the cache model are fractional)
+DEMAND_SCALE = 1000  # demands and capacities in thousandths
+WORK_SCALE = 100  # cycles in hundredths (communication costs from the cache model are fractional)
 THROUGHPUT_RESOLUTION = 10**6
 # Q, the slowdown's unit, is the least common multiple of the scaled capacities when that stays at
 # most Q_MAX (slowdowns then exact). Capacities such as 1.05, 1.27 and 1.64 have a common multiple
@@ -49,7 +49,7 @@ THROUGHPUT_RESOLUTION = 10**6
 # most): the model is pessimistic by that much, and the bound it proves is widened by the same
 # factor so that it stays a bound of the exact closed form.
 Q_MAX = 10_000
-INT_LIMIT = 2**62        # CP-SAT's integer domains
+INT_LIMIT = 2**62  # CP-SAT's integer domains
 
 
 def _lcm(values: list[int]) -> int:
@@ -59,8 +59,9 @@ def _lcm(values: list[int]) -> int:
 class BindingModel:
     """Build once, solve for the best plan, then for the next best ones."""
 
-    def __init__(self, problem: BindingProblem, objective: str | None = None, symmetry: bool = True,
-                 assumptions: bool = False) -> None:
+    def __init__(
+        self, problem: BindingProblem, objective: str | None = None, symmetry: bool = True, assumptions: bool = False
+    ) -> None:
         self.problem = problem
         self.objective = objective or problem.spec.objective
         self.model = cp_model.CpModel()
@@ -82,8 +83,10 @@ class BindingModel:
     def _int(self, low: int, high: int, name: str):
         """A new integer variable whose bounds are remembered (for the bounds of later ones)."""
         if high > INT_LIMIT:
-            raise SolverFailed(f"the CP-SAT model of this spec does not fit 64-bit integers ({name} up to {high:.3g}); "
-                               "report it with the spec")
+            raise SolverFailed(
+                f"the CP-SAT model of this spec does not fit 64-bit integers ({name} up to {high:.3g}); "
+                "report it with the spec"
+            )
         var = self.model.new_int_var(int(low), int(high), name)
         self._bounds[var.index] = (int(low), int(high))
         return var
@@ -140,8 +143,11 @@ class BindingModel:
     def _caps(self, by_context: dict[int, list]) -> None:
         """``max_threads``: at most `cap` threads in every domain of the capped level."""
         p, topo = self.problem, self.problem.topology
-        caps = p.caps if not self._assumptions else {
-            topo.level_index(k): v for k, v in p.spec.constraints.max_threads.items()}
+        caps = (
+            p.caps
+            if not self._assumptions
+            else {topo.level_index(k): v for k, v in p.spec.constraints.max_threads.items()}
+        )
         for level, cap in caps.items():
             for domain in range(topo.domain_count(level)):
                 members = set(topo.contexts_of(level, domain))
@@ -353,10 +359,12 @@ class BindingModel:
             for c, lit in row.items():
                 self.model.add_hint(lit, c == contexts[t])
 
-    def solve(self, time_limit: float = 30.0, workers: int = 2, seed: int = 0,
-              deterministic_time: float | None = None) -> tuple[str, list[int] | None, cp_model.CpSolver]:
-        solver = cpsat.make_solver(time_limit=time_limit, workers=workers, seed=seed,
-                                   deterministic_time=deterministic_time)
+    def solve(
+        self, time_limit: float = 30.0, workers: int = 2, seed: int = 0, deterministic_time: float | None = None
+    ) -> tuple[str, list[int] | None, cp_model.CpSolver]:
+        solver = cpsat.make_solver(
+            time_limit=time_limit, workers=workers, seed=seed, deterministic_time=deterministic_time
+        )
         status = cpsat.solve(solver, self.model)
         name = solver.status_name(status)
         if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):

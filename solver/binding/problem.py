@@ -85,8 +85,13 @@ class BindingProblem:
         for app_name, instance in self.spec.instances:
             app = self.spec.applications[app_name]
             for edge in app.edges:
-                out.append((index[f"{app_name}#{instance}.{edge.source}"],
-                            index[f"{app_name}#{instance}.{edge.target}"], edge.bytes))
+                out.append(
+                    (
+                        index[f"{app_name}#{instance}.{edge.source}"],
+                        index[f"{app_name}#{instance}.{edge.target}"],
+                        edge.bytes,
+                    )
+                )
         return out
 
     @cached_property

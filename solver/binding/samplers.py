@@ -88,8 +88,9 @@ class PlacementConstraints:
 
 
 # ------------------------------------------------------------------------------------- uniform
-def uniform_plans(spec, n: int, seed: int | np.random.Generator | None = None,
-                  max_draws: int | None = None) -> np.ndarray:
+def uniform_plans(
+    spec, n: int, seed: int | np.random.Generator | None = None, max_draws: int | None = None
+) -> np.ndarray:
     """`n` iid plans, uniform over the injective maps of the threads into the usable contexts
     that satisfy the constraints (see the module docstring)."""
     rng = _rng(seed)
@@ -104,7 +105,7 @@ def uniform_plans(spec, n: int, seed: int | np.random.Generator | None = None,
     while filled < n:
         batch = min(max(2 * (n - filled), 1024), 1 << 16)
         keys = rng.random((batch, len(cons.free_contexts)))
-        order = np.argsort(keys, axis=1)[:, :len(free_t)]
+        order = np.argsort(keys, axis=1)[:, : len(free_t)]
         rows = np.empty((batch, cons.T), dtype=np.intp)
         for t, c in cons.pinned.items():
             rows[:, t] = c
@@ -113,18 +114,18 @@ def uniform_plans(spec, n: int, seed: int | np.random.Generator | None = None,
         if need_check:
             rows = rows[cons.valid(rows)]
         take = min(len(rows), n - filled)
-        out[filled:filled + take] = rows[:take]
+        out[filled : filled + take] = rows[:take]
         filled += take
         if filled < n and drawn >= max_draws:
             raise SamplerError(
                 f"only {filled} of {drawn} uniform draws satisfy the constraints (forbid, max_threads); "
-                "they are too tight for rejection sampling")
+                "they are too tight for rejection sampling"
+            )
     return out
 
 
 # ------------------------------------------------------------------------------------- balanced
-def balanced_plans(spec, n: int, seed: int | np.random.Generator | None = None,
-                   max_rounds: int = 50) -> np.ndarray:
+def balanced_plans(spec, n: int, seed: int | np.random.Generator | None = None, max_rounds: int = 50) -> np.ndarray:
     """`n` balanced plans (see the module docstring)."""
     rng = _rng(seed)
     cons = PlacementConstraints(spec)
@@ -137,8 +138,9 @@ def balanced_plans(spec, n: int, seed: int | np.random.Generator | None = None,
         todo = todo[~ok]
         if len(todo) == 0:
             return out
-    raise SamplerError("no balanced placement satisfies the constraints (forbid, max_threads) "
-                       f"after {max_rounds} rounds")
+    raise SamplerError(
+        f"no balanced placement satisfies the constraints (forbid, max_threads) after {max_rounds} rounds"
+    )
 
 
 def _balanced_once(spec, cons: PlacementConstraints, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
@@ -168,13 +170,13 @@ def _balanced_once(spec, cons: PlacementConstraints, n: int, rng: np.random.Gene
         return rows, np.zeros(n, dtype=bool)
     for step in range(len(free)):
         thread = order[:, step]
-        avail = ~occupied & cons.allowed[thread]                      # (n, C)
+        avail = ~occupied & cons.allowed[thread]  # (n, C)
         parent = np.zeros(n, dtype=np.intp)
         for k in range(depth - 1):
             stride = topo.strides[k]
             fanout = topo.counts[k]
-            kids = parent[:, None] * fanout + np.arange(fanout)[None, :]          # (n, fanout)
-            has_room = avail.reshape(n, -1, stride).any(axis=2)                   # (n, D_k)
+            kids = parent[:, None] * fanout + np.arange(fanout)[None, :]  # (n, fanout)
+            has_room = avail.reshape(n, -1, stride).any(axis=2)  # (n, D_k)
             room = np.take_along_axis(has_room, kids, axis=1)
             load = np.take_along_axis(counts[k], kids, axis=1).astype(float)
             if k in cap_of:

@@ -41,15 +41,19 @@ def calibration_plans(spec: Spec, random: int, seed: int, balanced: int = 4) -> 
     return np.array(distinct, dtype=np.intp)
 
 
-def measure(spec: Spec, plans: np.ndarray, oracle_kind: str, *, seed: int,
-            workers: int) -> tuple[np.ndarray, np.ndarray | None]:
+def measure(
+    spec: Spec, plans: np.ndarray, oracle_kind: str, *, seed: int, workers: int
+) -> tuple[np.ndarray, np.ndarray | None]:
     """Throughputs (packets/s) per instance (plans x instances, in `spec.instances` order), or the
     total (plans x 1) when the oracle reports no per-instance figures (a user's program); and,
     when the oracle reports every thread's utilization, each thread's time per packet (plans x
     threads in `spec.threads` order, cycles: utilization x clock / its instance's throughput)."""
     oracle = make_oracle(spec, oracle_kind)
-    measurements = oracle.evaluate_many([Plan.from_contexts(spec, list(map(int, row)), method="calibration")
-                                         for row in plans], seed=seed, workers=workers)
+    measurements = oracle.evaluate_many(
+        [Plan.from_contexts(spec, list(map(int, row)), method="calibration") for row in plans],
+        seed=seed,
+        workers=workers,
+    )
     names = [f"{app}#{i}" for app, i in spec.instances]
     if not all(set(names) <= set(m.per_instance) for m in measurements):
         return np.array([[m.throughput] for m in measurements], dtype=float), None

@@ -40,14 +40,14 @@ from scipy.optimize import least_squares
 from simulate.analytic import BatchModel
 from specs import Spec
 
-IDENTIFICATION_STEP = 0.05     # relative move of a parameter that must change a prediction
+IDENTIFICATION_STEP = 0.05  # relative move of a parameter that must change a prediction
 IDENTIFICATION_TOLERANCE = 1e-9  # ... by more than this (log-throughput)
-POOR_FIT = 0.02                # rms relative error above which the fit is reported as poor
-PROFILE_CHI2 = 3.841          # chi-squared quantile, 1 degree of freedom, 95%
-EQUAL_COST = 1e-9              # two fits whose costs differ by less are equally good
-AGREEMENT = 0.01               # equally good fits must agree on a parameter to this (relative)
-SIGNIFICANT_DIGITS = 6         # of the values written into the calibrated spec
-CYCLES_RANGE = 8.0             # random starts draw cycles within [prior / 8, prior * 8]
+POOR_FIT = 0.02  # rms relative error above which the fit is reported as poor
+PROFILE_CHI2 = 3.841  # chi-squared quantile, 1 degree of freedom, 95%
+EQUAL_COST = 1e-9  # two fits whose costs differ by less are equally good
+AGREEMENT = 0.01  # equally good fits must agree on a parameter to this (relative)
+SIGNIFICANT_DIGITS = 6  # of the values written into the calibrated spec
+CYCLES_RANGE = 8.0  # random starts draw cycles within [prior / 8, prior * 8]
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,7 @@ class Parameter:
 
     app: str
     task: str
-    resource: str | None          # None: cycles
+    resource: str | None  # None: cycles
 
     @property
     def name(self) -> str:
@@ -72,31 +72,39 @@ class FittedParameter:
     identified: bool
 
     def to_dict(self) -> dict:
-        return {"name": self.parameter.name, "app": self.parameter.app, "task": self.parameter.task,
-                "resource": self.parameter.resource, "prior": self.prior, "value": self.value,
-                "identified": self.identified}
+        return {
+            "name": self.parameter.name,
+            "app": self.parameter.app,
+            "task": self.parameter.task,
+            "resource": self.parameter.resource,
+            "prior": self.prior,
+            "value": self.value,
+            "identified": self.identified,
+        }
 
 
 @dataclass
 class Fit:
     parameters: list[FittedParameter]
-    residuals: np.ndarray          # relative errors of the fitted model, one per (plan, instance)
-    prior_residuals: np.ndarray    # the same for the spec's own values
+    residuals: np.ndarray  # relative errors of the fitted model, one per (plan, instance)
+    prior_residuals: np.ndarray  # the same for the spec's own values
     starts: int
     cost: float
 
     @property
     def rms(self) -> float:
-        return float(np.sqrt(np.mean(self.residuals ** 2))) if len(self.residuals) else 0.0
+        return float(np.sqrt(np.mean(self.residuals**2))) if len(self.residuals) else 0.0
 
     @property
     def warning(self) -> str | None:
         """One sentence when the fitted model leaves an error above `POOR_FIT` (rms, relative)."""
         if self.rms <= POOR_FIT:
             return None
-        return (f"the fitted closed form is still {self.rms:.1%} (rms) off the measurements: it may not describe "
-                "this program, or the fit stopped in a poor local optimum (try more --starts or --plans); "
-                "parameters called identified are so only around this fit")
+        return (
+            f"the fitted closed form is still {self.rms:.1%} (rms) off the measurements: it may not describe "
+            "this program, or the fit stopped in a poor local optimum (try more --starts or --plans); "
+            "parameters called identified are so only around this fit"
+        )
 
     @property
     def worst(self) -> float:
@@ -128,7 +136,7 @@ class ParameterSpace:
         threads = spec.threads
         self.base_demand = np.zeros((len(threads), len(resources)))
         self.cycles_of = np.array([index[(t.app, t.task, None)] for t in threads])
-        self.demand_slots: list[tuple[int, int, int]] = []   # (thread, resource, parameter)
+        self.demand_slots: list[tuple[int, int, int]] = []  # (thread, resource, parameter)
         for n, thread in enumerate(threads):
             task = spec.applications[thread.app].tasks[thread.task]
             for resource, value in task.demand.items():
@@ -157,8 +165,9 @@ class ParameterSpace:
             demand[n, r] = values[j]
         return self.model.with_parameters(values[self.cycles_of], demand)
 
-    def predict(self, values: np.ndarray, plans: np.ndarray, with_times: bool = False,
-                totals: bool = False) -> np.ndarray:
+    def predict(
+        self, values: np.ndarray, plans: np.ndarray, with_times: bool = False, totals: bool = False
+    ) -> np.ndarray:
         """Log of the per-instance throughputs (plans x instances; with `totals`, the total, plans
         x 1) of the closed form with these values, followed with `with_times` by the log of every
         thread's time per packet (cycles, plans x threads): one row per plan."""
@@ -171,15 +180,16 @@ class ParameterSpace:
             return np.log(np.hstack(figures))
 
 
-def _log_residuals(space: ParameterSpace, plans: np.ndarray, log_measured: np.ndarray, with_times: bool,
-                   totals: bool):
+def _log_residuals(space: ParameterSpace, plans: np.ndarray, log_measured: np.ndarray, with_times: bool, totals: bool):
     def residuals(theta: np.ndarray) -> np.ndarray:
         return (space.predict(space.to_values(theta), plans, with_times, totals) - log_measured).ravel()
+
     return residuals
 
 
-def _identified(space: ParameterSpace, values: np.ndarray, plans: np.ndarray, with_times: bool,
-                totals: bool) -> list[bool]:
+def _identified(
+    space: ParameterSpace, values: np.ndarray, plans: np.ndarray, with_times: bool, totals: bool
+) -> list[bool]:
     """Whether a 5% move of each parameter (up or down) changes some prediction."""
     reference = space.predict(values, plans, with_times, totals)
     out = []
@@ -198,8 +208,9 @@ def _identified(space: ParameterSpace, values: np.ndarray, plans: np.ndarray, wi
     return out
 
 
-def _profile_determined(space: ParameterSpace, residuals, best, low: np.ndarray, high: np.ndarray, j: int,
-                        threshold: float) -> bool:
+def _profile_determined(
+    space: ParameterSpace, residuals, best, low: np.ndarray, high: np.ndarray, j: int, threshold: float
+) -> bool:
     """Whether parameter j is determined within `IDENTIFICATION_STEP`: refitting every other
     parameter with j held 5% below and 5% above its fitted value costs more than `threshold`
     (the profile-likelihood test of identifiability, Raue et al., Bioinformatics 25(15), 2009)."""
@@ -218,9 +229,15 @@ def _profile_determined(space: ParameterSpace, residuals, best, low: np.ndarray,
             trial[others] = sub
             return residuals(trial)
 
-        result = least_squares(partial, np.clip(best.x[others], low[others], high[others]),
-                               bounds=(low[others], high[others]), method="trf", x_scale="jac", diff_step=1e-4,
-                               max_nfev=100 * len(others))
+        result = least_squares(
+            partial,
+            np.clip(best.x[others], low[others], high[others]),
+            bounds=(low[others], high[others]),
+            method="trf",
+            x_scale="jac",
+            diff_step=1e-4,
+            max_nfev=100 * len(others),
+        )
         if result.cost - best.cost <= threshold:
             return False
     return True
@@ -235,8 +252,9 @@ def _ambiguous(space: ParameterSpace, results: list, best) -> list[bool]:
     return ((values.max(axis=0) - values.min(axis=0)) / scale > AGREEMENT).tolist()
 
 
-def _prior_where_free(space: ParameterSpace, values: np.ndarray, identified: list[bool],
-                      plans: np.ndarray, with_times: bool, totals: bool) -> np.ndarray:
+def _prior_where_free(
+    space: ParameterSpace, values: np.ndarray, identified: list[bool], plans: np.ndarray, with_times: bool, totals: bool
+) -> np.ndarray:
     """The fitted values, with the spec's own value back in every parameter the experiments do
     not identify, where that changes no prediction (a free parameter's fitted value is only where
     its start was)."""
@@ -250,8 +268,16 @@ def _prior_where_free(space: ParameterSpace, values: np.ndarray, identified: lis
     return out
 
 
-def fit(spec: Spec, plans: np.ndarray, measured: np.ndarray, times: np.ndarray | None = None, *,
-        starts: int = 8, seed: int = 0, fit_all_resources: bool = False) -> Fit:
+def fit(
+    spec: Spec,
+    plans: np.ndarray,
+    measured: np.ndarray,
+    times: np.ndarray | None = None,
+    *,
+    starts: int = 8,
+    seed: int = 0,
+    fit_all_resources: bool = False,
+) -> Fit:
     """Fit the closed form's cycles and demands to `measured` throughputs -- per instance (plans x
     instances, in `spec.instances` order), or the total (plans x 1) when that is all the oracle
     reports -- and, when the oracle reports them, every thread's time per packet `times` (plans x
@@ -261,8 +287,9 @@ def fit(spec: Spec, plans: np.ndarray, measured: np.ndarray, times: np.ndarray |
     measured = np.asarray(measured, dtype=float)
     n_instances = len(spec.instances)
     if measured.ndim != 2 or len(measured) != len(plans) or measured.shape[1] not in (1, n_instances):
-        raise ValueError(f"measured has shape {measured.shape}, expected ({len(plans)}, {n_instances}) or "
-                         f"({len(plans)}, 1)")
+        raise ValueError(
+            f"measured has shape {measured.shape}, expected ({len(plans)}, {n_instances}) or ({len(plans)}, 1)"
+        )
     totals = measured.shape[1] == 1 and n_instances > 1
     with_times = times is not None
     observed = np.log(np.hstack([measured, times]) if with_times else measured)
@@ -271,11 +298,15 @@ def fit(spec: Spec, plans: np.ndarray, measured: np.ndarray, times: np.ndarray |
     rng = np.random.default_rng(seed)
     first = np.clip(space.to_theta(space.prior), low, high)
     points = [first] + [rng.uniform(low, high) for _ in range(starts)]
-    for point in points[1:]:   # random cycles near the spec's: within CYCLES_RANGE
+    for point in points[1:]:  # random cycles near the spec's: within CYCLES_RANGE
         spread = math.log(CYCLES_RANGE)
         point[space.is_cycles] = first[space.is_cycles] + rng.uniform(-spread, spread, int(space.is_cycles.sum()))
-    results = [least_squares(residuals, point, bounds=(low, high), method="trf", x_scale="jac",
-                             diff_step=1e-4, max_nfev=100 * len(point)) for point in points]
+    results = [
+        least_squares(
+            residuals, point, bounds=(low, high), method="trf", x_scale="jac", diff_step=1e-4, max_nfev=100 * len(point)
+        )
+        for point in points
+    ]
     best = min(results, key=lambda r: r.cost)
     values = space.to_values(best.x)
     sensitive = _identified(space, values, plans, with_times, totals)
@@ -283,12 +314,15 @@ def fit(spec: Spec, plans: np.ndarray, measured: np.ndarray, times: np.ndarray |
     # a 95% profile interval: the cost may rise by chi2(1, 0.95) / 2 residual variances
     variance = 2.0 * best.cost / max(1, len(best.fun) - len(best.x))
     threshold = max(PROFILE_CHI2 / 2.0 * variance, EQUAL_COST)
-    identified = [bool(sensitive[j] and not ambiguous[j]
-                       and _profile_determined(space, residuals, best, low, high, j, threshold))
-                  for j in range(len(values))]
+    identified = [
+        bool(sensitive[j] and not ambiguous[j] and _profile_determined(space, residuals, best, low, high, j, threshold))
+        for j in range(len(values))
+    ]
     final = _prior_where_free(space, values, identified, plans, with_times, totals)
-    fitted = [FittedParameter(p, float(space.prior[j]), float(final[j]), identified[j])
-              for j, p in enumerate(space.parameters)]
+    fitted = [
+        FittedParameter(p, float(space.prior[j]), float(final[j]), identified[j])
+        for j, p in enumerate(space.parameters)
+    ]
     relative = np.exp(space.predict(final, plans, totals=totals)) / measured - 1.0
     prior_relative = np.exp(space.predict(space.prior, plans, totals=totals)) / measured - 1.0
     return Fit(fitted, relative.ravel(), prior_relative.ravel(), len(points), float(best.cost))

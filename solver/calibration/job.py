@@ -17,11 +17,11 @@ from specs import Spec
 
 @dataclass
 class CalibrationResult:
-    spec: Spec                 # the calibrated spec
+    spec: Spec  # the calibrated spec
     fit: Fit
     plans: np.ndarray
     measured: np.ndarray
-    thread_times: bool         # whether the oracle's per-thread times were fitted too
+    thread_times: bool  # whether the oracle's per-thread times were fitted too
     oracle: str
     seconds: float
 
@@ -31,16 +31,28 @@ class CalibrationResult:
             "plans": len(self.plans),
             "thread_times": self.thread_times,
             "starts": self.fit.starts,
-            "residuals": {"rms": self.fit.rms, "worst": self.fit.worst,
-                          "rms_before": float(np.sqrt(np.mean(self.fit.prior_residuals ** 2)))},
+            "residuals": {
+                "rms": self.fit.rms,
+                "worst": self.fit.worst,
+                "rms_before": float(np.sqrt(np.mean(self.fit.prior_residuals**2))),
+            },
             "warning": self.fit.warning,
             "parameters": [p.to_dict() for p in self.fit.parameters],
             "seconds": self.seconds,
         }
 
 
-def calibrate(spec: Spec, *, oracle_kind: str, plans: int = 100, starts: int = 8, seed: int = 0, workers: int = 1,
-              fit_all_resources: bool = False, progress: Callable[[str], None] | None = None) -> CalibrationResult:
+def calibrate(
+    spec: Spec,
+    *,
+    oracle_kind: str,
+    plans: int = 100,
+    starts: int = 8,
+    seed: int = 0,
+    workers: int = 1,
+    fit_all_resources: bool = False,
+    progress: Callable[[str], None] | None = None,
+) -> CalibrationResult:
     """Measure `plans` random plans (plus packed and balanced ones) on `oracle_kind` and fit the
     spec's cycles and demands to them (`solver.calibration.fitting`)."""
     if spec.problem != "binding":
@@ -53,10 +65,21 @@ def calibrate(spec: Spec, *, oracle_kind: str, plans: int = 100, starts: int = 8
     bad = ~np.isfinite(measured) | (measured <= 0)
     if bad.any():
         rows = sorted(set(np.nonzero(bad)[0].tolist()))
-        raise BadProblemError(f"{len(rows)} of {len(chosen)} plans measured no throughput for some instance "
-                              f"(first: plan {rows[0]}); calibration needs every instance to run")
-    say(f"fitting {spec.name}'s cycles and demands ({starts + 1} starts"
-        + (", thread times included)" if times is not None else ", throughputs only)"))
+        raise BadProblemError(
+            f"{len(rows)} of {len(chosen)} plans measured no throughput for some instance "
+            f"(first: plan {rows[0]}); calibration needs every instance to run"
+        )
+    say(
+        f"fitting {spec.name}'s cycles and demands ({starts + 1} starts"
+        + (", thread times included)" if times is not None else ", throughputs only)")
+    )
     result = fit(spec, chosen, measured, times, starts=starts, seed=seed, fit_all_resources=fit_all_resources)
-    return CalibrationResult(calibrated_spec(spec, result.parameters), result, chosen, measured, times is not None,
-                             oracle_kind, time.perf_counter() - start)
+    return CalibrationResult(
+        calibrated_spec(spec, result.parameters),
+        result,
+        chosen,
+        measured,
+        times is not None,
+        oracle_kind,
+        time.perf_counter() - start,
+    )

@@ -22,13 +22,13 @@ PROVEN_GAP = 1e-6
 
 @dataclass
 class Rigorous:
-    status: str                      # CP-SAT's status: OPTIMAL, FEASIBLE, ...
-    bound: float | None              # on the closed form's optimum (upper for throughput)
-    bound_source: str | None         # "cpsat" or "configuration LP"
-    objective: float | None          # the closed-form value of the solver's best plan
-    contexts: list[int] | None       # that plan
+    status: str  # CP-SAT's status: OPTIMAL, FEASIBLE, ...
+    bound: float | None  # on the closed form's optimum (upper for throughput)
+    bound_source: str | None  # "cpsat" or "configuration LP"
+    objective: float | None  # the closed-form value of the solver's best plan
+    contexts: list[int] | None  # that plan
     failed_steps: list[str] = field(default_factory=list)
-    applies: bool = True             # False on the simulation: the bound is the model's, not the oracle's
+    applies: bool = True  # False on the simulation: the bound is the model's, not the oracle's
 
     @property
     def proven_optimum(self) -> float | None:
@@ -39,28 +39,46 @@ class Rigorous:
         return None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"status": self.status, "bound": self.bound, "bound_source": self.bound_source,
-                "objective": self.objective, "proven_optimum": self.proven_optimum,
-                "failed_steps": self.failed_steps, "applies": self.applies,
-                "note": ("a bound of the closed form, measured with the closed form: rigorous" if self.applies else
-                         "a bound of the closed form only: no rigorous bound exists for the simulation, "
-                         "the EVT estimate stands in")}
+        return {
+            "status": self.status,
+            "bound": self.bound,
+            "bound_source": self.bound_source,
+            "objective": self.objective,
+            "proven_optimum": self.proven_optimum,
+            "failed_steps": self.failed_steps,
+            "applies": self.applies,
+            "note": (
+                "a bound of the closed form, measured with the closed form: rigorous"
+                if self.applies
+                else "a bound of the closed form only: no rigorous bound exists for the simulation, "
+                "the EVT estimate stands in"
+            ),
+        }
 
 
-def closed_form_bound(spec, *, time_limit: float, workers: int = 1, seed: int = 0,
-                      oracle_kind: str = "analytic") -> Rigorous:
+def closed_form_bound(
+    spec, *, time_limit: float, workers: int = 1, seed: int = 0, oracle_kind: str = "analytic"
+) -> Rigorous:
     """Solve the closed form with `solve_binding` (local search, CP-SAT, configuration LP)."""
     from solver.binding.cpsat import solve_binding
     from solver.binding.problem import BindingProblem
 
-    result = solve_binding(BindingProblem(spec), objective=spec.objective, time_limit=time_limit,
-                           workers=workers, seed=seed)
+    result = solve_binding(
+        BindingProblem(spec), objective=spec.objective, time_limit=time_limit, workers=workers, seed=seed
+    )
     best = result.best
     failed = [step.step for step in result.failed_steps]
     if best is None:
         return Rigorous(result.status, None, None, None, None, failed, oracle_kind == "analytic")
-    return Rigorous(result.status, _value(best.bound, spec), best.bound_source, _value(best.objective, spec),
-                    list(best.contexts), failed, oracle_kind == "analytic")
+    return Rigorous(
+        result.status,
+        _value(best.bound, spec),
+        best.bound_source,
+        _value(best.objective, spec),
+        list(best.contexts),
+        failed,
+        oracle_kind == "analytic",
+    )
 
 
 def from_report(report, oracle_kind: str) -> Rigorous | None:
@@ -70,8 +88,15 @@ def from_report(report, oracle_kind: str) -> Rigorous | None:
     cpsat = report.details.get("cpsat", {})
     latency = report.objective == "latency"
     objective = None if report.model_objective is None else _oriented(report.model_objective, latency)
-    return Rigorous(report.status, _oriented(report.bound, latency), cpsat.get("bound_source", "cpsat"), objective,
-                    None, list(report.failed_steps), oracle_kind == "analytic")
+    return Rigorous(
+        report.status,
+        _oriented(report.bound, latency),
+        cpsat.get("bound_source", "cpsat"),
+        objective,
+        None,
+        list(report.failed_steps),
+        oracle_kind == "analytic",
+    )
 
 
 def _oriented(raw: float, latency: bool) -> float:

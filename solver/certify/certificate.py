@@ -66,9 +66,11 @@ class Certificate:
         bound = self.bound
         if bound and bound.get("bound") is not None:
             proven = bound.get("proven_optimum")
-            lines.append(f"bound ({bound.get('bound_source')}, CP-SAT {bound.get('status')}): {show(bound['bound'])}"
-                         + (f", proven optimum {show(proven)}" if proven is not None else "")
-                         + ("" if bound.get("applies") else " -- of the closed form only, not of this oracle"))
+            lines.append(
+                f"bound ({bound.get('bound_source')}, CP-SAT {bound.get('status')}): {show(bound['bound'])}"
+                + (f", proven optimum {show(proven)}" if proven is not None else "")
+                + ("" if bound.get("applies") else " -- of the closed form only, not of this oracle")
+            )
         lines.append("gaps: " + "; ".join(self.gap.get("words", [])) + f" (target {display.share(self.target_gap)})")
         for reason in self.reasons:
             lines.append(f"  - {reason['sentence']}")

@@ -35,8 +35,11 @@ SCREEN = 3
 
 def identity(screen: bool) -> dict[str, Any]:
     """What the samples header records of the design (a change refuses --resume)."""
-    return {"start": "uniform stream", "climb": "steepest ascent, move/swap neighbourhood, closed form",
-            "screened": SCREEN if screen else 1}
+    return {
+        "start": "uniform stream",
+        "climb": "steepest ascent, move/swap neighbourhood, closed form",
+        "screened": SCREEN if screen else 1,
+    }
 
 
 class Climber:
@@ -74,7 +77,7 @@ class Climber:
             neighbours = self.search.neighbours(plan)
             if len(neighbours):
                 values = self.search.values(neighbours)
-                order = np.argsort(-values, kind="stable")[:SCREEN - 1]
+                order = np.argsort(-values, kind="stable")[: SCREEN - 1]
                 candidates += [neighbours[i] for i in order if np.isfinite(values[i])]
         best = None
         for contexts in candidates:
@@ -90,7 +93,9 @@ class Climber:
 PROBES = 10
 
 
-def probe(spec, oracle, objective: str, seed: int, restarts: int = PROBES, screen: bool = False) -> tuple[float, list[int]] | None:
+def probe(
+    spec, oracle, objective: str, seed: int, restarts: int = PROBES, screen: bool = False
+) -> tuple[float, list[int]] | None:
     """The best of `restarts` seeded local-search restarts measured on `oracle`: a known plan that
     refutes an estimate it beats.  Uniform random plans alone can be *wrongly* certified (their
     tail says nothing of an optimum of probability 1e-15: BENCHMARKS.md, "Certificates against
@@ -106,7 +111,7 @@ def probe(spec, oracle, objective: str, seed: int, restarts: int = PROBES, scree
     for i, start in enumerate(starts):
         try:
             plan, _, measured = climber.sample(oracle, [int(c) for c in start], plan_seed(seed + 1, i))
-        except Exception:   # an invalid start or a failed measurement: the probe is evidence, not a must
+        except Exception:  # an invalid start or a failed measurement: the probe is evidence, not a must
             continue
         score = measured.value(objective)
         if best is None or score > best[0]:

@@ -52,11 +52,23 @@ class JobResult:
     seconds: dict[str, float] = field(default_factory=dict)
 
 
-def run(spec: Spec, out_dir: Path, *, methods: tuple[str, ...] | list[str] = DEFAULT_METHODS,
-        time_limit: float | None = None, samples: int | None = None, target_gap: float | None = None,
-        workers: int = 1, seed: int | None = None, oracle_kind: str | None = None, resume: bool = False,
-        progress: bool = False, say: Callable[[str], None] | None = None,
-        solve_samples: int | None = None, **certify_options: Any) -> JobResult:
+def run(
+    spec: Spec,
+    out_dir: Path,
+    *,
+    methods: tuple[str, ...] | list[str] = DEFAULT_METHODS,
+    time_limit: float | None = None,
+    samples: int | None = None,
+    target_gap: float | None = None,
+    workers: int = 1,
+    seed: int | None = None,
+    oracle_kind: str | None = None,
+    resume: bool = False,
+    progress: bool = False,
+    say: Callable[[str], None] | None = None,
+    solve_samples: int | None = None,
+    **certify_options: Any,
+) -> JobResult:
     """Solve `spec`, certify the chosen plan and write the four files into `out_dir`.
 
     Defaults come from the spec's ``search``, ``oracle`` and ``certify`` sections. CP-SAT always
@@ -71,8 +83,16 @@ def run(spec: Spec, out_dir: Path, *, methods: tuple[str, ...] | list[str] = DEF
     chosen = [m for m in METHODS if m == "cpsat" or m in methods]
     clock = time.perf_counter()
     seconds: dict[str, float] = {}
-    report = solve(spec, chosen, oracle_kind=oracle_kind, time_limit=time_limit, workers=workers, seed=seed,
-                   samples=solve_samples or min(2000, spec.certify.samples), progress=say)
+    report = solve(
+        spec,
+        chosen,
+        oracle_kind=oracle_kind,
+        time_limit=time_limit,
+        workers=workers,
+        seed=seed,
+        samples=solve_samples or min(2000, spec.certify.samples),
+        progress=say,
+    )
     seconds["solve"] = time.perf_counter() - clock
     out_dir.mkdir(parents=True, exist_ok=True)
     files = {name: out_dir / name for name in FILES}
@@ -85,9 +105,21 @@ def run(spec: Spec, out_dir: Path, *, methods: tuple[str, ...] | list[str] = DEF
     try:
         # the comparison already measured balanced plans: the certificate does not measure others
         certify_options.setdefault("balanced", 0)
-        outcome = certify(spec, out_dir=out_dir, plan=report.plan, samples=samples, target_gap=target_gap,
-                          workers=workers, seed=seed, oracle_kind=oracle_kind, resume=resume, progress=progress,
-                          rigorous=from_report(report, oracle_kind), known=known_plans(report), **certify_options)
+        outcome = certify(
+            spec,
+            out_dir=out_dir,
+            plan=report.plan,
+            samples=samples,
+            target_gap=target_gap,
+            workers=workers,
+            seed=seed,
+            oracle_kind=oracle_kind,
+            resume=resume,
+            progress=progress,
+            rigorous=from_report(report, oracle_kind),
+            known=known_plans(report),
+            **certify_options,
+        )
     except evt.EVTError as exc:
         raise SolverFailed(f"the random sample cannot be analysed: {exc}") from None
     seconds["certify"] = time.perf_counter() - clock
@@ -114,15 +146,28 @@ def known_plans(report: SolveReport) -> list[tuple[str, float]]:
     return out
 
 
-def _write_report(path: Path, spec: Spec, report: SolveReport, certificate: dict[str, Any],
-                  outcome: CertifyOutcome) -> None:
+def _write_report(
+    path: Path, spec: Spec, report: SolveReport, certificate: dict[str, Any], outcome: CertifyOutcome
+) -> None:
     from solver.report.html import write_report
     from solver.report.render import plan_text
     from specs.exporters.pinning import taskset_lines
 
     solved = report.to_dict()
-    curves = {m: solved["details"][m]["selection_loss"] for m in ("tsbsched", "blackbox")
-              if solved["details"].get(m, {}).get("selection_loss")}
-    write_report(path, spec, report.plan, certificate, outcome.analysis, outcome.history,
-                 solved["comparison"], plan_text(spec, report.plan), taskset_lines(spec, report.plan),
-                 selection_curves=curves)
+    curves = {
+        m: solved["details"][m]["selection_loss"]
+        for m in ("tsbsched", "blackbox")
+        if solved["details"].get(m, {}).get("selection_loss")
+    }
+    write_report(
+        path,
+        spec,
+        report.plan,
+        certificate,
+        outcome.analysis,
+        outcome.history,
+        solved["comparison"],
+        plan_text(spec, report.plan),
+        taskset_lines(spec, report.plan),
+        selection_curves=curves,
+    )

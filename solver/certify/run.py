@@ -31,8 +31,8 @@ from specs import Plan, Spec
 @dataclass
 class CertifyOutcome:
     certificate: Certificate
-    analysis: Any                # evt.EVTResult (None if the sample could not be analysed)
-    history: Any                 # evt.SequentialResult or None
+    analysis: Any  # evt.EVTResult (None if the sample could not be analysed)
+    history: Any  # evt.SequentialResult or None
     service: SamplingService
 
 
@@ -48,8 +48,14 @@ class _Progress:
         if enabled:
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-            self.bar = Progress(TextColumn("[bold]sampling"), BarColumn(), MofNCompleteColumn(),
-                                TimeElapsedColumn(), TextColumn("{task.description}"), transient=False)
+            self.bar = Progress(
+                TextColumn("[bold]sampling"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                TextColumn("{task.description}"),
+                transient=False,
+            )
             self.task = self.bar.add_task("", total=total)
 
     def __enter__(self):
@@ -95,14 +101,32 @@ def certify(spec: Spec, *, out_dir: Path, **options: Any) -> CertifyOutcome:
         release_lock(lock)
 
 
-def _certify(spec: Spec, *, out_dir: Path, plan: Plan | None = None, samples: int | None = None,
-            target_gap: float | None = None, confidence: float | None = None, n_init: int | None = None,
-            n_delta: int | None = None, max_samples: int | None = None, workers: int = 1, seed: int = 0,
-            oracle_kind: str = DEFAULT_KIND, resume: bool = False, progress: bool = False,
-            balanced: int = 10, timeout: float | None = None,
-            oracle_factory: Callable[[Spec], Any] | None = None, scheduler: Any = None,
-            force: bool = False, design: str = DEFAULT_DESIGN, rigorous: Rigorous | None = None,
-            known: list[tuple[str, float]] | None = None, probes: int = PROBES) -> CertifyOutcome:
+def _certify(
+    spec: Spec,
+    *,
+    out_dir: Path,
+    plan: Plan | None = None,
+    samples: int | None = None,
+    target_gap: float | None = None,
+    confidence: float | None = None,
+    n_init: int | None = None,
+    n_delta: int | None = None,
+    max_samples: int | None = None,
+    workers: int = 1,
+    seed: int = 0,
+    oracle_kind: str = DEFAULT_KIND,
+    resume: bool = False,
+    progress: bool = False,
+    balanced: int = 10,
+    timeout: float | None = None,
+    oracle_factory: Callable[[Spec], Any] | None = None,
+    scheduler: Any = None,
+    force: bool = False,
+    design: str = DEFAULT_DESIGN,
+    rigorous: Rigorous | None = None,
+    known: list[tuple[str, float]] | None = None,
+    probes: int = PROBES,
+) -> CertifyOutcome:
     """`resume` continues the samples file of the same sample, `force` discards one
     (`SamplingService.open`); `scheduler` measures on a Dask cluster (`simulate.executor`).
     `design` is the sampling design (`solver.certify.service.DESIGNS`); `rigorous` the solver's
@@ -122,9 +146,19 @@ def _certify(spec: Spec, *, out_dir: Path, plan: Plan | None = None, samples: in
         raise ValueError(f"max samples ({limit}) is below n_init ({n_init})")
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    service = SamplingService(spec, out_dir / "samples.jsonl", seed=seed, oracle_kind=oracle_kind,
-                              workers=workers, max_samples=limit, timeout=timeout, objective=objective,
-                              oracle_factory=oracle_factory, scheduler=scheduler, design=design)
+    service = SamplingService(
+        spec,
+        out_dir / "samples.jsonl",
+        seed=seed,
+        oracle_kind=oracle_kind,
+        workers=workers,
+        max_samples=limit,
+        timeout=timeout,
+        objective=objective,
+        oracle_factory=oracle_factory,
+        scheduler=scheduler,
+        design=design,
+    )
     service.open(resume=resume, force=force)
 
     unit = format_value(objective)
@@ -151,8 +185,16 @@ def _certify(spec: Spec, *, out_dir: Path, plan: Plan | None = None, samples: in
                 _refresh_estimate(bar, service, minimize, confidence, unit)
                 return np.array(values[:k])
 
-            history = evt.sequential(sampler, n_init=n_init, n_delta=n_delta, target_gap=target_gap,
-                                     confidence=confidence, max_n=limit, minimize=minimize, seed=seed)
+            history = evt.sequential(
+                sampler,
+                n_init=n_init,
+                n_delta=n_delta,
+                target_gap=target_gap,
+                confidence=confidence,
+                max_n=limit,
+                minimize=minimize,
+                seed=seed,
+            )
             analysis = history.result
             why_not = None if analysis is not None else "no step of the sequential algorithm could be analysed"
             n_used = cursor["next"]
@@ -172,7 +214,9 @@ def _certify(spec: Spec, *, out_dir: Path, plan: Plan | None = None, samples: in
     failed = len(service.failures(n_used))
     chosen_gap = target_gap if target_gap is not None else (settings.target_gap or DEFAULT_TARGET_GAP)
     nan = math.nan
-    estimate, lower, upper = (nan, nan, nan) if analysis is None else (analysis.estimate, analysis.lower, analysis.upper)
+    estimate, lower, upper = (
+        (nan, nan, nan) if analysis is None else (analysis.estimate, analysis.lower, analysis.upper)
+    )
     flags = ("unanalysable",) if analysis is None else tuple(analysis.flags)
     best_sampled = float(values.max() if not minimize else values.min())
     known_plans = [("best sampled plan", best_sampled)] + list(known or [])
@@ -183,13 +227,24 @@ def _certify(spec: Spec, *, out_dir: Path, plan: Plan | None = None, samples: in
         known_plans.append(("CP-SAT plan", rigorous.objective))
     known_plans.append(("certified plan itself", plan_value))
     applies = rigorous is not None and rigorous.applies
-    evidence = Evidence(plan_value=plan_value, minimize=minimize, target_gap=chosen_gap, n=int(values.size),
-                        estimate=estimate, lower=lower, upper=upper,
-                        confidence=confidence, flags=flags, known=known_plans, unanalysable=why_not,
-                        bound=rigorous.bound if applies else None,
-                        bound_source=rigorous.bound_source if applies else None,
-                        proven_optimum=rigorous.proven_optimum if applies else None,
-                        failed_steps=list(rigorous.failed_steps) if rigorous else [], oracle=oracle_kind)
+    evidence = Evidence(
+        plan_value=plan_value,
+        minimize=minimize,
+        target_gap=chosen_gap,
+        n=int(values.size),
+        estimate=estimate,
+        lower=lower,
+        upper=upper,
+        confidence=confidence,
+        flags=flags,
+        known=known_plans,
+        unanalysable=why_not,
+        bound=rigorous.bound if applies else None,
+        bound_source=rigorous.bound_source if applies else None,
+        proven_optimum=rigorous.proven_optimum if applies else None,
+        failed_steps=list(rigorous.failed_steps) if rigorous else [],
+        oracle=oracle_kind,
+    )
     decision = decide(evidence, show=unit)
 
     baselines = _baselines(spec, values, minimize, balanced, seed, oracle, objective, design)
@@ -197,14 +252,24 @@ def _certify(spec: Spec, *, out_dir: Path, plan: Plan | None = None, samples: in
         spec=spec.name,
         objective=objective,
         plan=plan.to_dict(),
-        plan_performance={"value": plan_value, "half_width": measured.half_width if not minimize else measured.latency_half_width,
-                          "throughput": measured.throughput, "latency_mean": measured.latency_mean,
-                          "oracle": measured.oracle},
-        samples={"n": int(values.size), "failed": failed, "requested": int(n_used), "file": str(service.path),
-                 "best": float(values.max() if not minimize else values.min()),
-                 "oracle": oracle_kind, "sequential": sequential_mode, "design": design},
-        optimum={"estimate": estimate, "lower": lower, "upper": upper,
-                 "confidence": confidence},
+        plan_performance={
+            "value": plan_value,
+            "half_width": measured.half_width if not minimize else measured.latency_half_width,
+            "throughput": measured.throughput,
+            "latency_mean": measured.latency_mean,
+            "oracle": measured.oracle,
+        },
+        samples={
+            "n": int(values.size),
+            "failed": failed,
+            "requested": int(n_used),
+            "file": str(service.path),
+            "best": float(values.max() if not minimize else values.min()),
+            "oracle": oracle_kind,
+            "sequential": sequential_mode,
+            "design": design,
+        },
+        optimum={"estimate": estimate, "lower": lower, "upper": upper, "confidence": confidence},
         gap={**decision.gaps, "words": decision.words},
         target_gap=chosen_gap,
         verdict=decision.verdict,
@@ -219,7 +284,9 @@ def _certify(spec: Spec, *, out_dir: Path, plan: Plan | None = None, samples: in
         versions=versions(),
         baselines=baselines,
         evt=analysis.to_dict() if analysis is not None else {"error": why_not},
-        sequential=[step.__dict__ if hasattr(step, "__dict__") else step for step in history.steps] if history else None,
+        sequential=[step.__dict__ if hasattr(step, "__dict__") else step for step in history.steps]
+        if history
+        else None,
     )
     return CertifyOutcome(certificate, analysis, history, service)
 
@@ -244,17 +311,29 @@ def _refresh_estimate(bar: _Progress, service: SamplingService, minimize: bool, 
         bar.estimate = "-"
 
 
-def _baselines(spec: Spec, values: np.ndarray, minimize: bool, balanced: int, seed: int, oracle,
-               objective: str, design: str = "random") -> list[dict[str, Any]]:
+def _baselines(
+    spec: Spec,
+    values: np.ndarray,
+    minimize: bool,
+    balanced: int,
+    seed: int,
+    oracle,
+    objective: str,
+    design: str = "random",
+) -> list[dict[str, Any]]:
     worst = values.max() if minimize else values.min()
     name = "random" if design == "random" else "local optima"
-    rows = [{"method": f"{name} (average)", "value": float(values.mean())},
-            {"method": f"{name} (worst)", "value": float(worst)}]
+    rows = [
+        {"method": f"{name} (average)", "value": float(values.mean())},
+        {"method": f"{name} (worst)", "value": float(worst)},
+    ]
     if balanced:
         plans = balanced_plans(spec, balanced, seed)
         if len(plans):
             measured = [oracle.evaluate(Plan.from_contexts(spec, [int(c) for c in row]), seed=seed) for row in plans]
             vals = np.array([objective_value(m, objective) for m in measured])
             rows.append({"method": f"balanced (average of {len(vals)})", "value": float(vals.mean())})
-            rows.append({"method": f"balanced (worst of {len(vals)})", "value": float(vals.max() if minimize else vals.min())})
+            rows.append(
+                {"method": f"balanced (worst of {len(vals)})", "value": float(vals.max() if minimize else vals.min())}
+            )
     return rows

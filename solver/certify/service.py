@@ -59,16 +59,16 @@ class Record:
 
     index: int
     contexts: list[int]
-    status: str                  # "ok" or "failed"
-    value: float | None = None   # the objective's value (packets/s, or seconds for latency)
+    status: str  # "ok" or "failed"
+    value: float | None = None  # the objective's value (packets/s, or seconds for latency)
     throughput: float | None = None
     half_width: float | None = None
     latency: float | None = None
     attempts: int = 1
     error: str | None = None
-    seed: int | None = None              # the measurement's (and the local search's) seed
-    start: list[int] | None = None       # local-optima design: the random start (plan i of the stream)
-    steps: int | None = None             # local-optima design: improving moves to the local optimum
+    seed: int | None = None  # the measurement's (and the local search's) seed
+    start: list[int] | None = None  # local-optima design: the random start (plan i of the stream)
+    steps: int | None = None  # local-optima design: improving moves to the local optimum
 
     def to_json(self) -> str:
         return json.dumps(self.__dict__, separators=(",", ":"))
@@ -88,8 +88,11 @@ _PROBLEM_FIELDS = {"tasksolve", "topology", "applications", "workload", "problem
 
 def _without_descriptions(data: Any) -> Any:
     if isinstance(data, dict):
-        return {k: _without_descriptions(v) for k, v in data.items()
-                if not (k == "description" and (v is None or isinstance(v, str)))}
+        return {
+            k: _without_descriptions(v)
+            for k, v in data.items()
+            if not (k == "description" and (v is None or isinstance(v, str)))
+        }
     if isinstance(data, list):
         return [_without_descriptions(v) for v in data]
     return data
@@ -132,20 +135,27 @@ def _short(digest: Any) -> str:
 def header_changes(found: dict[str, Any], expected: dict[str, Any]) -> list[str]:
     """What differs between a file's header and this run's, in words (empty: resumable)."""
     if found.get("tasksolve_samples") != expected["tasksolve_samples"]:
-        return [f"the file's format is {found.get('tasksolve_samples')!r}, this version writes "
-                f"{expected['tasksolve_samples']}"]
+        return [
+            f"the file's format is {found.get('tasksolve_samples')!r}, this version writes "
+            f"{expected['tasksolve_samples']}"
+        ]
     changes = []
     if found.get("spec_hash") != expected["spec_hash"]:
-        changes.append(f"the spec changed (`{found.get('spec_name')}` {_short(found.get('spec_hash'))} in the file, "
-                       f"`{expected['spec_name']}` {_short(expected['spec_hash'])} now)")
+        changes.append(
+            f"the spec changed (`{found.get('spec_name')}` {_short(found.get('spec_hash'))} in the file, "
+            f"`{expected['spec_name']}` {_short(expected['spec_hash'])} now)"
+        )
     old, new = found.get("oracle") or {}, expected["oracle"]
     if old.get("kind") != new["kind"]:
         changes.append(f"the oracle changed ({old.get('kind')} in the file, {new['kind']} now)")
     elif old.get("settings") != new["settings"]:
         before, after = old.get("settings") or {}, new["settings"]
         names = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
-        changes.append("the oracle's settings changed (" + ", ".join(
-            f"{k}: {before.get(k)!r} -> {after.get(k)!r}" for k in names) + ")")
+        changes.append(
+            "the oracle's settings changed ("
+            + ", ".join(f"{k}: {before.get(k)!r} -> {after.get(k)!r}" for k in names)
+            + ")"
+        )
     for key, what in (("design", "design"), ("plans", "plan stream"), ("seed", "seed")):
         if found.get(key) != expected[key]:
             changes.append(f"the {what} changed ({found.get(key)!r} in the file, {expected[key]!r} now)")
@@ -165,16 +175,19 @@ def check_start(path: Path, resume: bool, force: bool) -> None:
     """Refuse contradictory options, and a fresh start (no `resume`) over finished samples
     unless `force` (callers that run long before sampling check this first)."""
     if resume and force:
-        raise SamplingError("--resume and --force contradict each other: --resume continues the samples "
-                            "in the file, --force discards them")
+        raise SamplingError(
+            "--resume and --force contradict each other: --resume continues the samples "
+            "in the file, --force discards them"
+        )
     finished = 0 if resume else _finished_lines(Path(path))
     if finished and not force:
-        raise SamplingError(f"{path} already holds {finished} measured plans; continue them "
-                            "with --resume or discard them with --force")
+        raise SamplingError(
+            f"{path} already holds {finished} measured plans; continue them with --resume or discard them with --force"
+        )
 
 
 # ------------------------------------------------------------------ the output directory's lock
-_HELD: dict[str, list] = {}    # real path of the lock file -> [fd, count]; closed in forked children
+_HELD: dict[str, list] = {}  # real path of the lock file -> [fd, count]; closed in forked children
 
 
 def _close_in_child() -> None:
@@ -203,8 +216,10 @@ def acquire_lock(directory: Path) -> str:
     except OSError:
         holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "unknown"
         os.close(fd)
-        raise SamplingError(f"{directory} is in use by another tasksolve run (PID {holder}); wait for it to "
-                            "finish or choose another --out") from None
+        raise SamplingError(
+            f"{directory} is in use by another tasksolve run (PID {holder}); wait for it to "
+            "finish or choose another --out"
+        ) from None
     os.ftruncate(fd, 0)
     os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
     _HELD[key] = [fd, 1]
@@ -218,7 +233,7 @@ def release_lock(key: str) -> None:
     held[1] -= 1
     if held[1] == 0:
         del _HELD[key]
-        os.close(held[0])   # closing the descriptor releases the flock
+        os.close(held[0])  # closing the descriptor releases the flock
 
 
 # ------------------------------------------------------------------ worker side
@@ -233,8 +248,14 @@ class _Worker:
     climber: Any = None
 
 
-def _make_worker(spec: Spec, oracle_kind: str, objective: str, timeout: float | None,
-                 oracle_factory: Callable[[Spec], Any] | None, design: str = "random") -> _Worker:
+def _make_worker(
+    spec: Spec,
+    oracle_kind: str,
+    objective: str,
+    timeout: float | None,
+    oracle_factory: Callable[[Spec], Any] | None,
+    design: str = "random",
+) -> _Worker:
     oracle = oracle_factory(spec) if oracle_factory else make_oracle(spec, oracle_kind)
     climber = None
     if design == "local-optima":
@@ -268,14 +289,32 @@ def _measure_one(worker: _Worker, index: int, contexts: list[int], seed: int) ->
                     signal.setitimer(signal.ITIMER_REAL, 0)
             value = objective_value(m, worker.objective)
             start = None if worker.climber is None else contexts
-            return Record(index, list(plan), "ok", float(value), float(m.throughput), float(m.half_width),
-                          float(m.latency_mean), attempt, seed=sample_seed, start=start, steps=steps)
+            return Record(
+                index,
+                list(plan),
+                "ok",
+                float(value),
+                float(m.throughput),
+                float(m.half_width),
+                float(m.latency_mean),
+                attempt,
+                seed=sample_seed,
+                start=start,
+                steps=steps,
+            )
         except SimulationTimeout as exc:  # the service's alarm, or the oracle's own cap (oracle.time_cap)
             error = f"timed out after {timeout:g}s" if str(exc) == "alarm" else f"{type(exc).__name__}: {exc}"
         except Exception as exc:  # an oracle failure is data, not a crash
             error = f"{type(exc).__name__}: {exc}"
-    return Record(index, contexts, "failed", attempts=2, error=error, seed=sample_seed,
-                  start=None if worker.climber is None else contexts)
+    return Record(
+        index,
+        contexts,
+        "failed",
+        attempts=2,
+        error=error,
+        seed=sample_seed,
+        start=None if worker.climber is None else contexts,
+    )
 
 
 def _measure_chunk(worker: _Worker, jobs: list[tuple[int, list[int], int]]) -> list[Record]:
@@ -298,9 +337,9 @@ class SamplingService:
     max_samples: int = 5000
     timeout: float | None = None
     objective: str | None = None
-    oracle_factory: Callable[[Spec], Any] | None = None   # tests: an oracle that fails on purpose
-    scheduler: Any = None                                  # a Dask scheduler (see simulate.executor)
-    design: str = "random"                                 # see DESIGNS
+    oracle_factory: Callable[[Spec], Any] | None = None  # tests: an oracle that fails on purpose
+    scheduler: Any = None  # a Dask scheduler (see simulate.executor)
+    design: str = "random"  # see DESIGNS
     records: dict[int, Record] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -322,11 +361,17 @@ class SamplingService:
 
     def header(self) -> dict[str, Any]:
         """The first line of the samples file: what the sample depends on."""
-        return {"tasksolve_samples": FORMAT, "spec_name": self.spec.name, "spec_hash": spec_hash(self.spec),
-                "objective": self.objective,
-                "oracle": oracle_identity(self.spec, self.oracle_kind, self.oracle_factory),
-                "design": self.design, "plans": self._plans_identity(), "seed": self.seed,
-                "version": _version()}
+        return {
+            "tasksolve_samples": FORMAT,
+            "spec_name": self.spec.name,
+            "spec_hash": spec_hash(self.spec),
+            "objective": self.objective,
+            "oracle": oracle_identity(self.spec, self.oracle_kind, self.oracle_factory),
+            "design": self.design,
+            "plans": self._plans_identity(),
+            "seed": self.seed,
+            "version": _version(),
+        }
 
     def _plans_identity(self) -> dict[str, Any]:
         plans: dict[str, Any] = {"sampler": "uniform", "block": PLAN_BLOCK}
@@ -370,12 +415,17 @@ class SamplingService:
         except json.JSONDecodeError:
             found = None
         if not isinstance(found, dict) or "tasksolve_samples" not in found:
-            raise SamplingError(f"{self.path}:1: no samples header (written by an older tasksolve or another "
-                                "program); start afresh with --force")
+            raise SamplingError(
+                f"{self.path}:1: no samples header (written by an older tasksolve or another "
+                "program); start afresh with --force"
+            )
         changes = header_changes(found, expected)
         if changes:
-            raise SamplingError(f"{self.path}: cannot resume: " + "; ".join(changes)
-                                + "; start afresh with --force or choose another --out")
+            raise SamplingError(
+                f"{self.path}: cannot resume: "
+                + "; ".join(changes)
+                + "; start afresh with --force or choose another --out"
+            )
         for lineno, line in enumerate(lines[1:], start=2):
             if line.strip():
                 self._read_record(line, lineno)
@@ -385,7 +435,7 @@ class SamplingService:
         if not self.path.exists():
             return ""
         raw = self.path.read_bytes()
-        if raw and not raw.endswith(b"\n"):          # a line cut by a crash or a full disk
+        if raw and not raw.endswith(b"\n"):  # a line cut by a crash or a full disk
             keep = raw.rfind(b"\n") + 1
             os.truncate(self.path, keep)
             raw = raw[:keep]
@@ -396,12 +446,15 @@ class SamplingService:
             record = Record(**json.loads(line))
             index = int(record.index)
         except (json.JSONDecodeError, TypeError, ValueError) as exc:
-            raise SamplingError(f"{self.path}:{lineno}: not a sample record ({exc}); the file is damaged: "
-                                "start afresh with --force") from None
+            raise SamplingError(
+                f"{self.path}:{lineno}: not a sample record ({exc}); the file is damaged: start afresh with --force"
+            ) from None
         drawn = record.contexts if self.design == "random" or record.status == "failed" else record.start
         if index < 0 or drawn != self.contexts(index):
-            raise SamplingError(f"{self.path}:{lineno}: plan {index} is not the plan the header's stream "
-                                "draws; the file is damaged: start afresh with --force")
+            raise SamplingError(
+                f"{self.path}:{lineno}: plan {index} is not the plan the header's stream "
+                "draws; the file is damaged: start afresh with --force"
+            )
         self.records.setdefault(index, record)
 
     def _append(self, records: list[Record]) -> None:
@@ -422,7 +475,7 @@ class SamplingService:
         init_args = (self.spec, self.oracle_kind, self.objective, self.timeout, self.oracle_factory, self.design)
         from simulate.registry import exclusive
 
-        alone = self.oracle_factory is None and exclusive(self.oracle_kind)   # e.g. a real program on this host
+        alone = self.oracle_factory is None and exclusive(self.oracle_kind)  # e.g. a real program on this host
         executor = Executor(workers=1 if alone else self.workers, scheduler=None if alone else self.scheduler)
         with executor.map(_measure_chunk, jobs, init=_make_worker, init_args=init_args) as stream:
             for _, records in stream:

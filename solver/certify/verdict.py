@@ -42,16 +42,15 @@ MIN_SAMPLES = 600
 #: one sentence per EVT flag that forbids an EVT-based `certified`
 BLOCKING_FLAGS = {
     "ties": "many values beyond the threshold are repeated, so the continuous tail model does not hold "
-            "(the sample may already contain the optimum, or may be stuck on a plateau below it)",
+    "(the sample may already contain the optimum, or may be stuck on a plateau below it)",
     "poor_fit": "the goodness-of-fit tests reject the Generalised Pareto tail, so its endpoint is not "
-                "a trustworthy estimate of the optimum",
+    "a trustworthy estimate of the optimum",
     "boundary": "the fit runs to the uniform-tail boundary (xi = -1), so the estimate is just the best "
-                "sampled value and says nothing beyond it",
+    "sampled value and says nothing beyond it",
     "irregular": "the shape xi is at most -0.5, where the likelihood is irregular and the interval's "
-                 "confidence is not guaranteed",
+    "confidence is not guaranteed",
     "few_exceedances": "fewer than 30 values lie beyond the threshold, too few for the interval",
-    "large_fraction": "more than 5% of the sample lies beyond the threshold, so the values fitted are "
-                      "not the tail",
+    "large_fraction": "more than 5% of the sample lies beyond the threshold, so the values fitted are not the tail",
     "heavy_tail": "the fitted tail has no finite endpoint (xi >= 0)",
 }
 
@@ -76,13 +75,13 @@ class Evidence:
     upper: float
     confidence: float = 0.95
     flags: tuple[str, ...] = ()
-    known: list[tuple[str, float]] = field(default_factory=list)   # (which plan, value)
-    bound: float | None = None             # rigorous bound on the optimum (closed form only)
+    known: list[tuple[str, float]] = field(default_factory=list)  # (which plan, value)
+    bound: float | None = None  # rigorous bound on the optimum (closed form only)
     bound_source: str | None = None
-    proven_optimum: float | None = None    # when CP-SAT proved optimality on the closed form
+    proven_optimum: float | None = None  # when CP-SAT proved optimality on the closed form
     failed_steps: list[str] = field(default_factory=list)
     oracle: str = "analytic"
-    unanalysable: str | None = None        # why EVT could not analyse the sample (then no estimate)
+    unanalysable: str | None = None  # why EVT could not analyse the sample (then no estimate)
 
     @property
     def far(self) -> float:
@@ -92,11 +91,11 @@ class Evidence:
 @dataclass
 class Decision:
     verdict: str
-    basis: str                       # "bound", "proven optimum" or "EVT estimate"
-    sentence: str                    # the verdict in one sentence
-    reasons: list[dict[str, str]]    # {"code", "sentence"}: why (each one sentence)
-    gaps: dict[str, float | None]    # signed gaps of the plan to the estimate, far limit, bound, optimum
-    words: list[str]                 # the signed gaps in words
+    basis: str  # "bound", "proven optimum" or "EVT estimate"
+    sentence: str  # the verdict in one sentence
+    reasons: list[dict[str, str]]  # {"code", "sentence"}: why (each one sentence)
+    gaps: dict[str, float | None]  # signed gaps of the plan to the estimate, far limit, bound, optimum
+    words: list[str]  # the signed gaps in words
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -132,10 +131,16 @@ def _better(a: float, b: float, minimize: bool) -> bool:
 def decide(ev: Evidence, show: Callable[[float], str] = lambda v: f"{v:.6g}") -> Decision:
     """The verdict of the module docstring."""
     far = ev.far
-    gaps = {"estimate": signed_gap(ev.plan_value, ev.estimate), "far_limit": signed_gap(ev.plan_value, far),
-            "bound": signed_gap(ev.plan_value, ev.bound), "proven_optimum": signed_gap(ev.plan_value, ev.proven_optimum)}
-    words = [in_words(gaps["estimate"], "estimated optimum"),
-             in_words(gaps["far_limit"], f"far limit of the {ev.confidence:.0%} interval")]
+    gaps = {
+        "estimate": signed_gap(ev.plan_value, ev.estimate),
+        "far_limit": signed_gap(ev.plan_value, far),
+        "bound": signed_gap(ev.plan_value, ev.bound),
+        "proven_optimum": signed_gap(ev.plan_value, ev.proven_optimum),
+    }
+    words = [
+        in_words(gaps["estimate"], "estimated optimum"),
+        in_words(gaps["far_limit"], f"far limit of the {ev.confidence:.0%} interval"),
+    ]
     if ev.bound is not None:
         words.append(in_words(gaps["bound"], f"proven bound ({ev.bound_source or 'CP-SAT'})"))
     if ev.proven_optimum is not None:
@@ -151,8 +156,12 @@ def decide(ev: Evidence, show: Callable[[float], str] = lambda v: f"{v:.6g}") ->
     for step in ev.failed_steps:
         say("failed_step", f"the solver step '{step}' failed, so the plan and the bound may be weaker than shown")
     if ev.bound is None:
-        say("no_bound", "no rigorous bound exists for the " + ("simulation" if ev.oracle == "des" else f"{ev.oracle} oracle")
-            + "; the EVT estimate of the optimum stands in for it")
+        say(
+            "no_bound",
+            "no rigorous bound exists for the "
+            + ("simulation" if ev.oracle == "des" else f"{ev.oracle} oracle")
+            + "; the EVT estimate of the optimum stands in for it",
+        )
     target = f"{ev.target_gap:.2%}"
     heavy = "heavy_tail" in ev.flags
     if ev.unanalysable:
@@ -164,11 +173,17 @@ def decide(ev: Evidence, show: Callable[[float], str] = lambda v: f"{v:.6g}") ->
         say("heavy_tail", BLOCKING_FLAGS["heavy_tail"])
     elif refuters:
         label, value = max(refuters, key=lambda r: -r[1] if ev.minimize else r[1])
-        say("refuted", f"the {label} ({show(value)}) is better than the interval's far limit ({show(far)}), "
-                       "so the EVT estimate is refuted")
+        say(
+            "refuted",
+            f"the {label} ({show(value)}) is better than the interval's far limit ({show(far)}), "
+            "so the EVT estimate is refuted",
+        )
     if ev.n < MIN_SAMPLES:
-        say("small_sample", f"the sample has {ev.n} plans; the threshold rule needs at least {MIN_SAMPLES} "
-                            "(30 values beyond a threshold that leaves at most 5% of the sample above it)")
+        say(
+            "small_sample",
+            f"the sample has {ev.n} plans; the threshold rule needs at least {MIN_SAMPLES} "
+            "(30 values beyond a threshold that leaves at most 5% of the sample above it)",
+        )
     for flag in ev.flags:
         if flag in BLOCKING_FLAGS and flag != "heavy_tail":
             say(flag, f"{flag}: {BLOCKING_FLAGS[flag]}")
@@ -177,7 +192,9 @@ def decide(ev: Evidence, show: Callable[[float], str] = lambda v: f"{v:.6g}") ->
 
     # rigorous evidence first (closed form only), then the EVT estimate
     if not ev.failed_steps and ev.bound is not None and loss(ev.plan_value, ev.bound, ev.minimize) <= ev.target_gap:
-        return done("certified", "bound", f"certified: {words[2]}, within the {target} target: a proof on the closed form")
+        return done(
+            "certified", "bound", f"certified: {words[2]}, within the {target} target: a proof on the closed form"
+        )
     if ev.proven_optimum is not None and loss(ev.plan_value, ev.proven_optimum, ev.minimize) > ev.target_gap:
         sentence = f"{in_words(gaps['proven_optimum'], 'proven optimum')}, more than the {target} target"
         reasons.insert(0, {"code": "below_optimum", "sentence": sentence})
@@ -185,10 +202,16 @@ def decide(ev: Evidence, show: Callable[[float], str] = lambda v: f"{v:.6g}") ->
     if heavy:
         return done("no_finite_optimum", "EVT estimate", "no verdict: " + VERDICTS["no_finite_optimum"])
     if refuters:
-        return done("estimate_refuted", "EVT estimate",
-                    "estimate refuted: " + next(r["sentence"] for r in reasons if r["code"] == "refuted"))
+        return done(
+            "estimate_refuted",
+            "EVT estimate",
+            "estimate refuted: " + next(r["sentence"] for r in reasons if r["code"] == "refuted"),
+        )
     blocking = [r for r in reasons if r["code"] != "no_bound"]
     if blocking:
         return done("not_certified", "EVT estimate", "not certified: " + blocking[0]["sentence"])
-    return done("certified", "EVT estimate",
-                f"certified: {words[1]}, within the {target} target at {ev.confidence:.0%} confidence")
+    return done(
+        "certified",
+        "EVT estimate",
+        f"certified: {words[1]}, within the {target} target at {ev.confidence:.0%} confidence",
+    )

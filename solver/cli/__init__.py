@@ -47,9 +47,11 @@ def _root(
         False, "--version", callback=_version_callback, is_eager=True, help="Print the version and exit."
     ),
     allow_outside: bool = typer.Option(
-        False, "--allow-outside-references",
+        False,
+        "--allow-outside-references",
         help="Let specs refer to topology and application files outside their own folder (off: a spec "
-             "can name built-ins and files under its folder only)."),
+        "can name built-ins and files under its folder only).",
+    ),
 ) -> None:
     """tasksolve: which placement, how good is it, how good could it be."""
     from specs.loader import ALLOW_OUTSIDE
@@ -71,14 +73,14 @@ def _register_commands() -> None:
         topology_command,
     )
 
-    spec_commands.register(app)        # validate, schema, examples, count
-    certify_command.register(app)      # certify, run
+    spec_commands.register(app)  # validate, schema, examples, count
+    certify_command.register(app)  # certify, run
     solve_command.register(app)
     simulate_command.register(app)
     pipeline_command.register(app)
     makespan_command.register(app)
     evt_command.register(app)
-    topology_command.register(app)     # topology host, import, show
+    topology_command.register(app)  # topology host, import, show
     pin_command.register(app)
     calibrate_command.register(app)
 

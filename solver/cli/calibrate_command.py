@@ -13,10 +13,13 @@ from solver.cli.common import check_oracle_kind, console, emit_json, fail, load_
 def calibrate(
     spec_path: str = options.spec_argument(),
     oracle: str | None = options.oracle_option(),
-    plans: int = typer.Option(100, "--plans", min=1, help="Random plans to measure (besides a packed and a few balanced ones)."),
+    plans: int = typer.Option(
+        100, "--plans", min=1, help="Random plans to measure (besides a packed and a few balanced ones)."
+    ),
     starts: int = typer.Option(8, "--starts", min=0, help="Random starts of the fit besides the spec's own values."),
-    all_resources: bool = typer.Option(False, "--all-resources",
-                                       help="Fit every task's demand on every resource, not only those it lists."),
+    all_resources: bool = typer.Option(
+        False, "--all-resources", help="Fit every task's demand on every resource, not only those it lists."
+    ),
     out: Path = typer.Option(Path("calibrated.yaml"), "--out", "-o", help="Where to write the calibrated spec."),
     force: bool = typer.Option(False, "--force", help="Replace OUT if it exists."),
     seed: int | None = options.seed_option(),
@@ -42,11 +45,20 @@ def calibrate(
         fail(f"{out} exists; give --force to replace it, or another --out")
     kind = check_oracle_kind(oracle or spec.oracle.kind)
     with Phases(enabled=not as_json) as say:
-        result = run_calibration(spec, oracle_kind=kind, plans=plans, starts=starts,
-                                 seed=options.resolve_seed(seed, spec), workers=options.resolve_workers(workers, spec),
-                                 fit_all_resources=all_resources, progress=say)
-    header = (f"# {spec.name} calibrated on the {kind} oracle from {len(result.plans)} measured plans "
-              f"(tasksolve calibrate): rms relative error {share(result.fit.rms)}, worst {share(result.fit.worst)}\n")
+        result = run_calibration(
+            spec,
+            oracle_kind=kind,
+            plans=plans,
+            starts=starts,
+            seed=options.resolve_seed(seed, spec),
+            workers=options.resolve_workers(workers, spec),
+            fit_all_resources=all_resources,
+            progress=say,
+        )
+    header = (
+        f"# {spec.name} calibrated on the {kind} oracle from {len(result.plans)} measured plans "
+        f"(tasksolve calibrate): rms relative error {share(result.fit.rms)}, worst {share(result.fit.worst)}\n"
+    )
     write_text_atomic(out, header + dump_spec(result.spec))
     if as_json:
         emit_json({**result.to_dict(), "out": str(out)})
@@ -60,17 +72,24 @@ def _print(result, out: Path) -> None:
     from specs.display import share
 
     fit = result.fit
-    table = Table(title=f"{result.spec.name}: fitted on {len(result.plans)} plans ({result.oracle} oracle"
-                        + (", thread times" if result.thread_times else ", throughputs only") + ")")
+    table = Table(
+        title=f"{result.spec.name}: fitted on {len(result.plans)} plans ({result.oracle} oracle"
+        + (", thread times" if result.thread_times else ", throughputs only")
+        + ")"
+    )
     for column in ("parameter", "spec", "fitted", "identified"):
         table.add_column(column, justify="left" if column == "parameter" else "right")
     for p in fit.parameters:
-        table.add_row(p.parameter.name, f"{p.prior:.4g}", f"{p.value:.4g}",
-                      "yes" if p.identified else "no: kept the spec's value")
+        table.add_row(
+            p.parameter.name, f"{p.prior:.4g}", f"{p.value:.4g}", "yes" if p.identified else "no: kept the spec's value"
+        )
     console.print(table)
-    before = float((fit.prior_residuals ** 2).mean() ** 0.5)
-    console.print(f"relative error of the instance throughputs: rms {share(fit.rms)}, worst {share(fit.worst)} "
-                  f"(with the spec's values: rms {share(before)})", markup=False)
+    before = float((fit.prior_residuals**2).mean() ** 0.5)
+    console.print(
+        f"relative error of the instance throughputs: rms {share(fit.rms)}, worst {share(fit.worst)} "
+        f"(with the spec's values: rms {share(before)})",
+        markup=False,
+    )
     if fit.warning:
         console.print(f"warning: {fit.warning}", markup=False)
     console.print(f"wrote {out}", markup=False)

@@ -48,9 +48,27 @@ def _load_plan(path: Path, spec):
         fail(spec_error_text(exc))
 
 
-def _run_certify(spec, out: Path, *, plan=None, samples=None, target_gap=None, confidence=None, n_init=None,
-                 n_delta=None, max_samples=None, workers=None, seed=0, oracle=DEFAULT_KIND, resume=False, quiet=False,
-                 force=False, scheduler=None, design="local-optima", time_limit=None):
+def _run_certify(
+    spec,
+    out: Path,
+    *,
+    plan=None,
+    samples=None,
+    target_gap=None,
+    confidence=None,
+    n_init=None,
+    n_delta=None,
+    max_samples=None,
+    workers=None,
+    seed=0,
+    oracle=DEFAULT_KIND,
+    resume=False,
+    quiet=False,
+    force=False,
+    scheduler=None,
+    design="local-optima",
+    time_limit=None,
+):
     import evt
     from simulate.errors import OracleError
     from simulate.executor import ExecutorError
@@ -61,16 +79,36 @@ def _run_certify(spec, out: Path, *, plan=None, samples=None, target_gap=None, c
     workers = options.resolve_workers(workers, spec)
     try:
         rigorous = None
-        if oracle == "analytic":   # the closed form: CP-SAT's bound is a proof (solver.certify.bounds)
-            rigorous = closed_form_bound(spec, time_limit=time_limit or spec.search.time_limit, workers=workers,
-                                         seed=seed)
-        return certify(spec, out_dir=out, plan=plan, samples=samples, target_gap=target_gap, confidence=confidence,
-                       n_init=n_init, n_delta=n_delta, max_samples=max_samples, workers=workers,
-                       seed=seed, oracle_kind=oracle, resume=resume, progress=not quiet, force=force,
-                       scheduler=scheduler, design=design, rigorous=rigorous)
+        if oracle == "analytic":  # the closed form: CP-SAT's bound is a proof (solver.certify.bounds)
+            rigorous = closed_form_bound(
+                spec, time_limit=time_limit or spec.search.time_limit, workers=workers, seed=seed
+            )
+        return certify(
+            spec,
+            out_dir=out,
+            plan=plan,
+            samples=samples,
+            target_gap=target_gap,
+            confidence=confidence,
+            n_init=n_init,
+            n_delta=n_delta,
+            max_samples=max_samples,
+            workers=workers,
+            seed=seed,
+            oracle_kind=oracle,
+            resume=resume,
+            progress=not quiet,
+            force=force,
+            scheduler=scheduler,
+            design=design,
+            rigorous=rigorous,
+        )
     except KeyboardInterrupt:
-        fail(f"interrupted: every finished measurement is in {out / 'samples.jsonl'}; "
-             "continue with the same command and --resume", EXIT_INTERRUPTED)
+        fail(
+            f"interrupted: every finished measurement is in {out / 'samples.jsonl'}; "
+            "continue with the same command and --resume",
+            EXIT_INTERRUPTED,
+        )
     except evt.EVTError as exc:
         fail(f"the random sample cannot be analysed: {exc}", EXIT_FAILURE)
     except SamplerError as exc:
@@ -84,12 +122,20 @@ def _run_certify(spec, out: Path, *, plan=None, samples=None, target_gap=None, c
 def certify_command(
     spec_path: str = options.spec_argument(),
     plan_path: Path | None = options.plan_option("The plan to certify (default: the best random plan)."),
-    samples: int | None = typer.Option(None, "--samples", min=20, help="Fixed sample size (default: the spec's certify.samples)."),
-    target_gap: str | None = typer.Option(None, "--target-gap", help="Run the sequential algorithm until within this gap (1% or 0.01)."),
-    confidence: float | None = typer.Option(None, "--confidence", min=0.5, max=0.999, help="Confidence of the optimum's interval."),
+    samples: int | None = typer.Option(
+        None, "--samples", min=20, help="Fixed sample size (default: the spec's certify.samples)."
+    ),
+    target_gap: str | None = typer.Option(
+        None, "--target-gap", help="Run the sequential algorithm until within this gap (1% or 0.01)."
+    ),
+    confidence: float | None = typer.Option(
+        None, "--confidence", min=0.5, max=0.999, help="Confidence of the optimum's interval."
+    ),
     n_init: int | None = typer.Option(None, "--n-init", min=20, help="Sequential: first sample size."),
     n_delta: int | None = typer.Option(None, "--n-delta", min=1, help="Sequential: plans added per step."),
-    max_samples: int | None = typer.Option(None, "--max-samples", min=20, help="Sequential: stop after this many plans."),
+    max_samples: int | None = typer.Option(
+        None, "--max-samples", min=20, help="Sequential: stop after this many plans."
+    ),
     workers: int | None = options.workers_option(),
     seed: int | None = options.seed_option(),
     oracle: str | None = options.oracle_option(),
@@ -113,10 +159,26 @@ def certify_command(
     oracle = check_oracle_kind(oracle or spec.oracle.kind)
     seed = spec.search.seed if seed is None else seed
     plan = _load_plan(plan_path, spec) if plan_path else None
-    outcome = _run_certify(spec, out, plan=plan, samples=samples, target_gap=_parse_gap(target_gap),
-                           confidence=confidence, n_init=n_init, n_delta=n_delta, max_samples=max_samples,
-                           workers=workers, seed=seed, oracle=oracle, resume=resume, quiet=as_json, force=force,
-                           scheduler=scheduler, design=options.check_design(design), time_limit=time_limit)
+    outcome = _run_certify(
+        spec,
+        out,
+        plan=plan,
+        samples=samples,
+        target_gap=_parse_gap(target_gap),
+        confidence=confidence,
+        n_init=n_init,
+        n_delta=n_delta,
+        max_samples=max_samples,
+        workers=workers,
+        seed=seed,
+        oracle=oracle,
+        resume=resume,
+        quiet=as_json,
+        force=force,
+        scheduler=scheduler,
+        design=options.check_design(design),
+        time_limit=time_limit,
+    )
     certificate = outcome.certificate.to_dict()
     write_json_atomic(out / "certificate.json", certificate)
     if as_json:
@@ -130,13 +192,24 @@ def certify_command(
 
 def run_command(
     spec_path: str = options.spec_argument(),
-    out: Path = options.out_dir_option(Path("tasksolve-out"), "plan.yaml, certificate.json, samples.jsonl and report.html"),
-    methods: str = typer.Option(",".join(DEFAULT_METHODS), "--method", "--methods", "-m",
-                                help="Methods to compare: all, or a comma-separated list (cpsat always runs). "
-                                     "tsbsched and blackbox profile on the oracle first and take minutes."),
+    out: Path = options.out_dir_option(
+        Path("tasksolve-out"), "plan.yaml, certificate.json, samples.jsonl and report.html"
+    ),
+    methods: str = typer.Option(
+        ",".join(DEFAULT_METHODS),
+        "--method",
+        "--methods",
+        "-m",
+        help="Methods to compare: all, or a comma-separated list (cpsat always runs). "
+        "tsbsched and blackbox profile on the oracle first and take minutes.",
+    ),
     time_limit: float | None = options.time_limit_option(),
-    samples: int | None = typer.Option(None, "--samples", min=20, help="Random plans for the certificate (default: the spec's certify.samples)."),
-    target_gap: str | None = typer.Option(None, "--target-gap", help="Sample sequentially until the best random plan is within this gap."),
+    samples: int | None = typer.Option(
+        None, "--samples", min=20, help="Random plans for the certificate (default: the spec's certify.samples)."
+    ),
+    target_gap: str | None = typer.Option(
+        None, "--target-gap", help="Sample sequentially until the best random plan is within this gap."
+    ),
     workers: int | None = options.workers_option(),
     seed: int | None = options.seed_option(),
     oracle: str | None = options.oracle_option(),
@@ -160,16 +233,37 @@ def run_command(
 
     try:
         with Phases(enabled=not as_json) as say:
-            result = run(spec, out, methods=choices_or_fail(methods, METHODS), time_limit=time_limit, samples=samples,
-                         target_gap=_parse_gap(target_gap), workers=options.resolve_workers(workers, spec), seed=seed,
-                         oracle_kind=oracle, resume=resume, progress=not as_json, say=say, force=force,
-                         scheduler=scheduler, design=options.check_design(design))
+            result = run(
+                spec,
+                out,
+                methods=choices_or_fail(methods, METHODS),
+                time_limit=time_limit,
+                samples=samples,
+                target_gap=_parse_gap(target_gap),
+                workers=options.resolve_workers(workers, spec),
+                seed=seed,
+                oracle_kind=oracle,
+                resume=resume,
+                progress=not as_json,
+                say=say,
+                force=force,
+                scheduler=scheduler,
+                design=options.check_design(design),
+            )
     except KeyboardInterrupt:
-        fail(f"interrupted: every finished measurement is in {out / 'samples.jsonl'}; "
-             "continue with the same command and --resume", EXIT_INTERRUPTED)
+        fail(
+            f"interrupted: every finished measurement is in {out / 'samples.jsonl'}; "
+            "continue with the same command and --resume",
+            EXIT_INTERRUPTED,
+        )
     if as_json:
-        emit_json({"solve": result.report.to_dict(), "certificate": result.outcome.certificate.to_dict(),
-                   "files": {name: str(path) for name, path in result.files.items()}})
+        emit_json(
+            {
+                "solve": result.report.to_dict(),
+                "certificate": result.outcome.certificate.to_dict(),
+                "files": {name: str(path) for name, path in result.files.items()},
+            }
+        )
     else:
         from solver.cli.solve_command import _print_report
 

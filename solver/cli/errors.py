@@ -48,9 +48,12 @@ def _internal(exc: BaseException) -> ErrorReport:
         where = f"; the traceback is in {path}"
     except OSError:
         where = ""
-    return ErrorReport(EXIT_INTERNAL, f"internal error (a bug in tasksolve): {type(exc).__name__}: "
-                                      f"{common.shorten(str(exc))}{where}; please report it to {REPORT_TO} "
-                                      "with the command line and the spec")
+    return ErrorReport(
+        EXIT_INTERNAL,
+        f"internal error (a bug in tasksolve): {type(exc).__name__}: "
+        f"{common.shorten(str(exc))}{where}; please report it to {REPORT_TO} "
+        "with the command line and the spec",
+    )
 
 
 def classify(exc: BaseException) -> ErrorReport:

@@ -40,34 +40,54 @@ def register(app: typer.Typer) -> None:
     @app.command("evt", help=_HELP)
     def evt_command(
         samples: Path = typer.Argument(
-            ..., metavar="SAMPLES", show_default=False,
-            help="File of values: CSV with a header row, JSON lines, or one number per line."),
+            ...,
+            metavar="SAMPLES",
+            show_default=False,
+            help="File of values: CSV with a header row, JSON lines, or one number per line.",
+        ),
         column: str | None = typer.Option(
-            None, "--column", metavar="NAME",
-            help="Column (CSV) or key (JSON lines) holding the values; needed when there are "
-                 "several."),
+            None,
+            "--column",
+            metavar="NAME",
+            help="Column (CSV) or key (JSON lines) holding the values; needed when there are several.",
+        ),
         minimize: bool = typer.Option(
-            False, "--minimize",
-            help="Smaller is better (latency, cost): estimate the lower endpoint."),
+            False, "--minimize", help="Smaller is better (latency, cost): estimate the lower endpoint."
+        ),
         confidence: str = typer.Option(
-            "0.95", "--confidence", metavar="LEVEL",
-            help="Confidence level of the profile-likelihood interval, in (0, 1)."),
+            "0.95",
+            "--confidence",
+            metavar="LEVEL",
+            help="Confidence level of the profile-likelihood interval, in (0, 1).",
+        ),
         threshold: str = typer.Option(
-            "auto", "--threshold", metavar="auto|VALUE",
+            "auto",
+            "--threshold",
+            metavar="auto|VALUE",
             help="Threshold of the peaks-over-threshold fit: 'auto' (screened candidates, see "
-                 "the JSON 'threshold_choice') or a value in the sample's units."),
+            "the JSON 'threshold_choice') or a value in the sample's units.",
+        ),
         max_fraction: str = typer.Option(
-            "0.05", "--max-fraction", metavar="FRACTION",
-            help="With --threshold auto: largest share of the sample beyond the threshold."),
+            "0.05",
+            "--max-fraction",
+            metavar="FRACTION",
+            help="With --threshold auto: largest share of the sample beyond the threshold.",
+        ),
         plots: Path | None = typer.Option(
-            None, "--plots", metavar="DIR",
-            help="Write the ECDF, mean-excess, QQ and profile-likelihood plots (PNG and SVG) "
-                 "into DIR."),
+            None,
+            "--plots",
+            metavar="DIR",
+            help="Write the ECDF, mean-excess, QQ and profile-likelihood plots (PNG and SVG) into DIR.",
+        ),
         gof_bootstrap: str = typer.Option(
-            "200", "--gof-bootstrap", metavar="N",
-            help="Parametric-bootstrap refits for the goodness-of-fit p-values (0: none)."),
-        seed: str = typer.Option("0", "--seed", metavar="SEED",
-                                 help="Seed of the bootstrap (results are deterministic)."),
+            "200",
+            "--gof-bootstrap",
+            metavar="N",
+            help="Parametric-bootstrap refits for the goodness-of-fit p-values (0: none).",
+        ),
+        seed: str = typer.Option(
+            "0", "--seed", metavar="SEED", help="Seed of the bootstrap (results are deterministic)."
+        ),
         json_output: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     ) -> None:
         """Estimate the best possible value of a sample (see `_HELP`)."""
@@ -85,9 +105,15 @@ def register(app: typer.Typer) -> None:
             _number(threshold, "--threshold")
         try:
             values = evt.read_samples(samples, column)
-            result = evt.analyze(values, minimize=minimize, confidence=conf,
-                                 threshold=threshold, max_fraction=frac,
-                                 gof_bootstrap=boot, seed=seed_value)
+            result = evt.analyze(
+                values,
+                minimize=minimize,
+                confidence=conf,
+                threshold=threshold,
+                max_fraction=frac,
+                gof_bootstrap=boot,
+                seed=seed_value,
+            )
         except evt.EVTError as exc:
             common.fail(str(exc))
         except Exception as exc:  # a bug, reported as one line rather than a traceback

@@ -16,7 +16,7 @@ from solver.cli import common, options
 from specs import display
 
 SPEC_SUFFIXES = (".yaml", ".yml")
-DEFAULT_TIME_LIMIT = 10.0   # seconds, for STG files (a spec brings its search.time_limit)
+DEFAULT_TIME_LIMIT = 10.0  # seconds, for STG files (a spec brings its search.time_limit)
 
 
 def is_spec(graph: str) -> bool:
@@ -38,14 +38,15 @@ def load_graph(graph: str, app_name: str | None):
         from solver.makespan.from_spec import graph_from_spec
         from specs import load_spec
 
-        spec = load_spec(graph)       # a SpecError is reported with its locations (exit 2)
+        spec = load_spec(graph)  # a SpecError is reported with its locations (exit 2)
         if app_name is not None and app_name not in spec.applications:
             from specs.errors import did_you_mean
 
             apps = list(spec.applications)
-            common.fail(f"{graph}: no application `{app_name}` (applications: {', '.join(apps)})"
-                        f"{did_you_mean(app_name, apps)}")
-        return graph_from_spec(graph, app_name), spec   # load_spec resolves example names too
+            common.fail(
+                f"{graph}: no application `{app_name}` (applications: {', '.join(apps)}){did_you_mean(app_name, apps)}"
+            )
+        return graph_from_spec(graph, app_name), spec  # load_spec resolves example names too
     if app_name is not None:
         common.fail("--app applies only to spec files (.yaml, .yml) and built-in examples")
     return read_stg(graph), None
@@ -70,9 +71,14 @@ def gantt_lines(schedule, makespan: int, width: int = 64) -> list[str]:
         share = 100 * busy / makespan if makespan else 0.0
         lines.append(f"{('P' + str(p)).rjust(label_width)} |{''.join(cells)}| {share:3.0f}% busy")
         if tasks:
-            lines.extend(textwrap.wrap(
-                " ".join(f"{t.task}@{t.start}" for t in tasks), width=width + label_width + 3,
-                initial_indent=" " * (label_width + 2), subsequent_indent=" " * (label_width + 2)))
+            lines.extend(
+                textwrap.wrap(
+                    " ".join(f"{t.task}@{t.start}" for t in tasks),
+                    width=width + label_width + 3,
+                    initial_indent=" " * (label_width + 2),
+                    subsequent_indent=" " * (label_width + 2),
+                )
+            )
     return lines
 
 
@@ -95,34 +101,49 @@ def register(app: typer.Typer) -> None:
 
 def makespan_command(
     graph: str = typer.Argument(
-        ..., metavar="GRAPH", show_default=False,
+        ...,
+        metavar="GRAPH",
+        show_default=False,
         help="Task graph: a Standard Task Graph file (.stg), or a spec (a file or a built-in example's "
-             "name, see `tasksolve examples`) with --app to choose its application."),
+        "name, see `tasksolve examples`) with --app to choose its application.",
+    ),
     processors: int = typer.Option(
-        ..., "--processors", "-P", metavar="P", show_default=False,
-        help="Number of identical processors (at least 1)."),
+        ..., "--processors", "-P", metavar="P", show_default=False, help="Number of identical processors (at least 1)."
+    ),
     time_limit: float | None = typer.Option(
-        None, "--time-limit", metavar="SECONDS",
+        None,
+        "--time-limit",
+        metavar="SECONDS",
         help="Time limit of the CP-SAT search; the best schedule found so far (never worse than the list "
-             "schedule) is returned when it expires. Default: the spec's search.time_limit, "
-             f"else {DEFAULT_TIME_LIMIT:g}."),
+        "schedule) is returned when it expires. Default: the spec's search.time_limit, "
+        f"else {DEFAULT_TIME_LIMIT:g}.",
+    ),
     seed: int | None = options.seed_option(),
     workers: int | None = options.workers_option(),
     comm_delay: bool = typer.Option(
-        False, "--comm-delay",
+        False,
+        "--comm-delay",
         help="Honour the edges' communication delays (paid only between tasks on "
-             "different processors): P|prec,c_ij|Cmax. Without it they are ignored."),
+        "different processors): P|prec,c_ij|Cmax. Without it they are ignored.",
+    ),
     uniform_delay: int | None = typer.Option(
-        None, "--uniform-delay", min=0, metavar="C",
-        help="Set every edge's communication delay to C (implies --comm-delay); STG files have none."),
+        None,
+        "--uniform-delay",
+        min=0,
+        metavar="C",
+        help="Set every edge's communication delay to C (implies --comm-delay); STG files have none.",
+    ),
     app_name: str | None = typer.Option(
-        None, "--app", metavar="NAME", help="With a spec: the application whose task graph to schedule."),
+        None, "--app", metavar="NAME", help="With a spec: the application whose task graph to schedule."
+    ),
     deterministic: bool = typer.Option(
-        False, "--deterministic",
+        False,
+        "--deterministic",
         help="Count the time limit in CP-SAT deterministic time (a work count, roughly "
-             "seconds but sometimes much longer in wall time; a guard stops at 20 times the "
-             "limit), so that runs with the same seed and --workers 1 give the same answer "
-             "on any machine."),
+        "seconds but sometimes much longer in wall time; a guard stops at 20 times the "
+        "limit), so that runs with the same seed and --workers 1 give the same answer "
+        "on any machine.",
+    ),
     json_output: bool = options.json_option(),
 ) -> None:
     """Find a shortest (latency-optimal) schedule of a task graph on P processors."""
@@ -142,9 +163,16 @@ def makespan_command(
         task_graph = task_graph.with_uniform_delay(uniform_delay)
         comm_delay = True
     try:
-        result = solve_makespan(task_graph, processors, comm_delays=comm_delay, time_limit=time_limit,
-                                seed=seed, workers=workers, deterministic=deterministic)
-    except RuntimeError as exc:   # solve_makespan's CP-SAT failures
+        result = solve_makespan(
+            task_graph,
+            processors,
+            comm_delays=comm_delay,
+            time_limit=time_limit,
+            seed=seed,
+            workers=workers,
+            deterministic=deterministic,
+        )
+    except RuntimeError as exc:  # solve_makespan's CP-SAT failures
         raise SolverFailed(f"the makespan solver failed: {exc}") from exc
     if json_output:
         out = result.to_dict()
@@ -162,17 +190,23 @@ def _print_result(graph: str, task_graph, result, processors: int, comm_delay: b
         f"[bold]{escape(graph)}[/]: {len(task_graph)} tasks, work {task_graph.total_work}, "
         f"critical path {task_graph.critical_path_length()}, {processors} processors"
         + (", communication delays" if comm_delay and task_graph.has_delays else ""),
-        soft_wrap=True)
+        soft_wrap=True,
+    )
     colour = "green" if result.status.value == "OPTIMAL" else "yellow"
-    how = {"bound": "the list schedule meets the lower bound",
-           "list": "CP-SAT did not improve the list schedule",
-           "cp-sat": "found by CP-SAT"}[result.source]
+    how = {
+        "bound": "the list schedule meets the lower bound",
+        "list": "CP-SAT did not improve the list schedule",
+        "cp-sat": "found by CP-SAT",
+    }[result.source]
     console.print(
         f"makespan [bold]{result.makespan}[/] [{colour}]{result.status.value}[/] "
         f"(lower bound {result.lower_bound}; list schedule {result.list_makespan}; {how}; "
-        f"{display.seconds(result.wall_time)})", soft_wrap=True)
+        f"{display.seconds(result.wall_time)})",
+        soft_wrap=True,
+    )
     b = result.bounds
-    console.print(f"bounds: critical path {b['critical_path']}, work {b['work']}, "
-                  f"energetic {b['energetic']}", soft_wrap=True)
+    console.print(
+        f"bounds: critical path {b['critical_path']}, work {b['work']}, energetic {b['energetic']}", soft_wrap=True
+    )
     for line in gantt_lines(result.schedule, result.makespan):
         console.print(line, markup=False, highlight=False, soft_wrap=False)

@@ -28,8 +28,12 @@ from simulate.registry import help_text as oracle_help
 
 
 def spec_argument() -> typer.models.ArgumentInfo:
-    return typer.Argument(..., metavar="SPEC", show_default=False,
-                          help="A spec file, or a built-in example's name (see `tasksolve examples`).")
+    return typer.Argument(
+        ...,
+        metavar="SPEC",
+        show_default=False,
+        help="A spec file, or a built-in example's name (see `tasksolve examples`).",
+    )
 
 
 def json_option() -> typer.models.OptionInfo:
@@ -41,19 +45,29 @@ def seed_option() -> typer.models.OptionInfo:
 
 
 def workers_option() -> typer.models.OptionInfo:
-    return typer.Option(None, "--workers", "-w", min=0,
-                        help="Worker processes and CP-SAT workers (0: every core). "
-                             "Default: the spec's search.workers, else every core.")
+    return typer.Option(
+        None,
+        "--workers",
+        "-w",
+        min=0,
+        help="Worker processes and CP-SAT workers (0: every core). "
+        "Default: the spec's search.workers, else every core.",
+    )
 
 
 def oracle_option() -> typer.models.OptionInfo:
-    return typer.Option(None, "--oracle", metavar="|".join(ORACLE_KINDS),
-                        help=f"The cost oracle -- {oracle_help()}. Default: the spec's oracle.kind.")
+    return typer.Option(
+        None,
+        "--oracle",
+        metavar="|".join(ORACLE_KINDS),
+        help=f"The cost oracle -- {oracle_help()}. Default: the spec's oracle.kind.",
+    )
 
 
 def time_limit_option() -> typer.models.OptionInfo:
-    return typer.Option(None, "--time-limit", min=0.1,
-                        help="CP-SAT time limit in seconds. Default: the spec's search.time_limit.")
+    return typer.Option(
+        None, "--time-limit", min=0.1, help="CP-SAT time limit in seconds. Default: the spec's search.time_limit."
+    )
 
 
 def plan_option(help_text: str) -> typer.models.OptionInfo:
@@ -77,16 +91,24 @@ def resolve_seed(value: int | None, spec=None) -> int:
 
 
 def scheduler_option() -> typer.models.OptionInfo:
-    return typer.Option(None, "--scheduler", metavar="ADDRESS",
-                        help="Measure on a Dask cluster (e.g. tcp://host:8786) instead of local worker processes.")
+    return typer.Option(
+        None,
+        "--scheduler",
+        metavar="ADDRESS",
+        help="Measure on a Dask cluster (e.g. tcp://host:8786) instead of local worker processes.",
+    )
 
 
 def force_option() -> typer.models.OptionInfo:
-    return typer.Option(False, "--force", help="Replace the finished samples already in OUT (without it, a run "
-                                               "refuses to overwrite them: use --resume to continue them).")
+    return typer.Option(
+        False,
+        "--force",
+        help="Replace the finished samples already in OUT (without it, a run "
+        "refuses to overwrite them: use --resume to continue them).",
+    )
 
 
-DESIGNS = ("random", "local-optima")   # solver.certify.service.DESIGNS
+DESIGNS = ("random", "local-optima")  # solver.certify.service.DESIGNS
 
 
 def _default_design() -> str:
@@ -96,10 +118,13 @@ def _default_design() -> str:
 
 
 def design_option() -> typer.models.OptionInfo:
-    return typer.Option(_default_design(), "--design",
-                        help="How the certificate samples plans: local-optima (each sample is a random start "
-                             "climbed to a local optimum: iid restarts, same optimum, far better sampled) or "
-                             "random (uniform plans, ASPLOS'12).")
+    return typer.Option(
+        _default_design(),
+        "--design",
+        help="How the certificate samples plans: local-optima (each sample is a random start "
+        "climbed to a local optimum: iid restarts, same optimum, far better sampled) or "
+        "random (uniform plans, ASPLOS'12).",
+    )
 
 
 def check_design(value: str) -> str:

@@ -27,16 +27,24 @@ def _spec_for(plan_path: Path, spec_path: str | None):
     for example in builtin_names(""):
         if example == name or (yaml.safe_load(builtin_path("", example).read_text()) or {}).get("name") == name:
             return load_spec_or_fail(example)
-    fail(f"{plan_path}: the plan is for spec `{name}`, which is not a built-in example; give the spec file "
-         "with --spec SPEC")
+    fail(
+        f"{plan_path}: the plan is for spec `{name}`, which is not a built-in example; give the spec file "
+        "with --spec SPEC"
+    )
 
 
 def pin(
-    plan_path: Path = typer.Argument(..., metavar="PLAN.yaml", help="A plan file (solve/run/pipeline --out DIR write DIR/plan.yaml)."),
+    plan_path: Path = typer.Argument(
+        ..., metavar="PLAN.yaml", help="A plan file (solve/run/pipeline --out DIR write DIR/plan.yaml)."
+    ),
     form: str = typer.Option(..., "--format", "-f", help=f"One of {', '.join(FORMATS)}."),
-    spec_path: str | None = typer.Option(None, "--spec", "-s", metavar="SPEC",
-                                         help="The plan's spec (a file or built-in name). Default: the built-in "
-                                              "example the plan names."),
+    spec_path: str | None = typer.Option(
+        None,
+        "--spec",
+        "-s",
+        metavar="SPEC",
+        help="The plan's spec (a file or built-in name). Default: the built-in example the plan names.",
+    ),
     out: Path | None = typer.Option(None, "--out", "-o", help="Write the lines to this file instead of printing them."),
 ) -> None:
     """How to run each thread of a plan on its hardware context: pinning lines with OS CPU numbers.

@@ -30,9 +30,15 @@ class StderrProgress:
         if self.enabled:
             from rich import progress as rp
 
-            self.bar = rp.Progress(rp.SpinnerColumn(), rp.TextColumn("{task.description}"), rp.BarColumn(),
-                                   rp.MofNCompleteColumn(), rp.TimeElapsedColumn(), console=common.err_console,
-                                   transient=True)
+            self.bar = rp.Progress(
+                rp.SpinnerColumn(),
+                rp.TextColumn("{task.description}"),
+                rp.BarColumn(),
+                rp.MofNCompleteColumn(),
+                rp.TimeElapsedColumn(),
+                console=common.err_console,
+                transient=True,
+            )
             self.bar.start()
             self.task = self.bar.add_task("starting", total=None)
         return self
@@ -88,39 +94,56 @@ time / replicas; latency = longest path of thread times. Exit code 2 when the bo
 below the minimum achievable latency, 1 when the chosen method misses an achievable bound.
 """
 
-OUT_OPTION = options.out_dir_option(None, "the chosen plan (plan.yaml) or, with a sweep, its plots "
-                                          "(sweep-latency.png, sweep-cores.png)")
-PLOT_OPTION = typer.Option(None, "--plot", metavar="FILE",
-                           help="With a sweep: write the plot here instead of --out (PNG/SVG/PDF by suffix).")
+OUT_OPTION = options.out_dir_option(
+    None, "the chosen plan (plan.yaml) or, with a sweep, its plots (sweep-latency.png, sweep-cores.png)"
+)
+PLOT_OPTION = typer.Option(
+    None, "--plot", metavar="FILE", help="With a sweep: write the plot here instead of --out (PNG/SVG/PDF by suffix)."
+)
 
 
 def pipeline_command(
     spec_path: str = options.spec_argument(),
-    app_name: str | None = typer.Option(None, "--app", metavar="NAME",
-                                        help="Application to pipeline (needed when the workload has several)."),
-    method: str = typer.Option("all", "--method", "--methods", "-m", metavar="METHOD",
-                               help=f"Method(s): {METHOD_HELP}."),
+    app_name: str | None = typer.Option(
+        None, "--app", metavar="NAME", help="Application to pipeline (needed when the workload has several)."
+    ),
+    method: str = typer.Option(
+        "all", "--method", "--methods", "-m", metavar="METHOD", help=f"Method(s): {METHOD_HELP}."
+    ),
     latency_max: str | None = typer.Option(
-        None, "--latency-max", metavar="BOUND",
+        None,
+        "--latency-max",
+        metavar="BOUND",
         help="Latency bound L0: a time (3us), cycles (2800), a share of the sequential time (75%), "
-             "or none. Default: the spec's constraints.latency_max."),
+        "or none. Default: the spec's constraints.latency_max.",
+    ),
     cores: str | None = typer.Option(
-        None, "--cores", metavar="N|A:B[:S]",
-        help="Use the first N usable contexts; a range A:B[:S] sweeps the core count (LATA Figure 15)."),
+        None,
+        "--cores",
+        metavar="N|A:B[:S]",
+        help="Use the first N usable contexts; a range A:B[:S] sweeps the core count (LATA Figure 15).",
+    ),
     sweep_latency: str | None = typer.Option(
-        None, "--sweep-latency", metavar="A%:B%[:S%]",
-        help="Sweep L0 over shares of the sequential time (LATA Figure 14), e.g. 60%:100%:5%."),
+        None,
+        "--sweep-latency",
+        metavar="A%:B%[:S%]",
+        help="Sweep L0 over shares of the sequential time (LATA Figure 14), e.g. 60%:100%:5%.",
+    ),
     time_limit: float | None = options.time_limit_option(),
     workers: int | None = options.workers_option(),
     seed: int | None = options.seed_option(),
     out: Path | None = OUT_OPTION,
     plot: Path | None = PLOT_OPTION,
     oracle: str | None = typer.Option(
-        None, "--oracle", metavar="|".join(ORACLE_CHOICES),
+        None,
+        "--oracle",
+        metavar="|".join(ORACLE_CHOICES),
         help=f"Measure each plan with an oracle ({options.oracle_help()}), or not (none). "
-             "Default: the spec's oracle.kind."),
-    packets: int | None = typer.Option(None, "--packets", min=100, metavar="N",
-                                       help="Packets per simulation. Default: the spec's oracle.packets."),
+        "Default: the spec's oracle.kind.",
+    ),
+    packets: int | None = typer.Option(
+        None, "--packets", min=100, metavar="N", help="Packets per simulation. Default: the spec's oracle.packets."
+    ),
     trace: bool = typer.Option(False, "--trace", help="Also print LATA's steps."),
     json_output: bool = options.json_option(),
 ) -> None:
@@ -131,16 +154,22 @@ def pipeline_command(
     fractions = _fractions(sweep_latency)
     if plot is not None and fractions is None and core_range is None:
         common.fail("--plot needs a sweep (--sweep-latency or a --cores range)")
-    settings = dict(app=app_name, methods=method, latency_max=latency_max, time_limit=time_limit,
-                    workers=options.resolve_workers(workers, spec), seed=options.resolve_seed(seed, spec),
-                    out_dir=out)
+    settings = dict(
+        app=app_name,
+        methods=method,
+        latency_max=latency_max,
+        time_limit=time_limit,
+        workers=options.resolve_workers(workers, spec),
+        seed=options.resolve_seed(seed, spec),
+        out_dir=out,
+    )
     with StderrProgress(not json_output) as progress:
         if fractions is not None or core_range is not None:
-            sweep = sweep_pipeline(spec, fractions=fractions, cores=core_range, plot_file=plot,
-                                   progress=progress, **settings)
+            sweep = sweep_pipeline(
+                spec, fractions=fractions, cores=core_range, plot_file=plot, progress=progress, **settings
+            )
         else:
-            job = solve_pipeline(spec, cores=core_count, oracle=oracle, packets=packets, progress=progress,
-                                 **settings)
+            job = solve_pipeline(spec, cores=core_count, oracle=oracle, packets=packets, progress=progress, **settings)
     if fractions is not None or core_range is not None:
         if json_output:
             common.emit_json(sweep.to_dict())
@@ -165,8 +194,11 @@ def _print_sweep(sweep) -> None:
     methods = list(dict.fromkeys(p.method for _, p in sweep.points))
     for kind in sweep.kinds:
         mine = sweep.of(kind)
-        table = Table(title=("throughput, latency by latency bound L0" if kind == "latency"
-                             else "throughput, latency by cores"), box=box.SIMPLE_HEAD, pad_edge=False)
+        table = Table(
+            title=("throughput, latency by latency bound L0" if kind == "latency" else "throughput, latency by cores"),
+            box=box.SIMPLE_HEAD,
+            pad_edge=False,
+        )
         table.add_column("L0" if kind == "latency" else "cores", justify="right", no_wrap=True)
         for m in methods:
             table.add_column(m, justify="right", no_wrap=True)
@@ -209,8 +241,9 @@ def _diagram(problem, result) -> list[str]:
             if ev.comm[g]:
                 time_text += f" ({problem.cycles(ev.comm[g]):.6g} comm)"
             bottleneck = "  <- bottleneck" if g == ev.bottleneck else ""
-            lines.append(f"  {label:>4} | {tasks:<{width}}  x{group.replicas:<2} {time_text:<24} "
-                         f"[{contexts}]{bottleneck}")
+            lines.append(
+                f"  {label:>4} | {tasks:<{width}}  x{group.replicas:<2} {time_text:<24} [{contexts}]{bottleneck}"
+            )
     return lines
 
 
@@ -220,27 +253,39 @@ def _comparison_table(job):
 
     kinds = {m.oracle for m in job.measured.values()}
     label = "sim" if kinds == {"des"} else "an." if kinds == {"analytic"} else "cmd"
-    table = Table(title="comparison (closed form" + (", measured" if job.measured else "") + ")",
-                  box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
+    table = Table(
+        title="comparison (closed form" + (", measured" if job.measured else "") + ")",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        collapse_padding=True,
+    )
     columns = ["method", "status", "latency", "rate", "thr", "L0"]
     if job.measured:
         columns += [f"{label} latency", f"{label} rate"]
     for col in columns:
         table.add_column(col, justify="left" if col in ("method", "status") else "right", no_wrap=True)
     for row in job.rows():
-        cells = [row["method"] + ("*" if row["method"] == job.chosen else ""), row["status"].lower(),
-                 display.seconds(row["latency"]), display.rate(row["throughput"]), str(row["threads"]),
-                 "ok" if row["meets_bound"] else "miss"]
+        cells = [
+            row["method"] + ("*" if row["method"] == job.chosen else ""),
+            row["status"].lower(),
+            display.seconds(row["latency"]),
+            display.rate(row["throughput"]),
+            str(row["threads"]),
+            "ok" if row["meets_bound"] else "miss",
+        ]
         if job.measured:
             sim = row["simulated"]
-            cells += (["-", "-"] if sim is None
-                      else [display.seconds(sim["latency_mean"]), display.rate(sim["throughput"])])
+            cells += (
+                ["-", "-"] if sim is None else [display.seconds(sim["latency_mean"]), display.rate(sim["throughput"])]
+            )
         table.add_row(*cells)
     footnote = "* chosen; latency = closed-form latency (longest path), rate = clock / period, thr = threads"
     if job.measured:
-        footnote += {"sim": "; sim = simulation, saturated sources (queueing included)",
-                     "an.": "; an. = analytic model with resource contention",
-                     "cmd": "; cmd = the spec's command, run pinned on this host"}[label]
+        footnote += {
+            "sim": "; sim = simulation, saturated sources (queueing included)",
+            "an.": "; an. = analytic model with resource contention",
+            "cmd": "; cmd = the spec's command, run pinned on this host",
+        }[label]
     return table, footnote
 
 
@@ -253,11 +298,18 @@ def _print_job(job, trace: bool) -> None:
         f"{job.spec_name}: `{problem.app}` ({problem.n} tasks, sequential "
         f"{format_cycles(problem.cycles(problem.sequential), problem.clock)}, critical path "
         f"{format_cycles(problem.cycles(problem.critical_path), problem.clock)}) on {problem.n_contexts} contexts; "
-        f"L0 = {problem.describe_bound()}", markup=False, soft_wrap=True)
+        f"L0 = {problem.describe_bound()}",
+        markup=False,
+        soft_wrap=True,
+    )
     status = result.status + (f", gap {display.share(result.gap, 1)}" if result.gap is not None else "")
-    console.print(f"chosen: {job.chosen} ({status}): throughput {display.rate(ev.throughput)} "
-                  f"(period {ev.period_cycles:.6g} cycles), latency {display.seconds(ev.latency_seconds)}, "
-                  f"{ev.threads} threads", markup=False, soft_wrap=True)
+    console.print(
+        f"chosen: {job.chosen} ({status}): throughput {display.rate(ev.throughput)} "
+        f"(period {ev.period_cycles:.6g} cycles), latency {display.seconds(ev.latency_seconds)}, "
+        f"{ev.threads} threads",
+        markup=False,
+        soft_wrap=True,
+    )
     console.print("stages (tasks, replicas, time per packet, contexts):", markup=False)
     for line in _diagram(problem, result):
         console.print(line, markup=False, soft_wrap=True)
@@ -269,14 +321,21 @@ def _print_job(job, trace: bool) -> None:
     if trace and "lata" in job.results:
         console.print("LATA steps:", markup=False)
         for step in job.results["lata"].trace:
-            console.print(f"  {step['step']:<10} {step['detail']}  (period {step['period']:.6g}, latency "
-                          f"{step['latency']:.6g}, stage latency {step['stage_latency']:.6g} cycles, "
-                          f"{step['threads']} threads)", markup=False, soft_wrap=True)
+            console.print(
+                f"  {step['step']:<10} {step['detail']}  (period {step['period']:.6g}, latency "
+                f"{step['latency']:.6g}, stage latency {step['stage_latency']:.6g} cycles, "
+                f"{step['threads']} threads)",
+                markup=False,
+                soft_wrap=True,
+            )
     if job.written is not None:
         console.print(f"plan written to {job.written}", markup=False, soft_wrap=True)
     if not job.meets_bound:
-        common.err_console.print(f"the {job.chosen} plan misses the latency bound {problem.describe_bound()} "
-                                 f"(latency {format_cycles(ev.latency_cycles, problem.clock)})", markup=False)
+        common.err_console.print(
+            f"the {job.chosen} plan misses the latency bound {problem.describe_bound()} "
+            f"(latency {format_cycles(ev.latency_cycles, problem.clock)})",
+            markup=False,
+        )
 
 
 def register(app: typer.Typer) -> None:

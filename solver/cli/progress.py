@@ -29,8 +29,13 @@ class Phases:
 
     def __enter__(self) -> Phases:
         if self.enabled:
-            self._bar = Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
-                                 console=err_console, transient=True)
+            self._bar = Progress(
+                SpinnerColumn(),
+                TextColumn("{task.description}"),
+                TimeElapsedColumn(),
+                console=err_console,
+                transient=True,
+            )
             self._bar.start()
         return self
 
@@ -51,8 +56,9 @@ class Phases:
     def _finish(self) -> None:
         if self._task is not None:
             self._bar.remove_task(self._task)
-            self._bar.console.print(f"[dim]{self._message} ({time.perf_counter() - self._started:.1f} s)[/]",
-                                    markup=True, highlight=False)
+            self._bar.console.print(
+                f"[dim]{self._message} ({time.perf_counter() - self._started:.1f} s)[/]", markup=True, highlight=False
+            )
             self._task = None
 
     def __exit__(self, *exc) -> None:

@@ -34,23 +34,49 @@ class Arrival(str, Enum):
 def simulate(
     spec_path: str = options.spec_argument(),
     plan_path: str | None = typer.Option(
-        None, "--plan", "-p", metavar="PLAN.yaml",
-        help="The plan to measure (YAML or JSON). Without it, a balanced placement is drawn (seeded)."),
+        None,
+        "--plan",
+        "-p",
+        metavar="PLAN.yaml",
+        help="The plan to measure (YAML or JSON). Without it, a balanced placement is drawn (seeded).",
+    ),
     oracle: str | None = options.oracle_option(),
     max_rate: bool = typer.Option(
-        False, "--max-rate", help="Also find the highest arrival rate per instance the plan sustains (bisection, des only)."),
+        False,
+        "--max-rate",
+        help="Also find the highest arrival rate per instance the plan sustains (bisection, des only).",
+    ),
     ideal: list[Ideal] = typer.Option(
-        [], "--ideal", help="Also simulate with a limit switched off: contention, communication, queues or all "
-                            "(repeatable; des only). Shows which limit binds."),
-    seed: int | None = typer.Option(None, "--seed", min=0, help="Seed of the simulation and of the balanced draw. Default: oracle.seed."),
+        [],
+        "--ideal",
+        help="Also simulate with a limit switched off: contention, communication, queues or all "
+        "(repeatable; des only). Shows which limit binds.",
+    ),
+    seed: int | None = typer.Option(
+        None, "--seed", min=0, help="Seed of the simulation and of the balanced draw. Default: oracle.seed."
+    ),
     precision: float | None = typer.Option(
-        None, "--precision", help="Target relative half-width of the throughput's 95% interval (default: oracle.precision)."),
-    packets: int | None = typer.Option(None, "--packets", help="Stop after this many packets (default: oracle.packets)."),
-    queue_capacity: int | None = typer.Option(None, "--queue-capacity", help="Messages per queue (default: oracle.queue_capacity)."),
-    arrival: Arrival | None = typer.Option(None, "--arrival", help="Packet sources: saturated, deterministic or poisson."),
-    rate: str | None = typer.Option(None, "--rate", help="Arrival rate per instance, e.g. 2Mpps (with --arrival deterministic|poisson)."),
+        None,
+        "--precision",
+        help="Target relative half-width of the throughput's 95% interval (default: oracle.precision).",
+    ),
+    packets: int | None = typer.Option(
+        None, "--packets", help="Stop after this many packets (default: oracle.packets)."
+    ),
+    queue_capacity: int | None = typer.Option(
+        None, "--queue-capacity", help="Messages per queue (default: oracle.queue_capacity)."
+    ),
+    arrival: Arrival | None = typer.Option(
+        None, "--arrival", help="Packet sources: saturated, deterministic or poisson."
+    ),
+    rate: str | None = typer.Option(
+        None, "--rate", help="Arrival rate per instance, e.g. 2Mpps (with --arrival deterministic|poisson)."
+    ),
     shared_queue: bool = typer.Option(
-        False, "--shared-queue", help="Replicas of a stage take packets from one shared queue (NPIRE) instead of in turn."),
+        False,
+        "--shared-queue",
+        help="Replicas of a stage take packets from one shared queue (NPIRE) instead of in turn.",
+    ),
     as_json: bool = options.json_option(),
 ) -> None:
     """Measure a plan: throughput (total and per instance), latency, per-thread utilisation.
@@ -65,8 +91,16 @@ def simulate(
     kind = check_oracle_kind(oracle or spec.oracle.kind)
     if kind != "des" and (max_rate or ideal):
         fail("--max-rate and --ideal need the des oracle", EXIT_BAD_INPUT)
-    overrides = _overrides(kind, seed=seed, precision=precision, packets=packets, queue_capacity=queue_capacity,
-                           arrival=arrival, rate=rate, shared_queue=shared_queue)
+    overrides = _overrides(
+        kind,
+        seed=seed,
+        precision=precision,
+        packets=packets,
+        queue_capacity=queue_capacity,
+        arrival=arrival,
+        rate=rate,
+        shared_queue=shared_queue,
+    )
     plan, source = _plan(spec, plan_path, seed)
     measurement, extra = _measure(spec, plan, kind, overrides, ideal, max_rate)
 
@@ -84,7 +118,12 @@ def simulate(
 def _overrides(kind: str, *, seed, precision, packets, queue_capacity, arrival, rate, shared_queue) -> dict[str, Any]:
     """The simulation settings given on the command line, checked."""
     overrides: dict[str, Any] = {}
-    for key, value in (("seed", seed), ("precision", precision), ("packets", packets), ("queue_capacity", queue_capacity)):
+    for key, value in (
+        ("seed", seed),
+        ("precision", precision),
+        ("packets", packets),
+        ("queue_capacity", queue_capacity),
+    ):
         if value is not None:
             overrides[key] = value
     if precision is not None and not 0 < precision < 1:
@@ -107,8 +146,10 @@ def _overrides(kind: str, *, seed, precision, packets, queue_capacity, arrival, 
     if shared_queue:
         overrides["shared_queue"] = True
     if kind != "des" and overrides:
-        fail("simulation settings (--seed, --precision, --packets, --queue-capacity, --arrival, --rate, "
-             "--shared-queue) apply to the des oracle only")
+        fail(
+            "simulation settings (--seed, --precision, --packets, --queue-capacity, --arrival, --rate, "
+            "--shared-queue) apply to the des oracle only"
+        )
     return overrides
 
 
@@ -123,8 +164,10 @@ def _plan(spec, plan_path: str | None, seed: int | None):
     from solver.binding.samplers import balanced_plans
 
     if len(spec.threads) > len(spec.usable_contexts):
-        fail(f"{spec.name}: {len(spec.threads)} tasks do not fit one per context on "
-             f"{len(spec.usable_contexts)} contexts; give a pipeline plan with --plan")
+        fail(
+            f"{spec.name}: {len(spec.threads)} tasks do not fit one per context on "
+            f"{len(spec.usable_contexts)} contexts; give a pipeline plan with --plan"
+        )
     draw_seed = seed if seed is not None else spec.oracle.seed
     row = balanced_plans(spec, 1, np.random.default_rng(draw_seed))[0]
     return Plan.from_contexts(spec, row, method="balanced"), None
@@ -139,16 +182,33 @@ def _measure(spec, plan, kind: str, overrides: dict[str, Any], ideal: list[Ideal
     measurement = make_oracle(spec, kind, **overrides).evaluate(plan)
     extra: dict[str, Any] = {}
     if ideal:
-        what = ("contention", "communication", "queues") if Ideal.all in ideal else tuple(dict.fromkeys(i.value for i in ideal))
+        what = (
+            ("contention", "communication", "queues")
+            if Ideal.all in ideal
+            else tuple(dict.fromkeys(i.value for i in ideal))
+        )
         runs = ideal_runs(spec, plan, what, graph=graph, **overrides)
         base = measurement.throughput
-        extra["ideal"] = {name: {"throughput": m.throughput, "half_width": m.half_width,
-                                 "gain": m.throughput / base - 1.0 if base > 0 else None}
-                          for name, m in runs.items() if name != "actual"}
+        extra["ideal"] = {
+            name: {
+                "throughput": m.throughput,
+                "half_width": m.half_width,
+                "gain": m.throughput / base - 1.0 if base > 0 else None,
+            }
+            for name, m in runs.items()
+            if name != "actual"
+        }
     if max_rate:
-        found = find_max_rate(spec, plan, graph=graph, **{k: v for k, v in overrides.items() if k not in ("arrival", "rate")})
-        extra["max_rate"] = {"per_instance": found.rate, "total": found.total, "tolerance": found.tolerance,
-                             "arrival": found.arrival, "simulations": len(found.runs)}
+        found = find_max_rate(
+            spec, plan, graph=graph, **{k: v for k, v in overrides.items() if k not in ("arrival", "rate")}
+        )
+        extra["max_rate"] = {
+            "per_instance": found.rate,
+            "total": found.total,
+            "tolerance": found.tolerance,
+            "arrival": found.arrival,
+            "simulations": len(found.runs),
+        }
     return measurement, extra
 
 
@@ -169,7 +229,7 @@ def _print_text(spec, plan, m, source, extra) -> None:
     if len(m.per_instance) > 1:
         parts = ", ".join(f"{name} {display.rate(x)}" for name, x in m.per_instance.items())
         console.print(f"per instance  {parts}", markup=False, soft_wrap=True)
-    if m.oracle not in ("des", "analytic"):      # a program's one figure: where each thread ran
+    if m.oracle not in ("des", "analytic"):  # a program's one figure: where each thread ran
         if m.latency_mean:
             console.print(f"latency     {display.seconds(m.latency_mean)}", markup=False)
         for t in m.threads:
@@ -177,15 +237,24 @@ def _print_text(spec, plan, m, source, extra) -> None:
         for note in m.notes:
             console.print(f"note: {note}", markup=False, soft_wrap=True)
         return
-    console.print(f"latency     mean {display.seconds(m.latency_mean)}, p50 {display.seconds(m.latency_p50)}, p99 {display.seconds(m.latency_p99)}"
-                  + ("  (unloaded critical path)" if m.oracle == "analytic" else ""), markup=False)
+    console.print(
+        f"latency     mean {display.seconds(m.latency_mean)}, p50 {display.seconds(m.latency_p50)}, p99 {display.seconds(m.latency_p99)}"
+        + ("  (unloaded critical path)" if m.oracle == "analytic" else ""),
+        markup=False,
+    )
     table = Table(title_justify="left")
     for column in ("thread", "context", "utilization", "rate", "queue wait", "blocked"):
         table.add_column(column, justify="left" if column in ("thread", "context") else "right")
     for t in m.threads:
         blocked = "-" if t["blocked"] is None else f"{100 * t['blocked']:.1f}%"
-        table.add_row(t["thread"], t["context"], f"{100 * t['utilization']:.1f}%", f"{t['rate']:.3f}",
-                      display.seconds(t["queue_wait"]) if t["queue_wait"] else "0", blocked)
+        table.add_row(
+            t["thread"],
+            t["context"],
+            f"{100 * t['utilization']:.1f}%",
+            f"{t['rate']:.3f}",
+            display.seconds(t["queue_wait"]) if t["queue_wait"] else "0",
+            blocked,
+        )
     console.print(table)
     console.print(f"bottleneck  {m.bottleneck}", markup=False)
     if "ideal" in extra:
@@ -196,9 +265,12 @@ def _print_text(spec, plan, m, source, extra) -> None:
             console.print(f"  no {name:<14s} {display.rate(row['throughput'])}  ({100 * gain:+.1f}%)", markup=False)
     if "max_rate" in extra:
         r = extra["max_rate"]
-        console.print(f"max sustainable rate  {display.rate(r['per_instance'])} per instance "
-                      f"({display.rate(r['total'])} in all; {r['arrival']} arrivals, "
-                      f"{r['simulations']} simulations, tolerance {100 * r['tolerance']:g}%)", markup=False)
+        console.print(
+            f"max sustainable rate  {display.rate(r['per_instance'])} per instance "
+            f"({display.rate(r['total'])} in all; {r['arrival']} arrivals, "
+            f"{r['simulations']} simulations, tolerance {100 * r['tolerance']:g}%)",
+            markup=False,
+        )
     for note in m.notes:
         console.print(f"note: {note}", markup=False, soft_wrap=True)
 

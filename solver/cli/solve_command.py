@@ -23,19 +23,35 @@ from solver.cli.progress import Phases
 
 def solve_command(
     spec_path: str = options.spec_argument(),
-    method: str | None = typer.Option(None, "--method", "-m",
-                                      help="cpsat, blackbox, tsbsched, random, balanced, or all (comma-separated list "
-                                           "allowed). Default: the spec's search.method."),
-    top_k: int | None = typer.Option(None, "--top-k", "-k", min=1,
-                                     help="CP-SAT: how many best distinct plans to measure. Default: search.top_k."),
-    time_limit: float | None = typer.Option(None, "--time-limit", min=0.1,
-                                            help="CP-SAT time limit in seconds (shared by the K solves). Default: search.time_limit."),
+    method: str | None = typer.Option(
+        None,
+        "--method",
+        "-m",
+        help="cpsat, blackbox, tsbsched, random, balanced, or all (comma-separated list "
+        "allowed). Default: the spec's search.method.",
+    ),
+    top_k: int | None = typer.Option(
+        None, "--top-k", "-k", min=1, help="CP-SAT: how many best distinct plans to measure. Default: search.top_k."
+    ),
+    time_limit: float | None = typer.Option(
+        None,
+        "--time-limit",
+        min=0.1,
+        help="CP-SAT time limit in seconds (shared by the K solves). Default: search.time_limit.",
+    ),
     workers: int | None = options.workers_option(),
     seed: int | None = options.seed_option(),
-    oracle: str | None = typer.Option(None, "--oracle",
-                                      help="des (simulation) or analytic (closed form) for the measurements. Default: oracle.kind."),
-    samples: int = typer.Option(5000, "--samples", min=1, help="Random plans drawn (hint, baselines, predictor candidates)."),
-    deterministic: bool = typer.Option(False, "--deterministic", help="CP-SAT: count the time limit in deterministic time with a fixed portfolio: the same plans on every run and for every --workers."),
+    oracle: str | None = typer.Option(
+        None, "--oracle", help="des (simulation) or analytic (closed form) for the measurements. Default: oracle.kind."
+    ),
+    samples: int = typer.Option(
+        5000, "--samples", min=1, help="Random plans drawn (hint, baselines, predictor candidates)."
+    ),
+    deterministic: bool = typer.Option(
+        False,
+        "--deterministic",
+        help="CP-SAT: count the time limit in deterministic time with a fixed portfolio: the same plans on every run and for every --workers.",
+    ),
     out: Path | None = options.out_dir_option(None, "the chosen plan (plan.yaml)"),
     as_json: bool = options.json_option(),
 ) -> None:
@@ -59,8 +75,18 @@ def solve_command(
 
     try:
         with Phases(enabled=not quiet) as progress:
-            report = solve(spec, methods, oracle_kind=oracle, top_k=top_k, time_limit=time_limit, workers=workers,
-                           seed=seed, samples=samples, deterministic=deterministic, progress=progress)
+            report = solve(
+                spec,
+                methods,
+                oracle_kind=oracle,
+                top_k=top_k,
+                time_limit=time_limit,
+                workers=workers,
+                seed=seed,
+                samples=samples,
+                deterministic=deterministic,
+                progress=progress,
+            )
     except Infeasible as exc:
         fail(f"{spec_path}: {exc}", EXIT_BAD_INPUT)
     if out is not None and report.plan is not None:
@@ -71,8 +97,11 @@ def solve_command(
     else:
         _print_report(spec, report, out)
     if report.failed_steps:
-        err_console.print(f"error: solver step(s) failed: {', '.join(report.failed_steps)}; the plan is valid "
-                          "but its bound and gap are weaker than they should be", markup=False)
+        err_console.print(
+            f"error: solver step(s) failed: {', '.join(report.failed_steps)}; the plan is valid "
+            "but its bound and gap are weaker than they should be",
+            markup=False,
+        )
         raise typer.Exit(EXIT_FAILURE)
 
 
@@ -83,17 +112,24 @@ def _print_report(spec, report, out) -> None:
     from specs import display
 
     objective = report.objective
-    table = Table(title=f"{spec.name}: {objective} ({len(spec.threads)} threads on {spec.topology.name})",
-                  title_justify="left")
-    show_hw = any(row.half_width and row.simulated and abs(row.half_width) > 1e-6 * abs(row.simulated)
-                  for row in report.comparison)
+    table = Table(
+        title=f"{spec.name}: {objective} ({len(spec.threads)} threads on {spec.topology.name})", title_justify="left"
+    )
+    show_hw = any(
+        row.half_width and row.simulated and abs(row.half_width) > 1e-6 * abs(row.simulated)
+        for row in report.comparison
+    )
     columns = ["method", "model", "measured"] + (["±"] if show_hw else []) + ["loss"]
     for column in columns:
         table.add_column(column, justify="left" if column == "method" else "right", no_wrap=True)
     data = report.to_dict()["comparison"]
     for row, entry in zip(report.comparison, data):
         loss = entry.get("loss")
-        cells = [row.method, display.objective_value(row.predicted, objective), display.objective_value(row.simulated, objective)]
+        cells = [
+            row.method,
+            display.objective_value(row.predicted, objective),
+            display.objective_value(row.simulated, objective),
+        ]
         if show_hw:
             cells.append(display.objective_value(row.half_width, objective) if row.half_width else "")
         cells.append(f"{loss:.1%}" if loss is not None else "")
@@ -106,15 +142,20 @@ def _print_report(spec, report, out) -> None:
         gap = display.share(report.gap)
         cpsat = report.details.get("cpsat", {})
         source = cpsat.get("bound_source", "cpsat")
-        console.print(f"CP-SAT: {report.status}, model objective {display.objective_value(report.model_objective, objective)}, "
-                      f"bound {display.objective_value(report.bound, objective)}"
-                      f"{' (configuration LP)' if source != 'cpsat' else ''}, gap {gap}", markup=False)
+        console.print(
+            f"CP-SAT: {report.status}, model objective {display.objective_value(report.model_objective, objective)}, "
+            f"bound {display.objective_value(report.bound, objective)}"
+            f"{' (configuration LP)' if source != 'cpsat' else ''}, gap {gap}",
+            markup=False,
+        )
         for note in cpsat.get("notes", []):
             console.print(f"  {note}", markup=False)
         for step in cpsat.get("steps", []):
             if step["outcome"] in ("failed", "no answer in time"):
-                console.print(f"  {step['step']}: {step['outcome']}" + (f" ({step['detail']})" if step["detail"] else ""),
-                              markup=False)
+                console.print(
+                    f"  {step['step']}: {step['outcome']}" + (f" ({step['detail']})" if step["detail"] else ""),
+                    markup=False,
+                )
     console.print(plan_tree(spec, report.plan, title=f"chosen plan ({report.method})"))
     if out is not None:
         console.print(f"plan written to {out}", markup=False)

@@ -27,21 +27,37 @@ def _summary(loaded) -> tuple[dict, str]:
     value = loaded.value
     if loaded.kind == "spec":
         unit = "threads" if value.problem == "binding" else "tasks to group into threads"
-        return ({"name": value.name, "problem": value.problem, "topology": value.topology.name,
-                 "threads": len(value.threads), "usable_contexts": len(value.usable_contexts),
-                 "applications": list(value.applications)},
-                f"{value.name} ({value.problem}), {len(value.threads)} {unit} on {value.topology.name} "
-                f"({len(value.usable_contexts)} usable contexts)")
+        return (
+            {
+                "name": value.name,
+                "problem": value.problem,
+                "topology": value.topology.name,
+                "threads": len(value.threads),
+                "usable_contexts": len(value.usable_contexts),
+                "applications": list(value.applications),
+            },
+            f"{value.name} ({value.problem}), {len(value.threads)} {unit} on {value.topology.name} "
+            f"({len(value.usable_contexts)} usable contexts)",
+        )
     if loaded.kind == "topology":
         from specs.display import frequency
 
         shape = " x ".join(f"{level.count} {level.name}" for level in value.levels)
-        return ({"name": value.name, "contexts": value.n_contexts, "levels": [lv.name for lv in value.levels],
-                 "clock_hz": value.clock, "resources": value.resource_names},
-                f"topology {value.name}: {shape} = {value.n_contexts} contexts at {frequency(value.clock)}")
-    return ({"tasks": len(value.tasks), "edges": len(value.edges)},
-            f"application of {len(value.tasks)} tasks and {len(value.edges)} edges (the resources its "
-            "demands name are checked against a topology when a spec uses it)")
+        return (
+            {
+                "name": value.name,
+                "contexts": value.n_contexts,
+                "levels": [lv.name for lv in value.levels],
+                "clock_hz": value.clock,
+                "resources": value.resource_names,
+            },
+            f"topology {value.name}: {shape} = {value.n_contexts} contexts at {frequency(value.clock)}",
+        )
+    return (
+        {"tasks": len(value.tasks), "edges": len(value.edges)},
+        f"application of {len(value.tasks)} tasks and {len(value.edges)} edges (the resources its "
+        "demands name are checked against a topology when a spec uses it)",
+    )
 
 
 def validate(
@@ -108,8 +124,12 @@ def _example_rows() -> dict[str, list[dict]]:
                 fail(spec_error_text(exc), code=3)
             row = {"name": example, "description": value.description or ""}
             if kind == "spec":
-                row.update(problem=value.problem, topology=value.topology.name, threads=len(value.threads),
-                           applications={a: app.description or "" for a, app in value.applications.items()})
+                row.update(
+                    problem=value.problem,
+                    topology=value.topology.name,
+                    threads=len(value.threads),
+                    applications={a: app.description or "" for a, app in value.applications.items()},
+                )
                 rows["specs"].append(row)
             elif kind == "topology":
                 row.update(contexts=value.n_contexts, levels=[lv.name for lv in value.levels])
@@ -139,8 +159,10 @@ def _copy_examples(chosen: list[tuple[str, str, Path]], folder: Path, force: boo
         plan.append((target, text, state))
     edited = [str(target) for target, _, state in plan if state == "edited"]
     if edited and not force:
-        fail(f"{len(edited)} file(s) differ from the built-in and would be overwritten: "
-             f"{', '.join(edited[:5])}{' ...' if len(edited) > 5 else ''}; --force overwrites them")
+        fail(
+            f"{len(edited)} file(s) differ from the built-in and would be overwritten: "
+            f"{', '.join(edited[:5])}{' ...' if len(edited) > 5 else ''}; --force overwrites them"
+        )
     done = []
     for target, text, state in plan:
         if state != "unchanged":
@@ -151,8 +173,12 @@ def _copy_examples(chosen: list[tuple[str, str, Path]], folder: Path, force: boo
 
 
 def examples(
-    name: str | None = typer.Argument(None, help="A built-in spec, topology or application to show (or copy with --copy)."),
-    copy: Path | None = typer.Option(None, "--copy", help="Copy the example (or, without NAME, all of them) into this directory."),
+    name: str | None = typer.Argument(
+        None, help="A built-in spec, topology or application to show (or copy with --copy)."
+    ),
+    copy: Path | None = typer.Option(
+        None, "--copy", help="Copy the example (or, without NAME, all of them) into this directory."
+    ),
     force: bool = typer.Option(False, "--force", help="With --copy: overwrite files that differ from the built-in."),
     as_json: bool = JSON_OPTION,
 ) -> None:
@@ -193,8 +219,11 @@ def examples(
 def _print_listing(rows: dict[str, list[dict]]) -> None:
     from rich.table import Table
 
-    columns = {"specs": ("name", "problem", "threads", "topology"), "topologies": ("name", "contexts", "description"),
-               "applications": ("name", "tasks", "description")}
+    columns = {
+        "specs": ("name", "problem", "threads", "topology"),
+        "topologies": ("name", "contexts", "description"),
+        "applications": ("name", "tasks", "description"),
+    }
     for kind, names in columns.items():
         table = Table(title=f"built-in {kind if kind != 'specs' else 'example specs'}", title_justify="left")
         for column in names:
@@ -202,8 +231,9 @@ def _print_listing(rows: dict[str, list[dict]]) -> None:
         for row in rows[kind]:
             table.add_row(*(str(row[c]) for c in names))
         console.print(table)
-    console.print("show one with `tasksolve examples NAME`, copy it out with `tasksolve examples NAME --copy DIR`",
-                  markup=False)
+    console.print(
+        "show one with `tasksolve examples NAME`, copy it out with `tasksolve examples NAME --copy DIR`", markup=False
+    )
 
 
 # The most coefficient products `count` spends on the distinct placements (a few seconds).
@@ -243,16 +273,26 @@ def count(
     placements = count_placements(threads, contexts)
     distinct = count_distinct(UsableTree.of(spec.topology, spec.usable_contexts), threads, max_work=COUNT_WORK)
     if as_json:
-        emit_json({"threads": threads, "contexts": contexts,
-                   "placements": json_count(placements), "distinct_placements": json_count(distinct),
-                   "placements_sci": scientific(placements), "placements_digits": len(digits(placements)),
-                   "distinct_placements_sci": None if distinct is None else scientific(distinct),
-                   "distinct_placements_digits": None if distinct is None else len(digits(distinct))})
+        emit_json(
+            {
+                "threads": threads,
+                "contexts": contexts,
+                "placements": json_count(placements),
+                "distinct_placements": json_count(distinct),
+                "placements_sci": scientific(placements),
+                "placements_digits": len(digits(placements)),
+                "distinct_placements_sci": None if distinct is None else scientific(distinct),
+                "distinct_placements_digits": None if distinct is None else len(digits(distinct)),
+            }
+        )
         return
     console.print(f"{spec.name}: {threads} threads on {contexts} usable contexts of {spec.topology.name}", markup=False)
     console.print(f"placements           {_count_text(placements)}", markup=False, soft_wrap=True)
-    console.print(f"distinct placements  {_count_text(distinct)}" + ("  modulo hardware symmetry" if distinct else ""),
-                  markup=False, soft_wrap=True)
+    console.print(
+        f"distinct placements  {_count_text(distinct)}" + ("  modulo hardware symmetry" if distinct else ""),
+        markup=False,
+        soft_wrap=True,
+    )
 
 
 def register(app: typer.Typer) -> None:

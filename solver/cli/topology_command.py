@@ -15,14 +15,19 @@ import typer
 from solver.cli import options
 from solver.cli.common import console, emit_json, fail
 
-topology_app = typer.Typer(help="Real machines as topologies: import this host or an hwloc XML file, show a topology.",
-                           no_args_is_help=True)
+topology_app = typer.Typer(
+    help="Real machines as topologies: import this host or an hwloc XML file, show a topology.", no_args_is_help=True
+)
 
 OUT_FILE = typer.Option(None, "--out", "-o", help="Write the topology file here (YAML) instead of printing it.")
 NAME = typer.Option(None, "--name", help="The topology's name. Default: host.")
 CLOCK = typer.Option(None, "--clock", help="The clock (e.g. 2.4GHz), when the source has none or another is wanted.")
-CAPACITY = typer.Option(None, "--capacity", metavar="NAME=VALUE",
-                        help="Capacity of a resource (l1, l1i, l2, l3, mem), instead of the default 1.0; repeatable.")
+CAPACITY = typer.Option(
+    None,
+    "--capacity",
+    metavar="NAME=VALUE",
+    help="Capacity of a resource (l1, l1i, l2, l3, mem), instead of the default 1.0; repeatable.",
+)
 
 
 def _options(name: str | None, clock: str | None, capacity: list[str] | None) -> dict:
@@ -55,8 +60,14 @@ def _emit(result, out: Path | None, as_json: bool) -> None:
     if out is not None:
         write_text_atomic(out, text)
     if as_json:
-        emit_json({"topology": topology_data(result.topology), "notes": result.notes, "summary": result.summary,
-                   **({"written": str(out)} if out is not None else {})})
+        emit_json(
+            {
+                "topology": topology_data(result.topology),
+                "notes": result.notes,
+                "summary": result.summary,
+                **({"written": str(out)} if out is not None else {}),
+            }
+        )
     elif out is not None:
         console.print(f"wrote {out}: {result.topology.describe()}", markup=False)
     else:
@@ -64,8 +75,11 @@ def _emit(result, out: Path | None, as_json: bool) -> None:
 
 
 def host(
-    out: Path | None = OUT_FILE, name: str | None = NAME, clock: str | None = CLOCK,
-    capacity: list[str] | None = CAPACITY, as_json: bool = options.json_option(),
+    out: Path | None = OUT_FILE,
+    name: str | None = NAME,
+    clock: str | None = CLOCK,
+    capacity: list[str] | None = CAPACITY,
+    as_json: bool = options.json_option(),
 ) -> None:
     """This machine's topology, read from /sys, each context with its OS CPU number.
 
@@ -79,8 +93,11 @@ def host(
 
 def import_command(
     file: Path = typer.Argument(..., metavar="FILE.xml", help="An hwloc XML file (lstopo --of xml FILE.xml)."),
-    out: Path | None = OUT_FILE, name: str | None = NAME, clock: str | None = CLOCK,
-    capacity: list[str] | None = CAPACITY, as_json: bool = options.json_option(),
+    out: Path | None = OUT_FILE,
+    name: str | None = NAME,
+    clock: str | None = CLOCK,
+    capacity: list[str] | None = CAPACITY,
+    as_json: bool = options.json_option(),
 ) -> None:
     """A topology from an hwloc XML file (written by `lstopo --of xml` on the machine to describe)."""
     from specs.importers.hwloc import import_hwloc
@@ -89,8 +106,9 @@ def import_command(
 
 
 def show(
-    topology: str = typer.Argument(..., metavar="TOPOLOGY",
-                                   help="A built-in topology name, a topology file, `host`, or an hwloc XML file."),
+    topology: str = typer.Argument(
+        ..., metavar="TOPOLOGY", help="A built-in topology name, a topology file, `host`, or an hwloc XML file."
+    ),
     as_json: bool = options.json_option(),
 ) -> None:
     """An lstopo-like tree of a topology: levels, counts, resources and each context's CPU number."""
@@ -104,9 +122,15 @@ def show(
     else:
         topo = load_topology(topology if topology == "host" else resolve_named_file(topology, "topologies"))
     if as_json:
-        emit_json({"topology": topology_data(topo), "contexts": [
-            {"context": topo.context_name(c), "os_cpu": topo.os_cpu(c)} for c in range(topo.n_contexts)],
-            "os_cpus_given": topo.os_cpus is not None})
+        emit_json(
+            {
+                "topology": topology_data(topo),
+                "contexts": [
+                    {"context": topo.context_name(c), "os_cpu": topo.os_cpu(c)} for c in range(topo.n_contexts)
+                ],
+                "os_cpus_given": topo.os_cpus is not None,
+            }
+        )
         return
     for line in topology_tree(topo):
         console.print(line, markup=False, soft_wrap=True)

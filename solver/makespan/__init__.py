@@ -65,8 +65,21 @@ from solver.makespan.schedule import (
 from solver.makespan.solve import MakespanResult, solve_makespan
 
 __all__ = [
-    "DETERMINISTIC_WALL_GUARD", "ENERGETIC_MAX_TASKS", "LowerBounds", "MakespanModel", "MakespanResult",
-    "ModelKind", "Schedule", "ScheduledTask", "Status", "assign_processors", "best_list_schedule",
-    "build_model", "canonical_processors", "list_schedule", "lower_bounds", "schedule_violations",
+    "DETERMINISTIC_WALL_GUARD",
+    "ENERGETIC_MAX_TASKS",
+    "LowerBounds",
+    "MakespanModel",
+    "MakespanResult",
+    "ModelKind",
+    "Schedule",
+    "ScheduledTask",
+    "Status",
+    "assign_processors",
+    "best_list_schedule",
+    "build_model",
+    "canonical_processors",
+    "list_schedule",
+    "lower_bounds",
+    "schedule_violations",
     "solve_makespan",
 ]

@@ -22,16 +22,16 @@ class LowerBounds:
         return max(self.critical_path, self.work, self.energetic)
 
     def as_dict(self) -> dict[str, int]:
-        return {"critical_path": self.critical_path, "work": self.work,
-                "energetic": self.energetic}
+        return {"critical_path": self.critical_path, "work": self.work, "energetic": self.energetic}
 
 
 _ENERGETIC_CHUNK = 2_000_000  # array elements per step of the energetic check
 ENERGETIC_MAX_TASKS = 400  # above this the O(n^3) energetic check is skipped
 
 
-def _energetic_refutes(durations: np.ndarray, est: np.ndarray, tail: np.ndarray,
-                       processors: int, makespan: int) -> bool:
+def _energetic_refutes(
+    durations: np.ndarray, est: np.ndarray, tail: np.ndarray, processors: int, makespan: int
+) -> bool:
     """Whether energetic reasoning proves that no schedule of length ``makespan`` exists."""
     lst = makespan - tail - durations  # latest start
     if np.any(lst < est):
@@ -43,7 +43,7 @@ def _energetic_refutes(durations: np.ndarray, est: np.ndarray, tail: np.ndarray,
     b = t2[None, :, None]
     rows = max(1, _ENERGETIC_CHUNK // max(1, len(t2) * len(durations)))
     for first in range(0, len(t1), rows):  # chunks of t1 keep the arrays small
-        a = t1[first:first + rows, None, None]
+        a = t1[first : first + rows, None, None]
         # minimal overlap of each task with [a, b] over its window (left- or right-shifted)
         need = np.minimum(np.minimum(b - a, durations), np.minimum(ect - a, b - lst))
         energy = np.clip(need, 0, None).sum(axis=2)

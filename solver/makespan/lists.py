@@ -67,9 +67,7 @@ def list_schedule(
             choice = min(range(usable), key=lambda p: (earliest(task, p), p))
             at = earliest(task, choice)
         else:
-            at, _, task, choice = min(
-                (earliest(i, p), -priority[i], i, p) for i in ready for p in range(usable)
-            )
+            at, _, task, choice = min((earliest(i, p), -priority[i], i, p) for i in ready for p in range(usable))
         ready.remove(task)
         proc_of[task], start[task], end[task] = choice, at, at + durations[task]
         if durations[task]:
@@ -112,16 +110,20 @@ def best_list_schedule(
 
     for level in levels:
         for rule, insertion in (("hlfet", False), ("hlfet", True), ("etf", False)):
-            if consider(list_schedule(graph, processors, comm_delays=comm_delays,
-                                      priority=level, rule=rule, insertion=insertion)):
+            if consider(
+                list_schedule(
+                    graph, processors, comm_delays=comm_delays, priority=level, rule=rule, insertion=insertion
+                )
+            ):
                 return best  # type: ignore[return-value]
     rng = random.Random(seed)
     base = levels[0]
     for k in range(restarts):
         noise = 0.1 + 0.4 * (k % 4) / 3  # relative perturbation between 10% and 50%
         perturbed = [b * (1 + noise * (2 * rng.random() - 1)) for b in base]
-        if consider(list_schedule(graph, processors, comm_delays=comm_delays,
-                                  priority=perturbed, insertion=bool(k % 2))):
+        if consider(
+            list_schedule(graph, processors, comm_delays=comm_delays, priority=perturbed, insertion=bool(k % 2))
+        ):
             break
     assert best is not None
     return best

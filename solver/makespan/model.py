@@ -30,8 +30,7 @@ def assign_processors(graph: TaskGraph, starts: Sequence[int], processors: int) 
         else:  # pragma: no cover - the cumulative constraint makes this impossible
             raise RuntimeError("more tasks at once than processors")
     return Schedule(
-        tuple(ScheduledTask(graph.names[i], proc[i], starts[i], starts[i] + durations[i])
-              for i in range(len(graph))),
+        tuple(ScheduledTask(graph.names[i], proc[i], starts[i], starts[i] + durations[i]) for i in range(len(graph))),
         processors,
     )
 
@@ -86,8 +85,7 @@ def build_model(
     bottom = graph.b_levels()
     model = cp_model.CpModel()
     starts = [model.new_int_var(est[i], upper - bottom[i], f"s{i}") for i in range(n)]
-    intervals = [model.new_fixed_size_interval_var(starts[i], durations[i], f"I{i}")
-                 for i in range(n)]
+    intervals = [model.new_fixed_size_interval_var(starts[i], durations[i], f"I{i}") for i in range(n)]
     makespan = model.new_int_var(lower, upper, "makespan")
     preds = predecessor_delays(graph, comm_delays)
     for j in range(n):
@@ -118,8 +116,7 @@ def _add_assignment(model, graph: TaskGraph, starts, positive: list[int], usable
         model.add_exactly_one(assign[i])
     for p in range(usable):
         optional = [
-            model.new_optional_fixed_size_interval_var(
-                starts[i], durations[i], assign[i][p], f"I{i}_{p}")
+            model.new_optional_fixed_size_interval_var(starts[i], durations[i], assign[i][p], f"I{i}_{p}")
             for i in positive
         ]
         model.add_no_overlap(optional)
@@ -128,8 +125,7 @@ def _add_assignment(model, graph: TaskGraph, starts, positive: list[int], usable
             if c == 0:
                 continue
             for p in range(usable):
-                model.add(starts[j] >= starts[i] + durations[i] + c).only_enforce_if(
-                    [assign[j][p], ~assign[i][p]])
+                model.add(starts[j] >= starts[i] + durations[i] + c).only_enforce_if([assign[j][p], ~assign[i][p]])
     # value precedence on identical processors: used[k][p] <=> some task up to the k-th
     # (in topological order) is on p; the k-th may go to p only if p - 1 was used before.
     order = graph.topological_order

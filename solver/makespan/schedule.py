@@ -44,21 +44,16 @@ class Schedule:
 
     def on_processor(self, processor: int) -> list[ScheduledTask]:
         """The tasks of one processor in start order."""
-        return sorted((t for t in self.tasks if t.processor == processor),
-                      key=lambda t: (t.start, t.end))
+        return sorted((t for t in self.tasks if t.processor == processor), key=lambda t: (t.start, t.end))
 
     def rows(self) -> list[dict[str, int | str]]:
         """JSON-ready rows ``{task, processor, start, end}`` in start order."""
-        return [
-            {"task": t.task, "processor": t.processor, "start": t.start, "end": t.end}
-            for t in self.by_start()
-        ]
+        return [{"task": t.task, "processor": t.processor, "start": t.start, "end": t.end} for t in self.by_start()]
 
 
 def predecessor_delays(graph: TaskGraph, comm_delays: bool) -> list[list[tuple[int, int]]]:
     """Predecessor lists ``(pred, delay)`` with the delays zeroed when they are ignored."""
-    return [[(i, c if comm_delays else 0) for i, c in graph.predecessors(j)]
-            for j in range(len(graph))]
+    return [[(i, c if comm_delays else 0) for i, c in graph.predecessors(j)] for j in range(len(graph))]
 
 
 def schedule_violations(graph: TaskGraph, schedule: Schedule, *, comm_delays: bool) -> list[str]:
@@ -88,8 +83,10 @@ def schedule_violations(graph: TaskGraph, schedule: Schedule, *, comm_delays: bo
             a, b = schedule.tasks[i], schedule.tasks[j]
             need = a.end + (c if a.processor != b.processor else 0)
             if b.start < need:
-                problems.append(f"{b.task} starts at {b.start}, before {need} "
-                                f"(after {a.task}, delay {c if a.processor != b.processor else 0})")
+                problems.append(
+                    f"{b.task} starts at {b.start}, before {need} "
+                    f"(after {a.task}, delay {c if a.processor != b.processor else 0})"
+                )
     for p in range(schedule.processors):
         busy = [t for t in schedule.on_processor(p) if t.end > t.start]
         for x, y in zip(busy, busy[1:]):

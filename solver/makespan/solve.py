@@ -108,29 +108,36 @@ def solve_makespan(
         raise ValueError("the cumulative model cannot express communication delays")
 
     simple = max(graph.critical_path_length(), -(-graph.total_work // processors))
-    hint = best_list_schedule(graph, processors, comm_delays=comm_delays, seed=seed,
-                              target=simple)
+    hint = best_list_schedule(graph, processors, comm_delays=comm_delays, seed=seed, target=simple)
     upper = hint.makespan
     bounds = lower_bounds(graph, processors, upper=upper)
     lower = bounds.best
     if upper > lower:
         # a few more perturbed restarts are cheap next to CP-SAT
-        better = best_list_schedule(graph, processors, comm_delays=comm_delays, seed=seed + 1,
-                                    restarts=48, target=lower)
+        better = best_list_schedule(
+            graph, processors, comm_delays=comm_delays, seed=seed + 1, restarts=48, target=lower
+        )
         if better.makespan < upper:
             hint, upper = better, better.makespan
-    common = dict(processors=processors, comm_delays=comm_delays, list_makespan=upper,
-                  bounds=bounds.as_dict())
+    common = dict(processors=processors, comm_delays=comm_delays, list_makespan=upper, bounds=bounds.as_dict())
     if upper <= lower and shortcut:
-        return MakespanResult(Status.OPTIMAL, upper, upper, hint, source="bound",
-                              wall_time=time.perf_counter() - begin, **common)
+        return MakespanResult(
+            Status.OPTIMAL, upper, upper, hint, source="bound", wall_time=time.perf_counter() - begin, **common
+        )
 
-    built = build_model(graph, processors, lower=lower, upper=upper, comm_delays=comm_delays,
-                        kind=kind, hint=hint)
+    built = build_model(graph, processors, lower=lower, upper=upper, comm_delays=comm_delays, kind=kind, hint=hint)
     remaining = None if time_limit is None else max(0.05, time_limit - (time.perf_counter() - begin))
-    found, cp_bound, status_name = _run_cpsat(graph, built, processors, comm_delays=comm_delays, seed=seed,
-                                              workers=workers, log=log, time_limit=remaining,
-                                              deterministic=deterministic)
+    found, cp_bound, status_name = _run_cpsat(
+        graph,
+        built,
+        processors,
+        comm_delays=comm_delays,
+        seed=seed,
+        workers=workers,
+        log=log,
+        time_limit=remaining,
+        deterministic=deterministic,
+    )
     schedule, best_bound = hint, lower
     if found is not None:
         if found.makespan < hint.makespan:
@@ -141,19 +148,40 @@ def solve_makespan(
     best_bound = min(best_bound, schedule.makespan)
     status = Status.OPTIMAL if best_bound >= schedule.makespan else Status.FEASIBLE
     return MakespanResult(
-        status, schedule.makespan, best_bound, schedule,
+        status,
+        schedule.makespan,
+        best_bound,
+        schedule,
         source="cp-sat" if schedule is not hint else "list",
-        cpsat_status=status_name, wall_time=time.perf_counter() - begin, model=kind, **common,
+        cpsat_status=status_name,
+        wall_time=time.perf_counter() - begin,
+        model=kind,
+        **common,
     )
 
 
-def _run_cpsat(graph: TaskGraph, built, processors: int, *, comm_delays: bool, seed: int, workers: int, log: bool,
-               time_limit: float | None, deterministic: bool) -> tuple[Schedule | None, int, str]:
+def _run_cpsat(
+    graph: TaskGraph,
+    built,
+    processors: int,
+    *,
+    comm_delays: bool,
+    seed: int,
+    workers: int,
+    log: bool,
+    time_limit: float | None,
+    deterministic: bool,
+) -> tuple[Schedule | None, int, str]:
     """Solve the model: (the schedule found or None, CP-SAT's lower bound, CP-SAT's status name)."""
     from ortools.sat.python import cp_model
 
-    solver = cpsat.make_solver(time_limit=time_limit, workers=workers, seed=seed, log=log,
-                               deterministic_time=time_limit if deterministic else None)
+    solver = cpsat.make_solver(
+        time_limit=time_limit,
+        workers=workers,
+        seed=seed,
+        log=log,
+        deterministic_time=time_limit if deterministic else None,
+    )
     params = solver.parameters
     # Timetable edge finding and the overload checker strengthen the cumulative's propagation:
     # on the 20 hardest rand50 cases they prove 13-14 optimal in 5 s, against 4 without
@@ -171,8 +199,13 @@ def _run_cpsat(graph: TaskGraph, built, processors: int, *, comm_delays: bool, s
         found = assign_processors(graph, starts, processors)
     else:
         procs = [next(p for p, x in enumerate(row) if solver.boolean_value(x)) for row in built.assign]
-        found = Schedule(tuple(ScheduledTask(graph.names[i], procs[i], starts[i], starts[i] + graph.durations[i])
-                               for i in range(len(graph))), processors)
+        found = Schedule(
+            tuple(
+                ScheduledTask(graph.names[i], procs[i], starts[i], starts[i] + graph.durations[i])
+                for i in range(len(graph))
+            ),
+            processors,
+        )
     problems = schedule_violations(graph, found, comm_delays=comm_delays)
     if problems:  # pragma: no cover - would be a modelling bug
         raise RuntimeError("CP-SAT returned an invalid schedule: " + "; ".join(problems[:3]))

@@ -40,9 +40,7 @@ def _ints(tokens: list[str], source: str, lineno: int, first: int = 1) -> list[i
         try:
             values.append(int(token))
         except ValueError:
-            raise StgFormatError(
-                source, lineno, f"field {position} is {token!r}, expected an integer"
-            ) from None
+            raise StgFormatError(source, lineno, f"field {position} is {token!r}, expected an integer") from None
     return values
 
 
@@ -58,7 +56,8 @@ def parse_stg(text: str, source: str = "<string>", *, keep_dummies: bool = False
     header_line, header = lines[0]
     if len(header) != 1:
         raise StgFormatError(
-            source, header_line,
+            source,
+            header_line,
             f"the first line must hold only the number of tasks, found {len(header)} fields",
         )
     (n,) = _ints(header, source, header_line)
@@ -72,13 +71,14 @@ def parse_stg(text: str, source: str = "<string>", *, keep_dummies: bool = False
     for expected_id, (lineno, tokens) in enumerate(rows):
         if expected_id >= expected:
             raise StgFormatError(
-                source, lineno,
-                f"unexpected data after the last task (task {n + 1}): "
-                f"the header announced n = {n} real tasks",
+                source,
+                lineno,
+                f"unexpected data after the last task (task {n + 1}): the header announced n = {n} real tasks",
             )
         if len(tokens) < 3:
             raise StgFormatError(
-                source, lineno,
+                source,
+                lineno,
                 f"a task line needs at least 3 fields (id time npred), found {len(tokens)}",
             )
         task_id, time, npred, *preds = _ints(tokens, source, lineno)
@@ -88,13 +88,12 @@ def parse_stg(text: str, source: str = "<string>", *, keep_dummies: bool = False
             raise StgFormatError(source, lineno, f"task {task_id} has a negative time ({time})")
         if npred < 0 or npred != len(preds):
             raise StgFormatError(
-                source, lineno,
+                source,
+                lineno,
                 f"task {task_id} announces {npred} predecessors but lists {len(preds)}",
             )
         if task_id in (0, exit_id) and time != 0:
-            raise StgFormatError(
-                source, lineno, f"dummy task {task_id} must have time 0, found {time}"
-            )
+            raise StgFormatError(source, lineno, f"dummy task {task_id} must have time 0, found {time}")
         if task_id == 0 and preds:
             raise StgFormatError(source, lineno, "the entry dummy (task 0) cannot have predecessors")
         if len(set(preds)) != len(preds):
@@ -102,19 +101,18 @@ def parse_stg(text: str, source: str = "<string>", *, keep_dummies: bool = False
         for p in preds:
             if p < 0 or p >= task_id:
                 raise StgFormatError(
-                    source, lineno,
-                    f"task {task_id} has predecessor {p}: predecessors must be earlier tasks "
-                    f"(0 to {task_id - 1})",
+                    source,
+                    lineno,
+                    f"task {task_id} has predecessor {p}: predecessors must be earlier tasks (0 to {task_id - 1})",
                 )
         if keep_dummies or task_id not in (0, exit_id):
             durations[str(task_id)] = time
-            edges.extend(
-                Edge(str(p), str(task_id)) for p in preds if keep_dummies or p != 0
-            )
+            edges.extend(Edge(str(p), str(task_id)) for p in preds if keep_dummies or p != 0)
     if len(rows) < expected:
         last = rows[-1][0] if rows else header_line
         raise StgFormatError(
-            source, last,
+            source,
+            last,
             f"the file ends after {len(rows)} task lines, expected {expected} "
             f"(tasks 0 to {n + 1}, the header announced n = {n})",
         )
@@ -185,9 +183,7 @@ def read_optimal_csv(path: str | Path) -> dict[tuple[str, int], BestKnown]:
             if processors < 1:
                 raise StgFormatError(source, lineno, f"processors must be >= 1, found {processors}")
             if lower > best:
-                raise StgFormatError(
-                    source, lineno, f"lower_bound {lower} exceeds best_known {best}"
-                )
+                raise StgFormatError(source, lineno, f"lower_bound {lower} exceeds best_known {best}")
             key = (graph, processors)
             if key in table:
                 raise StgFormatError(source, lineno, f"{graph} with {processors} processors is listed twice")

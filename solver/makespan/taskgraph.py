@@ -90,9 +90,7 @@ class TaskGraph:
             edge = raw if isinstance(raw, Edge) else Edge(*raw)
             for end in (edge.pred, edge.succ):
                 if end not in index:
-                    raise UnknownTaskError(
-                        f"edge {edge.pred!r} -> {edge.succ!r} names an unknown task {end!r}"
-                    )
+                    raise UnknownTaskError(f"edge {edge.pred!r} -> {edge.succ!r} names an unknown task {end!r}")
             delay = _check_int(edge.delay, f"the delay of edge {edge.pred!r} -> {edge.succ!r}")
             i, j = index[edge.pred], index[edge.succ]
             if i == j:
@@ -135,9 +133,7 @@ class TaskGraph:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, TaskGraph):
             return NotImplemented
-        return (self._names, self._durations, self._preds) == (
-            other._names, other._durations, other._preds
-        )
+        return (self._names, self._durations, self._preds) == (other._names, other._durations, other._preds)
 
     def __hash__(self) -> int:
         return hash((self._names, self._durations, self._preds))
@@ -170,10 +166,7 @@ class TaskGraph:
     @cached_property
     def edges(self) -> tuple[Edge, ...]:
         """All edges, grouped by successor in index order."""
-        return tuple(
-            Edge(self._names[i], self._names[j], c)
-            for j in range(len(self)) for i, c in self._preds[j]
-        )
+        return tuple(Edge(self._names[i], self._names[j], c) for j in range(len(self)) for i, c in self._preds[j])
 
     @cached_property
     def has_delays(self) -> bool:
@@ -187,13 +180,11 @@ class TaskGraph:
 
     def without_delays(self) -> TaskGraph:
         """The same graph with every communication delay set to 0."""
-        return TaskGraph(dict(zip(self._names, self._durations)),
-                         [Edge(e.pred, e.succ, 0) for e in self.edges])
+        return TaskGraph(dict(zip(self._names, self._durations)), [Edge(e.pred, e.succ, 0) for e in self.edges])
 
     def with_uniform_delay(self, delay: int) -> TaskGraph:
         """The same graph with every edge's communication delay set to ``delay``."""
-        return TaskGraph(dict(zip(self._names, self._durations)),
-                         [Edge(e.pred, e.succ, delay) for e in self.edges])
+        return TaskGraph(dict(zip(self._names, self._durations)), [Edge(e.pred, e.succ, delay) for e in self.edges])
 
     # -- order and levels ------------------------------------------------------------------
     @cached_property
@@ -219,7 +210,7 @@ class TaskGraph:
             position[node] = len(path)
             path.append(node)
             node = min(i for i, _ in self._preds[node] if i in remaining)
-        cycle = path[position[node]:]
+        cycle = path[position[node] :]
         cycle.reverse()  # predecessor walk -> edge direction
         return [self._names[i] for i in cycle]
 
@@ -236,8 +227,7 @@ class TaskGraph:
         bottom = list(self._durations)
         for i in reversed(self.topological_order):
             for j, c in self._succs[i]:
-                bottom[i] = max(bottom[i],
-                                self._durations[i] + (c if with_delays else 0) + bottom[j])
+                bottom[i] = max(bottom[i], self._durations[i] + (c if with_delays else 0) + bottom[j])
         return tuple(bottom)
 
     def critical_path_length(self, with_delays: bool = False) -> int:
@@ -250,13 +240,11 @@ class TaskGraph:
         if not len(self):
             return ()
         bottom = self.b_levels(with_delays)
-        node = max((i for i in range(len(self)) if not self._preds[i]),
-                   key=lambda i: (bottom[i], -i))
+        node = max((i for i in range(len(self)) if not self._preds[i]), key=lambda i: (bottom[i], -i))
         path = [node]
         while self._succs[node]:
             want = bottom[node] - self._durations[node]
-            nxt = [j for j, c in self._succs[node]
-                   if bottom[j] + (c if with_delays else 0) == want]
+            nxt = [j for j, c in self._succs[node] if bottom[j] + (c if with_delays else 0) == want]
             if not nxt:
                 break
             node = min(nxt)

@@ -15,6 +15,12 @@ from solver.pipeline.evaluation import Evaluation, MethodResult, evaluate
 from solver.pipeline.problem import PipelineError, PipelineProblem
 
 __all__ = [
-    "Candidate", "Evaluation", "Group", "MethodResult", "PipelineError",
-    "PipelineProblem", "check_candidate", "evaluate",
+    "Candidate",
+    "Evaluation",
+    "Group",
+    "MethodResult",
+    "PipelineError",
+    "PipelineProblem",
+    "check_candidate",
+    "evaluate",
 ]

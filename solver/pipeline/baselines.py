@@ -22,8 +22,15 @@ from specs.graphs import topological_order
 
 def _result(problem: PipelineProblem, method: str, cand: Candidate, t0: float, notes=None) -> MethodResult:
     ev = evaluate(problem, cand)
-    return MethodResult(method=method, candidate=cand, evaluation=ev, status="HEURISTIC",
-                        claims_feasible=None, seconds=time.perf_counter() - t0, notes=list(notes or []))
+    return MethodResult(
+        method=method,
+        candidate=cand,
+        evaluation=ev,
+        status="HEURISTIC",
+        claims_feasible=None,
+        seconds=time.perf_counter() - t0,
+        notes=list(notes or []),
+    )
 
 
 def _with_stages(problem: PipelineProblem, groups: list[tuple[int, ...]]) -> Candidate:
@@ -152,8 +159,9 @@ def greedy(problem: PipelineProblem) -> MethodResult:
 
 # ------------------------------------------------------------------------------ Random
 def random_topological_order(problem: PipelineProblem, rng: random.Random) -> list[int]:
-    return topological_order(range(problem.n), problem.preds.__getitem__,
-                             choose=lambda ready: ready.pop(rng.randrange(len(ready))))
+    return topological_order(
+        range(problem.n), problem.preds.__getitem__, choose=lambda ready: ready.pop(rng.randrange(len(ready)))
+    )
 
 
 def random_pipeline(problem: PipelineProblem, seed: int = 0) -> MethodResult:
@@ -202,7 +210,7 @@ def bipar(problem: PipelineProblem) -> MethodResult:
             continue
         i = best[1]
         k = parts.index(part)
-        parts[k:k + 1] = [part[:i], part[i:]]
+        parts[k : k + 1] = [part[:i], part[i:]]
     cand = _with_stages(problem, [tuple(p) for p in parts])
     return _result(problem, "bipar", lata_map(problem, cand), t0)
 

@@ -22,6 +22,7 @@ from solver.pipeline.problem import PipelineProblem
 
 def set_partitions(n: int) -> Iterator[list[list[int]]]:
     """Every partition of ``range(n)`` (restricted-growth strings)."""
+
     def grow(i: int, labels: list[int], blocks: int):
         if i == n:
             groups: list[list[int]] = [[] for _ in range(blocks)]
@@ -33,6 +34,7 @@ def set_partitions(n: int) -> Iterator[list[list[int]]]:
             labels.append(b)
             yield from grow(i + 1, labels, max(blocks, b + 1))
             labels.pop()
+
     yield from grow(0, [], 0)
 
 

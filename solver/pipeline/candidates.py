@@ -43,8 +43,10 @@ class Candidate:
         return Candidate(tuple(Group(g.tasks, g.replicas) for g in self.groups), self.stages)
 
     def with_contexts(self, contexts: Sequence[Sequence[int]]) -> Candidate:
-        return Candidate(tuple(Group(g.tasks, g.replicas, tuple(int(c) for c in cs))
-                               for g, cs in zip(self.groups, contexts)), self.stages)
+        return Candidate(
+            tuple(Group(g.tasks, g.replicas, tuple(int(c) for c in cs)) for g, cs in zip(self.groups, contexts)),
+            self.stages,
+        )
 
     def group_of(self, n: int) -> list[int]:
         where = [-1] * n
@@ -98,8 +100,10 @@ def check_candidate(problem: PipelineProblem, cand: Candidate) -> list[str]:
             for gi, preds in enumerate(group_preds(problem, cand)):
                 for p in preds:
                     if cand.stages[p] >= cand.stages[gi]:
-                        out.append(f"group {gi} (stage {cand.stages[gi]}) depends on group {p} "
-                                   f"(stage {cand.stages[p]}), not in an earlier stage")
+                        out.append(
+                            f"group {gi} (stage {cand.stages[gi]}) depends on group {p} "
+                            f"(stage {cand.stages[p]}), not in an earlier stage"
+                        )
     if cand.threads > problem.n_contexts:
         out.append(f"{cand.threads} threads for {problem.n_contexts} usable contexts")
     if cand.mapped:

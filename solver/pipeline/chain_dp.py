@@ -32,9 +32,9 @@ from solver.pipeline.problem import PipelineError, PipelineProblem
 
 @dataclass(frozen=True)
 class ChainSolution:
-    period: Fraction | None           # ticks; None when no cut meets the latency bound
-    latency: int | None               # ticks, the smallest at that period
-    intervals: tuple[tuple[int, int, int], ...]   # (first task, end task exclusive, replicas)
+    period: Fraction | None  # ticks; None when no cut meets the latency bound
+    latency: int | None  # ticks, the smallest at that period
+    intervals: tuple[tuple[int, int, int], ...]  # (first task, end task exclusive, replicas)
 
     def candidate(self, problem: PipelineProblem) -> Candidate:
         groups = tuple(Group(tuple(range(a, b)), r) for a, b, r in self.intervals)
@@ -51,8 +51,10 @@ def _entry_cost(problem: PipelineProblem) -> list[int]:
     cost = [0] * problem.n
     for e in problem.edges:
         if len(set(e.cost)) != 1:
-            raise PipelineError("the chain DP needs communication costs that do not depend on placement "
-                                f"(edge {problem.tasks[e.source]} -> {problem.tasks[e.target]} costs {e.cost})")
+            raise PipelineError(
+                "the chain DP needs communication costs that do not depend on placement "
+                f"(edge {problem.tasks[e.source]} -> {problem.tasks[e.target]} costs {e.cost})"
+            )
         cost[e.target] = e.cost[0]
     return cost
 
@@ -103,8 +105,14 @@ def chain_dp(problem: PipelineProblem, replication: bool = True) -> ChainSolutio
         lat = best[n][k]
         return lat != INF and (bound is None or lat <= bound), lat, k
 
-    candidates = sorted({Fraction(T(a, b), r) for a in range(n) for b in range(a + 1, n + 1)
-                         for r in (range(1, C + 1) if replication else (1,))})
+    candidates = sorted(
+        {
+            Fraction(T(a, b), r)
+            for a in range(n)
+            for b in range(a + 1, n + 1)
+            for r in (range(1, C + 1) if replication else (1,))
+        }
+    )
     lo, hi = 0, len(candidates) - 1
     if not feasible(candidates[hi])[0]:
         return ChainSolution(None, None, ())

@@ -59,13 +59,15 @@ def method_label(name: str, time_limit: float) -> str:
     return f"cpsat (CP-SAT, up to {time_limit:g} s)" if name == "cpsat" else name
 
 
-def run_method(problem: PipelineProblem, name: str, *, time_limit: float = 30.0, workers: int = 2,
-               seed: int = 0, hint=None) -> MethodResult:
+def run_method(
+    problem: PipelineProblem, name: str, *, time_limit: float = 30.0, workers: int = 2, seed: int = 0, hint=None
+) -> MethodResult:
     """One method by name (`METHOD_NAMES`)."""
     if name == "lata":
         return lata(problem)
     if name == "cpsat":
         from solver.pipeline import cpsat
+
         return cpsat.solve(problem, time_limit=time_limit, workers=workers, seed=seed, hint=hint)
     if name == "random":
         return baselines.random_pipeline(problem, seed)
@@ -74,8 +76,16 @@ def run_method(problem: PipelineProblem, name: str, *, time_limit: float = 30.0,
     raise PipelineError(f"unknown method `{name}` (one of {', '.join(METHOD_NAMES)}, all)")
 
 
-def compare(problem: PipelineProblem, methods: list[str], *, time_limit: float = 30.0, workers: int = 2,
-            seed: int = 0, steps: Steps | None = None, label: str = "") -> dict[str, MethodResult]:
+def compare(
+    problem: PipelineProblem,
+    methods: list[str],
+    *,
+    time_limit: float = 30.0,
+    workers: int = 2,
+    seed: int = 0,
+    steps: Steps | None = None,
+    label: str = "",
+) -> dict[str, MethodResult]:
     """Run `methods`; the heuristics first, so CP-SAT is hinted with the best of their plans
     (LATA's when it meets the bound).  Each method is one of `steps` (``label`` prefixes it)."""
     order = sorted(methods, key=lambda m: (m == "cpsat", METHOD_NAMES.index(m) if m in METHOD_NAMES else 99))
@@ -116,8 +126,14 @@ class Measured:
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"oracle": self.oracle, "throughput": self.throughput, "latency_mean": self.latency_mean,
-                "latency_p99": self.latency_p99, "half_width": self.half_width, "seconds": self.seconds}
+        return {
+            "oracle": self.oracle,
+            "throughput": self.throughput,
+            "latency_mean": self.latency_mean,
+            "latency_p99": self.latency_p99,
+            "half_width": self.half_width,
+            "seconds": self.seconds,
+        }
 
 
 class Measurer:
@@ -133,7 +149,13 @@ class Measurer:
 
     def measure(self, plan) -> Measured:
         t0 = time.perf_counter()
-        m = self.oracle.evaluate(plan, seed=self.seed)   # oracles without randomness ignore the seed
-        return Measured(throughput=float(m.throughput), latency_mean=float(m.latency_mean),
-                        latency_p99=float(m.latency_p99), half_width=float(m.half_width), oracle=self.kind,
-                        seconds=time.perf_counter() - t0, notes=list(getattr(m, "notes", [])))
+        m = self.oracle.evaluate(plan, seed=self.seed)  # oracles without randomness ignore the seed
+        return Measured(
+            throughput=float(m.throughput),
+            latency_mean=float(m.latency_mean),
+            latency_p99=float(m.latency_p99),
+            half_width=float(m.half_width),
+            oracle=self.kind,
+            seconds=time.perf_counter() - t0,
+            notes=list(getattr(m, "notes", [])),
+        )

@@ -25,9 +25,17 @@ def _solver(time_limit: float, workers: int, seed: int) -> cp_model.CpSolver:
     return cpsat.make_solver(time_limit=time_limit, workers=workers, seed=seed)
 
 
-def solve(problem: PipelineProblem, *, time_limit: float = 30.0, workers: int = 2, seed: int = 0,
-          hint: Candidate | None = None, use_lata_hint: bool = True, min_latency_phase: bool = True,
-          max_replicas: int | None = None) -> MethodResult:
+def solve(
+    problem: PipelineProblem,
+    *,
+    time_limit: float = 30.0,
+    workers: int = 2,
+    seed: int = 0,
+    hint: Candidate | None = None,
+    use_lata_hint: bool = True,
+    min_latency_phase: bool = True,
+    max_replicas: int | None = None,
+) -> MethodResult:
     """Maximise throughput under the latency bound, exactly (module docstring).
 
     Returns a `MethodResult` with status OPTIMAL (proven), FEASIBLE (time limit), INFEASIBLE
@@ -39,7 +47,8 @@ def solve(problem: PipelineProblem, *, time_limit: float = 30.0, workers: int = 
     if hint is None and use_lata_hint:
         from solver.pipeline.baselines import list_hlfet
         from solver.pipeline.lata import lata
-        options = [lata(problem), list_hlfet(problem)]   # LATA's answer, or the latency reference
+
+        options = [lata(problem), list_hlfet(problem)]  # LATA's answer, or the latency reference
         hint = min(options, key=lambda r: r.evaluation.rank()).candidate
     pm = build_model(problem, latency_bound=problem.latency_max, max_replicas=max_replicas)
     if hint is not None:
@@ -50,15 +59,25 @@ def solve(problem: PipelineProblem, *, time_limit: float = 30.0, workers: int = 
     status = solver.status_name(code)
     if status not in ("OPTIMAL", "FEASIBLE"):
         from solver.pipeline.evaluation import first_contexts, sequential_candidate
+
         fallback = hint if hint is not None else first_contexts(problem, sequential_candidate(problem))
-        return MethodResult(method="cpsat", candidate=fallback, evaluation=evaluate(problem, fallback),
-                            status=status, bound=None, claims_feasible=False,
-                            seconds=time.perf_counter() - t0,
-                            notes=[f"CP-SAT status {status} after {solver.wall_time:.2f}s"])
+        return MethodResult(
+            method="cpsat",
+            candidate=fallback,
+            evaluation=evaluate(problem, fallback),
+            status=status,
+            bound=None,
+            claims_feasible=False,
+            seconds=time.perf_counter() - t0,
+            notes=[f"CP-SAT status {status} after {solver.wall_time:.2f}s"],
+        )
     cand = extract(pm, solver)
-    if hint is not None and check_candidate(problem, hint) == [] and \
-            evaluate(problem, hint).rank() < evaluate(problem, cand).rank():
-        cand = hint   # the time limit stopped the search before it caught up with its hint
+    if (
+        hint is not None
+        and check_candidate(problem, hint) == []
+        and evaluate(problem, hint).rank() < evaluate(problem, cand).rank()
+    ):
+        cand = hint  # the time limit stopped the search before it caught up with its hint
         notes.append("the hint is better than the solution found in time; kept the hint")
     best_pm = int(solver.value(pm.period))
     exact = pm.exact_period
@@ -82,23 +101,36 @@ def solve(problem: PipelineProblem, *, time_limit: float = 30.0, workers: int = 
             notes.append(f"latency phase: {solver2.status_name(code2)}")
     if not pm.exact_period:
         notes.append(f"period resolved to 1/{pm.multiplier} tick (more than {MAX_EXACT_REPLICAS} replicas possible)")
-    return MethodResult(method="cpsat", candidate=cand, evaluation=ev, status=status, bound=bound,
-                        claims_feasible=ev.feasible, seconds=time.perf_counter() - t0, notes=notes)
+    return MethodResult(
+        method="cpsat",
+        candidate=cand,
+        evaluation=ev,
+        status=status,
+        bound=bound,
+        claims_feasible=ev.feasible,
+        seconds=time.perf_counter() - t0,
+        notes=notes,
+    )
 
 
-def min_latency(problem: PipelineProblem, *, time_limit: float = 10.0, workers: int = 2,
-                seed: int = 0) -> tuple[int | None, int, str]:
+def min_latency(
+    problem: PipelineProblem, *, time_limit: float = 10.0, workers: int = 2, seed: int = 0
+) -> tuple[int | None, int, str]:
     """The smallest latency any candidate achieves (ticks): ``(best found, proven lower bound,
     status)``; best is None when nothing was found in time."""
     pm = build_model(problem.with_bound(None), latency_bound=None)
     from solver.pipeline.evaluation import first_contexts, sequential_candidate
+
     add_hint(pm, first_contexts(problem, sequential_candidate(problem)))
     pm.model.minimize(pm.latency)
     solver = _solver(time_limit, workers, seed)
     code = cpsat.solve(solver, pm.model)
     status = solver.status_name(code)
-    lower = max(problem.critical_path, math.ceil(solver.best_objective_bound - 1e-6)) if code in (
-        cp_model.OPTIMAL, cp_model.FEASIBLE) else problem.critical_path
+    lower = (
+        max(problem.critical_path, math.ceil(solver.best_objective_bound - 1e-6))
+        if code in (cp_model.OPTIMAL, cp_model.FEASIBLE)
+        else problem.critical_path
+    )
     if code in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         cand = extract(pm, solver)
         return evaluate(problem, cand).latency, lower, status

@@ -15,17 +15,17 @@ from solver.pipeline.problem import PipelineEdge, PipelineError, PipelineProblem
 class Evaluation:
     """The closed-form figures of one candidate (ticks unless named otherwise)."""
 
-    work: tuple[int, ...]             # per group: sum of task work
-    comm: tuple[int, ...]             # per group: incoming communication
-    times: tuple[int, ...]            # per group: T_g = work + comm
+    work: tuple[int, ...]  # per group: sum of task work
+    comm: tuple[int, ...]  # per group: incoming communication
+    times: tuple[int, ...]  # per group: T_g = work + comm
     replicas: tuple[int, ...]
-    period: Fraction                  # max_g T_g / R_g
-    latency: int                      # longest path of T_g through the group graph
-    stage_latency: int                # sum over stages of max T_g (LATA's estimate, >= latency)
+    period: Fraction  # max_g T_g / R_g
+    latency: int  # longest path of T_g through the group graph
+    stage_latency: int  # sum over stages of max T_g (LATA's estimate, >= latency)
     stages: tuple[int, ...]
-    finish: tuple[int, ...]           # per group: earliest finish time of a packet
-    critical: tuple[int, ...]         # groups on one longest path, entry first
-    bottleneck: int                   # a group with the largest T_g / R_g
+    finish: tuple[int, ...]  # per group: earliest finish time of a packet
+    critical: tuple[int, ...]  # groups on one longest path, entry first
+    bottleneck: int  # a group with the largest T_g / R_g
     threads: int
     pessimistic: bool
     scale: int
@@ -59,12 +59,12 @@ class Evaluation:
 
     def rank(self) -> tuple:
         """Sort key, smaller is better: feasible first, then period, latency, threads."""
-        return (0 if self.feasible else 1, self.period if self.feasible else self.latency,
-                self.latency, self.threads)
+        return (0 if self.feasible else 1, self.period if self.feasible else self.latency, self.latency, self.threads)
 
 
-def edge_cost(problem: PipelineProblem, cand: Candidate, edge: PipelineEdge, where: Sequence[int],
-              pessimistic: bool = False) -> int:
+def edge_cost(
+    problem: PipelineProblem, cand: Candidate, edge: PipelineEdge, where: Sequence[int], pessimistic: bool = False
+) -> int:
     """Ticks the consumer of `edge` pays per packet (0 inside a group)."""
     a, b = where[edge.source], where[edge.target]
     if a == b:
@@ -119,11 +119,23 @@ def evaluate(problem: PipelineProblem, cand: Candidate, *, pessimistic: bool | N
     period = max(periods) if periods else Fraction(0)
     bottleneck = max(range(G), key=lambda g: (periods[g], -g)) if G else -1
     return Evaluation(
-        work=tuple(work), comm=tuple(comm), times=tuple(times),
-        replicas=tuple(g.replicas for g in cand.groups), period=period, latency=latency,
-        stage_latency=sum(per_stage.values()), stages=tuple(stages), finish=tuple(finish),
-        critical=tuple(path), bottleneck=bottleneck, threads=cand.threads, pessimistic=pessimistic,
-        scale=problem.scale, clock=problem.clock, latency_max=problem.latency_max)
+        work=tuple(work),
+        comm=tuple(comm),
+        times=tuple(times),
+        replicas=tuple(g.replicas for g in cand.groups),
+        period=period,
+        latency=latency,
+        stage_latency=sum(per_stage.values()),
+        stages=tuple(stages),
+        finish=tuple(finish),
+        critical=tuple(path),
+        bottleneck=bottleneck,
+        threads=cand.threads,
+        pessimistic=pessimistic,
+        scale=problem.scale,
+        clock=problem.clock,
+        latency_max=problem.latency_max,
+    )
 
 
 # ------------------------------------------------------------------------------ method results
@@ -135,8 +147,8 @@ class MethodResult:
     method: str
     candidate: Candidate
     evaluation: Evaluation
-    status: str = "HEURISTIC"          # OPTIMAL / FEASIBLE / INFEASIBLE / HEURISTIC / UNKNOWN
-    bound: Fraction | None = None      # lower bound on the period (ticks), exact methods only
+    status: str = "HEURISTIC"  # OPTIMAL / FEASIBLE / INFEASIBLE / HEURISTIC / UNKNOWN
+    bound: Fraction | None = None  # lower bound on the period (ticks), exact methods only
     claims_feasible: bool | None = None
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
@@ -174,4 +186,3 @@ def first_contexts(problem: PipelineProblem, cand: Candidate) -> Candidate:
         for _ in range(cand.groups[g].replicas):
             contexts[g].append(free.pop(0))
     return cand.with_contexts(contexts)
-

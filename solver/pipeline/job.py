@@ -29,7 +29,7 @@ from solver.pipeline.evaluation import MethodResult
 from solver.pipeline.problem import PipelineError, PipelineProblem, format_cycles
 
 ORACLE_CHOICES = (*ORACLE_KINDS, "none")
-EXPLAIN_TIME_LIMIT = 20.0   # seconds CP-SAT may spend finding the minimum latency
+EXPLAIN_TIME_LIMIT = 20.0  # seconds CP-SAT may spend finding the minimum latency
 
 
 def parse_methods(text: str) -> list[str]:
@@ -43,13 +43,15 @@ def parse_methods(text: str) -> list[str]:
         return list(METHOD_NAMES)
     for m in names:
         if m not in METHOD_NAMES:
-            raise PipelineError(f"--method: unknown method `{m}` (one of {', '.join(METHOD_NAMES)}, all)"
-                                f"{did_you_mean(m, METHOD_NAMES)}")
+            raise PipelineError(
+                f"--method: unknown method `{m}` (one of {', '.join(METHOD_NAMES)}, all){did_you_mean(m, METHOD_NAMES)}"
+            )
     return list(dict.fromkeys(names))
 
 
-def build_problem(spec, app: str | None = None, *, latency_max: str | None = None,
-                  cores: int | None = None) -> PipelineProblem:
+def build_problem(
+    spec, app: str | None = None, *, latency_max: str | None = None, cores: int | None = None
+) -> PipelineProblem:
     """The pipeline problem of `spec`; `latency_max` None keeps the spec's bound, ``none`` drops it."""
     bound: object = "spec"
     if latency_max is not None:
@@ -76,7 +78,8 @@ def check_critical_path(problem: PipelineProblem) -> None:
         raise PipelineError(
             f"latency bound {problem.describe_bound()} cannot be met: it is below the critical path of "
             f"{_cycles(problem, problem.critical_path)}, the minimum latency with free communication "
-            f"(sequential time {_cycles(problem, problem.sequential)})")
+            f"(sequential time {_cycles(problem, problem.sequential)})"
+        )
 
 
 def explain_infeasible(problem: PipelineProblem, *, time_limit: float, workers: int, seed: int) -> None:
@@ -84,19 +87,21 @@ def explain_infeasible(problem: PipelineProblem, *, time_limit: float, workers: 
     finds a plan within the bound after all (then the methods merely missed it)."""
     from solver.pipeline import cpsat
 
-    best, lower, status = cpsat.min_latency(problem, time_limit=min(time_limit, EXPLAIN_TIME_LIMIT),
-                                            workers=workers, seed=seed)
+    best, lower, status = cpsat.min_latency(
+        problem, time_limit=min(time_limit, EXPLAIN_TIME_LIMIT), workers=workers, seed=seed
+    )
     if best is not None and best <= problem.latency_max:
         return
     if best is not None and status == "OPTIMAL":
         minimum = f"the minimum achievable latency is {_cycles(problem, best)}"
     elif best is not None:
-        minimum = (f"the minimum achievable latency lies between {_cycles(problem, lower)} "
-                   f"and {_cycles(problem, best)}")
+        minimum = f"the minimum achievable latency lies between {_cycles(problem, lower)} and {_cycles(problem, best)}"
     else:
         minimum = f"no plan beats the critical path of {_cycles(problem, lower)}"
-    raise PipelineError(f"latency bound {_cycles(problem, problem.latency_max)} cannot be met: {minimum} "
-                        f"(sequential time {_cycles(problem, problem.sequential)})")
+    raise PipelineError(
+        f"latency bound {_cycles(problem, problem.latency_max)} cannot be met: {minimum} "
+        f"(sequential time {_cycles(problem, problem.sequential)})"
+    )
 
 
 def _cycles(problem: PipelineProblem, ticks) -> str:
@@ -111,9 +116,16 @@ def oracle_kind(requested: str | None, spec) -> str:
     return kind
 
 
-def measure_all(spec, problem: PipelineProblem, results: dict[str, MethodResult], kind: str, *,
-                seed: int, packets: int | None = None,
-                steps: Steps | None = None) -> tuple[dict[str, Measured], list[str]]:
+def measure_all(
+    spec,
+    problem: PipelineProblem,
+    results: dict[str, MethodResult],
+    kind: str,
+    *,
+    seed: int,
+    packets: int | None = None,
+    steps: Steps | None = None,
+) -> tuple[dict[str, Measured], list[str]]:
     """Every method's plan measured by the oracle `kind`; a failing oracle becomes a note."""
     from simulate.errors import OracleError
     from solver.pipeline.plans import to_plan
@@ -143,7 +155,7 @@ class PipelineResult:
     problem: PipelineProblem
     results: dict[str, MethodResult]
     chosen: str
-    plan: Any                                   # specs.Plan of the chosen method
+    plan: Any  # specs.Plan of the chosen method
     measured: dict[str, Measured] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     written: Path | None = None
@@ -163,15 +175,24 @@ class PipelineResult:
         p, result, ev = self.problem, self.result, self.result.evaluation
         bounded = p.latency_max is not None
         return {
-            "spec": self.spec_name, "app": p.app, "contexts": p.n_contexts,
-            "sequential_cycles": p.cycles(p.sequential), "critical_path_cycles": p.cycles(p.critical_path),
+            "spec": self.spec_name,
+            "app": p.app,
+            "contexts": p.n_contexts,
+            "sequential_cycles": p.cycles(p.sequential),
+            "critical_path_cycles": p.cycles(p.critical_path),
             "latency_max": p.seconds(p.latency_max) if bounded else None,
             "latency_max_cycles": p.cycles(p.latency_max) if bounded else None,
-            "method": self.chosen, "status": result.status,
-            "bound": None if result.bound is None else {
-                "period_cycles": p.cycles(result.bound), "throughput": result.throughput_bound(p)},
-            "gap": result.gap, "latency": ev.latency_seconds, "throughput": ev.throughput,
-            "meets_bound": ev.feasible, "plan": self.plan.to_dict(), "comparison": self.rows(),
+            "method": self.chosen,
+            "status": result.status,
+            "bound": None
+            if result.bound is None
+            else {"period_cycles": p.cycles(result.bound), "throughput": result.throughput_bound(p)},
+            "gap": result.gap,
+            "latency": ev.latency_seconds,
+            "throughput": ev.throughput,
+            "meets_bound": ev.feasible,
+            "plan": self.plan.to_dict(),
+            "comparison": self.rows(),
             "trace": self.results["lata"].trace if "lata" in self.results else None,
             "notes": list(self.notes),
             "written": str(self.written) if self.written is not None else None,
@@ -181,11 +202,18 @@ class PipelineResult:
 def comparison_row(problem: PipelineProblem, name: str, result: MethodResult, measured: Measured | None) -> dict:
     ev = result.evaluation
     row = {
-        "method": name, "status": result.status, "latency": ev.latency_seconds, "throughput": ev.throughput,
-        "latency_cycles": ev.latency_cycles, "period_cycles": ev.period_cycles,
-        "stage_latency_cycles": problem.cycles(ev.stage_latency), "threads": ev.threads,
-        "stages": (max(ev.stages) + 1) if ev.stages else 0, "meets_bound": ev.feasible,
-        "seconds": result.seconds, "simulated": measured.to_dict() if measured is not None else None,
+        "method": name,
+        "status": result.status,
+        "latency": ev.latency_seconds,
+        "throughput": ev.throughput,
+        "latency_cycles": ev.latency_cycles,
+        "period_cycles": ev.period_cycles,
+        "stage_latency_cycles": problem.cycles(ev.stage_latency),
+        "threads": ev.threads,
+        "stages": (max(ev.stages) + 1) if ev.stages else 0,
+        "meets_bound": ev.feasible,
+        "seconds": result.seconds,
+        "simulated": measured.to_dict() if measured is not None else None,
     }
     if result.bound is not None:
         row["period_bound_cycles"] = problem.cycles(result.bound)
@@ -204,10 +232,21 @@ def prepare_out_dir(out_dir: Path | str) -> Path:
     return path
 
 
-def solve_pipeline(spec, *, app: str | None = None, methods: list[str] | str = "all",
-                   latency_max: str | None = None, cores: int | None = None, time_limit: float | None = None,
-                   workers: int = 1, seed: int = 0, oracle: str | None = None, packets: int | None = None,
-                   out_dir: Path | str | None = None, progress: Progress | None = None) -> PipelineResult:
+def solve_pipeline(
+    spec,
+    *,
+    app: str | None = None,
+    methods: list[str] | str = "all",
+    latency_max: str | None = None,
+    cores: int | None = None,
+    time_limit: float | None = None,
+    workers: int = 1,
+    seed: int = 0,
+    oracle: str | None = None,
+    packets: int | None = None,
+    out_dir: Path | str | None = None,
+    progress: Progress | None = None,
+) -> PipelineResult:
     """Solve the pipeline problem of `spec` with `methods` (module docstring); with `out_dir`, write
     the chosen plan to ``out_dir/plan.yaml``.  Raises `PipelineError` for an unmeetable bound."""
     from solver.pipeline.plans import to_plan
@@ -222,8 +261,9 @@ def solve_pipeline(spec, *, app: str | None = None, methods: list[str] | str = "
     if "cpsat" in results and results["cpsat"].status == "MODEL_INVALID":
         raise SolverFailed(f"CP-SAT rejected the pipeline model of `{problem.app}` (MODEL_INVALID)")
     if problem.latency_max is not None and (
-            ("cpsat" in results and results["cpsat"].status == "INFEASIBLE")
-            or not any(r.evaluation.feasible for r in results.values())):
+        ("cpsat" in results and results["cpsat"].status == "INFEASIBLE")
+        or not any(r.evaluation.feasible for r in results.values())
+    ):
         steps.add(1)
         steps.start(f"finding the minimum latency (CP-SAT, up to {min(limit, EXPLAIN_TIME_LIMIT):g} s)")
         explain_infeasible(problem, time_limit=limit, workers=workers, seed=seed)
@@ -233,8 +273,15 @@ def solve_pipeline(spec, *, app: str | None = None, methods: list[str] | str = "
     if kind != "none":
         measured, failed = measure_all(spec, problem, results, kind, seed=seed, packets=packets, steps=steps)
         notes += failed
-    job = PipelineResult(spec_name=spec.name, problem=problem, results=results, chosen=chosen,
-                         plan=to_plan(problem, results[chosen].candidate, chosen), measured=measured, notes=notes)
+    job = PipelineResult(
+        spec_name=spec.name,
+        problem=problem,
+        results=results,
+        chosen=chosen,
+        plan=to_plan(problem, results[chosen].candidate, chosen),
+        measured=measured,
+        notes=notes,
+    )
     if out_dir is not None:
         job.written = prepare_out_dir(out_dir) / "plan.yaml"
         job.plan.save(job.written)
@@ -248,7 +295,7 @@ class SweepResult:
 
     spec_name: str
     problem: PipelineProblem
-    points: list[tuple[str, Any]]               # (kind, solver.pipeline.sweep.SweepPoint)
+    points: list[tuple[str, Any]]  # (kind, solver.pipeline.sweep.SweepPoint)
     plots: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -261,16 +308,31 @@ class SweepResult:
 
     def to_dict(self) -> dict:
         p = self.problem
-        return {"spec": self.spec_name, "app": p.app, "sequential_cycles": p.cycles(p.sequential),
-                "critical_path_cycles": p.cycles(p.critical_path),
-                "sweep": [dict(kind=k, **point.to_dict()) for k, point in self.points], "plots": list(self.plots)}
+        return {
+            "spec": self.spec_name,
+            "app": p.app,
+            "sequential_cycles": p.cycles(p.sequential),
+            "critical_path_cycles": p.cycles(p.critical_path),
+            "sweep": [dict(kind=k, **point.to_dict()) for k, point in self.points],
+            "plots": list(self.plots),
+        }
 
 
-def sweep_pipeline(spec, *, app: str | None = None, methods: list[str] | str = "all",
-                   latency_max: str | None = None, fractions: list[float] | None = None,
-                   cores: list[int] | None = None, time_limit: float | None = None, workers: int = 1,
-                   seed: int = 0, out_dir: Path | str | None = None, plot_file: Path | str | None = None,
-                   progress: Progress | None = None) -> SweepResult:
+def sweep_pipeline(
+    spec,
+    *,
+    app: str | None = None,
+    methods: list[str] | str = "all",
+    latency_max: str | None = None,
+    fractions: list[float] | None = None,
+    cores: list[int] | None = None,
+    time_limit: float | None = None,
+    workers: int = 1,
+    seed: int = 0,
+    out_dir: Path | str | None = None,
+    plot_file: Path | str | None = None,
+    progress: Progress | None = None,
+) -> SweepResult:
     """Every method over latency bounds ``fractions x sequential`` (Figure 14) and/or the first
     ``k`` contexts for each k in `cores` (Figure 15).  Plots go to `plot_file` (one per sweep,
     ``stem-<kind>``, when both run), else to ``out_dir/sweep-<kind>.png``, else nowhere."""
@@ -282,14 +344,16 @@ def sweep_pipeline(spec, *, app: str | None = None, methods: list[str] | str = "
     limit = float(time_limit if time_limit is not None else spec.search.time_limit)
     problem = build_problem(spec, app, latency_max=latency_max)
     if cores and max(cores) > problem.n_contexts:
-        raise PipelineError(f"--cores {min(cores)}:{max(cores)}: the spec has only {problem.n_contexts} "
-                            "usable contexts")
+        raise PipelineError(
+            f"--cores {min(cores)}:{max(cores)}: the spec has only {problem.n_contexts} usable contexts"
+        )
     steps = Steps(progress, (len(fractions or ()) + len(cores or ())) * len(methods))
     options = dict(time_limit=limit, workers=workers, seed=seed, steps=steps)
     points = [("latency", q) for q in latency_sweep(problem, list(fractions or ()), methods, **options)]
     points += [("cores", q) for q in cores_sweep(problem, list(cores or ()), methods, **options)]
-    result = SweepResult(spec_name=spec.name, problem=problem, points=points,
-                         notes=[n for n in [instance_note(spec, problem)] if n])
+    result = SweepResult(
+        spec_name=spec.name, problem=problem, points=points, notes=[n for n in [instance_note(spec, problem)] if n]
+    )
     if out_dir is not None:
         out_dir = prepare_out_dir(out_dir)
     for kind, target in plot_targets(result.kinds, out_dir=out_dir, plot_file=plot_file).items():

@@ -87,8 +87,9 @@ def _build(problem: PipelineProblem, groups: list[tuple[tuple[int, ...], int]], 
     """Candidate from (tasks, replicas) and stage labels (groups left empty are dropped), with
     labels made valid; None when the groups form a cycle."""
     keep = [i for i, (tasks, _) in enumerate(groups) if tasks]
-    cand = Candidate(tuple(Group(_sorted_tasks(groups[i][0]), groups[i][1]) for i in keep),
-                     tuple(stages[i] for i in keep))
+    cand = Candidate(
+        tuple(Group(_sorted_tasks(groups[i][0]), groups[i][1]) for i in keep), tuple(stages[i] for i in keep)
+    )
     return normalize_stages(problem, cand)
 
 
@@ -97,9 +98,16 @@ def _parts(cand: Candidate) -> tuple[list[tuple[tuple[int, ...], int]], list[int
 
 
 def _step(trace: list[dict], problem: PipelineProblem, name: str, detail: str, ev: Evaluation) -> None:
-    trace.append({"step": name, "detail": detail, "period": ev.period_cycles,
-                  "stage_latency": problem.cycles(ev.stage_latency), "latency": ev.latency_cycles,
-                  "threads": ev.threads})
+    trace.append(
+        {
+            "step": name,
+            "detail": detail,
+            "period": ev.period_cycles,
+            "stage_latency": problem.cycles(ev.stage_latency),
+            "latency": ev.latency_cycles,
+            "threads": ev.threads,
+        }
+    )
 
 
 def _names(problem: PipelineProblem, tasks) -> str:
@@ -114,7 +122,13 @@ def by_levels(problem: PipelineProblem, trace: list[dict] | None = None) -> Cand
     cand = _build(problem, groups, stages)
     assert cand is not None
     if trace is not None:
-        _step(trace, problem, "levels", f"{problem.n} tasks on {max(cand.stages) + 1} stages by ASAP level", _ev(problem, cand))
+        _step(
+            trace,
+            problem,
+            "levels",
+            f"{problem.n} tasks on {max(cand.stages) + 1} stages by ASAP level",
+            _ev(problem, cand),
+        )
     while len(cand.groups) > problem.n_contexts:
         best = None
         groups, stages = _parts(cand)
@@ -135,14 +149,21 @@ def by_levels(problem: PipelineProblem, trace: list[dict] | None = None) -> Cand
         assert best is not None  # merging everything into one thread is always possible
         _, cand, (a, b) = best
         if trace is not None:
-            _step(trace, problem, "pack", f"merged {_names(problem, groups[a][0])} with "
-                  f"{_names(problem, groups[b][0])} to fit {problem.n_contexts} contexts", _ev(problem, cand))
+            _step(
+                trace,
+                problem,
+                "pack",
+                f"merged {_names(problem, groups[a][0])} with "
+                f"{_names(problem, groups[b][0])} to fit {problem.n_contexts} contexts",
+                _ev(problem, cand),
+            )
     return cand
 
 
 # ------------------------------------------------------------------------------ step 2
-def hide(problem: PipelineProblem, cand: Candidate, trace: list[dict] | None = None,
-         evaluator: Evaluator | None = None) -> Candidate:
+def hide(
+    problem: PipelineProblem, cand: Candidate, trace: list[dict] | None = None, evaluator: Evaluator | None = None
+) -> Candidate:
     """Latency hiding (step 2): FoH / BaH moves while they lower the stage latency."""
     ev_of = evaluator or (lambda c: _ev(problem, c))
     while True:
@@ -180,8 +201,13 @@ def hide(problem: PipelineProblem, cand: Candidate, trace: list[dict] | None = N
             return cand
         _, cand, name, g = best
         if trace is not None:
-            _step(trace, problem, name, f"{_names(problem, cand.groups[g].tasks)} hidden in stage {cand.stages[g]}",
-                  ev_of(cand))
+            _step(
+                trace,
+                problem,
+                name,
+                f"{_names(problem, cand.groups[g].tasks)} hidden in stage {cand.stages[g]}",
+                ev_of(cand),
+            )
 
 
 # ------------------------------------------------------------------------------ step 3
@@ -209,7 +235,14 @@ def _shift_moves(problem: PipelineProblem, cand: Candidate, base: Evaluation):
         merged = list(groups)
         merged[p] = (groups[p][0] + groups[g][0], max(groups[p][1], groups[g][1]))
         merged[g] = ((), 1)
-        options.append(("BaS", "elimination", merged, f"{_names(problem, groups[g][0])} -> thread of {_names(problem, groups[p][0])}"))
+        options.append(
+            (
+                "BaS",
+                "elimination",
+                merged,
+                f"{_names(problem, groups[g][0])} -> thread of {_names(problem, groups[p][0])}",
+            )
+        )
         # FoS: the producer joins the consumer's thread
         moved = list(groups)
         moved[g] = (groups[g][0] + (e.source,), groups[g][1])
@@ -218,14 +251,23 @@ def _shift_moves(problem: PipelineProblem, cand: Candidate, base: Evaluation):
         merged = list(groups)
         merged[g] = (groups[p][0] + groups[g][0], max(groups[p][1], groups[g][1]))
         merged[p] = ((), 1)
-        options.append(("FoS", "elimination", merged, f"{_names(problem, groups[p][0])} -> thread of {_names(problem, groups[g][0])}"))
+        options.append(
+            (
+                "FoS",
+                "elimination",
+                merged,
+                f"{_names(problem, groups[p][0])} -> thread of {_names(problem, groups[g][0])}",
+            )
+        )
         # our addition: fewer replicas of either end keep the two threads' contexts closer
         # (a replicated thread spread over several domains pays the outer level's cost)
         for end in (p, g):
             if groups[end][1] > 1:
                 fewer = list(groups)
                 fewer[end] = (groups[end][0], groups[end][1] - 1)
-                options.append(("UnRep", "reduction", fewer, f"{_names(problem, groups[end][0])} x{groups[end][1] - 1}"))
+                options.append(
+                    ("UnRep", "reduction", fewer, f"{_names(problem, groups[end][0])} x{groups[end][1] - 1}")
+                )
         for name, kind, new_groups, detail in options:
             signature = tuple(sorted(tuple(sorted(t)) for t, _ in new_groups if t))
             if (name, signature) in seen:
@@ -239,8 +281,9 @@ def _shift_moves(problem: PipelineProblem, cand: Candidate, base: Evaluation):
                 yield name, kind, trial, detail
 
 
-def shorten(problem: PipelineProblem, cand: Candidate, trace: list[dict] | None = None,
-            evaluator: Evaluator | None = None) -> Candidate:
+def shorten(
+    problem: PipelineProblem, cand: Candidate, trace: list[dict] | None = None, evaluator: Evaluator | None = None
+) -> Candidate:
     """CCP elimination / reduction (step 3) until the latency meets the bound.
 
     The benefit of a shift is the reduction of the latency (longest path, the model's latency),
@@ -250,7 +293,7 @@ def shorten(problem: PipelineProblem, cand: Candidate, trace: list[dict] | None 
     if bound is None:
         return cand
     ev_of = evaluator or (lambda c: _ev(problem, c))
-    hiding = evaluator is None   # hiding only relabels stages: part of the scheduling phase
+    hiding = evaluator is None  # hiding only relabels stages: part of the scheduling phase
     if hiding:
         cand = hide(problem, cand, trace)
     while ev_of(cand).latency > bound:
@@ -264,7 +307,7 @@ def shorten(problem: PipelineProblem, cand: Candidate, trace: list[dict] | None 
             tier = next(i for i, (a, b) in enumerate(zip(before, after)) if a != b)
             benefit = before[tier] - after[tier]
             loss = ev.period - base.period
-            q = Fraction(benefit) / loss if loss > 0 else None   # None: infinite benefit ratio
+            q = Fraction(benefit) / loss if loss > 0 else None  # None: infinite benefit ratio
             key = (tier, 0 if q is None else 1, -(q or 0), -benefit, ev.period, detail)
             if best is None or key < best[0]:
                 best = (key, trial, name, kind, detail, q)
@@ -364,8 +407,9 @@ def _throughput_key(ev: Evaluation) -> tuple:
     return (ev.period, at_max)
 
 
-def decompose(problem: PipelineProblem, cand: Candidate, trace: list[dict] | None = None,
-              evaluator: Evaluator | None = None) -> Candidate:
+def decompose(
+    problem: PipelineProblem, cand: Candidate, trace: list[dict] | None = None, evaluator: Evaluator | None = None
+) -> Candidate:
     """Decomposition of the bottleneck (step 4) while it improves the period."""
     bound = problem.latency_max
     ev_of = evaluator or (lambda c: _ev(problem, c))
@@ -422,13 +466,16 @@ def estimate_profiles(problem: PipelineProblem) -> list[str | int]:
 
 def mapped_evaluator(problem: PipelineProblem) -> Evaluator:
     """Evaluate an unmapped schedule exactly after LATA's mapping (pre-mapping + real mapping)."""
+
     def evaluate_mapped(cand: Candidate) -> Evaluation:
         return evaluate(problem, lata_map(problem, cand))
+
     return evaluate_mapped
 
 
-def lata(problem: PipelineProblem, *, profiles: list[str | int] | None = None,
-         refine: bool | None = None) -> MethodResult:
+def lata(
+    problem: PipelineProblem, *, profiles: list[str | int] | None = None, refine: bool | None = None
+) -> MethodResult:
     """LATA on `problem`: the best mapped schedule over the communication estimates.
 
     Two orders are tried for each estimate (`refine` None; True or False keeps one):
@@ -452,22 +499,39 @@ def lata(problem: PipelineProblem, *, profiles: list[str | int] | None = None,
             trace: list[dict] = []
             if refined:
                 cand = shorten(estimate, hide(estimate, by_levels(estimate, trace), trace), trace)
-                _step(trace, problem, "refine", "from here on, every trial is mapped and evaluated exactly", exact(cand))
+                _step(
+                    trace, problem, "refine", "from here on, every trial is mapped and evaluated exactly", exact(cand)
+                )
                 cand = shorten(problem, cand, trace, exact)
                 cand = decompose(problem, cand, trace, exact)
             else:
                 cand = schedule(estimate, trace)
             mapped = lata_map(problem, cand)
             ev = evaluate(problem, mapped)
-            trace.append({"step": "map", "detail": "pre-mapping by bipartition, cache-aware real mapping",
-                          "period": ev.period_cycles, "stage_latency": problem.cycles(ev.stage_latency),
-                          "latency": ev.latency_cycles, "threads": ev.threads})
+            trace.append(
+                {
+                    "step": "map",
+                    "detail": "pre-mapping by bipartition, cache-aware real mapping",
+                    "period": ev.period_cycles,
+                    "stage_latency": problem.cycles(ev.stage_latency),
+                    "latency": ev.latency_cycles,
+                    "threads": ev.threads,
+                }
+            )
             if best is None or ev.rank() < best[0].rank():
                 best = (ev, mapped, trace, profile, refined)
     ev, mapped, trace, profile, refined = best
     level = profile if profile == "worst" else ("machine" if profile == -1 else problem.level_names[profile])
     return MethodResult(
-        method="lata", candidate=mapped, evaluation=ev, status="HEURISTIC",
-        claims_feasible=ev.feasible, seconds=time.perf_counter() - t0,
-        notes=[f"scheduled with communication estimated at the {level} level"
-               + (", refined with the mapping's costs" if refined else ", mapped once")], trace=trace)
+        method="lata",
+        candidate=mapped,
+        evaluation=ev,
+        status="HEURISTIC",
+        claims_feasible=ev.feasible,
+        seconds=time.perf_counter() - t0,
+        notes=[
+            f"scheduled with communication estimated at the {level} level"
+            + (", refined with the mapping's costs" if refined else ", mapped once")
+        ],
+        trace=trace,
+    )

@@ -95,8 +95,9 @@ def neighbours(weights) -> dict[Thread, dict[Thread, float]]:
     return nbr
 
 
-def _bipartition(threads: list[Thread], cap_left: int, cap_right: int,
-                 all_nbr: dict[Thread, dict[Thread, float]]) -> tuple[list[Thread], list[Thread]]:
+def _bipartition(
+    threads: list[Thread], cap_left: int, cap_right: int, all_nbr: dict[Thread, dict[Thread, float]]
+) -> tuple[list[Thread], list[Thread]]:
     n = len(threads)
     lo, hi = max(0, n - cap_right), min(n, cap_left)
     if lo > hi:
@@ -108,7 +109,7 @@ def _bipartition(threads: list[Thread], cap_left: int, cap_right: int,
     cut, best = 0.0, None
     for i in range(hi + 1):
         if i >= lo:
-            key = (round(cut, 9), -i)   # smallest CCP, then keep more on the left (pack)
+            key = (round(cut, 9), -i)  # smallest CCP, then keep more on the left (pack)
             if best is None or key < best[0]:
                 best = (key, i)
         if i < n:
@@ -256,6 +257,6 @@ def random_map(problem: PipelineProblem, cand: Candidate, rng: random.Random) ->
     rng.shuffle(contexts)
     out, k = [], 0
     for g in cand.groups:
-        out.append(contexts[k:k + g.replicas])
+        out.append(contexts[k : k + g.replicas])
         k += g.replicas
     return cand.with_contexts(out)

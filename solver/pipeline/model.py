@@ -63,9 +63,9 @@ class Bins:
 
     effective: list[int]
     level: int
-    contexts: list[list[int]]                  # usable contexts of each bin
-    domain: dict[int, list[int]]               # effective level -> dense domain index of each bin
-    tree: list                                 # nested lists of bin indices, by effective level
+    contexts: list[list[int]]  # usable contexts of each bin
+    domain: dict[int, list[int]]  # effective level -> dense domain index of each bin
+    tree: list  # nested lists of bin indices, by effective level
 
     @classmethod
     def of(cls, problem: PipelineProblem) -> Bins:
@@ -210,8 +210,11 @@ class _Builder:
     def replicas(self) -> None:
         """y[g,d] replicas of group g in bin d, R_g and rep[g,r] <=> R_g = r."""
         m, G, B, Rmax, bins = self.m, self.G, self.B, self.Rmax, self.bins
-        self.y = {(g, d): m.new_int_var(0, min(Rmax, len(bins.contexts[d])), f"y[{g},{d}]")
-                  for g in range(G) for d in range(B)}
+        self.y = {
+            (g, d): m.new_int_var(0, min(Rmax, len(bins.contexts[d])), f"y[{g},{d}]")
+            for g in range(G)
+            for d in range(B)
+        }
         for d in range(B):
             m.add(sum(self.y[g, d] for g in range(G)) <= len(bins.contexts[d]))
         self.rep = {}
@@ -363,8 +366,9 @@ class _Builder:
             m.add(self.lat <= latency_bound)
 
 
-def build_model(problem: PipelineProblem, *, latency_bound: int | None = None,
-                max_replicas: int | None = None) -> PipelineModel:
+def build_model(
+    problem: PipelineProblem, *, latency_bound: int | None = None, max_replicas: int | None = None
+) -> PipelineModel:
     """The CP-SAT model (module docstring).  `latency_bound` in ticks (None: unconstrained)."""
     b = _Builder(problem, max_replicas)
     b.grouping()
@@ -374,8 +378,19 @@ def build_model(problem: PipelineProblem, *, latency_bound: int | None = None,
     b.same_group()
     b.group_times()
     b.latency(latency_bound)
-    return PipelineModel(model=b.m, problem=problem, bins=b.bins, x=b.x, y=b.y, rep=b.rep, period=b.Pm,
-                         latency=b.lat, multiplier=b.M, slots=b.G, max_replicas=b.Rmax)
+    return PipelineModel(
+        model=b.m,
+        problem=problem,
+        bins=b.bins,
+        x=b.x,
+        y=b.y,
+        rep=b.rep,
+        period=b.Pm,
+        latency=b.lat,
+        multiplier=b.M,
+        slots=b.G,
+        max_replicas=b.Rmax,
+    )
 
 
 def add_hint(pm: PipelineModel, cand: Candidate) -> None:

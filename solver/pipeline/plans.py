@@ -33,8 +33,13 @@ def to_plan(problem: PipelineProblem, cand: Candidate, method: str | None = None
             group = cand.groups[g]
             for r, c in enumerate(group.contexts or ()):
                 name = f"{prefix}.s{s}r{r}" if len(members) == 1 else f"{prefix}.s{s}.b{branch}r{r}"
-                threads[name] = PlanThread(app=problem.app, instance=problem.instance,
-                                           tasks=[problem.tasks[t] for t in group.tasks], stage=s, replica=r)
+                threads[name] = PlanThread(
+                    app=problem.app,
+                    instance=problem.instance,
+                    tasks=[problem.tasks[t] for t in group.tasks],
+                    stage=s,
+                    replica=r,
+                )
                 bindings[name] = problem.context_names[c]
     return Plan(spec=problem.name, method=method, bindings=bindings, threads=threads)
 
@@ -82,7 +87,7 @@ def pipeline_problems(spec, plan: Plan) -> list[str]:
     groups: dict[tuple, list[tuple[int, str]]] = defaultdict(list)
     for name, th in plan.threads.items():
         groups[(th.app, th.instance, th.stage, tuple(th.tasks))].append((th.replica, name))
-    where: dict[tuple[str, int, str], tuple[int, int, str]] = {}   # task -> (stage, position, group name)
+    where: dict[tuple[str, int, str], tuple[int, int, str]] = {}  # task -> (stage, position, group name)
     for (app, instance, stage, tasks), members in groups.items():
         replicas = sorted(r for r, _ in members)
         first = sorted(members)[0][1]
@@ -93,8 +98,9 @@ def pipeline_problems(spec, plan: Plan) -> list[str]:
         for pos, task in enumerate(tasks):
             key = (app, instance, task)
             if key in where:
-                out.append(f"task `{app}#{instance}.{task}` is run by two thread groups "
-                           f"(`{where[key][2]}` and `{first}`)")
+                out.append(
+                    f"task `{app}#{instance}.{task}` is run by two thread groups (`{where[key][2]}` and `{first}`)"
+                )
                 continue
             where[key] = (stage, pos, first)
     for app, instance in spec.instances:
@@ -112,6 +118,8 @@ def pipeline_problems(spec, plan: Plan) -> list[str]:
                 pstage, ppos, pname = where[pk]
                 same = pname == name
                 if not (pstage < stage or (same and ppos < pos)):
-                    out.append(f"`{app}#{instance}.{task}` (stage {stage}, `{name}`) runs no later than its "
-                               f"predecessor `{pred}` (stage {pstage}, `{pname}`)")
+                    out.append(
+                        f"`{app}#{instance}.{task}` (stage {stage}, `{name}`) runs no later than its "
+                        f"predecessor `{pred}` (stage {pstage}, `{pname}`)"
+                    )
     return out

@@ -119,23 +119,30 @@ class PipelineProblem:
     name: str
     app: str
     instance: int
-    tasks: tuple[str, ...]              # a topological order; task index = position here
-    work: tuple[int, ...]               # ticks per packet
+    tasks: tuple[str, ...]  # a topological order; task index = position here
+    work: tuple[int, ...]  # ticks per packet
     edges: tuple[PipelineEdge, ...]
-    contexts: tuple[int, ...]           # usable context indices (C = len)
-    strides: tuple[int, ...]            # topology strides (contexts per domain of each level)
+    contexts: tuple[int, ...]  # usable context indices (C = len)
+    strides: tuple[int, ...]  # topology strides (contexts per domain of each level)
     level_names: tuple[str, ...]
-    context_names: tuple[str, ...]      # names of all contexts of the topology
+    context_names: tuple[str, ...]  # names of all contexts of the topology
     clock: float
     scale: int = 1
-    latency_max: int | None = None      # ticks
-    max_threads: tuple[tuple[int, int], ...] = ()   # (level, cap per domain)
-    exact_units: bool = True            # False when costs had to be rounded to 1/1000 cycle
+    latency_max: int | None = None  # ticks
+    max_threads: tuple[tuple[int, int], ...] = ()  # (level, cap per domain)
+    exact_units: bool = True  # False when costs had to be rounded to 1/1000 cycle
 
     # ----------------------------------------------------------------- construction
     @classmethod
-    def from_spec(cls, spec, app: str | None = None, *, latency_max: float | str | None = "spec",
-                  cores: int | None = None, instance: int = 0) -> PipelineProblem:
+    def from_spec(
+        cls,
+        spec,
+        app: str | None = None,
+        *,
+        latency_max: float | str | None = "spec",
+        cores: int | None = None,
+        instance: int = 0,
+    ) -> PipelineProblem:
         """The problem of pipelining one instance of `app` (the only application of the
         workload when omitted) over `spec.usable_contexts`.
 
@@ -147,10 +154,13 @@ class PipelineProblem:
         if app is None:
             apps = sorted({item.app for item in spec.workload})
             if len(apps) != 1:
-                raise PipelineError(f"the workload holds several applications ({', '.join(apps)}); choose one with --app")
+                raise PipelineError(
+                    f"the workload holds several applications ({', '.join(apps)}); choose one with --app"
+                )
             app = apps[0]
         if app not in spec.applications:
             from specs.errors import did_you_mean
+
             raise PipelineError(f"unknown application `{app}`{did_you_mean(app, spec.applications)}")
         application = spec.applications[app]
         topo = spec.topology
@@ -176,10 +186,21 @@ class PipelineProblem:
             contexts = contexts[:cores]
         caps = tuple((topo.level_index(level), int(cap)) for level, cap in spec.constraints.max_threads.items())
         problem = cls(
-            name=spec.name, app=app, instance=instance, tasks=tuple(order), work=work, edges=edges,
-            contexts=tuple(contexts), strides=tuple(topo.strides), level_names=tuple(topo.level_names),
-            context_names=tuple(topo.context_names), clock=float(topo.clock), scale=scale,
-            max_threads=caps, exact_units=exact)
+            name=spec.name,
+            app=app,
+            instance=instance,
+            tasks=tuple(order),
+            work=work,
+            edges=edges,
+            contexts=tuple(contexts),
+            strides=tuple(topo.strides),
+            level_names=tuple(topo.level_names),
+            context_names=tuple(topo.context_names),
+            clock=float(topo.clock),
+            scale=scale,
+            max_threads=caps,
+            exact_units=exact,
+        )
         bound = resolve_latency(spec, problem, latency_max)
         return replace(problem, latency_max=bound)
 
@@ -331,5 +352,6 @@ def resolve_latency(spec, problem: PipelineProblem, latency_max) -> int | None:
     except (UnitError, ValueError):
         raise PipelineError(
             f"--latency-max: expected a time such as `1.4us`, a number of cycles, or a share of the "
-            f"sequential time such as `75%` (got {latency_max!r})") from None
+            f"sequential time such as `75%` (got {latency_max!r})"
+        ) from None
     return problem.ticks(duration.to_cycles(problem.clock))

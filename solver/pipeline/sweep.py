@@ -13,13 +13,13 @@ from solver.pipeline.problem import PipelineError, PipelineProblem
 
 @dataclass
 class SweepPoint:
-    x: float                   # latency bound (fraction of sequential) or cores
+    x: float  # latency bound (fraction of sequential) or cores
     method: str
     status: str
-    throughput: float | None   # packets/s (closed form); None: the method found no plan
-    latency: float | None      # seconds (closed form)
+    throughput: float | None  # packets/s (closed form); None: the method found no plan
+    latency: float | None  # seconds (closed form)
     feasible: bool
-    bound: float | None        # latency bound, seconds
+    bound: float | None  # latency bound, seconds
     threads: int
 
     def to_dict(self) -> dict:
@@ -61,18 +61,45 @@ def _points(x: float, problem: PipelineProblem, results) -> list[SweepPoint]:
     bound = None if problem.latency_max is None else problem.seconds(problem.latency_max)
     for name, r in results.items():
         ev = r.evaluation
-        if r.status in ("INFEASIBLE", "UNKNOWN"):   # no plan: nothing to plot
-            out.append(SweepPoint(x=x, method=name, status=r.status, throughput=None, latency=None,
-                                  feasible=False, bound=bound, threads=0))
+        if r.status in ("INFEASIBLE", "UNKNOWN"):  # no plan: nothing to plot
+            out.append(
+                SweepPoint(
+                    x=x,
+                    method=name,
+                    status=r.status,
+                    throughput=None,
+                    latency=None,
+                    feasible=False,
+                    bound=bound,
+                    threads=0,
+                )
+            )
             continue
-        out.append(SweepPoint(x=x, method=name, status=r.status, throughput=ev.throughput,
-                              latency=ev.latency_seconds, feasible=ev.feasible, bound=bound, threads=ev.threads))
+        out.append(
+            SweepPoint(
+                x=x,
+                method=name,
+                status=r.status,
+                throughput=ev.throughput,
+                latency=ev.latency_seconds,
+                feasible=ev.feasible,
+                bound=bound,
+                threads=ev.threads,
+            )
+        )
     return out
 
 
-def latency_sweep(problem: PipelineProblem, fractions: list[float], methods: list[str], *,
-                  time_limit: float = 10.0, workers: int = 2, seed: int = 0,
-                  steps: Steps | None = None) -> list[SweepPoint]:
+def latency_sweep(
+    problem: PipelineProblem,
+    fractions: list[float],
+    methods: list[str],
+    *,
+    time_limit: float = 10.0,
+    workers: int = 2,
+    seed: int = 0,
+    steps: Steps | None = None,
+) -> list[SweepPoint]:
     """Every method at ``L0 = fraction x sequential`` for each fraction (Figure 14); a bound below
     the critical path is skipped (no plan can meet it)."""
     points = []
@@ -82,23 +109,41 @@ def latency_sweep(problem: PipelineProblem, fractions: list[float], methods: lis
             if steps is not None:
                 steps.skip(len(methods))
             continue
-        points += _points(f, p, compare(p, methods, time_limit=time_limit, workers=workers, seed=seed,
-                                        steps=steps, label=f"L0 = {f:.0%}: "))
+        points += _points(
+            f,
+            p,
+            compare(
+                p, methods, time_limit=time_limit, workers=workers, seed=seed, steps=steps, label=f"L0 = {f:.0%}: "
+            ),
+        )
     return points
 
 
-def cores_sweep(problem: PipelineProblem, cores: list[float], methods: list[str], *,
-                time_limit: float = 10.0, workers: int = 2, seed: int = 0,
-                steps: Steps | None = None) -> list[SweepPoint]:
+def cores_sweep(
+    problem: PipelineProblem,
+    cores: list[float],
+    methods: list[str],
+    *,
+    time_limit: float = 10.0,
+    workers: int = 2,
+    seed: int = 0,
+    steps: Steps | None = None,
+) -> list[SweepPoint]:
     """Every method with the first ``k`` usable contexts for each ``k`` (Figure 15)."""
     if cores and max(cores) > problem.n_contexts:
-        raise PipelineError(f"--cores {int(min(cores))}:{int(max(cores))}: the spec has only "
-                            f"{problem.n_contexts} usable contexts")
+        raise PipelineError(
+            f"--cores {int(min(cores))}:{int(max(cores))}: the spec has only {problem.n_contexts} usable contexts"
+        )
     points = []
     for k in cores:
         p = problem.with_cores(int(k))
-        points += _points(k, p, compare(p, methods, time_limit=time_limit, workers=workers, seed=seed,
-                                        steps=steps, label=f"{int(k)} cores: "))
+        points += _points(
+            k,
+            p,
+            compare(
+                p, methods, time_limit=time_limit, workers=workers, seed=seed, steps=steps, label=f"{int(k)} cores: "
+            ),
+        )
     return points
 
 
@@ -138,8 +183,14 @@ def plot(points: list[SweepPoint], path: str, *, kind: str, title: str) -> None:
         ax.plot(xs, ys, "-", marker=markers[i % len(markers)], label=m, alpha=0.85, color=colour)
         for x, y, p in zip(xs, ys, mine, strict=True):
             if not p.feasible:
-                ax.plot([x], [y], marker=markers[i % len(markers)], markerfacecolor="white",
-                        markeredgecolor=colour, linestyle="none")
+                ax.plot(
+                    [x],
+                    [y],
+                    marker=markers[i % len(markers)],
+                    markerfacecolor="white",
+                    markeredgecolor=colour,
+                    linestyle="none",
+                )
     ax.set_xlabel("latency bound L0 (% of sequential time)" if kind == "latency" else "cores (usable contexts)")
     ax.set_ylabel("throughput (Mpackets/s, closed form)")
     ax.set_title(title)
@@ -148,7 +199,7 @@ def plot(points: list[SweepPoint], path: str, *, kind: str, title: str) -> None:
     fig.tight_layout()
     try:
         fig.savefig(path)
-    except ValueError as exc:   # an unknown format: bad input, not a bug
+    except ValueError as exc:  # an unknown format: bad input, not a bug
         raise PipelineError(f"cannot write {path}: {exc}") from None
     finally:
         plt.close(fig)

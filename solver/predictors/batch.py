@@ -26,8 +26,8 @@ import numpy as np
 from solver.errors import BadProblemError
 from solver.predictors.tables import ProfileTables, StressKey
 
-DENSE_CODES = 1 << 20      # code spaces up to this size are read through dense arrays
-CHUNK = 8192               # plans per vectorised pass (arrays stay in cache)
+DENSE_CODES = 1 << 20  # code spaces up to this size are read through dense arrays
+CHUNK = 8192  # plans per vectorised pass (arrays stay in cache)
 
 
 class BatchPredictor:
@@ -44,7 +44,7 @@ class BatchPredictor:
         self.apps = [spec.instances[i][0] for i in range(len(self.members))]
         self.tasks = [t[1] for t in types]
         K = len(self.kinds)
-        self.levels = tables.sharing_levels                       # innermost first
+        self.levels = tables.sharing_levels  # innermost first
         bases = [tables.slots(level) + 1 for level in self.levels]
         self.weights = np.zeros((len(self.levels), K), dtype=np.int64)
         w = 1
@@ -52,8 +52,10 @@ class BatchPredictor:
             for k in range(K):
                 self.weights[j, k] = w
                 w *= b
-        if w >= 2 ** 52:     # codes are summed in float64 (exact below 2**53)
-            raise BadProblemError(f"{tables.spec.name}: {K} task types are too many for the stress codes of TSBSched and BlackBox")
+        if w >= 2**52:  # codes are summed in float64 (exact below 2**53)
+            raise BadProblemError(
+                f"{tables.spec.name}: {K} task types are too many for the stress codes of TSBSched and BlackBox"
+            )
         self.bases = bases
         self.depth = len(topo.levels)
         C = topo.n_contexts
@@ -197,7 +199,9 @@ class BatchPredictor:
             for code, p in zip(unique.tolist(), first.tolist()):
                 key = (i, code)
                 if key not in self._forms:
-                    entry = self.tables.base_entry(self.apps[i], self.tables.instance_form(contexts[p].tolist(), threads))
+                    entry = self.tables.base_entry(
+                        self.apps[i], self.tables.instance_form(contexts[p].tolist(), threads)
+                    )
                     self._forms[key] = (entry.throughput, entry.thread_times)
                 rows.append(self._forms[key])
             base_thr[:, i] = np.array([r[0] for r in rows])[inverse.reshape(P)]
@@ -235,6 +239,6 @@ class BatchPredictor:
         """The number to maximise per plan: total (or, for ``min_throughput``, minimum) predicted
         throughput; other objectives rank by the total."""
         contexts = np.atleast_2d(np.asarray(contexts, dtype=np.intp))
-        parts = [self.predict(method, contexts[i:i + CHUNK]) for i in range(0, len(contexts), CHUNK)]
+        parts = [self.predict(method, contexts[i : i + CHUNK]) for i in range(0, len(contexts), CHUNK)]
         per_instance = np.concatenate(parts) if parts else np.empty((0, len(self.members)))
         return per_instance.min(axis=1) if objective == "min_throughput" else per_instance.sum(axis=1)

@@ -35,8 +35,8 @@ class Candidates:
 
     spec: object
     exhaustive: bool
-    classes: int          # distinct placement classes (usable contexts; other constraints ignored)
-    samples: int          # plans drawn when not exhaustive
+    classes: int  # distinct placement classes (usable contexts; other constraints ignored)
+    samples: int  # plans drawn when not exhaustive
     seed: int = 0
 
     @classmethod
@@ -49,8 +49,12 @@ class Candidates:
     def describe(self) -> dict:
         if self.exhaustive:
             return {"exhaustive": True, "classes": self.classes, "coverage": 1.0}
-        return {"exhaustive": False, "classes": self.classes, "samples": self.samples,
-                "coverage_at_most": min(1.0, self.samples / self.classes) if self.classes else 0.0}
+        return {
+            "exhaustive": False,
+            "classes": self.classes,
+            "samples": self.samples,
+            "coverage_at_most": min(1.0, self.samples / self.classes) if self.classes else 0.0,
+        }
 
     @property
     def label(self) -> str:
@@ -64,7 +68,7 @@ class Candidates:
         if not self.exhaustive:
             sample = uniform_plans(self.spec, self.samples, self.seed)
             for start in range(0, len(sample), size):
-                yield sample[start:start + size]
+                yield sample[start : start + size]
             return
         tree = UsableTree.of(self.spec.topology, self.spec.usable_contexts)
         constraints = PlacementConstraints(self.spec)

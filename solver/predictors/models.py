@@ -42,9 +42,14 @@ def _readings(tables: ProfileTables, contexts: list[int]):
         rows = []
         for t in threads:
             every, siblings = tables.stress_keys(contexts, t, instance_of, types)
-            rows.append((types[t][1], tables.slowdown_entry(types[t], every),
-                         tables.slowdown_entry(types[t], siblings),
-                         tables.slowdown_entry(types[t], tables.empty_key)))
+            rows.append(
+                (
+                    types[t][1],
+                    tables.slowdown_entry(types[t], every),
+                    tables.slowdown_entry(types[t], siblings),
+                    tables.slowdown_entry(types[t], tables.empty_key),
+                )
+            )
         yield base, rows
 
 
@@ -52,8 +57,10 @@ def predict_blackbox(tables: ProfileTables, contexts: list[int]) -> Prediction:
     """BlackBox's prediction for one binding plan (context per thread)."""
     per_instance = []
     for base, rows in _readings(tables, contexts):
-        worst = max(alone.throughput / stressed.throughput if stressed.throughput > 0 else float("inf")
-                    for _, stressed, _, alone in rows)
+        worst = max(
+            alone.throughput / stressed.throughput if stressed.throughput > 0 else float("inf")
+            for _, stressed, _, alone in rows
+        )
         per_instance.append(base.throughput / worst)
     return Prediction(sum(per_instance), per_instance)
 
@@ -62,8 +69,10 @@ def predict_tsbsched(tables: ProfileTables, contexts: list[int]) -> Prediction:
     """TSBSched's prediction for one binding plan (context per thread)."""
     per_instance = []
     for base, rows in _readings(tables, contexts):
-        slowest = max(base.thread_times[task] + stressed.thread_times[task] - siblings.thread_times[task]
-                      for task, stressed, siblings, _ in rows)
+        slowest = max(
+            base.thread_times[task] + stressed.thread_times[task] - siblings.thread_times[task]
+            for task, stressed, siblings, _ in rows
+        )
         per_instance.append(1.0 / slowest if slowest > 0 else 0.0)
     return Prediction(sum(per_instance), per_instance)
 

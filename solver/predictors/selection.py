@@ -35,10 +35,10 @@ class PredictorResult:
     method: str
     best_contexts: list[int]
     best_predicted: float
-    best_measured: Any                     # the oracle's Measurement
+    best_measured: Any  # the oracle's Measurement
     ranked: list[tuple[float, list[int]]]  # predicted value, plan: the top N
-    measured: list[Any]                    # Measurements of the top N, same order
-    experiments: int                       # profiling runs made
+    measured: list[Any]  # Measurements of the top N, same order
+    experiments: int  # profiling runs made
     table_size: dict[str, int] = field(default_factory=dict)
     predicted_plans: int = 0
     predict_seconds: float = 0.0
@@ -62,7 +62,7 @@ class _Top:
         if self.rows is not None:
             values, rows = np.concatenate([self.values, values]), np.concatenate([self.rows, rows])
         if len(values) > self.keep:
-            best = np.argpartition(-values, self.keep - 1)[:self.keep]
+            best = np.argpartition(-values, self.keep - 1)[: self.keep]
             values, rows = values[best], rows[best]
         self.values, self.rows = values, rows
 
@@ -80,24 +80,32 @@ class _Top:
         return out
 
 
-def run_predictor(spec: Spec, method: str, oracle_factory: OracleFactory,
-                  candidates: Candidates | np.ndarray, top_n: int | None = None, seed: int = 0,
-                  tables: ProfileTables | None = None, objective: str = "total_throughput",
-                  oracle_kind: str | None = None, workers: int = 1,
-                  say: Callable[[str], None] | None = None, chunk: int = 16384) -> PredictorResult:
+def run_predictor(
+    spec: Spec,
+    method: str,
+    oracle_factory: OracleFactory,
+    candidates: Candidates | np.ndarray,
+    top_n: int | None = None,
+    seed: int = 0,
+    tables: ProfileTables | None = None,
+    objective: str = "total_throughput",
+    oracle_kind: str | None = None,
+    workers: int = 1,
+    say: Callable[[str], None] | None = None,
+    chunk: int = 16384,
+) -> PredictorResult:
     """Predict every candidate (a `Candidates`, or rows of context indices), measure the top
     `top_n` predicted (default: the paper's selection size), keep the best measured."""
     say = say or (lambda _: None)
     top_n = top_n or SELECTION_SIZE[method]
-    tables = tables or ProfileTables(spec, oracle_factory, seed=seed, oracle_kind=oracle_kind,
-                                     workers=workers, say=say)
+    tables = tables or ProfileTables(spec, oracle_factory, seed=seed, oracle_kind=oracle_kind, workers=workers, say=say)
     batch = BatchPredictor(tables)
     if isinstance(candidates, Candidates):
         chunks, info = candidates.chunks(chunk), candidates.describe()
         total = candidates.classes if candidates.exhaustive else candidates.samples
     else:
         rows = np.asarray(candidates)
-        chunks = (rows[i:i + chunk] for i in range(0, len(rows), chunk))
+        chunks = (rows[i : i + chunk] for i in range(0, len(rows), chunk))
         total, info = len(rows), {"exhaustive": False, "plans": len(rows)}
     top = _Top(4 * top_n)
     done, started, profiling_before = 0, time.perf_counter(), tables.profiling_seconds
@@ -115,5 +123,16 @@ def run_predictor(spec: Spec, method: str, oracle_factory: OracleFactory,
     plans = [Plan.from_contexts(spec, contexts, method=method) for _, contexts in ranked]
     measured = oracle.evaluate_many(plans, seed=seed, workers=workers)
     best = max(range(len(ranked)), key=lambda k: measured[k].value(objective))
-    return PredictorResult(method, ranked[best][1], ranked[best][0], measured[best], ranked, measured,
-                           tables.experiments, tables.full_table_size(), done, predict_seconds, info)
+    return PredictorResult(
+        method,
+        ranked[best][1],
+        ranked[best][0],
+        measured[best],
+        ranked,
+        measured,
+        tables.experiments,
+        tables.full_table_size(),
+        done,
+        predict_seconds,
+        info,
+    )

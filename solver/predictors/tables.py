@@ -41,8 +41,8 @@ from solver.errors import BadProblemError
 from specs import Plan, Spec, UsableTree
 from specs.symmetry import Form
 
-TaskType = tuple[str, str]            # (application, task)
-StressKey = tuple[tuple[TaskType, ...], ...]   # per sharing level, innermost first: sorted types
+TaskType = tuple[str, str]  # (application, task)
+StressKey = tuple[tuple[TaskType, ...], ...]  # per sharing level, innermost first: sorted types
 
 
 class Oracle(Protocol):
@@ -56,8 +56,8 @@ OracleFactory = Callable[[Spec], Oracle]
 class Experiment:
     """What one profiling run measured."""
 
-    throughput: float            # packets/s of the target (or only) instance
-    thread_times: dict[str, float]   # task -> busy seconds per packet, for the target instance
+    throughput: float  # packets/s of the target (or only) instance
+    thread_times: dict[str, float]  # task -> busy seconds per packet, for the target instance
 
 
 def _worker_state(kind: str | None, factory: OracleFactory | None = None) -> dict:
@@ -110,7 +110,7 @@ class ProfileTables:
     oracle_factory: OracleFactory
     stress_level: int | None = None
     seed: int = 0
-    oracle_kind: str | None = None    # set to measure in `workers` worker processes
+    oracle_kind: str | None = None  # set to measure in `workers` worker processes
     workers: int = 1
     say: Callable[[str], None] = field(default=lambda _: None, repr=False)
     base: dict[str, dict[Form, Experiment]] = field(default_factory=dict)
@@ -225,8 +225,7 @@ class ProfileTables:
                 for i, measurement in zip(indices, measurements):
                     self._record(jobs[i][0], measurement)
                 done += len(indices)
-                self.say(f"profiling: {done}/{len(jobs)} {label} experiments "
-                         f"({self.experiments} in all)")
+                self.say(f"profiling: {done}/{len(jobs)} {label} experiments ({self.experiments} in all)")
         self.profiling_seconds += time.perf_counter() - started
         return len(jobs)
 
@@ -253,8 +252,10 @@ class ProfileTables:
                 instance = model.instance_names.index(f"{app}#0")
                 prefix = f"{app}#0."
                 self.experiments += 1
-                figures = Experiment(float(throughput[row, instance]),
-                                     {n[len(prefix):]: float(times[t, row]) for t, n in enumerate(names) if n.startswith(prefix)})
+                figures = Experiment(
+                    float(throughput[row, instance]),
+                    {n[len(prefix) :]: float(times[t, row]) for t, n in enumerate(names) if n.startswith(prefix)},
+                )
                 if key[0] == "base":
                     self.base.setdefault(app, {})[key[2]] = figures
                 else:
@@ -298,22 +299,27 @@ class ProfileTables:
         spec = self._derived(tuple(workload))
         stride = topo.strides[self.stress_level]
         domains = topo.n_contexts // stride
-        by_level = {level: [c for c in range(1, stride) if topo.shared_level(0, c) == level]
-                    for level in self.sharing_levels}
+        by_level = {
+            level: [c for c in range(1, stride) if topo.shared_level(0, c) == level] for level in self.sharing_levels
+        }
         assigned: dict[str, int] = {f"{app}#0.{task}": 0}
         next_instance = Counter({app: 1})
         for level, types in zip(self.sharing_levels, key):
             free = list(by_level[level])
             for stress_app, stress_task in types:
                 if not free:
-                    raise BadProblemError(f"{self.spec.name}: stress combination does not fit in level {topo.level_names[level]}")
+                    raise BadProblemError(
+                        f"{self.spec.name}: stress combination does not fit in level {topo.level_names[level]}"
+                    )
                 instance = next_instance[stress_app]
                 next_instance[stress_app] += 1
                 assigned[f"{stress_app}#{instance}.{stress_task}"] = free.pop(0)
         own = [name for name in spec.thread_names if name.startswith(f"{app}#0.") and name not in assigned]
         if len(own) > domains - 1:
-            raise BadProblemError(f"{self.spec.name}: the machine has {domains - 1} remote {topo.level_names[self.stress_level]} "
-                             f"domains, too few to isolate the {len(own)} other threads of `{app}`")
+            raise BadProblemError(
+                f"{self.spec.name}: the machine has {domains - 1} remote {topo.level_names[self.stress_level]} "
+                f"domains, too few to isolate the {len(own)} other threads of `{app}`"
+            )
         for d, name in enumerate(own, start=1):
             assigned[name] = d * stride
         rest = [d * stride + k for k in _spread_order(topo, stride) for d in range(len(own) + 1, domains)]
@@ -337,8 +343,9 @@ class ProfileTables:
         """Canonical form of one instance's threads alone (labels: task position)."""
         return self.tree.canonical_form({contexts[t]: k for k, t in enumerate(threads)})
 
-    def stress_keys(self, contexts: list[int], thread: int, instance_of: list[int],
-                    types: list[TaskType]) -> tuple[StressKey, StressKey]:
+    def stress_keys(
+        self, contexts: list[int], thread: int, instance_of: list[int], types: list[TaskType]
+    ) -> tuple[StressKey, StressKey]:
         """(co-runner key, sibling key) of `thread` in a full plan: every other thread in its
         stress domain, and only those of its own instance, by innermost shared level."""
         topo = self.spec.topology
@@ -353,8 +360,10 @@ class ProfileTables:
                 every[level].append(types[other])
                 if instance_of[other] == instance_of[thread]:
                     siblings[level].append(types[other])
-        return (tuple(tuple(sorted(every[level])) for level in self.sharing_levels),
-                tuple(tuple(sorted(siblings[level])) for level in self.sharing_levels))
+        return (
+            tuple(tuple(sorted(every[level])) for level in self.sharing_levels),
+            tuple(tuple(sorted(siblings[level])) for level in self.sharing_levels),
+        )
 
 
 def _spread_order(topo, stride: int) -> list[int]:

@@ -83,12 +83,20 @@ def estimates_figure(certificate: dict[str, Any]):
     designs = certificate.get("designs") or [{"design": certificate.get("design", "random"), **certificate["optimum"]}]
     for entry in designs:
         est = _finite(entry.get("estimate"))
-        rows.append((f"EVT, {entry['design']} design", est, _finite(entry.get("lower")), _finite(entry.get("upper")),
-                     "#4a78b0"))
+        rows.append(
+            (f"EVT, {entry['design']} design", est, _finite(entry.get("lower")), _finite(entry.get("upper")), "#4a78b0")
+        )
     bound = certificate.get("bound") or {}
     if _finite(bound.get("bound")) is not None:
-        rows.append(("bound" + ("" if bound.get("applies") else " (closed form only)"), _finite(bound["bound"]),
-                     None, None, "#1d7a36"))
+        rows.append(
+            (
+                "bound" + ("" if bound.get("applies") else " (closed form only)"),
+                _finite(bound["bound"]),
+                None,
+                None,
+                "#1d7a36",
+            )
+        )
     if _finite(bound.get("proven_optimum")) is not None:
         rows.append(("proven optimum", _finite(bound["proven_optimum"]), None, None, "#1d7a36"))
     for known in certificate.get("known_plans", [])[:-1]:
@@ -107,53 +115,109 @@ def estimates_figure(certificate: dict[str, Any]):
     return fig
 
 
-def _figures(certificate: dict[str, Any], analysis, history, comparison,
-             selection_curves: dict[str, list[float]] | None = None) -> list[tuple[str, str, str]]:
+def _figures(
+    certificate: dict[str, Any], analysis, history, comparison, selection_curves: dict[str, list[float]] | None = None
+) -> list[tuple[str, str, str]]:
     """(id, caption, PNG data URL) of every plot of the page; each caption says what to read in it."""
     from evt import plots
 
     objective = certificate["objective"]
     figures: list[tuple[str, str, str]] = []
     if comparison:
-        figures.append(("comparison", "Method comparison: every method's plan measured on the same oracle; "
-                        "longer is better for throughput, shorter for latency.",
-                        _png(comparison_figure(comparison, objective))))
+        figures.append(
+            (
+                "comparison",
+                "Method comparison: every method's plan measured on the same oracle; "
+                "longer is better for throughput, shorter for latency.",
+                _png(comparison_figure(comparison, objective)),
+            )
+        )
     if selection_curves:
-        figures.append(("selection", "Selection phase of TSBSched and BlackBox: loss of the best measured among "
-                        "the n best predicted plans against the best measured plan of the comparison; "
-                        "n = 1 is the method without selection.", _png(selection_figure(selection_curves))))
-    figures.append(("estimates", "The plan against the evidence: the EVT estimate of the optimum with its "
-                    "interval (per sampling design), the rigorous bound and the proven optimum when the closed "
-                    "form was solved, and the best known plans.", _png(estimates_figure(certificate))))
+        figures.append(
+            (
+                "selection",
+                "Selection phase of TSBSched and BlackBox: loss of the best measured among "
+                "the n best predicted plans against the best measured plan of the comparison; "
+                "n = 1 is the method without selection.",
+                _png(selection_figure(selection_curves)),
+            )
+        )
+    figures.append(
+        (
+            "estimates",
+            "The plan against the evidence: the EVT estimate of the optimum with its "
+            "interval (per sampling design), the rigorous bound and the proven optimum when the closed "
+            "form was solved, and the best known plans.",
+            _png(estimates_figure(certificate)),
+        )
+    )
     if analysis is None:
         return figures
-    figures.append(("ecdf", "Random plans (empirical distribution function): how likely a random placement is "
-                    "to reach a value; the dotted line is the chosen plan, the dashed one the estimated optimum.",
-                    _png(ecdf_with_plan(analysis, certificate["plan_performance"]["value"], objective))))
-    figures.append(("mean-excess", "Mean excess above each threshold: the tail is fitted above the marked "
-                    "threshold, where the curve becomes roughly straight (a straight falling line means a "
-                    "finite optimum).", _png(plots.plot_mean_excess(analysis))))
-    figures.append(("qq", "Quantiles of the values above the threshold against the fitted Generalised Pareto "
-                    "distribution: points on the diagonal mean the fit describes the tail.",
-                    _png(plots.plot_qq(analysis))))
-    figures.append(("profile", "Profile log-likelihood of the optimum: the interval is where the curve stays "
-                    "above the horizontal line (Wilks' theorem).", _png(plots.plot_profile(analysis))))
+    figures.append(
+        (
+            "ecdf",
+            "Random plans (empirical distribution function): how likely a random placement is "
+            "to reach a value; the dotted line is the chosen plan, the dashed one the estimated optimum.",
+            _png(ecdf_with_plan(analysis, certificate["plan_performance"]["value"], objective)),
+        )
+    )
+    figures.append(
+        (
+            "mean-excess",
+            "Mean excess above each threshold: the tail is fitted above the marked "
+            "threshold, where the curve becomes roughly straight (a straight falling line means a "
+            "finite optimum).",
+            _png(plots.plot_mean_excess(analysis)),
+        )
+    )
+    figures.append(
+        (
+            "qq",
+            "Quantiles of the values above the threshold against the fitted Generalised Pareto "
+            "distribution: points on the diagonal mean the fit describes the tail.",
+            _png(plots.plot_qq(analysis)),
+        )
+    )
+    figures.append(
+        (
+            "profile",
+            "Profile log-likelihood of the optimum: the interval is where the curve stays "
+            "above the horizontal line (Wilks' theorem).",
+            _png(plots.plot_profile(analysis)),
+        )
+    )
     if history is not None:
-        figures.append(("sequential", "Sequential sampling: the best plan and the estimated optimum as the "
-                        "sample grew, until the gap met the target.", _png(plots.plot_sequential(history))))
+        figures.append(
+            (
+                "sequential",
+                "Sequential sampling: the best plan and the estimated optimum as the "
+                "sample grew, until the gap met the target.",
+                _png(plots.plot_sequential(history)),
+            )
+        )
 
     return figures
 
 
-def write_report(path, spec: Spec, plan: Plan, certificate: dict[str, Any], analysis, history,
-                 comparison: list[dict[str, Any]] | None, plan_tree_text: str, pin_lines: list[str],
-                 selection_curves: dict[str, list[float]] | None = None) -> None:
+def write_report(
+    path,
+    spec: Spec,
+    plan: Plan,
+    certificate: dict[str, Any],
+    analysis,
+    history,
+    comparison: list[dict[str, Any]] | None,
+    plan_tree_text: str,
+    pin_lines: list[str],
+    selection_curves: dict[str, list[float]] | None = None,
+) -> None:
     """Write the page atomically; `selection_curves` (method -> losses for n = 1..N) adds the
     selection-phase plot."""
     objective = certificate["objective"]
     figures = _figures(certificate, analysis, history, comparison, selection_curves)
     e = html.escape
     opt = certificate["optimum"]
+
     def num(value) -> str:
         return e(display.objective_value(_finite(value), objective))
 
@@ -161,23 +225,38 @@ def write_report(path, spec: Spec, plan: Plan, certificate: dict[str, Any], anal
     for row in comparison or []:
         loss = row.get("loss")
         measured = display.with_half_width(_finite(row.get("simulated")), _finite(row.get("half_width")), objective)
-        rows_html += (f"<tr><td>{e(row['method'])}</td><td>{num(row.get('predicted'))}</td>"
-                      f"<td>{e(measured)}</td><td>{'' if loss is None else display.share(loss, 1)}</td></tr>")
-    baselines = "".join(f"<tr><td>{e(b['method'])}</td><td>{num(b['value'])}</td></tr>" for b in certificate["baselines"])
+        rows_html += (
+            f"<tr><td>{e(row['method'])}</td><td>{num(row.get('predicted'))}</td>"
+            f"<td>{e(measured)}</td><td>{'' if loss is None else display.share(loss, 1)}</td></tr>"
+        )
+    baselines = "".join(
+        f"<tr><td>{e(b['method'])}</td><td>{num(b['value'])}</td></tr>" for b in certificate["baselines"]
+    )
     solver_html = _solver_section(certificate.get("solve"), objective)
-    figures_html = "".join(f'<figure id="{fid}"><img alt="{e(title)}" src="{src}"><figcaption>{e(title)}</figcaption></figure>'
-                           for fid, title, src in figures)
+    figures_html = "".join(
+        f'<figure id="{fid}"><img alt="{e(title)}" src="{src}"><figcaption>{e(title)}</figcaption></figure>'
+        for fid, title, src in figures
+    )
     verdict = certificate["verdict"]
     reasons_html = "".join(f"<li>{e(r['sentence'])}</li>" for r in certificate.get("reasons", []))
     gap_html = "<br>".join(e(w) for w in certificate["gap"].get("words", []))
     bound = certificate.get("bound") or {}
-    bound_html = e(bound["note"]) if bound else "none: no rigorous bound exists for this oracle; the EVT estimate stands in"
+    bound_html = (
+        e(bound["note"]) if bound else "none: no rigorous bound exists for this oracle; the EVT estimate stands in"
+    )
     if bound.get("bound") is not None:
-        bound_html = f"{num(bound['bound'])} ({e(str(bound.get('bound_source')))}, CP-SAT {e(str(bound.get('status')))}); " + bound_html
+        bound_html = (
+            f"{num(bound['bound'])} ({e(str(bound.get('bound_source')))}, CP-SAT {e(str(bound.get('status')))}); "
+            + bound_html
+        )
     from evt.result import FLAG_NOTES
 
-    flags_html = "<br>".join(f"<b>{e(f)}</b>: {e(FLAG_NOTES.get(f, 'EVT could not analyse the sample'))}"
-                             for f in certificate["flags"]) or "none"
+    flags_html = (
+        "<br>".join(
+            f"<b>{e(f)}</b>: {e(FLAG_NOTES.get(f, 'EVT could not analyse the sample'))}" for f in certificate["flags"]
+        )
+        or "none"
+    )
     page = f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>tasksolve report: {e(spec.name)}</title>
 <style>
@@ -190,19 +269,19 @@ td:first-child,th:first-child{{text-align:left}} pre{{background:#f6f6f6;padding
 </style></head><body>
 <h1>tasksolve: {e(spec.name)}</h1>
 <h2>Spec</h2>
-<p>{len(spec.threads)} threads of {', '.join(e(a) for a in spec.applications)} on {e(spec.topology.name)}
+<p>{len(spec.threads)} threads of {", ".join(e(a) for a in spec.applications)} on {e(spec.topology.name)}
 ({e(spec.topology.describe())}); objective <b>{e(objective)}</b>; {len(spec.usable_contexts)} usable contexts.</p>
 <h2>Certificate</h2>
-<p class="verdict {e(verdict)}">{e(verdict.replace('_', ' '))}</p>
-<p>{e(certificate.get('sentence', ''))} <i>({e(certificate.get('verdict_meaning', ''))}; basis: {e(certificate.get('basis', ''))})</i></p>
+<p class="verdict {e(verdict)}">{e(verdict.replace("_", " "))}</p>
+<p>{e(certificate.get("sentence", ""))} <i>({e(certificate.get("verdict_meaning", ""))}; basis: {e(certificate.get("basis", ""))})</i></p>
 <ul>{reasons_html}</ul>
-<table><tr><th>plan</th><td>{num(certificate['plan_performance']['value'])}</td></tr>
-<tr><th>estimated optimum ({e(certificate.get('design', 'random'))} design)</th><td>{num(opt['estimate'])}</td></tr>
-<tr><th>{opt['confidence']:.0%} interval</th><td>[{num(opt['lower'])}, {num(opt['upper'])}]</td></tr>
+<table><tr><th>plan</th><td>{num(certificate["plan_performance"]["value"])}</td></tr>
+<tr><th>estimated optimum ({e(certificate.get("design", "random"))} design)</th><td>{num(opt["estimate"])}</td></tr>
+<tr><th>{opt["confidence"]:.0%} interval</th><td>[{num(opt["lower"])}, {num(opt["upper"])}]</td></tr>
 <tr><th>rigorous bound</th><td>{bound_html}</td></tr>
 <tr><th>gaps (signed)</th><td>{gap_html}</td></tr>
-<tr><th>target gap</th><td>{_pct(certificate['target_gap'])}</td></tr>
-<tr><th>samples measured (failed)</th><td>{certificate['samples']['n']} ({certificate['samples']['failed']})</td></tr>
+<tr><th>target gap</th><td>{_pct(certificate["target_gap"])}</td></tr>
+<tr><th>samples measured (failed)</th><td>{certificate["samples"]["n"]} ({certificate["samples"]["failed"]})</td></tr>
 <tr><th>flags</th><td>{flags_html}</td></tr></table>
 <h2>The chosen plan</h2>
 <pre>{e(plan_tree_text)}</pre>
@@ -244,13 +323,15 @@ def _solver_section(solve: dict[str, Any] | None, objective: str) -> str:
     e = html.escape
     cpsat = solve.get("details", {}).get("cpsat", {})
     source = "configuration LP" if cpsat.get("bound_source", "cpsat") != "cpsat" else "CP-SAT"
-    return (f"<h3>CP-SAT on the closed form</h3><table>"
-            f"<tr><th>status</th><td>{e(str(solve['status']))}</td></tr>"
-            f"<tr><th>model objective</th><td>{e(display.objective_value(_finite(solve.get('objective')), objective))}</td></tr>"
-            f"<tr><th>bound ({e(source)})</th><td>{e(display.objective_value(_finite(solve.get('bound')), objective))}</td></tr>"
-            f"<tr><th>proven gap</th><td>{e(display.share(_finite(solve.get('gap'))))}</td></tr></table>"
-            "<p>The bound is proven for the closed-form model only; measured on the simulation a plan may "
-            "differ from its model value.</p>")
+    return (
+        f"<h3>CP-SAT on the closed form</h3><table>"
+        f"<tr><th>status</th><td>{e(str(solve['status']))}</td></tr>"
+        f"<tr><th>model objective</th><td>{e(display.objective_value(_finite(solve.get('objective')), objective))}</td></tr>"
+        f"<tr><th>bound ({e(source)})</th><td>{e(display.objective_value(_finite(solve.get('bound')), objective))}</td></tr>"
+        f"<tr><th>proven gap</th><td>{e(display.share(_finite(solve.get('gap'))))}</td></tr></table>"
+        "<p>The bound is proven for the closed-form model only; measured on the simulation a plan may "
+        "differ from its model value.</p>"
+    )
 
 
 def _pct(value) -> str:

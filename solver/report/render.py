@@ -54,4 +54,3 @@ def plan_text(spec: Spec, plan: Plan) -> str:
     buffer = StringIO()
     Console(file=buffer, width=100, color_system=None).print(plan_tree(spec, plan))
     return buffer.getvalue()
-

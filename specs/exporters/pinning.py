@@ -29,8 +29,10 @@ from specs.plan import Plan
 from specs.spec import Spec
 
 OS_NUMBERS = "OS CPU numbers from the topology"
-FLAT_NUMBERS = ("flat context indices: the topology has no OS CPU numbers (import the machine with "
-                "`tasksolve topology host` for real ones)")
+FLAT_NUMBERS = (
+    "flat context indices: the topology has no OS CPU numbers (import the machine with "
+    "`tasksolve topology host` for real ones)"
+)
 
 
 def pinned_cpus(spec: Spec, plan: Plan) -> list[tuple[str, str, int]]:
@@ -45,8 +47,10 @@ def numbering(spec: Spec) -> str:
 
 
 def _header(spec: Spec, plan: Plan) -> list[str]:
-    return [f"# plan {plan.spec or spec.name}{f' ({plan.method})' if plan.method else ''} on {spec.topology.name}",
-            f"# CPU numbers: {numbering(spec)}"]
+    return [
+        f"# plan {plan.spec or spec.name}{f' ({plan.method})' if plan.method else ''} on {spec.topology.name}",
+        f"# CPU numbers: {numbering(spec)}",
+    ]
 
 
 def taskset_lines(spec: Spec, plan: Plan) -> list[str]:
@@ -55,8 +59,10 @@ def taskset_lines(spec: Spec, plan: Plan) -> list[str]:
 
 
 def numactl_lines(spec: Spec, plan: Plan) -> list[str]:
-    return [f"{thread}: numactl --physcpubind={cpu} --localalloc   # {context}"
-            for thread, context, cpu in pinned_cpus(spec, plan)]
+    return [
+        f"{thread}: numactl --physcpubind={cpu} --localalloc   # {context}"
+        for thread, context, cpu in pinned_cpus(spec, plan)
+    ]
 
 
 def dpdk_lines(spec: Spec, plan: Plan) -> list[str]:
@@ -85,15 +91,24 @@ def systemd_lines(spec: Spec, plan: Plan) -> list[str]:
 
 
 def json_lines(spec: Spec, plan: Plan) -> list[str]:
-    data = {"spec": plan.spec or spec.name, "topology": spec.topology.name,
-            "os_cpu_numbers": bool(spec.topology.os_cpus), "numbering": numbering(spec),
-            "threads": [{"thread": t, "context": c, "cpu": cpu} for t, c, cpu in pinned_cpus(spec, plan)]}
+    data = {
+        "spec": plan.spec or spec.name,
+        "topology": spec.topology.name,
+        "os_cpu_numbers": bool(spec.topology.os_cpus),
+        "numbering": numbering(spec),
+        "threads": [{"thread": t, "context": c, "cpu": cpu} for t, c, cpu in pinned_cpus(spec, plan)],
+    }
     return json.dumps(data, indent=2).splitlines()
 
 
 FORMATS: dict[str, Callable[[Spec, Plan], list[str]]] = {
-    "taskset": taskset_lines, "numactl": numactl_lines, "dpdk": dpdk_lines, "likwid-pin": likwid_pin_lines,
-    "omp": omp_lines, "systemd": systemd_lines, "json": json_lines,
+    "taskset": taskset_lines,
+    "numactl": numactl_lines,
+    "dpdk": dpdk_lines,
+    "likwid-pin": likwid_pin_lines,
+    "omp": omp_lines,
+    "systemd": systemd_lines,
+    "json": json_lines,
 }
 
 

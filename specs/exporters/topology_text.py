@@ -34,16 +34,20 @@ def topology_tree(topology: Topology) -> list[str]:
     a topology of more lines than TREE_MOST_LINES shows its first domain of each level and a count."""
     levels = topology.levels
     os_note = "OS CPU" if topology.os_cpus else "CPU (flat index: the topology has no OS numbers)"
-    lines = [f"{topology.name}: {topology.describe()}, {frequency(topology.clock)}",
-             f"contexts show their {os_note}",
-             f"{MACHINE}{_resources_at(topology, MACHINE)}"]
+    lines = [
+        f"{topology.name}: {topology.describe()}, {frequency(topology.clock)}",
+        f"contexts show their {os_note}",
+        f"{MACHINE}{_resources_at(topology, MACHINE)}",
+    ]
     total = sum(topology.domain_count(k) for k in range(len(levels)))
     full = total + 3 <= TREE_MOST_LINES
 
     def walk(level: int, domain: int, indent: str) -> None:
         name = f"{levels[level].name}{domain % levels[level].count}"
         if level == len(levels) - 1:
-            lines.append(f"{indent}{name}  (CPU {topology.os_cpu(domain)}){_resources_at(topology, levels[level].name)}")
+            lines.append(
+                f"{indent}{name}  (CPU {topology.os_cpu(domain)}){_resources_at(topology, levels[level].name)}"
+            )
             return
         lines.append(f"{indent}{name}{_resources_at(topology, levels[level].name)}")
         children = range(domain * levels[level + 1].count, (domain + 1) * levels[level + 1].count)

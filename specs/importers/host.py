@@ -118,8 +118,11 @@ def _levels(host: HostDescription) -> list[tuple[str, Partition]]:
         owner = {cpu: index for index, group in enumerate(outer_part) for cpu in group}
         for group in inner_part:
             if len({owner[cpu] for cpu in group}) > 1:
-                raise SpecError.at(host.source, f"the {inner} group of CPUs {_cpu_list(group)} spans several {outer} "
-                                                "groups: the sharing groups do not nest, so they are not a tree")
+                raise SpecError.at(
+                    host.source,
+                    f"the {inner} group of CPUs {_cpu_list(group)} spans several {outer} "
+                    "groups: the sharing groups do not nest, so they are not a tree",
+                )
     return levels
 
 
@@ -132,10 +135,13 @@ def _uniform_counts(host: HostDescription, levels: list[tuple[str, Partition]]) 
         per_outer = [sum(1 for g in partition if g <= o) for o in outer]
         if len(set(per_outer)) > 1:
             odd = next(i for i, n in enumerate(per_outer) if n != per_outer[0])
-            raise SpecError.at(host.source, f"not a uniform tree: the {outer_name} of CPUs {_cpu_list(outer[0])} has "
-                                            f"{per_outer[0]} {name}(s) but the one of CPUs {_cpu_list(outer[odd])} has "
-                                            f"{per_outer[odd]} (CPUs offline, or a hybrid processor?); tasksolve "
-                                            "topologies need the same count in every domain of a level")
+            raise SpecError.at(
+                host.source,
+                f"not a uniform tree: the {outer_name} of CPUs {_cpu_list(outer[0])} has "
+                f"{per_outer[0]} {name}(s) but the one of CPUs {_cpu_list(outer[odd])} has "
+                f"{per_outer[odd]} (CPUs offline, or a hybrid processor?); tasksolve "
+                "topologies need the same count in every domain of a level",
+            )
         counts.append(per_outer[0])
         outer, outer_name = partition, name
     return counts
@@ -156,6 +162,7 @@ def _cpu_list(cpus) -> str:
 
 def _context_order(levels: list[tuple[str, Partition]], cpus: list[int]) -> list[int]:
     """OS CPUs in depth-first order, children sorted by their lowest CPU number."""
+
     def walk(group: frozenset[int], depth: int) -> list[int]:
         if depth == len(levels):
             return sorted(group)
@@ -192,26 +199,37 @@ def _resources(host: HostDescription, levels, capacities: dict[str, float], note
         resources.append({"name": name, "level": level, "capacity": 1.0, "description": what})
     level = _level_of(set(_partition(host.node, cpus)), levels, cpus) if host.node else None
     if level is not None:
-        resources.append({"name": "mem", "level": level, "capacity": 1.0,
-                          "description": f"memory of a NUMA node (per {level})"})
+        resources.append(
+            {"name": "mem", "level": level, "capacity": 1.0, "description": f"memory of a NUMA node (per {level})"}
+        )
     known = [r["name"] for r in resources]
     for name, value in capacities.items():
         if name not in known:
-            raise SpecError.at(host.source, f"capacity given for `{name}`, which this host has no resource of "
-                                            f"(resources: {', '.join(known)}){did_you_mean(name, known)}")
+            raise SpecError.at(
+                host.source,
+                f"capacity given for `{name}`, which this host has no resource of "
+                f"(resources: {', '.join(known)}){did_you_mean(name, known)}",
+            )
         if not 0 < value <= 1e6:
             raise SpecError.at(host.source, f"capacity of `{name}` must be in (0, 1e6], got {value!r}")
     defaults = [r["name"] for r in resources if r["name"] not in capacities]
     for resource in resources:
         resource["capacity"] = float(capacities.get(resource["name"], 1.0))
     if defaults:
-        notes.append(f"capacity 1.0 is a default for {', '.join(defaults)}: measure and override "
-                     "(--capacity NAME=VALUE) where it matters")
+        notes.append(
+            f"capacity 1.0 is a default for {', '.join(defaults)}: measure and override "
+            "(--capacity NAME=VALUE) where it matters"
+        )
     return resources
 
 
-def build_topology(host: HostDescription, *, name: str | None = None, clock_hz: float | None = None,
-                   capacities: dict[str, float] | None = None) -> HostTopology:
+def build_topology(
+    host: HostDescription,
+    *,
+    name: str | None = None,
+    clock_hz: float | None = None,
+    capacities: dict[str, float] | None = None,
+) -> HostTopology:
     """The `Topology` of `host` (module docstring), with notes on every default value used."""
     if not host.package:
         raise SpecError.at(host.source, "no online CPU found")
@@ -237,6 +255,10 @@ def build_topology(host: HostDescription, *, name: str | None = None, clock_hz: 
     }
     names = Topology.model_validate(data).context_names
     topology = Topology.model_validate({**data, "os_cpus": dict(zip(names, order))})
-    summary = {"cpus": len(host.cpus), "cores": len({host.siblings[c] for c in host.cpus}),
-               "sockets": len(set(host.package.values())), "numa_nodes": len(set(host.node.values())) or 1}
+    summary = {
+        "cpus": len(host.cpus),
+        "cores": len({host.siblings[c] for c in host.cpus}),
+        "sockets": len(set(host.package.values())),
+        "numa_nodes": len(set(host.node.values())) or 1,
+    }
     return HostTopology(topology, notes, summary)

@@ -49,8 +49,9 @@ def _cache(element: ET.Element, kind_tag: str, file: str) -> tuple[int, str] | N
     return None
 
 
-def _walk(element: ET.Element, parent: ET.Element | None, host: HostDescription, file: str,
-          packages: list[frozenset[int]]) -> None:
+def _walk(
+    element: ET.Element, parent: ET.Element | None, host: HostDescription, file: str, packages: list[frozenset[int]]
+) -> None:
     kind = element.get("type", "")
     if kind in ("Package", "Socket"):  # Socket: hwloc 1.x
         packages.append(_pus(element, file))
@@ -71,8 +72,9 @@ def _walk(element: ET.Element, parent: ET.Element | None, host: HostDescription,
         cache = _cache(element, kind, file)
         if cache is not None:
             size = element.get("cache_size")
-            host.caches.add(Cache(cache[0], cache[1], int(size) if size and size.isdigit() else None,
-                                  _pus(element, file)))
+            host.caches.add(
+                Cache(cache[0], cache[1], int(size) if size and size.isdigit() else None, _pus(element, file))
+            )
     for info in element.findall("info"):
         if info.get("name") == "CPUModel" and host.clock_hz is None:
             match = _CLOCK.search(info.get("value", ""))
@@ -90,12 +92,19 @@ def read_hwloc(path: str | Path) -> HostDescription:
         root = ET.parse(path).getroot()
     except ET.ParseError as exc:
         line, column = exc.position
-        raise SpecError.at(file, f"not well-formed XML: {shorten(str(exc).split(':')[0], 80)}", line, column + 1) from None
+        raise SpecError.at(
+            file, f"not well-formed XML: {shorten(str(exc).split(':')[0], 80)}", line, column + 1
+        ) from None
     except OSError as exc:
         raise SpecError.at(file, f"cannot read: {exc.strerror}") from None
     if root.tag != "topology":
-        raise SpecError.at(file, f"not an hwloc topology: the root element is <{shorten(root.tag, 40)}>, "
-                                 "expected <topology> (write one with `lstopo --of xml FILE`)", 1, 1)
+        raise SpecError.at(
+            file,
+            f"not an hwloc topology: the root element is <{shorten(root.tag, 40)}>, "
+            "expected <topology> (write one with `lstopo --of xml FILE`)",
+            1,
+            1,
+        )
     host = HostDescription(source=file, package={}, siblings={})
     packages: list[frozenset[int]] = []
     for machine in root.findall("object"):

@@ -73,8 +73,9 @@ def _size(text: str | None, where: Path) -> int | None:
 
 
 def _online(cpu_dir: Path) -> list[int]:
-    present = sorted(int(p.name[3:]) for p in cpu_dir.glob("cpu[0-9]*") if p.name[3:].isdigit()
-                     and (p / "topology").is_dir())
+    present = sorted(
+        int(p.name[3:]) for p in cpu_dir.glob("cpu[0-9]*") if p.name[3:].isdigit() and (p / "topology").is_dir()
+    )
     online = _read(cpu_dir / "online")
     if online is None:
         return present
@@ -101,8 +102,9 @@ def read_sysfs(root: str | Path = HOST_ROOT) -> HostDescription:
     cpu_dir = root / "devices" / "system" / "cpu"
     cpus = _online(cpu_dir)
     if not cpus:
-        raise SpecError.at(str(cpu_dir), "no online CPU with a topology folder here: is this a Linux sysfs "
-                                         "(/sys) tree?")
+        raise SpecError.at(
+            str(cpu_dir), "no online CPU with a topology folder here: is this a Linux sysfs (/sys) tree?"
+        )
     host = HostDescription(source=str(root), package={}, siblings={})
     for cpu in cpus:
         path = cpu_dir / f"cpu{cpu}"

@@ -41,7 +41,7 @@ def experiment():
 def test_identified_parameters_are_recovered_and_the_others_flagged(experiment):
     truth, prior, plans, throughput, times = experiment
     result = fit(prior, plans, throughput, times, starts=1, seed=0)
-    assert result.rms < 1e-6 and np.sqrt(np.mean(result.prior_residuals ** 2)) > 0.05
+    assert result.rms < 1e-6 and np.sqrt(np.mean(result.prior_residuals**2)) > 0.05
     by_name = {p.parameter.name: p for p in result.parameters}
     for p in result.parameters:
         if p.identified:
@@ -81,7 +81,8 @@ def test_the_calibrated_spec_reproduces_the_measurements(experiment):
     # idle demands keep the ratio to the busy demand that the starting spec gave them
     r_prior, r_cal = prior.applications["ipfwd"].tasks["R"], calibrated.applications["ipfwd"].tasks["R"]
     assert r_cal.idle_demand["ifu"] / r_cal.demand["ifu"] == pytest.approx(
-        r_prior.idle_demand["ifu"] / r_prior.demand["ifu"], rel=1e-4)
+        r_prior.idle_demand["ifu"] / r_prior.demand["ifu"], rel=1e-4
+    )
 
 
 def test_plans_are_distinct_and_valid():
@@ -120,7 +121,7 @@ def test_totals_alone_are_fitted_when_the_oracle_gives_no_instance_figures():
     throughput, _ = measure(truth, plans, "analytic", seed=0, workers=1)
     result = fit(prior, plans, throughput.sum(axis=1, keepdims=True), None, starts=8, seed=0)
     assert result.residuals.shape == (len(plans),) and result.rms < 1e-6
-    assert np.sqrt(np.mean(result.prior_residuals ** 2)) > 0.05
+    assert np.sqrt(np.mean(result.prior_residuals**2)) > 0.05
     identified = [p for p in result.parameters if p.identified]
     assert len(identified) >= 4
     for p in identified:
@@ -131,7 +132,8 @@ def test_a_fit_that_cannot_match_says_so(experiment):
     """Measurements no choice of cycles and demands reproduces (the instances' throughputs
     scrambled across plans) leave a large error, and the fit says so."""
     _, prior, plans, throughput, _ = experiment
-    scrambled = np.random.default_rng(0).permutation(throughput.ravel()).reshape(throughput.shape) * \
-        np.random.default_rng(1).uniform(0.5, 2.0, throughput.shape)
+    scrambled = np.random.default_rng(0).permutation(throughput.ravel()).reshape(
+        throughput.shape
+    ) * np.random.default_rng(1).uniform(0.5, 2.0, throughput.shape)
     result = fit(prior, plans, scrambled, None, starts=1, seed=0)
     assert result.rms > 0.02 and result.warning is not None and "off the measurements" in result.warning

@@ -42,7 +42,7 @@ def test_each_sample_is_a_local_optimum_of_its_own_start(spec, tmp_path):
         assert record.value == pytest.approx(value, rel=1e-12)
         assert value >= model.evaluate(np.array([record.start])).values(spec.objective)[0]
         neighbours = climber.search.neighbours(plan[0])
-        assert climber.search.values(neighbours).max() <= value * (1 + 1e-12)   # no improving move left
+        assert climber.search.values(neighbours).max() <= value * (1 + 1e-12)  # no improving move left
 
 
 def test_same_seed_same_values_and_workers_do_not_matter(spec, tmp_path):
@@ -81,7 +81,7 @@ def test_local_optima_are_no_worse_than_random_plans(spec, tmp_path):
     local.ensure(20)
     plain = service(spec, tmp_path / "r.jsonl", design="random")
     plain.ensure(20)
-    assert np.all(local.values(20) >= plain.values(20) * (1 - 1e-12))   # same starts, climbed
+    assert np.all(local.values(20) >= plain.values(20) * (1 - 1e-12))  # same starts, climbed
 
 
 def test_on_the_simulation_the_closed_form_screens_a_few_plans(spec):

@@ -25,23 +25,49 @@ def test_intadd_x2_with_100_random_plans_is_not_certified(tmp_path):
     spec = load_spec("t2-ipfwd-intadd-x2")
     rigorous = closed_form_bound(spec, time_limit=5, workers=1, seed=0)
     assert rigorous.proven_optimum is not None
-    outcome = certify(spec, out_dir=tmp_path / "a", samples=100, oracle_kind="analytic", design="random",
-                      balanced=0, workers=1, rigorous=rigorous)
+    outcome = certify(
+        spec,
+        out_dir=tmp_path / "a",
+        samples=100,
+        oracle_kind="analytic",
+        design="random",
+        balanced=0,
+        workers=1,
+        rigorous=rigorous,
+    )
     cert = outcome.certificate
     truth = rigorous.proven_optimum
-    assert (truth - cert.plan_performance["value"]) / truth > 0.05        # the case: a plan far from the optimum
+    assert (truth - cert.plan_performance["value"]) / truth > 0.05  # the case: a plan far from the optimum
     assert cert.verdict == "not_certified" and cert.basis == "proven optimum"
     assert "below the proven optimum" in cert.sentence
     assert {"refuted", "small_sample"} <= {r["code"] for r in cert.reasons}
     # without the bound the sample size alone refuses
-    plain = certify(spec, out_dir=tmp_path / "b", samples=100, oracle_kind="analytic", design="random",
-                    balanced=0, workers=1).certificate
+    plain = certify(
+        spec, out_dir=tmp_path / "b", samples=100, oracle_kind="analytic", design="random", balanced=0, workers=1
+    ).certificate
     assert plain.verdict != "certified" and "small_sample" in {r["code"] for r in plain.reasons}
 
 
 def test_intadd_x2_cli_exits_1_and_says_why(tmp_path, capsys):
-    code = main(["certify", "t2-ipfwd-intadd-x2", "--samples", "100", "--oracle", "analytic", "--design", "random",
-                 "--workers", "1", "--time-limit", "5", "--out", str(tmp_path), "--json"])
+    code = main(
+        [
+            "certify",
+            "t2-ipfwd-intadd-x2",
+            "--samples",
+            "100",
+            "--oracle",
+            "analytic",
+            "--design",
+            "random",
+            "--workers",
+            "1",
+            "--time-limit",
+            "5",
+            "--out",
+            str(tmp_path),
+            "--json",
+        ]
+    )
     cert = json.loads(capsys.readouterr().out)
     assert code == 1 and cert["verdict"] == "not_certified"
     assert cert["bound"]["proven_optimum"] is not None and cert["gap"]["proven_optimum"] < -0.05
@@ -54,20 +80,30 @@ def test_l1_x8_sequential_rule_at_5400_is_refuted_by_a_local_optimum():
     drawn = {"n": 0}
 
     def sampler(k: int) -> np.ndarray:
-        out = stream[drawn["n"]:drawn["n"] + k]
+        out = stream[drawn["n"] : drawn["n"] + k]
         drawn["n"] += k
         return out
 
     history = evt.sequential(sampler, n_init=1000, n_delta=500, target_gap=0.05, max_n=5400, gof_bootstrap=0)
     result = history.result
-    best = float(stream[:drawn["n"]].max())
+    best = float(stream[: drawn["n"]].max())
     start = [int(c) for c in uniform_plans(spec, 1, 1)[0]]
     known = improve_plan(spec, start, seed=1, rounds=30).value
-    assert (known - best) / known > 0.05                       # the best sampled plan is far from the optimum
-    decision = decide(Evidence(plan_value=best, minimize=False, target_gap=0.05, n=drawn["n"],
-                               estimate=result.estimate, lower=result.lower, upper=result.upper,
-                               flags=result.flags, known=[("best sampled plan", best), ("local search plan", known)],
-                               oracle="analytic"))
+    assert (known - best) / known > 0.05  # the best sampled plan is far from the optimum
+    decision = decide(
+        Evidence(
+            plan_value=best,
+            minimize=False,
+            target_gap=0.05,
+            n=drawn["n"],
+            estimate=result.estimate,
+            lower=result.lower,
+            upper=result.upper,
+            flags=result.flags,
+            known=[("best sampled plan", best), ("local search plan", known)],
+            oracle="analytic",
+        )
+    )
     assert decision.verdict != "certified"
 
 
@@ -76,8 +112,9 @@ def test_asplos12_mix_at_1000_random_plans_is_not_certified(tmp_path):
     start = [int(c) for c in uniform_plans(spec, 1, 1)[0]]
     known = improve_plan(spec, start, seed=1, rounds=30).value
     # no plan given: the certificate's own local-search restarts (designs.probe) are the known plan
-    outcome = certify(spec, out_dir=tmp_path, samples=1000, oracle_kind="analytic", design="random", balanced=0,
-                      workers=1)
+    outcome = certify(
+        spec, out_dir=tmp_path, samples=1000, oracle_kind="analytic", design="random", balanced=0, workers=1
+    )
     cert = outcome.certificate
     assert (known - cert.plan_performance["value"]) / known > 0.05
     assert cert.verdict != "certified"

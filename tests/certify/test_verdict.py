@@ -11,8 +11,17 @@ from solver.certify.verdict import BLOCKING_FLAGS, MIN_SAMPLES, Evidence, decide
 
 
 def evidence(**changes) -> Evidence:
-    base = dict(plan_value=99.0, minimize=False, target_gap=0.05, n=1000, estimate=100.0, lower=99.5,
-                upper=101.0, known=[("best sampled plan", 98.0)], oracle="des")
+    base = dict(
+        plan_value=99.0,
+        minimize=False,
+        target_gap=0.05,
+        n=1000,
+        estimate=100.0,
+        lower=99.5,
+        upper=101.0,
+        known=[("best sampled plan", 98.0)],
+        oracle="des",
+    )
     base.update(changes)
     return Evidence(**base)
 
@@ -24,7 +33,7 @@ def codes(decision) -> set[str]:
 def test_a_clean_case_is_certified_on_the_estimate():
     decision = decide(evidence())
     assert decision.verdict == "certified" and decision.basis == "EVT estimate"
-    assert "no_bound" in codes(decision)          # the simulation has no rigorous bound: said so
+    assert "no_bound" in codes(decision)  # the simulation has no rigorous bound: said so
     assert "simulation" in next(r["sentence"] for r in decision.reasons if r["code"] == "no_bound")
 
 
@@ -67,20 +76,33 @@ def test_heavy_tail_gives_no_finite_optimum():
 
 
 def test_a_failed_solver_step_forbids_certified_even_with_a_bound():
-    decision = decide(evidence(bound=99.5, bound_source="cpsat", failed_steps=["configuration bound"], oracle="analytic"))
+    decision = decide(
+        evidence(bound=99.5, bound_source="cpsat", failed_steps=["configuration bound"], oracle="analytic")
+    )
     assert decision.verdict == "not_certified" and "failed_step" in codes(decision)
 
 
 def test_the_bound_proves_a_plan_whatever_evt_says():
-    decision = decide(evidence(bound=100.0, bound_source="configuration LP", flags=("ties", "poor_fit"), n=50,
-                               oracle="analytic"))
+    decision = decide(
+        evidence(bound=100.0, bound_source="configuration LP", flags=("ties", "poor_fit"), n=50, oracle="analytic")
+    )
     assert decision.verdict == "certified" and decision.basis == "bound"
 
 
 def test_a_proven_optimum_decides_and_refutes_a_low_estimate():
     # the `certify t2-ipfwd-intadd-x2 --samples 100` case: 0.25% "certified", 13.1% below the optimum
-    decision = decide(evidence(plan_value=95.0, estimate=95.0, lower=95.0, upper=95.2, bound=109.4,
-                               proven_optimum=109.4, oracle="analytic", known=[("best sampled plan", 95.0)]))
+    decision = decide(
+        evidence(
+            plan_value=95.0,
+            estimate=95.0,
+            lower=95.0,
+            upper=95.2,
+            bound=109.4,
+            proven_optimum=109.4,
+            oracle="analytic",
+            known=[("best sampled plan", 95.0)],
+        )
+    )
     assert decision.verdict == "not_certified" and decision.basis == "proven optimum"
     assert "13.16% below the proven optimum" in decision.sentence
     assert {"refuted", "below_optimum"} <= codes(decision)
@@ -103,16 +125,32 @@ def test_gaps_in_words_carry_the_sign():
 finite = st.floats(min_value=1.0, max_value=1e3, allow_nan=False)
 
 
-@given(plan=finite, estimate=finite, spread=st.floats(0, 0.5), known=st.lists(finite, max_size=4),
-       bound=st.none() | finite, minimize=st.booleans(), n=st.integers(20, 5000),
-       flags=st.lists(st.sampled_from(sorted(BLOCKING_FLAGS)), max_size=2, unique=True))
+@given(
+    plan=finite,
+    estimate=finite,
+    spread=st.floats(0, 0.5),
+    known=st.lists(finite, max_size=4),
+    bound=st.none() | finite,
+    minimize=st.booleans(),
+    n=st.integers(20, 5000),
+    flags=st.lists(st.sampled_from(sorted(BLOCKING_FLAGS)), max_size=2, unique=True),
+)
 def test_certified_only_when_nothing_contradicts_it(plan, estimate, spread, known, bound, minimize, n, flags):
     lower, upper = estimate * (1 - spread), estimate * (1 + spread)
-    if bound is not None:   # a bound is never beaten by a plan
+    if bound is not None:  # a bound is never beaten by a plan
         bound = min([bound, plan, *known]) if minimize else max([bound, plan, *known])
-    ev = evidence(plan_value=plan, estimate=estimate, lower=lower, upper=upper, minimize=minimize, n=n,
-                  flags=tuple(flags), known=[("k", v) for v in known] + [("plan", plan)], bound=bound,
-                  oracle="analytic" if bound is not None else "des")
+    ev = evidence(
+        plan_value=plan,
+        estimate=estimate,
+        lower=lower,
+        upper=upper,
+        minimize=minimize,
+        n=n,
+        flags=tuple(flags),
+        known=[("k", v) for v in known] + [("plan", plan)],
+        bound=bound,
+        oracle="analytic" if bound is not None else "des",
+    )
     decision = decide(ev)
     assert decision.sentence and all(r["sentence"] for r in decision.reasons)
     if decision.verdict != "certified":

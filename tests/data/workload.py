@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     workers = [context.Process(target=_spin, args=(cpu, args.seconds, start, results)) for cpu in cpus]
     for worker in workers:
         worker.start()
-    time.sleep(0.05)    # let every worker pin itself before the start
+    time.sleep(0.05)  # let every worker pin itself before the start
     start.set()
     rates = [results.get(timeout=args.seconds + 30) for _ in workers]
     for worker in workers:

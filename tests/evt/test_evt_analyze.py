@@ -14,8 +14,7 @@ import evt
 from evt.gpd import gpd_rvs
 from solver.cli.common import to_json_text
 
-KEYS = {"n", "best_observed", "threshold", "exceedances", "xi", "sigma", "optimum", "gap", "gof",
-        "flags"}
+KEYS = {"n", "best_observed", "threshold", "exceedances", "xi", "sigma", "optimum", "gap", "gof", "flags"}
 
 
 @pytest.fixture(scope="module")
@@ -127,29 +126,35 @@ def test_poor_fit_is_flagged() -> None:
     assert res.gof.ad_pvalue is not None and res.gof.ad_pvalue < 0.05
 
 
-@pytest.mark.parametrize("bad,message", [
-    (np.ones(50), "constant"),
-    (np.arange(19.0), "at least 20"),
-    (np.r_[np.arange(30.0), np.nan], "NaN"),
-    (np.r_[np.arange(30.0), np.inf], "infinite"),
-    (["a"] * 30, "numbers"),
-    ([], "empty"),
-    (np.ones((5, 5)), "one-dimensional"),
-])
+@pytest.mark.parametrize(
+    "bad,message",
+    [
+        (np.ones(50), "constant"),
+        (np.arange(19.0), "at least 20"),
+        (np.r_[np.arange(30.0), np.nan], "NaN"),
+        (np.r_[np.arange(30.0), np.inf], "infinite"),
+        (["a"] * 30, "numbers"),
+        ([], "empty"),
+        (np.ones((5, 5)), "one-dimensional"),
+    ],
+)
 def test_bad_samples(bad: object, message: str) -> None:
     with pytest.raises(evt.EVTError, match=message):
         evt.analyze(bad)
 
 
-@pytest.mark.parametrize("kwargs,message", [
-    ({"confidence": 1.0}, "confidence"),
-    ({"confidence": 0.0}, "confidence"),
-    ({"max_fraction": 0.0}, "max_fraction"),
-    ({"threshold": "high"}, "threshold"),
-    ({"threshold": float("nan")}, "finite"),
-    ({"threshold": 1e9}, "leaves 0 value"),
-    ({"gof_bootstrap": -1}, "gof_bootstrap"),
-])
+@pytest.mark.parametrize(
+    "kwargs,message",
+    [
+        ({"confidence": 1.0}, "confidence"),
+        ({"confidence": 0.0}, "confidence"),
+        ({"max_fraction": 0.0}, "max_fraction"),
+        ({"threshold": "high"}, "threshold"),
+        ({"threshold": float("nan")}, "finite"),
+        ({"threshold": 1e9}, "leaves 0 value"),
+        ({"gof_bootstrap": -1}, "gof_bootstrap"),
+    ],
+)
 def test_bad_parameters(kwargs: dict, message: str) -> None:
     x = np.random.default_rng(0).normal(size=500)
     with pytest.raises(evt.EVTError, match=message):
@@ -163,9 +168,11 @@ def test_evt_error_is_value_error() -> None:
 def test_no_output_and_no_warnings(capsys: pytest.CaptureFixture[str]) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        for x in (np.random.default_rng(0).random(300),
-                  stats.pareto(1.0).rvs(300, random_state=np.random.default_rng(1)),
-                  np.r_[np.zeros(100), np.arange(1.0, 30.0)]):
+        for x in (
+            np.random.default_rng(0).random(300),
+            stats.pareto(1.0).rvs(300, random_state=np.random.default_rng(1)),
+            np.r_[np.zeros(100), np.arange(1.0, 30.0)],
+        ):
             evt.analyze(x, gof_bootstrap=20).summary()
     out = capsys.readouterr()
     assert out.out == "" and out.err == ""

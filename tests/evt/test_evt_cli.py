@@ -28,27 +28,36 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
 
 
 def test_text_output(capsys: pytest.CaptureFixture[str], sample_file: Path) -> None:
-    code, out, err = run(capsys, str(sample_file), "--column", "throughput", "--gof-bootstrap",
-                         "20")
+    code, out, err = run(capsys, str(sample_file), "--column", "throughput", "--gof-bootstrap", "20")
     assert code == 0 and err == ""
     assert "optimum" in out and "best observed" in out and "95% confidence" in out
 
 
 def test_json_output(capsys: pytest.CaptureFixture[str], sample_file: Path) -> None:
-    code, out, _ = run(capsys, str(sample_file), "--column", "throughput", "--json",
-                       "--confidence", "0.9", "--gof-bootstrap", "0")
+    code, out, _ = run(
+        capsys, str(sample_file), "--column", "throughput", "--json", "--confidence", "0.9", "--gof-bootstrap", "0"
+    )
     assert code == 0
     d = json.loads(out)
-    assert {"n", "best_observed", "threshold", "exceedances", "xi", "sigma", "optimum", "gap",
-            "gof", "flags"} <= set(d)
+    assert {"n", "best_observed", "threshold", "exceedances", "xi", "sigma", "optimum", "gap", "gof", "flags"} <= set(d)
     assert d["n"] == 3000 and d["optimum"]["confidence"] == 0.9
     assert d["optimum"]["lower"] <= d["optimum"]["estimate"] <= d["optimum"]["upper"]
     assert {"point", "worst"} <= set(d["gap"])
 
 
 def test_minimize_and_threshold(capsys: pytest.CaptureFixture[str], sample_file: Path) -> None:
-    code, out, _ = run(capsys, str(sample_file), "--column", "throughput", "--json",
-                       "--minimize", "--threshold", "0.05", "--gof-bootstrap", "0")
+    code, out, _ = run(
+        capsys,
+        str(sample_file),
+        "--column",
+        "throughput",
+        "--json",
+        "--minimize",
+        "--threshold",
+        "0.05",
+        "--gof-bootstrap",
+        "0",
+    )
     assert code == 0
     d = json.loads(out)
     assert d["minimize"] and d["threshold"] == 0.05
@@ -66,8 +75,9 @@ def test_infinite_limit_is_a_string(capsys: pytest.CaptureFixture[str], tmp_path
 
 def test_plots(capsys: pytest.CaptureFixture[str], sample_file: Path, tmp_path: Path) -> None:
     target = tmp_path / "plots"
-    code, out, _ = run(capsys, str(sample_file), "--column", "throughput", "--plots",
-                       str(target), "--gof-bootstrap", "0")
+    code, out, _ = run(
+        capsys, str(sample_file), "--column", "throughput", "--plots", str(target), "--gof-bootstrap", "0"
+    )
     assert code == 0
     names = sorted(p.name for p in target.iterdir())
     assert len(names) == 8 and {n.rsplit(".", 1)[1] for n in names} == {"png", "svg"}
@@ -77,8 +87,7 @@ def test_plots(capsys: pytest.CaptureFixture[str], sample_file: Path, tmp_path: 
 def test_help(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "--help")
     assert code == 0
-    for option in ("--column", "--minimize", "--confidence", "--threshold", "--max-fraction",
-                   "--plots", "--json"):
+    for option in ("--column", "--minimize", "--confidence", "--threshold", "--max-fraction", "--plots", "--json"):
         assert option in out
 
 
@@ -94,8 +103,7 @@ BAD_FILES = {
 
 
 @pytest.mark.parametrize("name", sorted(BAD_FILES))
-def test_bad_input_is_one_line_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: Path,
-                                      name: str) -> None:
+def test_bad_input_is_one_line_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: Path, name: str) -> None:
     """Acceptance: constant samples, < 20 points, NaN/inf, text in the column, an empty file:
     one clear error each, exit code 2."""
     path = tmp_path / name
@@ -107,15 +115,23 @@ def test_bad_input_is_one_line_exit_2(capsys: pytest.CaptureFixture[str], tmp_pa
     assert err.startswith("error:")
 
 
-@pytest.mark.parametrize("args", [
-    ["--confidence", "1.5"], ["--confidence", "abc"], ["--threshold", "high"],
-    ["--max-fraction", "0"], ["--gof-bootstrap", "-3"], ["--gof-bootstrap", "x"],
-    ["--column", "nope"], ["--threshold", "1e9"],
-])
-def test_bad_options_are_one_line_exit_2(capsys: pytest.CaptureFixture[str], sample_file: Path,
-                                         args: list[str]) -> None:
-    code, out, err = run(capsys, str(sample_file), *(args if "--column" in args else
-                                                    ["--column", "throughput", *args]))
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--confidence", "1.5"],
+        ["--confidence", "abc"],
+        ["--threshold", "high"],
+        ["--max-fraction", "0"],
+        ["--gof-bootstrap", "-3"],
+        ["--gof-bootstrap", "x"],
+        ["--column", "nope"],
+        ["--threshold", "1e9"],
+    ],
+)
+def test_bad_options_are_one_line_exit_2(
+    capsys: pytest.CaptureFixture[str], sample_file: Path, args: list[str]
+) -> None:
+    code, out, err = run(capsys, str(sample_file), *(args if "--column" in args else ["--column", "throughput", *args]))
     assert code == 2
     assert "Traceback" not in err + out and len(err.strip().splitlines()) == 1
 

@@ -23,8 +23,7 @@ def test_limits_sit_on_the_wilks_cut() -> None:
         iv = endpoint_interval(y, fit, conf)
         crit = stats.chi2.ppf(conf, 1)
         assert iv.lower < iv.estimate < iv.upper < math.inf
-        np.testing.assert_allclose(deviance(y, fit, np.array([iv.lower, iv.upper])), crit,
-                                   rtol=1e-6)
+        np.testing.assert_allclose(deviance(y, fit, np.array([iv.lower, iv.upper])), crit, rtol=1e-6)
         inside = np.linspace(iv.lower, iv.upper, 50)[1:-1]
         assert np.all(deviance(y, fit, inside) <= crit + 1e-9)
 

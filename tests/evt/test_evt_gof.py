@@ -18,9 +18,9 @@ def test_statistics_match_scipy() -> None:
     ad, ks = gof_statistics(y, -0.2, 1.0)
     dist = stats.genpareto(-0.2, 0, 1.0)
     assert ks == pytest.approx(stats.kstest(y, dist.cdf).statistic, rel=1e-10)
-    ref = stats.goodness_of_fit(stats.genpareto, y, known_params={"c": -0.2, "loc": 0,
-                                                                "scale": 1.0},
-                                statistic="ad", n_mc_samples=9, rng=0)
+    ref = stats.goodness_of_fit(
+        stats.genpareto, y, known_params={"c": -0.2, "loc": 0, "scale": 1.0}, statistic="ad", n_mc_samples=9, rng=0
+    )
     assert ad == pytest.approx(ref.statistic, rel=1e-8)
 
 

@@ -65,8 +65,7 @@ def test_fit_is_global_not_local() -> None:
     """The fit maximises the likelihood: no point of a dense (xi, sigma) grid beats it."""
     y = gpd_rvs(-0.3, 1.0, 150, np.random.default_rng(8))
     fit = fit_gpd(y)
-    best_grid = max(gpd_loglik(y, a, b) for a in np.linspace(-0.99, 0.6, 80)
-                    for b in np.linspace(0.2, 3.0, 80))
+    best_grid = max(gpd_loglik(y, a, b) for a in np.linspace(-0.99, 0.6, 80) for b in np.linspace(0.2, 3.0, 80))
     assert fit.loglik >= best_grid - 1e-9
 
 
@@ -88,10 +87,8 @@ def test_heavy_tail_has_infinite_endpoint() -> None:
 
 
 @settings(max_examples=25, deadline=None)
-@given(scale=st.floats(1e-6, 1e6), seed=st.integers(0, 10_000),
-       xi=st.sampled_from([-0.7, -0.3, -0.05, 0.1]))
-def test_fit_is_scale_equivariant_and_at_least_true_likelihood(scale: float, seed: int,
-                                                               xi: float) -> None:
+@given(scale=st.floats(1e-6, 1e6), seed=st.integers(0, 10_000), xi=st.sampled_from([-0.7, -0.3, -0.05, 0.1]))
+def test_fit_is_scale_equivariant_and_at_least_true_likelihood(scale: float, seed: int, xi: float) -> None:
     y = gpd_rvs(xi, 1.0, 60, np.random.default_rng(seed))
     base = fit_gpd(y)
     scaled = fit_gpd(y * scale)

@@ -38,23 +38,26 @@ def test_json_lines(tmp_path: Path) -> None:
     np.testing.assert_array_equal(read_samples(one), [1.0, 3.0])
 
 
-@pytest.mark.parametrize("name,text,column,message", [
-    ("e.txt", "", None, "empty"),
-    ("c.txt", "# only a comment\n", None, "no data"),
-    ("t.txt", "1\n2\nabc\n", None, ":3: 'abc' is not a number"),
-    ("n.txt", "1\nnan\n", None, ":2: value 'nan' is not finite"),
-    ("i.txt", "1\ninf\n", None, "not finite"),
-    ("a.csv", "a,b\n1,2\n", None, "several columns"),
-    ("m.csv", "a,b\n1,2\n", "c", "no column 'c'"),
-    ("v.csv", "a,b\n1,\n", "b", ":2: no value"),
-    ("w.csv", "a,b\n1,x\n", "b", ":2: 'x' is not a number"),
-    ("h.csv", "a\n", None, "only a header"),
-    ("nh.csv", "1,2\n3,4\n", None, "no header"),
-    ("k.jsonl", '{"a": 1, "b": 2}\n', None, "several keys"),
-    ("j.jsonl", '{"a": 1}\n{"a": "x"}\n', "a", ":2: 'x' is not a number"),
-    ("b.jsonl", '{"a": 1}\n{"a": \n', "a", "invalid JSON"),
-    ("p.txt", "1\n2\n", "t", "no header row"),
-])
+@pytest.mark.parametrize(
+    "name,text,column,message",
+    [
+        ("e.txt", "", None, "empty"),
+        ("c.txt", "# only a comment\n", None, "no data"),
+        ("t.txt", "1\n2\nabc\n", None, ":3: 'abc' is not a number"),
+        ("n.txt", "1\nnan\n", None, ":2: value 'nan' is not finite"),
+        ("i.txt", "1\ninf\n", None, "not finite"),
+        ("a.csv", "a,b\n1,2\n", None, "several columns"),
+        ("m.csv", "a,b\n1,2\n", "c", "no column 'c'"),
+        ("v.csv", "a,b\n1,\n", "b", ":2: no value"),
+        ("w.csv", "a,b\n1,x\n", "b", ":2: 'x' is not a number"),
+        ("h.csv", "a\n", None, "only a header"),
+        ("nh.csv", "1,2\n3,4\n", None, "no header"),
+        ("k.jsonl", '{"a": 1, "b": 2}\n', None, "several keys"),
+        ("j.jsonl", '{"a": 1}\n{"a": "x"}\n', "a", ":2: 'x' is not a number"),
+        ("b.jsonl", '{"a": 1}\n{"a": \n', "a", "invalid JSON"),
+        ("p.txt", "1\n2\n", "t", "no header row"),
+    ],
+)
 def test_errors(tmp_path: Path, name: str, text: str, column: str | None, message: str) -> None:
     p = write(tmp_path, name, text)
     with pytest.raises(EVTError, match=message.replace("(", r"\(")) as info:

@@ -23,8 +23,7 @@ def results() -> list[evt.EVTResult]:
     ]
 
 
-def test_each_plot_returns_a_figure_and_writes_png_and_svg(results: list[evt.EVTResult],
-                                                           tmp_path: Path) -> None:
+def test_each_plot_returns_a_figure_and_writes_png_and_svg(results: list[evt.EVTResult], tmp_path: Path) -> None:
     from matplotlib.figure import Figure
 
     assert results[-1].lower == results[-1].upper == float("inf")  # nothing finite to draw
@@ -50,8 +49,7 @@ def test_write_plots_and_sequential(tmp_path: Path, results: list[evt.EVTResult]
     files = plots.write_plots(results[0], tmp_path / "out", prefix="run")
     assert len(files) == 8 and all(f.exists() for f in files)
     rng = np.random.default_rng(1)
-    seq = evt.sequential(lambda k: rng.random(k) ** 0.5, n_init=200, n_delta=200,
-                         target_gap=0.01, max_n=600)
+    seq = evt.sequential(lambda k: rng.random(k) ** 0.5, n_init=200, n_delta=200, target_gap=0.01, max_n=600)
     fig = plots.plot_sequential(seq, tmp_path / "seq")
     assert fig.axes and (tmp_path / "seq.png").exists() and (tmp_path / "seq.svg").exists()
 
@@ -60,9 +58,11 @@ def test_evt_does_not_import_pyplot_or_our_packages() -> None:
     import subprocess
     import sys
 
-    code = ("import sys, numpy as np, evt; evt.analyze(np.random.default_rng(0).random(300));"
-            "bad = [m for m in sys.modules if m.split('.')[0] in "
-            "('specs', 'simulate', 'solver', 'matplotlib')];"
-            "print(bad)")
+    code = (
+        "import sys, numpy as np, evt; evt.analyze(np.random.default_rng(0).random(300));"
+        "bad = [m for m in sys.modules if m.split('.')[0] in "
+        "('specs', 'simulate', 'solver', 'matplotlib')];"
+        "print(bad)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

@@ -13,7 +13,7 @@ from evt import EVTError, capture_probability, samples_needed
 
 
 def test_formula() -> None:
-    assert capture_probability(0.01, 100) == pytest.approx(1 - 0.99 ** 100)
+    assert capture_probability(0.01, 100) == pytest.approx(1 - 0.99**100)
     assert capture_probability(0.5, 0) == 0.0
     np.testing.assert_allclose(capture_probability(0.1, np.array([1, 2])), [0.1, 0.19])
     # ASPLOS'12-style reading: 1000 draws catch one of the best 1% with probability > 0.9999

@@ -21,14 +21,13 @@ def test_stops_at_the_first_n_where_the_criterion_holds() -> None:
     """Acceptance: re-analysing every prefix independently, the criterion fails at every
     earlier step and holds at the stop."""
     target = 0.06
-    res = evt.sequential(weibull_sampler(0), n_init=500, n_delta=250, target_gap=target,
-                         max_n=8000)
+    res = evt.sequential(weibull_sampler(0), n_init=500, n_delta=250, target_gap=target, max_n=8000)
     assert res.met and res.steps[-1].met
     ns = [s.n for s in res.steps]
     assert ns == list(range(500, 500 + 250 * len(ns), 250))
     assert res.n == ns[-1]
     for step in res.steps:
-        again = evt.analyze(res.sample[:step.n], gof_bootstrap=0)
+        again = evt.analyze(res.sample[: step.n], gof_bootstrap=0)
         assert again.gap_worst == pytest.approx(step.gap_worst)
         assert step.met == (again.gap_worst <= target)
     assert not any(s.met for s in res.steps[:-1])
@@ -42,8 +41,7 @@ def test_stops_at_the_first_n_where_the_criterion_holds() -> None:
 
 
 def test_max_n_without_meeting_the_target() -> None:
-    res = evt.sequential(weibull_sampler(1), n_init=400, n_delta=300, target_gap=1e-6,
-                         max_n=1300)
+    res = evt.sequential(weibull_sampler(1), n_init=400, n_delta=300, target_gap=1e-6, max_n=1300)
     assert not res.met and res.n == 1300
     assert [s.n for s in res.steps] == [400, 700, 1000, 1300]  # the last draw is cut to fit
     assert "not met" in res.summary()
@@ -52,8 +50,9 @@ def test_max_n_without_meeting_the_target() -> None:
 def test_never_claims_an_unmeasured_gap() -> None:
     """A heavy tail has no finite optimum: every gap is infinite and nothing is claimed."""
     rng = np.random.default_rng(2)
-    res = evt.sequential(lambda k: stats.pareto(1.5).rvs(k, random_state=rng), n_init=500,
-                         n_delta=500, target_gap=0.5, max_n=2000)
+    res = evt.sequential(
+        lambda k: stats.pareto(1.5).rvs(k, random_state=rng), n_init=500, n_delta=500, target_gap=0.5, max_n=2000
+    )
     assert not res.met
     assert all(s.gap_worst == math.inf and not s.met for s in res.steps)
 
@@ -75,20 +74,24 @@ def test_unanalysable_steps_are_recorded_not_fatal() -> None:
 
 def test_minimisation() -> None:
     rng = np.random.default_rng(3)
-    res = evt.sequential(lambda k: 2.0 + 0.3 * rng.weibull(3.0, k), n_init=1000, n_delta=500,
-                         target_gap=0.05, max_n=6000, minimize=True)
+    res = evt.sequential(
+        lambda k: 2.0 + 0.3 * rng.weibull(3.0, k), n_init=1000, n_delta=500, target_gap=0.05, max_n=6000, minimize=True
+    )
     last = res.steps[-1]
     assert last.best == res.sample.min()
     if res.met:
         assert last.gap_worst == pytest.approx((last.best - last.lower) / abs(last.lower))
 
 
-@pytest.mark.parametrize("kwargs,message", [
-    ({"n_init": 0}, "n_init"),
-    ({"max_n": 10, "n_init": 20}, "max_n"),
-    ({"target_gap": 0.0}, "target_gap"),
-    ({"confidence": 1.5}, "confidence"),
-])
+@pytest.mark.parametrize(
+    "kwargs,message",
+    [
+        ({"n_init": 0}, "n_init"),
+        ({"max_n": 10, "n_init": 20}, "max_n"),
+        ({"target_gap": 0.0}, "target_gap"),
+        ({"confidence": 1.5}, "confidence"),
+    ],
+)
 def test_bad_parameters(kwargs: dict, message: str) -> None:
     with pytest.raises(evt.EVTError, match=message):
         evt.sequential(weibull_sampler(0), **kwargs)
@@ -105,6 +108,5 @@ def test_report() -> None:
     res = evt.sequential(weibull_sampler(4), n_init=300, n_delta=300, target_gap=0.2, max_n=900)
     d = res.to_dict()
     assert d["met"] == res.met and len(d["steps"]) == len(res.steps)
-    assert {"n", "best", "estimate", "lower", "upper", "gap_point", "gap_worst",
-            "met"} <= set(d["steps"][0])
+    assert {"n", "best", "estimate", "lower", "upper", "gap_point", "gap_worst", "met"} <= set(d["steps"][0])
     assert "sequential" in res.summary()

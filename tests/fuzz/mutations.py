@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "specs" / "examples").glob("*.yaml"))
 
+
 def _inlined() -> list[str]:
     """The examples with their topology and applications written out, so that mutations reach
     every field (clock, capacities, cycles, demands), not only names of built-ins."""
@@ -21,13 +22,74 @@ def _inlined() -> list[str]:
 
 TEXTS = [path.read_text() for path in EXAMPLES] + _inlined()
 
-NUMBERS = ["0", "-1", "-0.5", "1e308", "1e-320", "nan", ".nan", ".inf", "-.inf", "1e300GiB", "1e308THz",
-           "1e308h", "9" * 5000, "0x1F", "1_000", "40%", "400%", "-5%", "1.4", "1e9GHz", "0ns", "1e-30us",
-           "2Mpps", "0pps", "1e400", "''", "[]", "{}", "~", "true", "null"]
+NUMBERS = [
+    "0",
+    "-1",
+    "-0.5",
+    "1e308",
+    "1e-320",
+    "nan",
+    ".nan",
+    ".inf",
+    "-.inf",
+    "1e300GiB",
+    "1e308THz",
+    "1e308h",
+    "9" * 5000,
+    "0x1F",
+    "1_000",
+    "40%",
+    "400%",
+    "-5%",
+    "1.4",
+    "1e9GHz",
+    "0ns",
+    "1e-30us",
+    "2Mpps",
+    "0pps",
+    "1e400",
+    "''",
+    "[]",
+    "{}",
+    "~",
+    "true",
+    "null",
+]
 UNITS = ["GHz", "MHz", "Hz", "us", "ns", "ms", "s", "h", "B", "KiB", "GiB", "Mpps", "%", "cycles", "furlongs"]
-JUNK = ["\t", "\x00", "\x07", "\x1b[31m", "\u202e", "\ufeff", "é", "🙂", "\r", "\x85", "\ud7ff", ":", "- ", "{",
-        "[", "&a ", "*a", "*zz", "!!int x", "!!timestamp x", "!!python/object:os.system x", "!!binary x", "<<: *a",
-        "? ", "%YAML 1.1\n---\n", "--- \n", "...\n", "'", '"', "#", "|", ">"]
+JUNK = [
+    "\t",
+    "\x00",
+    "\x07",
+    "\x1b[31m",
+    "\u202e",
+    "\ufeff",
+    "é",
+    "🙂",
+    "\r",
+    "\x85",
+    "\ud7ff",
+    ":",
+    "- ",
+    "{",
+    "[",
+    "&a ",
+    "*a",
+    "*zz",
+    "!!int x",
+    "!!timestamp x",
+    "!!python/object:os.system x",
+    "!!binary x",
+    "<<: *a",
+    "? ",
+    "%YAML 1.1\n---\n",
+    "--- \n",
+    "...\n",
+    "'",
+    '"',
+    "#",
+    "|",
+    ">",
+]
 
 
 @st.composite
@@ -42,7 +104,7 @@ def text_mutation(draw) -> str:
             numbers = list(re.finditer(r"(?<![\w.])\d+(\.\d+)?([a-zA-Z%]+)?", line))
             if numbers:
                 m = draw(st.sampled_from(numbers))
-                line = line[:m.start()] + draw(st.sampled_from(NUMBERS)) + line[m.end():]
+                line = line[: m.start()] + draw(st.sampled_from(NUMBERS)) + line[m.end() :]
         elif kind == "unit":
             line = re.sub(r"(GHz|MHz|us|ns|B|KiB|Mpps|%)", draw(st.sampled_from(UNITS)), line, count=1)
         elif kind == "delete" and lines:
@@ -58,8 +120,18 @@ def text_mutation(draw) -> str:
             depth = draw(st.sampled_from([5, 100, 600, 2000]))
             line = line.split(":")[0] + ": " + "[" * depth + "1" + "]" * depth if ":" in line else line
         elif kind == "key":
-            line = re.sub(r"^(\s*)(\w+)", lambda m: m.group(1) + draw(st.sampled_from(
-                ["x" + m.group(2), m.group(2).upper(), "tasks", "levels", "name", "demand", "cycles", "🙂"])), line)
+            line = re.sub(
+                r"^(\s*)(\w+)",
+                lambda m: (
+                    m.group(1)
+                    + draw(
+                        st.sampled_from(
+                            ["x" + m.group(2), m.group(2).upper(), "tasks", "levels", "name", "demand", "cycles", "🙂"]
+                        )
+                    )
+                ),
+                line,
+            )
         elif kind == "truncate":
             lines = lines[: i + 1]
             line = line[: draw(st.integers(0, len(line)))]
@@ -69,8 +141,11 @@ def text_mutation(draw) -> str:
 
 
 def _retype(value, draw):
-    return draw(st.sampled_from([None, -1, 0, 1e308, float("nan"), "x", [], {}, [1, 2], {"a": 1}, True, "1e308GHz",
-                                 10 ** 400, "🙂" * 3]))
+    return draw(
+        st.sampled_from(
+            [None, -1, 0, 1e308, float("nan"), "x", [], {}, [1, 2], {"a": 1}, True, "1e308GHz", 10**400, "🙂" * 3]
+        )
+    )
 
 
 @st.composite
@@ -100,11 +175,33 @@ def structure_mutation(draw) -> str:
 # Byte-level inserts: every C0 control character and DEL, NUL, invalid UTF-8, terminal escapes,
 # huge integers, deep nesting of each flow and block form, malformed and unsafe tags.
 CONTROL = [bytes([c]) for c in list(range(32)) + [127]]
-BYTE_JUNK = CONTROL + [b"\xff\xfe", b"\xc3", b"\xed\xa0\x80", b"\x1b[2J", b"\xef\xbb\xbf",
-                       b"9" * 4400, b"-" + b"9" * 400, b"1e99999", b"0x" + b"f" * 300, b"1" + b"0" * 30,
-                       b"[" * 700, b"{a: " * 300, b"- " * 300, b"a:\n " * 200,
-                       b"!!int ", b"!!float x", b"!<tag:yaml.org,2002:int> ", b"!foo ", b"!! ", b"!<",
-                       b"!!python/object/apply:os.system ['true'] ", b"!!binary ", b"!!set ", b"&x ", b"*x "]
+BYTE_JUNK = CONTROL + [
+    b"\xff\xfe",
+    b"\xc3",
+    b"\xed\xa0\x80",
+    b"\x1b[2J",
+    b"\xef\xbb\xbf",
+    b"9" * 4400,
+    b"-" + b"9" * 400,
+    b"1e99999",
+    b"0x" + b"f" * 300,
+    b"1" + b"0" * 30,
+    b"[" * 700,
+    b"{a: " * 300,
+    b"- " * 300,
+    b"a:\n " * 200,
+    b"!!int ",
+    b"!!float x",
+    b"!<tag:yaml.org,2002:int> ",
+    b"!foo ",
+    b"!! ",
+    b"!<",
+    b"!!python/object/apply:os.system ['true'] ",
+    b"!!binary ",
+    b"!!set ",
+    b"&x ",
+    b"*x ",
+]
 
 
 @st.composite
@@ -119,7 +216,7 @@ def byte_mutation(draw) -> bytes:
         elif kind == "insert":
             raw[at:at] = draw(st.sampled_from(BYTE_JUNK))
         elif kind == "repeat":
-            raw[at:at] = raw[at:at + draw(st.integers(1, 40))] * draw(st.integers(2, 50))
+            raw[at:at] = raw[at : at + draw(st.integers(1, 40))] * draw(st.integers(2, 50))
         else:
             raw = raw[:at]
     return bytes(raw)

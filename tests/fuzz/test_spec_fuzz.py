@@ -71,8 +71,9 @@ def run_cli(args: list[str]) -> tuple[int, str]:
     return code, out.getvalue() + err.getvalue()
 
 
-@settings(max_examples=10, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-          deadline=None)
+@settings(
+    max_examples=10, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow], deadline=None
+)
 @given(any_mutation)
 def test_the_cli_never_crashes_on_mutated_specs(tmp_path_factory, data):
     """Exit codes 0-3 only: an internal error would be 70 (bench/fuzz_specs.py runs more, and

@@ -30,13 +30,11 @@ def stg(tmp_path: Path) -> Path:
 def test_json_keys(stg: Path, capsys) -> None:
     assert main(["makespan", str(stg), "--processors", "2", "--json", "--time-limit", "5"]) == 0
     out = json.loads(capsys.readouterr().out)
-    for key in ("makespan", "lower_bound", "status", "schedule", "processors", "graph",
-                "time_limit"):
+    for key in ("makespan", "lower_bound", "status", "schedule", "processors", "graph", "time_limit"):
         assert key in out
     assert out["makespan"] == 8 and out["status"] == "OPTIMAL" and out["processors"] == 2
     assert out["graph"] == str(stg) and out["time_limit"] == 5
-    assert {tuple(sorted(row)) for row in out["schedule"]} == {("end", "processor", "start",
-                                                                "task")}
+    assert {tuple(sorted(row)) for row in out["schedule"]} == {("end", "processor", "start", "task")}
     assert sorted(row["task"] for row in out["schedule"]) == ["1", "2", "3", "4"]
 
 
@@ -65,8 +63,7 @@ def test_human_output(stg: Path, capsys) -> None:
         (GRAPH, ["--app", "x"], "--app applies only to spec files"),
     ],
 )
-def test_bad_input_exit_2(tmp_path: Path, capsys, content: str, args: list[str],
-                          message: str) -> None:
+def test_bad_input_exit_2(tmp_path: Path, capsys, content: str, args: list[str], message: str) -> None:
     path = tmp_path / "bad.stg"
     path.write_text(content)
     argv = ["makespan", str(path)] + (args if "-P" in args else ["-P", "2"] + args)
@@ -101,7 +98,7 @@ def test_a_builtin_example_name_like_every_command(capsys) -> None:
     assert out["graph"] == "xeon-lata-dag" and out["status"] == "OPTIMAL"
     assert out["makespan"] == graph_from_spec(builtin_path("", "xeon-lata-dag")).critical_path_length()
     assert main(["makespan", "xeon-lata-dag", "-P", "1", "--app", "dag", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["makespan"] == 5960      # one processor: all the work
+    assert json.loads(capsys.readouterr().out)["makespan"] == 5960  # one processor: all the work
 
 
 def test_unknown_application_of_an_example(capsys) -> None:
@@ -121,7 +118,7 @@ def test_seed_and_workers_follow_the_shared_options(stg: Path, capsys) -> None:
 
     assert main(["makespan", str(stg), "-P", "2", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["seed"] == 0 and out["workers"] == (os.cpu_count() or 1)   # 0/unset: every core
+    assert out["seed"] == 0 and out["workers"] == (os.cpu_count() or 1)  # 0/unset: every core
     assert main(["makespan", str(stg), "-P", "2", "--seed", "-3"]) == 2
     assert "--seed" in capsys.readouterr().err
 

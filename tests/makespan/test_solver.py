@@ -82,8 +82,9 @@ def small_graphs(draw, max_tasks: int = 8, delays: bool = False):
 def check(graph: TaskGraph, processors: int, comm_delays: bool, model: str = "auto") -> None:
     expected = exact_makespan(graph, processors, comm_delays)
     for shortcut in (True, False):  # False: CP-SAT runs even when the bounds meet
-        result = solve_makespan(graph, processors, comm_delays=comm_delays, time_limit=20,
-                                seed=1, model=model, shortcut=shortcut)
+        result = solve_makespan(
+            graph, processors, comm_delays=comm_delays, time_limit=20, seed=1, model=model, shortcut=shortcut
+        )
         assert schedule_violations(graph, result.schedule, comm_delays=comm_delays) == []
         assert result.status is Status.OPTIMAL
         assert result.makespan == result.lower_bound == expected
@@ -156,15 +157,25 @@ def test_list_schedule_rules_are_valid_and_hlfet_is_greedy() -> None:
     assert s.makespan == 10
     for rule in ("hlfet", "etf"):
         for insertion in (False, True):
-            s = list_schedule(g.with_uniform_delay(2), 2, comm_delays=True, rule=rule,
-                              insertion=insertion)
+            s = list_schedule(g.with_uniform_delay(2), 2, comm_delays=True, rule=rule, insertion=insertion)
             assert schedule_violations(g.with_uniform_delay(2), s, comm_delays=True) == []
 
 
 def test_energetic_bound_beats_simple_bounds() -> None:
-    g = TaskGraph({"t0": 6, "t1": 6, "t2": 4, "t3": 6, "t4": 4, "t5": 3},
-                  [("t0", "t2"), ("t0", "t3"), ("t1", "t3"), ("t2", "t3"), ("t0", "t4"),
-                   ("t2", "t4"), ("t0", "t5"), ("t1", "t5"), ("t2", "t5")])
+    g = TaskGraph(
+        {"t0": 6, "t1": 6, "t2": 4, "t3": 6, "t4": 4, "t5": 3},
+        [
+            ("t0", "t2"),
+            ("t0", "t3"),
+            ("t1", "t3"),
+            ("t2", "t3"),
+            ("t0", "t4"),
+            ("t2", "t4"),
+            ("t0", "t5"),
+            ("t1", "t5"),
+            ("t2", "t5"),
+        ],
+    )
     b = lower_bounds(g, 2)
     assert (b.critical_path, b.work, b.energetic) == (16, 15, 17)
     assert exact_makespan(g, 2, comm_delays=False) == 17
@@ -173,9 +184,10 @@ def test_energetic_bound_beats_simple_bounds() -> None:
 
 
 def test_deterministic_for_a_seed() -> None:
-    g = TaskGraph({f"t{i}": 1 + (7 * i) % 5 for i in range(12)},
-                  [(f"t{i}", f"t{j}", (i + j) % 3) for i in range(12) for j in range(i + 1, 12)
-                   if (i * 5 + j * 3) % 7 == 0])
+    g = TaskGraph(
+        {f"t{i}": 1 + (7 * i) % 5 for i in range(12)},
+        [(f"t{i}", f"t{j}", (i + j) % 3) for i in range(12) for j in range(i + 1, 12) if (i * 5 + j * 3) % 7 == 0],
+    )
     a = solve_makespan(g, 3, comm_delays=True, seed=3, time_limit=5, deterministic=True)
     b = solve_makespan(g, 3, comm_delays=True, seed=3, time_limit=5, deterministic=True)
     assert a.schedule == b.schedule and a.status == b.status
@@ -186,5 +198,4 @@ def test_bad_arguments() -> None:
     with pytest.raises(ValueError, match="processors"):
         solve_makespan(g, 0)
     with pytest.raises(ValueError, match="cumulative"):
-        solve_makespan(TaskGraph({"a": 1, "b": 1}, [("a", "b", 2)]), 2, comm_delays=True,
-                       model="cumulative")
+        solve_makespan(TaskGraph({"a": 1, "b": 1}, [("a", "b", 2)]), 2, comm_delays=True, model="cumulative")

@@ -16,8 +16,16 @@ from solver.makespan.stg import read_optimal_csv, read_stg
 DATA = Path(__file__).resolve().parents[1] / "data" / "stg"
 
 # closed by the bounds alone, by CP-SAT, and three where the optimum is below the best known
-GRAPHS = ["rand0000.stg", "rand0001.stg", "rand0064.stg", "rand0089.stg", "rand0098.stg",
-          "rand0111.stg", "rand0112.stg", "rand0150.stg"]
+GRAPHS = [
+    "rand0000.stg",
+    "rand0001.stg",
+    "rand0064.stg",
+    "rand0089.stg",
+    "rand0098.stg",
+    "rand0111.stg",
+    "rand0112.stg",
+    "rand0150.stg",
+]
 # (graph, P): the optimum we prove, below the CSV's best known makespan
 IMPROVED = {("rand0098.stg", 8): 93, ("rand0111.stg", 8): 43, ("rand0112.stg", 8): 39}
 
@@ -29,12 +37,11 @@ def table():
 
 def independent_check(path: Path, processors: int, schedule) -> int:
     """Validate a schedule against the raw STG text; return its makespan."""
-    rows = [line.split() for line in path.read_text().splitlines()
-            if line.strip() and not line.startswith("#")]
+    rows = [line.split() for line in path.read_text().splitlines() if line.strip() and not line.startswith("#")]
     n = int(rows[0][0])
     when = {t.task: (t.processor, t.start, t.end) for t in schedule.tasks}
     assert sorted(when, key=int) == [str(i) for i in range(1, n + 1)]
-    for fields in rows[2:n + 2]:
+    for fields in rows[2 : n + 2]:
         task, time, npred, *preds = (int(x) for x in fields)
         p, start, end = when[str(task)]
         assert end - start == time and start >= 0 and 0 <= p < processors
@@ -43,7 +50,7 @@ def independent_check(path: Path, processors: int, schedule) -> int:
                 assert when[str(q)][2] <= start, f"{task} starts before its predecessor {q}"
     events = sorted((t.start, t.end, t.processor) for t in schedule.tasks)
     for a, (_s1, e1, p1) in enumerate(events):
-        for s2, _e2, p2 in events[a + 1:]:
+        for s2, _e2, p2 in events[a + 1 :]:
             if s2 >= e1:
                 break
             assert p1 != p2, "two tasks overlap on one processor"

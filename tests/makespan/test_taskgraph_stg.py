@@ -14,8 +14,7 @@ needs_data = pytest.mark.skipif(False, reason="the STG subset ships in tests/dat
 
 
 def test_levels_and_critical_path() -> None:
-    g = TaskGraph({"a": 3, "b": 2, "c": 4, "d": 1}, [("a", "b", 1), ("a", "c"), ("b", "d", 5),
-                                                    ("c", "d")])
+    g = TaskGraph({"a": 3, "b": 2, "c": 4, "d": 1}, [("a", "b", 1), ("a", "c"), ("b", "d", 5), ("c", "d")])
     assert g.topological_order == (0, 1, 2, 3)
     assert g.t_levels() == (0, 3, 3, 7)
     assert g.b_levels() == (8, 3, 5, 1)
@@ -27,14 +26,16 @@ def test_levels_and_critical_path() -> None:
     assert g.total_work == 10 and g.has_delays
     assert not g.without_delays().has_delays
     assert g.with_uniform_delay(2).edges[0].delay == 2
-    assert g == TaskGraph.from_predecessors({"a": 3, "b": 2, "c": 4, "d": 1},
-                                            {"b": [("a", 1)], "c": ["a"], "d": [("b", 5), "c"]})
+    assert g == TaskGraph.from_predecessors(
+        {"a": 3, "b": 2, "c": 4, "d": 1}, {"b": [("a", 1)], "c": ["a"], "d": [("b", 5), "c"]}
+    )
 
 
 def test_cycle_is_named() -> None:
     with pytest.raises(CycleError, match=r"cycle: (b -> c -> d -> b|c -> d -> b -> c)") as info:
-        TaskGraph({"a": 1, "b": 1, "c": 1, "d": 1, "e": 1},
-                  [("a", "b"), ("b", "c"), ("c", "d"), ("d", "b"), ("d", "e")])
+        TaskGraph(
+            {"a": 1, "b": 1, "c": 1, "d": 1, "e": 1}, [("a", "b"), ("b", "c"), ("c", "d"), ("d", "b"), ("d", "e")]
+        )
     assert sorted(info.value.cycle) == ["b", "c", "d"]
     with pytest.raises(CycleError, match="a -> a"):
         TaskGraph({"a": 1}, [("a", "a")])

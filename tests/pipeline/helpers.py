@@ -8,8 +8,17 @@ from hypothesis import strategies as st
 from specs import load_spec_text
 
 
-def spec_text(tasks: dict[str, float], edges: list[tuple[str, str, int]], *, levels=None,
-              communication=None, contexts=None, latency_max=None, clock="1GHz", name="test") -> str:
+def spec_text(
+    tasks: dict[str, float],
+    edges: list[tuple[str, str, int]],
+    *,
+    levels=None,
+    communication=None,
+    contexts=None,
+    latency_max=None,
+    clock="1GHz",
+    name="test",
+) -> str:
     data = {
         "tasksolve": 1,
         "name": name,
@@ -19,10 +28,12 @@ def spec_text(tasks: dict[str, float], edges: list[tuple[str, str, int]], *, lev
             "levels": levels or [{"name": "pair", "count": 2}, {"name": "core", "count": 2}],
         },
         "problem": "pipeline",
-        "applications": {"g": {
-            "tasks": {t: {"cycles": c} for t, c in tasks.items()},
-            "edges": [{"from": a, "to": b, "bytes": n} for a, b, n in edges],
-        }},
+        "applications": {
+            "g": {
+                "tasks": {t: {"cycles": c} for t, c in tasks.items()},
+                "edges": [{"from": a, "to": b, "bytes": n} for a, b, n in edges],
+            }
+        },
         "workload": [{"app": "g", "instances": 1}],
     }
     if communication is not None:

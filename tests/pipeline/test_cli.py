@@ -36,7 +36,7 @@ def test_json_result_with_comparison_and_plan(capsys, tmp_path):
         assert {"method", "latency", "throughput", "simulated"} <= set(row)
         assert row["simulated"]["oracle"] == "analytic"
         if row["meets_bound"]:
-            assert row["throughput"] <= data["throughput"] * (1 + 1e-12)   # nobody beats the optimum
+            assert row["throughput"] <= data["throughput"] * (1 + 1e-12)  # nobody beats the optimum
     spec = load_spec("xeon-lata-dag")
     plan = load_plan(target, spec)
     assert plan.method == "cpsat" and plan.to_dict() == data["plan"]
@@ -54,9 +54,14 @@ def test_text_output_has_the_stage_diagram_and_table(capsys):
 def diamond(tmp_path, latency_max=None):
     """a -> (b | c) -> d on a 2x2 machine where sharing a pair is cheap."""
     path = tmp_path / "diamond.yaml"
-    path.write_text(spec_text({"a": 10, "b": 40, "c": 40, "d": 5},
-                              [("a", "b", 64), ("a", "c", 64), ("b", "d", 64), ("c", "d", 64)],
-                              communication={"pair": 1, "machine": 3}, latency_max=latency_max))
+    path.write_text(
+        spec_text(
+            {"a": 10, "b": 40, "c": 40, "d": 5},
+            [("a", "b", 64), ("a", "c", 64), ("b", "d", 64), ("c", "d", 64)],
+            communication={"pair": 1, "machine": 3},
+            latency_max=latency_max,
+        )
+    )
     return path
 
 
@@ -67,7 +72,7 @@ def test_infeasible_bound_names_the_minimum(capsys, tmp_path):
     path = diamond(tmp_path)
     p = PipelineProblem.from_spec(load_spec(str(path)), latency_max=None)
     assert p.critical_path == 55
-    minimum = min(ev.latency for ev in _latencies(p))   # over every candidate (replicas never help latency)
+    minimum = min(ev.latency for ev in _latencies(p))  # over every candidate (replicas never help latency)
     assert p.critical_path < minimum < p.sequential
     truth, _, _ = brute_force(p.with_bound(minimum - 1))
     assert not truth.feasible
@@ -93,21 +98,24 @@ def _latencies(p):
 
 
 def test_bound_below_the_critical_path(capsys, tmp_path):
-    code, out, err = run(capsys, str(diamond(tmp_path, latency_max=54)), *FAST)   # the spec's bound
-    assert code == 2 and out == ""   # refused, located, when the spec loads
+    code, out, err = run(capsys, str(diamond(tmp_path, latency_max=54)), *FAST)  # the spec's bound
+    assert code == 2 and out == ""  # refused, located, when the spec loads
     assert "diamond.yaml:" in err and "constraints.latency_max: latency_max 54 cycles is below" in err
     assert "critical path of `g` (a -> b -> d) takes 55 cycles" in err
 
 
-@pytest.mark.parametrize("args, message", [
-    (("--method", "fastest"), "unknown method `fastest`"),
-    (("--latency-max", "soon"), "--latency-max"),
-    (("--cores", "0"), "--cores must be at least 1"),
-    (("--cores", "99"), "only 8 usable contexts"),
-    (("--sweep-latency", "90%:60%"), "--sweep-latency"),
-    (("--plot", "x.png"), "--plot needs a sweep"),
-    (("--app", "nope"), "unknown application `nope`"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("--method", "fastest"), "unknown method `fastest`"),
+        (("--latency-max", "soon"), "--latency-max"),
+        (("--cores", "0"), "--cores must be at least 1"),
+        (("--cores", "99"), "only 8 usable contexts"),
+        (("--sweep-latency", "90%:60%"), "--sweep-latency"),
+        (("--plot", "x.png"), "--plot needs a sweep"),
+        (("--app", "nope"), "unknown application `nope`"),
+    ],
+)
 def test_bad_options_exit_2_with_one_line(capsys, args, message):
     code, _, err = run(capsys, "xeon-lata-dag", *args)
     assert code == 2 and message in err and "Traceback" not in err
@@ -116,9 +124,15 @@ def test_bad_options_exit_2_with_one_line(capsys, args, message):
 def test_missed_but_achievable_bound_exits_1(capsys, tmp_path):
     # random pipelines ignore the bound; with only that method the answer can be negative
     spec = tmp_path / "s.yaml"
-    spec.write_text(spec_text({"a": 10, "b": 10, "c": 10}, [("a", "b", 64), ("b", "c", 64)],
-                              levels=[{"name": "cpu", "count": 3}], communication={"machine": 50},
-                              latency_max=30))
+    spec.write_text(
+        spec_text(
+            {"a": 10, "b": 10, "c": 10},
+            [("a", "b", 64), ("b", "c", 64)],
+            levels=[{"name": "cpu", "count": 3}],
+            communication={"machine": 50},
+            latency_max=30,
+        )
+    )
     code, out, err = run(capsys, str(spec), "--method", "random", "--seed", "1", "--json", *FAST)
     data = json.loads(out)
     assert code == (0 if data["meets_bound"] else 1)
@@ -128,8 +142,20 @@ def test_missed_but_achievable_bound_exits_1(capsys, tmp_path):
 
 def test_sweeps_print_and_plot(capsys, tmp_path):
     target = tmp_path / "fig.png"
-    code, out, err = run(capsys, str(diamond(tmp_path)), "--method", "lata,cpsat,parallel",
-                         "--sweep-latency", "60%:100%:10%", "--cores", "2:4:2", "--plot", str(target), "--json", *FAST)
+    code, out, err = run(
+        capsys,
+        str(diamond(tmp_path)),
+        "--method",
+        "lata,cpsat,parallel",
+        "--sweep-latency",
+        "60%:100%:10%",
+        "--cores",
+        "2:4:2",
+        "--plot",
+        str(target),
+        "--json",
+        *FAST,
+    )
     assert code == 0, err
     data = json.loads(out)
     kinds = {p["kind"] for p in data["sweep"]}
@@ -147,7 +173,7 @@ def test_sweeps_print_and_plot(capsys, tmp_path):
     minimum = min(ev.latency for ev in _latencies(p))
     cp = latency["cpsat"]
     fractions = [0.6, 0.7, 0.8, 0.9, 1.0]
-    kept = [f for f in fractions if int(f * p.sequential) >= p.critical_path]   # others are skipped
+    kept = [f for f in fractions if int(f * p.sequential) >= p.critical_path]  # others are skipped
     assert [q["x"] for q in cp] == kept
     assert [q["status"] for q in cp] == ["OPTIMAL" if int(f * p.sequential) >= minimum else "INFEASIBLE" for f in kept]
     assert "INFEASIBLE" in [q["status"] for q in cp]
@@ -168,8 +194,9 @@ def test_sweeps_print_and_plot(capsys, tmp_path):
 
 
 def test_cores_option_limits_the_threads(capsys):
-    code, out, err = run(capsys, "t2-npire-router", "--cores", "6", "--latency-max", "none", "--method", "lata,list",
-                         "--json", *FAST)
+    code, out, err = run(
+        capsys, "t2-npire-router", "--cores", "6", "--latency-max", "none", "--method", "lata,list", "--json", *FAST
+    )
     assert code == 0, err
     data = json.loads(out)
     assert data["contexts"] == 6
@@ -197,8 +224,19 @@ def test_method_option_spellings(capsys, tmp_path, flag):
 def test_seed_must_not_be_negative_and_workers_zero_means_every_core(capsys, tmp_path):
     code, out, err = run(capsys, str(chain(tmp_path)), "--seed", "-1", "--method", "lata")
     assert code == 2 and out == "" and "--seed" in err and "Traceback" not in err
-    code, out, err = run(capsys, str(chain(tmp_path)), "--method", "lata,cpsat", "--json", "--time-limit", "5",
-                         "--workers", "0", "--oracle", "none")
+    code, out, err = run(
+        capsys,
+        str(chain(tmp_path)),
+        "--method",
+        "lata,cpsat",
+        "--json",
+        "--time-limit",
+        "5",
+        "--workers",
+        "0",
+        "--oracle",
+        "none",
+    )
     assert code == 0, err
     assert json.loads(out)["method"] == "cpsat"
 
@@ -223,8 +261,18 @@ def test_out_naming_a_file_is_bad_input(capsys, tmp_path):
 
 def test_sweep_plots_go_into_the_out_directory(capsys, tmp_path):
     target = tmp_path / "figs"
-    code, out, err = run(capsys, str(diamond(tmp_path)), "--method", "lata", "--sweep-latency", "90%:100%",
-                         "--out", str(target), "--json", *FAST)
+    code, out, err = run(
+        capsys,
+        str(diamond(tmp_path)),
+        "--method",
+        "lata",
+        "--sweep-latency",
+        "90%:100%",
+        "--out",
+        str(target),
+        "--json",
+        *FAST,
+    )
     assert code == 0, err
     data = json.loads(out)
     assert data["plots"] == [str(target / "sweep-latency.png")]
@@ -238,7 +286,7 @@ def terminal(monkeypatch):
 
     from solver.cli import common
 
-    monkeypatch.setenv("TERM", "xterm")    # rich draws nothing on a dumb terminal
+    monkeypatch.setenv("TERM", "xterm")  # rich draws nothing on a dumb terminal
     monkeypatch.setattr(common, "err_console", Console(stderr=True, highlight=False, force_terminal=True))
 
 
@@ -251,10 +299,11 @@ def test_progress_goes_to_stderr_only(capsys, tmp_path, terminal):
 
 
 def test_sweep_progress_counts_points(capsys, tmp_path, terminal):
-    code, out, err = run(capsys, str(diamond(tmp_path)), "--method", "lata,parallel", "--sweep-latency", "90%:100%",
-                         *FAST)
+    code, out, err = run(
+        capsys, str(diamond(tmp_path)), "--method", "lata,parallel", "--sweep-latency", "90%:100%", *FAST
+    )
     assert code == 0, err
-    assert "L0 = 90%: lata" in err and "L0 = 100%: parallel" in err and "5/6" in err   # 3 bounds x 2 methods
+    assert "L0 = 90%: lata" in err and "L0 = 100%: parallel" in err and "5/6" in err  # 3 bounds x 2 methods
     assert "L0 = 90%: lata" not in out
 
 

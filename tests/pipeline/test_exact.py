@@ -26,23 +26,31 @@ def test_set_partitions_are_the_bell_numbers():
 
 def test_chain_dp_on_a_hand_example():
     # a(30) -> b(50) -> c(20), messages cost 10, 3 contexts
-    spec = make_spec({"a": 30, "b": 50, "c": 20}, [("a", "b", 64), ("b", "c", 64)],
-                     levels=[{"name": "cpu", "count": 3}], communication={"machine": 10})
+    spec = make_spec(
+        {"a": 30, "b": 50, "c": 20},
+        [("a", "b", 64), ("b", "c", 64)],
+        levels=[{"name": "cpu", "count": 3}],
+        communication={"machine": 10},
+    )
     p = PipelineProblem.from_spec(spec, latency_max=None)
-    assert chain_dp(p).period == Fraction(100, 3)          # everything, three replicas
-    assert chain_dp(p, replication=False).period == 60      # [a] [b] [c]: b + message
-    bounded = p.with_bound(110)                             # at most one cut
+    assert chain_dp(p).period == Fraction(100, 3)  # everything, three replicas
+    assert chain_dp(p, replication=False).period == 60  # [a] [b] [c]: b + message
+    bounded = p.with_bound(110)  # at most one cut
     assert chain_dp(bounded, replication=False).period == 80  # [a] [b c] = 30 | 80
     assert chain_dp(bounded, replication=False).latency == 110
-    assert chain_dp(p.with_bound(99)).period is None        # below the sequential time
+    assert chain_dp(p.with_bound(99)).period is None  # below the sequential time
 
 
 def test_chain_dp_refuses_placement_dependent_costs_and_non_chains():
     spec = make_spec({"a": 3, "b": 4}, [("a", "b", 64)], communication={"pair": 1, "machine": 9})
     with pytest.raises(PipelineError, match="placement"):
         chain_dp(PipelineProblem.from_spec(spec, latency_max=None))
-    fork = make_spec({"a": 3, "b": 4, "c": 5}, [("a", "b", 64), ("a", "c", 64)],
-                     levels=[{"name": "cpu", "count": 2}], communication={"machine": 1})
+    fork = make_spec(
+        {"a": 3, "b": 4, "c": 5},
+        [("a", "b", 64), ("a", "c", 64)],
+        levels=[{"name": "cpu", "count": 2}],
+        communication={"machine": 1},
+    )
     assert not is_chain(PipelineProblem.from_spec(fork, latency_max=None))
 
 
@@ -54,8 +62,13 @@ def _chain_problem(chain, contexts, cost, slack):
 
 
 @settings(max_examples=25 * SCALE, **SETTINGS)
-@given(chain=chains(max_tasks=6), contexts=st.integers(1, 5), cost=st.integers(0, 30),
-       slack=st.one_of(st.none(), st.integers(-5, 60)), replication=st.booleans())
+@given(
+    chain=chains(max_tasks=6),
+    contexts=st.integers(1, 5),
+    cost=st.integers(0, 30),
+    slack=st.one_of(st.none(), st.integers(-5, 60)),
+    replication=st.booleans(),
+)
 def test_cpsat_equals_the_chain_dp(chain, contexts, cost, slack, replication):
     """Interval mapping of a chain for the minimum period under a latency bound: CP-SAT's optimum
     (period, then latency) equals the DP's, with and without replication."""
@@ -75,8 +88,12 @@ def test_cpsat_equals_the_chain_dp(chain, contexts, cost, slack, replication):
 
 
 @settings(max_examples=15 * SCALE, **SETTINGS)
-@given(chain=chains(max_tasks=5), contexts=st.integers(1, 4), cost=st.integers(0, 30),
-       slack=st.one_of(st.none(), st.integers(0, 60)))
+@given(
+    chain=chains(max_tasks=5),
+    contexts=st.integers(1, 4),
+    cost=st.integers(0, 30),
+    slack=st.one_of(st.none(), st.integers(0, 60)),
+)
 def test_chain_dp_equals_brute_force(chain, contexts, cost, slack):
     p = _chain_problem(chain, contexts, cost, slack)
     best, _, _ = brute_force(p)
@@ -113,8 +130,11 @@ def test_cpsat_equals_brute_force_on_small_dags(dag, data):
 
 def test_min_latency_equals_brute_force():
     for costs in ({"pair": 4, "machine": 30}, {"pair": 0, "machine": 1}):
-        spec = make_spec({"a": 10, "b": 30, "c": 25, "d": 5},
-                         [("a", "b", 64), ("a", "c", 64), ("b", "d", 64), ("c", "d", 64)], communication=costs)
+        spec = make_spec(
+            {"a": 10, "b": 30, "c": 25, "d": 5},
+            [("a", "b", 64), ("a", "c", 64), ("b", "d", 64), ("c", "d", 64)],
+            communication=costs,
+        )
         p = PipelineProblem.from_spec(spec, latency_max=None)
         best_latency = min(evaluate(p, c).latency for c in _all_candidates(p))  # replicas never help latency
         found, lower, status = cpsat.min_latency(p, time_limit=20, workers=1)

@@ -22,42 +22,88 @@ def spec(**kwargs):
 
 def test_solve_is_quiet_and_reports_every_step(capsys):
     calls = []
-    job = solve_pipeline(spec(), methods=["lata", "cpsat"], time_limit=5, workers=1, oracle="analytic",
-                         progress=lambda text, done, total: calls.append((text, done, total)))
+    job = solve_pipeline(
+        spec(),
+        methods=["lata", "cpsat"],
+        time_limit=5,
+        workers=1,
+        oracle="analytic",
+        progress=lambda text, done, total: calls.append((text, done, total)),
+    )
     assert capsys.readouterr() == ("", "")
-    assert [c[0] for c in calls] == ["lata", "cpsat (CP-SAT, up to 5 s)", "measuring the lata plan (analytic)",
-                                     "measuring the cpsat plan (analytic)"]
+    assert [c[0] for c in calls] == [
+        "lata",
+        "cpsat (CP-SAT, up to 5 s)",
+        "measuring the lata plan (analytic)",
+        "measuring the cpsat plan (analytic)",
+    ]
     assert [c[1] for c in calls] == [0, 1, 2, 3] and {c[2] for c in calls} == {4}
     assert job.chosen == "cpsat" and job.meets_bound
     data = job.to_dict()
-    assert list(data) == ["spec", "app", "contexts", "sequential_cycles", "critical_path_cycles", "latency_max",
-                          "latency_max_cycles", "method", "status", "bound", "gap", "latency", "throughput",
-                          "meets_bound", "plan", "comparison", "trace", "notes", "written"]
+    assert list(data) == [
+        "spec",
+        "app",
+        "contexts",
+        "sequential_cycles",
+        "critical_path_cycles",
+        "latency_max",
+        "latency_max_cycles",
+        "method",
+        "status",
+        "bound",
+        "gap",
+        "latency",
+        "throughput",
+        "meets_bound",
+        "plan",
+        "comparison",
+        "trace",
+        "notes",
+        "written",
+    ]
     assert set(job.measured) == {"lata", "cpsat"} and data["notes"] == []
 
 
 def test_infeasible_bound_adds_an_explaining_step():
     calls = []
     with pytest.raises(PipelineError, match="cannot be met"):
-        solve_pipeline(spec(latency_max=40), methods=["lata"], time_limit=5, workers=1, oracle="none",
-                       progress=lambda *c: calls.append(c))
+        solve_pipeline(
+            spec(latency_max=40),
+            methods=["lata"],
+            time_limit=5,
+            workers=1,
+            oracle="none",
+            progress=lambda *c: calls.append(c),
+        )
     # the critical path is 60 > 40: refused before any method runs
     assert calls == []
     # a -> (b | c) -> d: the critical path (55) needs b and c in parallel, which costs messages
-    p = make_spec({"a": 10, "b": 40, "c": 40, "d": 5}, [("a", "b", 64), ("a", "c", 64), ("b", "d", 64), ("c", "d", 64)],
-                  communication={"pair": 1, "machine": 3}, latency_max=55)
+    p = make_spec(
+        {"a": 10, "b": 40, "c": 40, "d": 5},
+        [("a", "b", 64), ("a", "c", 64), ("b", "d", 64), ("c", "d", 64)],
+        communication={"pair": 1, "machine": 3},
+        latency_max=55,
+    )
     with pytest.raises(PipelineError, match="minimum achievable latency"):
-        solve_pipeline(p, methods=["lata"], time_limit=5, workers=1, oracle="none",
-                       progress=lambda *c: calls.append(c))
+        solve_pipeline(p, methods=["lata"], time_limit=5, workers=1, oracle="none", progress=lambda *c: calls.append(c))
     assert calls[-1][0].startswith("finding the minimum latency") and calls[-1][1:] == (1, 2)
 
 
 def test_sweep_writes_plots_into_the_directory(tmp_path):
     calls = []
-    result = sweep_pipeline(spec(), methods=["lata", "parallel"], fractions=[0.9, 1.0], cores=[2, 4], workers=1,
-                            out_dir=tmp_path / "figs", progress=lambda *c: calls.append(c))
-    assert sorted(result.plots) == [str(tmp_path / "figs" / "sweep-cores.png"),
-                                    str(tmp_path / "figs" / "sweep-latency.png")]
+    result = sweep_pipeline(
+        spec(),
+        methods=["lata", "parallel"],
+        fractions=[0.9, 1.0],
+        cores=[2, 4],
+        workers=1,
+        out_dir=tmp_path / "figs",
+        progress=lambda *c: calls.append(c),
+    )
+    assert sorted(result.plots) == [
+        str(tmp_path / "figs" / "sweep-cores.png"),
+        str(tmp_path / "figs" / "sweep-latency.png"),
+    ]
     # a chain: its critical path is the sequential time, so L0 = 90% is skipped (its 2 steps counted as done)
     assert [c[1] for c in calls] == [2, 3, 4, 5, 6, 7] and {c[2] for c in calls} == {8}
     assert calls[0][0] == "L0 = 100%: lata" and calls[-1][0] == "4 cores: parallel"
@@ -69,7 +115,9 @@ def test_sweep_writes_plots_into_the_directory(tmp_path):
 def test_plot_targets():
     assert plot_targets(["latency"]) == {}
     assert {k: v.name for k, v in plot_targets(["cores", "latency"], plot_file="f.svg").items()} == {
-        "cores": "f-cores.svg", "latency": "f-latency.svg"}
+        "cores": "f-cores.svg",
+        "latency": "f-latency.svg",
+    }
     assert plot_targets(["latency"], out_dir="d", plot_file="f.pdf")["latency"].name == "f.pdf"
     assert plot_targets(["cores"], out_dir="d")["cores"].as_posix() == "d/sweep-cores.png"
 

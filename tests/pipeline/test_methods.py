@@ -27,8 +27,15 @@ HEURISTICS = [m for m in METHOD_NAMES if m != "cpsat"]
 def random_problem(dag, data, max_slack=1.3):
     tasks, edges = dag
     direct = data.draw(st.booleans())
-    communication = ({"socket": data.draw(st.integers(0, 20)), "l2": data.draw(st.integers(0, 10)),
-                      "machine": data.draw(st.integers(0, 60))} if direct else CACHE)
+    communication = (
+        {
+            "socket": data.draw(st.integers(0, 20)),
+            "l2": data.draw(st.integers(0, 10)),
+            "machine": data.draw(st.integers(0, 60)),
+        }
+        if direct
+        else CACHE
+    )
     spec = make_spec(tasks, edges, levels=XEON_LIKE, communication=communication)
     p = PipelineProblem.from_spec(spec, latency_max=None)
     fraction = data.draw(st.one_of(st.none(), st.floats(0.5, max_slack)))
@@ -47,16 +54,16 @@ def test_every_heuristic_plan_is_valid_and_lata_claims_are_true(dag, data):
         assert r.candidate.mapped
         assert check_candidate(p, r.candidate) == [], name
         plan = to_plan(p, r.candidate, name)
-        assert pipeline_problems(spec, plan) == [], name          # LATA's dependency rule, by names
+        assert pipeline_problems(spec, plan) == [], name  # LATA's dependency rule, by names
         back = from_plan(p, plan)
         assert back.key() == r.candidate.key()
-        again = evaluate(p, back)                                  # the figures follow from the plan
+        again = evaluate(p, back)  # the figures follow from the plan
         assert (again.period, again.latency) == (r.evaluation.period, r.evaluation.latency)
         assert again.stage_latency >= again.latency
         if name == "lata" and r.claims_feasible:
             assert p.latency_max is None or again.latency <= p.latency_max
         if name == "list":
-            assert again.latency <= p.sequential       # the sequential thread is one of its options
+            assert again.latency <= p.sequential  # the sequential thread is one of its options
         if name == "parallel":
             assert again.latency == p.sequential and again.period * p.n_contexts == p.sequential
 
@@ -83,7 +90,7 @@ def test_methods_are_deterministic():
         a, b = run_method(p, name, seed=7), run_method(p, name, seed=7)
         assert a.candidate == b.candidate, name
     seeds = {run_method(p, "random", seed=s).candidate.key() for s in range(6)}
-    assert len(seeds) > 1   # the seed matters
+    assert len(seeds) > 1  # the seed matters
 
 
 def test_parallel_replicates_the_whole_graph():
@@ -124,41 +131,52 @@ def test_lata_meets_the_bound_on_the_examples():
 def test_lata_levels_and_hiding():
     """Step 1 puts every task at its ASAP level; FoH moves a thread that sets its stage's time
     into the slack of the next stage: the stage latency drops, the latency does not change."""
-    spec = make_spec({"a": 10, "x": 50, "c": 10, "y": 80, "e": 10},
-                     [("a", "x", 64), ("a", "c", 64), ("c", "y", 64), ("y", "e", 64), ("x", "e", 64)],
-                     levels=[{"name": "cpu", "count": 8}], communication={"machine": 20})
+    spec = make_spec(
+        {"a": 10, "x": 50, "c": 10, "y": 80, "e": 10},
+        [("a", "x", 64), ("a", "c", 64), ("c", "y", 64), ("y", "e", 64), ("x", "e", 64)],
+        levels=[{"name": "cpu", "count": 8}],
+        communication={"machine": 20},
+    )
     p = PipelineProblem.from_spec(spec, latency_max=None)
     cand = by_levels(with_estimate(p, "worst"))
     stage = {p.tasks[g.tasks[0]]: s for g, s in zip(cand.groups, cand.stages)}
     assert stage == {"a": 0, "x": 1, "c": 1, "y": 2, "e": 3}
     before = evaluate(p, cand)
-    assert before.stage_latency == 10 + 70 + 100 + 50       # x (50 + 20) sets stage 1
+    assert before.stage_latency == 10 + 70 + 100 + 50  # x (50 + 20) sets stage 1
     hidden = hide(p, cand)
     after = evaluate(p, hidden)
     stage = {p.tasks[g.tasks[0]]: s for g, s in zip(hidden.groups, hidden.stages)}
-    assert stage["x"] == 2                                   # FoH: x now overlaps y
+    assert stage["x"] == 2  # FoH: x now overlaps y
     assert after.stage_latency == before.stage_latency - 40  # stage 1 is now c's 30
     assert after.latency == before.latency and after.period == before.period
 
 
 def test_mapping_keeps_heavy_communication_inside_a_shared_cache():
-    spec = make_spec({"a": 10, "b": 10, "c": 10, "d": 10},
-                     [("a", "b", 1500), ("b", "c", 64), ("c", "d", 1500)], levels=XEON_LIKE, communication=CACHE)
+    spec = make_spec(
+        {"a": 10, "b": 10, "c": 10, "d": 10},
+        [("a", "b", 1500), ("b", "c", 64), ("c", "d", 1500)],
+        levels=XEON_LIKE,
+        communication=CACHE,
+    )
     p = PipelineProblem.from_spec(spec, latency_max=None)
     cand = Candidate(tuple(Group((t,)) for t in range(4)), (0, 1, 2, 3))
     mapped = lata_map(p, cand)
     ctx = [g.contexts[0] for g in mapped.groups]
     assert len(set(ctx)) == 4
-    assert p.pair_level(ctx[0], ctx[1]) == 1 and p.pair_level(ctx[2], ctx[3]) == 1   # 1500 B pairs share an L2
+    assert p.pair_level(ctx[0], ctx[1]) == 1 and p.pair_level(ctx[2], ctx[3]) == 1  # 1500 B pairs share an L2
     parts = premap(p, cand)
-    assert len(set(parts.values())) == 1        # 4 threads fit one socket: nothing crosses the sockets
+    assert len(set(parts.values())) == 1  # 4 threads fit one socket: nothing crosses the sockets
 
 
 def test_lata_shifts_by_benefit_ratio():
     """a -> b -> c with costly messages and L0 = 100: merging a and b removes 30 cycles of latency
     without touching the period (Q infinite) and is preferred to merging b and c (Q = 3)."""
-    spec = make_spec({"a": 10, "b": 10, "c": 40}, [("a", "b", 64), ("b", "c", 64)],
-                     levels=[{"name": "cpu", "count": 4}], communication={"machine": 30})
+    spec = make_spec(
+        {"a": 10, "b": 10, "c": 40},
+        [("a", "b", 64), ("b", "c", 64)],
+        levels=[{"name": "cpu", "count": 4}],
+        communication={"machine": 30},
+    )
     p = PipelineProblem.from_spec(spec, latency_max=100)
     r = lata(p, refine=False)
     shifts = [s for s in r.trace if s["step"] in ("BaS", "FoS")]
@@ -166,5 +184,5 @@ def test_lata_shifts_by_benefit_ratio():
     groups = sorted(tuple(p.tasks[t] for t in g.tasks) for g in r.candidate.groups)
     assert groups == [("a", "b"), ("c",)]
     assert r.claims_feasible and r.evaluation.latency == 90
-    assert r.evaluation.period == Fraction(70, 3)       # then c is replicated on the free contexts
+    assert r.evaluation.period == Fraction(70, 3)  # then c is replicated on the free contexts
     assert [s["step"] for s in r.trace].count("Rep") == 2

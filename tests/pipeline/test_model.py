@@ -1,7 +1,6 @@
 """The closed-form pipeline model (solver/pipeline/problem.py) against hand-computed figures and
 against the independent implementation in `simulate.analytic`."""
 
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -17,8 +16,9 @@ FLAT = [{"name": "cpu", "count": 4}]
 
 
 def chain3(**kw):
-    spec = make_spec({"a": 30, "b": 50, "c": 20}, [("a", "b", 64), ("b", "c", 64)],
-                     levels=FLAT, communication={"machine": 10}, **kw)
+    spec = make_spec(
+        {"a": 30, "b": 50, "c": 20}, [("a", "b", 64), ("b", "c", 64)], levels=FLAT, communication={"machine": 10}, **kw
+    )
     return PipelineProblem.from_spec(spec, latency_max=None)
 
 
@@ -29,7 +29,7 @@ def G(tasks, replicas=1, contexts=None):
 def test_unreplicated_chain_times_period_latency():
     p = chain3()
     ev = evaluate(p, Candidate((G([0], 1, [0]), G([1], 1, [1]), G([2], 1, [2]))))
-    assert ev.times == (30, 60, 30)          # the consumer pays the message (10 cycles)
+    assert ev.times == (30, 60, 30)  # the consumer pays the message (10 cycles)
     assert ev.period == 60 and ev.latency == 120
     assert ev.throughput == pytest.approx(1e9 / 60)
     assert ev.stages == (0, 1, 2)
@@ -38,12 +38,12 @@ def test_unreplicated_chain_times_period_latency():
 def test_replication_divides_period_not_latency():
     p = chain3()
     ev = evaluate(p, Candidate((G([0], 1, [0]), G([1, 2], 2, [1, 2]))))
-    assert ev.times == (30, 80)               # b+c = 70, plus the message from a
-    assert ev.period == 40                    # two replicas take packets in turn: 80 / 2
-    assert ev.latency == 110                  # a packet still spends 80 cycles in one replica
+    assert ev.times == (30, 80)  # b+c = 70, plus the message from a
+    assert ev.period == 40  # two replicas take packets in turn: 80 / 2
+    assert ev.latency == 110  # a packet still spends 80 cycles in one replica
     assert ev.bottleneck == 1
     three = evaluate(p, Candidate((G([0], 1, [0]), G([1, 2], 3, [1, 2, 3]))))
-    assert three.period == 30 and three.bottleneck == 0   # 80/3 < 30: the first stage limits
+    assert three.period == 30 and three.bottleneck == 0  # 80/3 < 30: the first stage limits
 
 
 def test_messages_inside_a_group_are_free():
@@ -65,7 +65,7 @@ def test_communication_by_the_level_holding_both_groups(ctx_b, cost):
 
 
 def test_unmapped_candidates_pay_the_costliest_level():
-    p = two_level({"pair": 50, "machine": 7})   # costs need not grow outward
+    p = two_level({"pair": 50, "machine": 7})  # costs need not grow outward
     ev = evaluate(p, Candidate((G([0]), G([1]))))
     assert ev.pessimistic and ev.comm == (0, 50)
     mapped = evaluate(p, Candidate((G([0], 1, [0]), G([1], 1, [2]))))
@@ -73,16 +73,19 @@ def test_unmapped_candidates_pay_the_costliest_level():
 
 
 def test_join_latency_is_the_longest_path_and_stage_latency_sums_stages():
-    spec = make_spec({"a": 10, "b": 40, "c": 5, "d": 10},
-                     [("a", "b", 64), ("a", "c", 64), ("b", "d", 64), ("c", "d", 64)],
-                     levels=FLAT, communication={"machine": 3})
+    spec = make_spec(
+        {"a": 10, "b": 40, "c": 5, "d": 10},
+        [("a", "b", 64), ("a", "c", 64), ("b", "d", 64), ("c", "d", 64)],
+        levels=FLAT,
+        communication={"machine": 3},
+    )
     p = PipelineProblem.from_spec(spec, latency_max=None)
     cand = Candidate((G([0], 1, [0]), G([1], 1, [1]), G([2], 1, [2]), G([3], 1, [3])))
     ev = evaluate(p, cand)
-    assert ev.times == (10, 43, 8, 16)        # d receives two messages
+    assert ev.times == (10, 43, 8, 16)  # d receives two messages
     assert ev.latency == 10 + 43 + 16
     assert ev.critical == (0, 1, 3)
-    assert ev.stage_latency == ev.latency     # b sets stage 1
+    assert ev.stage_latency == ev.latency  # b sets stage 1
     relabelled = Candidate(cand.groups, (0, 1, 2, 3))  # c alone in stage 2 adds its time
     assert evaluate(p, relabelled).stage_latency == 10 + 43 + 8 + 16
 
@@ -93,10 +96,10 @@ def test_cache_model_costs_in_ticks():
     spec = load_spec("xeon-lata-dag")
     app = spec.applications["dag"]
     p = PipelineProblem.from_spec(spec)
-    assert p.scale == 10                       # 34.3 cycles per line at the shared L2
+    assert p.scale == 10  # 34.3 cycles per line at the shared L2
     e = next(e for e in p.edges if p.tasks[e.source] == "rx")
     lines = math.ceil(app.edge_bytes("rx", "parse") / 64)
-    assert e.at(1) == lines * 343 and e.at(-1) == lines * 2170   # 14*0.9 + 217*0.1 = 34.3; memory 217
+    assert e.at(1) == lines * 343 and e.at(-1) == lines * 2170  # 14*0.9 + 217*0.1 = 34.3; memory 217
     bound = spec.constraints.latency_max.to_cycles(spec.topology.clock)
     assert p.latency_max == round(bound * 10)
     assert p.sequential == round(app.total_cycles * 10)
@@ -151,8 +154,12 @@ def test_closed_form_matches_the_analytic_oracle(dag, data):
 
     tasks, edges = dag
     flat = data.draw(st.booleans())
-    spec = make_spec(tasks, edges, levels=FLAT if flat else None,
-                     communication={"machine": 9} if flat else {"pair": 3, "machine": 20})
+    spec = make_spec(
+        tasks,
+        edges,
+        levels=FLAT if flat else None,
+        communication={"machine": 9} if flat else {"pair": 3, "machine": 20},
+    )
     p = PipelineProblem.from_spec(spec, latency_max=None)
     # a random valid candidate: cut a topological order into consecutive groups
     cuts = sorted(data.draw(st.sets(st.integers(1, p.n - 1), max_size=min(3, p.n - 1))))

@@ -61,7 +61,11 @@ def random_pipeline_plan(spec, rng: np.random.Generator):
     for app, i in spec.instances:
         order = spec.applications[app].topological_order
         k = int(rng.integers(1, min(len(order), per_instance) + 1))
-        cuts = sorted(rng.choice(np.arange(1, len(order)), size=min(k - 1, len(order) - 1), replace=False).tolist()) if len(order) > 1 else []
+        cuts = (
+            sorted(rng.choice(np.arange(1, len(order)), size=min(k - 1, len(order) - 1), replace=False).tolist())
+            if len(order) > 1
+            else []
+        )
         bounds = [0] + cuts + [len(order)]
         for stage, (a, b) in enumerate(zip(bounds, bounds[1:])):
             threads[f"{app}#{i}.s{stage}r0"] = PlanThread(app=app, instance=i, tasks=order[a:b], stage=stage, replica=0)

@@ -88,18 +88,30 @@ problem: pipeline
     plan = Plan(bindings={"s0": names[0], "s1r0": names[1], "s1r1": names[2], "s1r2": names[4]}, threads=threads)
     r = solve(compile_plan(spec, plan))
     assert r.work == pytest.approx([100, 1004, 1010, 1040])
-    assert r.period == pytest.approx([1040 / 3])       # slowest replica / 3 replicas
-    assert r.latency == pytest.approx([100 + 1040])    # entry + slowest replica
+    assert r.period == pytest.approx([1040 / 3])  # slowest replica / 3 replicas
+    assert r.latency == pytest.approx([100 + 1040])  # entry + slowest replica
     m = evaluate(spec, plan)
     assert m.throughput == pytest.approx(3e9 / 1040)
 
 
-@pytest.mark.parametrize("threads, message", [
-    ({"x": PlanThread(app="app", tasks=["a", "b"])}, "run by no thread"),
-    ({"x": PlanThread(app="app", tasks=["b", "a", "c"])}, "before its predecessor"),
-    ({"x": PlanThread(app="app", tasks=["a", "c"], stage=0), "y": PlanThread(app="app", tasks=["b"], stage=1)}, "cycle"),
-    ({"x": PlanThread(app="app", tasks=["a", "b"], stage=0), "y": PlanThread(app="app", tasks=["b", "c"], stage=1)}, "two different"),
-])
+@pytest.mark.parametrize(
+    "threads, message",
+    [
+        ({"x": PlanThread(app="app", tasks=["a", "b"])}, "run by no thread"),
+        ({"x": PlanThread(app="app", tasks=["b", "a", "c"])}, "before its predecessor"),
+        (
+            {"x": PlanThread(app="app", tasks=["a", "c"], stage=0), "y": PlanThread(app="app", tasks=["b"], stage=1)},
+            "cycle",
+        ),
+        (
+            {
+                "x": PlanThread(app="app", tasks=["a", "b"], stage=0),
+                "y": PlanThread(app="app", tasks=["b", "c"], stage=1),
+            },
+            "two different",
+        ),
+    ],
+)
 def test_unrunnable_pipeline_plans_are_refused(threads, message):
     spec = spec_from(CHAIN.replace("instances: 2", "instances: 1") + "problem: pipeline\n")
     names = spec.topology.context_names
@@ -112,7 +124,7 @@ def test_unrunnable_pipeline_plans_are_refused(threads, message):
 def test_batch_equals_one_plan_evaluation_on_every_example(name):
     spec = load_spec(name)
     plans = uniform_plans(spec, 40, seed=3)
-    batch = BatchModel(spec, chunk=16).evaluate(plans)   # several chunks
+    batch = BatchModel(spec, chunk=16).evaluate(plans)  # several chunks
     oracle = AnalyticOracle(spec)
     for p, row in enumerate(plans):
         m = oracle.evaluate(row)

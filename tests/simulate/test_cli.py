@@ -46,8 +46,19 @@ def test_without_a_plan_a_balanced_placement_is_simulated_and_said(capsys):
 
 
 def test_ideal_and_max_rate(capsys):
-    code, out, err = run(capsys, "simulate", "t2-ipfwd-intadd-x2", "--ideal", "communication", "--ideal", "queues",
-                         "--max-rate", "--json", "--precision", "0.02")
+    code, out, err = run(
+        capsys,
+        "simulate",
+        "t2-ipfwd-intadd-x2",
+        "--ideal",
+        "communication",
+        "--ideal",
+        "queues",
+        "--max-rate",
+        "--json",
+        "--precision",
+        "0.02",
+    )
     assert code == 0, err
     data = json.loads(out)
     assert set(data["ideal"]) == {"communication", "queues"}
@@ -55,15 +66,18 @@ def test_ideal_and_max_rate(capsys):
     assert 0 < data["max_rate"]["per_instance"] <= data["throughput"]["min"] * 1.02
 
 
-@pytest.mark.parametrize("args, code, message", [
-    (["no-such-spec.yaml"], 2, "no-such-spec"),
-    (["t2-ipfwd-l1-x2", "--plan", "missing.yaml"], 2, "missing.yaml"),
-    (["t2-ipfwd-l1-x2", "--precision", "2"], 2, "precision"),
-    (["t2-ipfwd-l1-x2", "--rate", "fast"], 2, "rate"),
-    (["t2-ipfwd-l1-x2", "--arrival", "poisson"], 3, "rate"),
-    (["t2-ipfwd-l1-x2", "--oracle", "analytic", "--max-rate"], 2, "des"),
-    (["xeon-lata-dag"], 2, "--plan"),
-])
+@pytest.mark.parametrize(
+    "args, code, message",
+    [
+        (["no-such-spec.yaml"], 2, "no-such-spec"),
+        (["t2-ipfwd-l1-x2", "--plan", "missing.yaml"], 2, "missing.yaml"),
+        (["t2-ipfwd-l1-x2", "--precision", "2"], 2, "precision"),
+        (["t2-ipfwd-l1-x2", "--rate", "fast"], 2, "rate"),
+        (["t2-ipfwd-l1-x2", "--arrival", "poisson"], 3, "rate"),
+        (["t2-ipfwd-l1-x2", "--oracle", "analytic", "--max-rate"], 2, "des"),
+        (["xeon-lata-dag"], 2, "--plan"),
+    ],
+)
 def test_errors_are_one_message_and_an_exit_code(capsys, args, code, message):
     got, out, err = run(capsys, "simulate", *args)
     assert got == code

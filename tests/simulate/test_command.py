@@ -63,8 +63,9 @@ print("noise line"); print(json.dumps({"result": {"rate": 42.5}}))
 def test_the_placement_reaches_the_program_in_every_form_and_argv_is_never_a_shell(tmp_path):
     out = tmp_path / "seen.json"
     literal = ["a;b", "$(touch pwned)", "`touch pwned`", "two words", "{not_a_placeholder}", "x|y>z"]
-    argv = python(RECORD, str(out), *literal, "{cpus}", "--lcores={lcores}", "{omp_places}", "{cpu:spin#0.B}",
-                  "{plan_file}")
+    argv = python(
+        RECORD, str(out), *literal, "{cpus}", "--lcores={lcores}", "{omp_places}", "{cpu:spin#0.B}", "{plan_file}"
+    )
     spec = spec_with({"kind": "command", "command": argv, "metric": {"json": "result.rate"}, "repeats": 1})
     oracle = make_oracle(spec)
     assert isinstance(oracle, CommandOracle)
@@ -75,9 +76,11 @@ def test_the_placement_reaches_the_program_in_every_form_and_argv_is_never_a_she
     assert seen["argv"][6:10] == ["3,0", "--lcores=0@3,1@0", "{3},{0}", "0"]
     assert seen["env"]["TASKSOLVE_CPUS"] == "3,0" and seen["env"]["TASKSOLVE_SEED"] == "7"
     assert seen["argv"][10] == seen["env"]["TASKSOLVE_PLAN"]
-    assert seen["plan"]["threads"] == [{"thread": "spin#0.A", "context": "core1.strand1", "cpu": 3},
-                                       {"thread": "spin#0.B", "context": "core0.strand0", "cpu": 0}]
-    assert not Path(seen["env"]["TASKSOLVE_PLAN"]).exists()     # the temporary plan file is removed
+    assert seen["plan"]["threads"] == [
+        {"thread": "spin#0.A", "context": "core1.strand1", "cpu": 3},
+        {"thread": "spin#0.B", "context": "core0.strand0", "cpu": 0},
+    ]
+    assert not Path(seen["env"]["TASKSOLVE_PLAN"]).exists()  # the temporary plan file is removed
 
 
 COUNTER = """
@@ -93,24 +96,45 @@ print(f"rate={[5.0, 1.0, 3.0][n % 3]} pps")
 
 
 def test_the_figure_is_the_median_of_the_repeats_read_by_regex(tmp_path):
-    spec = spec_with({"kind": "command", "command": python(COUNTER, str(tmp_path / "n")),
-                      "metric": {"regex": r"rate=([0-9.]+)"}, "repeats": 3})
+    spec = spec_with(
+        {
+            "kind": "command",
+            "command": python(COUNTER, str(tmp_path / "n")),
+            "metric": {"regex": r"rate=([0-9.]+)"},
+            "repeats": 3,
+        }
+    )
     m = make_oracle(spec).evaluate([0, 2])
     assert (m.throughput, m.half_width) == (3.0, 2.0)
     assert (tmp_path / "n").read_text() == "3"
-    latency = spec_with({"kind": "command", "command": python(COUNTER, str(tmp_path / "m")),
-                         "metric": {"regex": r"rate=([0-9.]+)"}, "repeats": 3}, objective="latency")
+    latency = spec_with(
+        {
+            "kind": "command",
+            "command": python(COUNTER, str(tmp_path / "m")),
+            "metric": {"regex": r"rate=([0-9.]+)"},
+            "repeats": 3,
+        },
+        objective="latency",
+    )
     m = make_oracle(latency).evaluate([0, 2])
     assert m.latency_mean == 3.0 and m.value("latency") == -3.0
 
 
-@pytest.mark.parametrize("code, metric, error, words", [
-    ("import sys; print('x', file=sys.stderr); sys.exit(3)", {"json": "rate"}, CommandFailed, "exited with status 3"),
-    ("print('rate: fast')", {"regex": "rate: (\\S+)"}, MetricNotFound, "not a number"),
-    ("print('nothing here')", {"regex": "rate=([0-9.]+)"}, MetricNotFound, "no match"),
-    ("print('{\"speed\": 1}')", {"json": "rate"}, MetricNotFound, "no key 'rate'"),
-    ("print('{\"rate\": true}')", {"json": "rate"}, MetricNotFound, "not a number"),
-])
+@pytest.mark.parametrize(
+    "code, metric, error, words",
+    [
+        (
+            "import sys; print('x', file=sys.stderr); sys.exit(3)",
+            {"json": "rate"},
+            CommandFailed,
+            "exited with status 3",
+        ),
+        ("print('rate: fast')", {"regex": "rate: (\\S+)"}, MetricNotFound, "not a number"),
+        ("print('nothing here')", {"regex": "rate=([0-9.]+)"}, MetricNotFound, "no match"),
+        ("print('{\"speed\": 1}')", {"json": "rate"}, MetricNotFound, "no key 'rate'"),
+        ("print('{\"rate\": true}')", {"json": "rate"}, MetricNotFound, "not a number"),
+    ],
+)
 def test_failures_name_the_command_and_the_plan(code, metric, error, words):
     spec = spec_with({"kind": "command", "command": python(code), "metric": metric, "repeats": 1})
     with pytest.raises(error, match=words) as caught:
@@ -124,15 +148,17 @@ def test_a_missing_program_and_a_run_past_the_timeout(tmp_path):
     with pytest.raises(CommandFailed, match="cannot start the program"):
         make_oracle(missing).evaluate([0, 1])
     marker = tmp_path / "child.pid"
-    slow = python(f"import os, subprocess, sys, time; p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(30)']); "
-                  f"open({str(marker)!r}, 'w').write(str(p.pid)); time.sleep(30)")
+    slow = python(
+        f"import os, subprocess, sys, time; p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(30)']); "
+        f"open({str(marker)!r}, 'w').write(str(p.pid)); time.sleep(30)"
+    )
     spec = spec_with({"kind": "command", "command": slow, "metric": {"json": "r"}, "timeout": "1s", "repeats": 1})
     began = time.monotonic()
     with pytest.raises(CommandTimeout, match="ran past oracle.timeout \\(1 s\\)") as caught:
         make_oracle(spec).evaluate([0, 1])
     assert isinstance(caught.value, SimulationTimeout) and time.monotonic() - began < 10
     grandchild = int(marker.read_text())
-    for _ in range(50):          # the whole process group was killed, the grandchild too
+    for _ in range(50):  # the whole process group was killed, the grandchild too
         try:
             os.kill(grandchild, 0)
         except ProcessLookupError:
@@ -153,38 +179,49 @@ def test_the_spec_and_the_oracle_refuse_incomplete_or_wrong_settings():
         spec_with({"kind": "command", "command": ["x"], "metric": {"json": "r"}, "timeout": "soon"})
     with pytest.raises(OracleUnavailableError, match="needs `oracle.command`"):
         make_oracle(spec_with({"kind": "des"}), "command")
-    with pytest.raises(SpecError) as caught:       # located at the argv element
+    with pytest.raises(SpecError) as caught:  # located at the argv element
         spec_with({"kind": "command", "command": ["x", "--c={cpu:spin#0.C}"], "metric": {"json": "r"}})
     assert "spin.yaml:15:" in str(caught.value) and "oracle.command[1]" in str(caught.value)
     assert "did you mean `spin#0.B`" in str(caught.value)
     spec = spec_with({"kind": "command", "command": ["x"], "metric": {"json": "r"}})
-    with pytest.raises(PlaceholderError, match="did you mean `spin#0.B`"):   # overrides are checked too
+    with pytest.raises(PlaceholderError, match="did you mean `spin#0.B`"):  # overrides are checked too
         make_oracle(spec, command=["x", "{cpu:spin#0.C}"])
 
 
 def test_the_sampling_service_retries_a_failing_command_once_then_records_it(tmp_path):
-    spec = spec_with({"kind": "command", "command": python(COUNTER.replace("print(", "sys.exit(1); print("),
-                                                           str(tmp_path / "n")),
-                      "metric": {"regex": "rate=([0-9.]+)"}, "repeats": 1})
+    spec = spec_with(
+        {
+            "kind": "command",
+            "command": python(COUNTER.replace("print(", "sys.exit(1); print("), str(tmp_path / "n")),
+            "metric": {"regex": "rate=([0-9.]+)"},
+            "repeats": 1,
+        }
+    )
     service = SamplingService(spec, tmp_path / "samples.jsonl", oracle_kind="command", workers=2, max_samples=2)
     service.open()
     service.ensure(2)
     failed = service.failures()
     assert len(failed) == 2 and all(r.attempts == 2 and "CommandFailed" in r.error for r in failed)
-    assert (tmp_path / "n").read_text() == "4"          # two plans, two attempts each
+    assert (tmp_path / "n").read_text() == "4"  # two plans, two attempts each
 
 
 # ---------------------------------------------------------------- the pinned workload, end to end
 def workload_spec(tmp_path, seconds: float, repeats: int) -> Path:
     argv = [sys.executable, str(WORKLOAD), "--contexts", "{cpus}", "--per-cpu", "2", "--seconds", str(seconds)]
     path = tmp_path / "spin.yaml"
-    path.write_text(TOPOLOGY + "oracle: " + json.dumps({"kind": "command", "command": argv,
-                                                        "metric": {"json": "rate"}, "repeats": repeats}) + "\n")
+    path.write_text(
+        TOPOLOGY
+        + "oracle: "
+        + json.dumps({"kind": "command", "command": argv, "metric": {"json": "rate"}, "repeats": repeats})
+        + "\n"
+    )
     return path
 
 
-needs_two_cpus = pytest.mark.skipif(not hasattr(os, "sched_setaffinity") or not {0, 1} <= os.sched_getaffinity(0),
-                                     reason="needs CPUs 0 and 1 and sched_setaffinity")
+needs_two_cpus = pytest.mark.skipif(
+    not hasattr(os, "sched_setaffinity") or not {0, 1} <= os.sched_getaffinity(0),
+    reason="needs CPUs 0 and 1 and sched_setaffinity",
+)
 
 
 @needs_two_cpus
@@ -195,7 +232,10 @@ def test_simulate_with_the_command_measures_co_located_and_spread_workers(tmp_pa
     out), so the ranking is shown by bench/command_ranking.py; the simulation's is asserted."""
     spec_path = workload_spec(tmp_path, seconds=0.1, repeats=1)
     rates = {}
-    for name, contexts in (("together", ("core0.strand0", "core0.strand1")), ("spread", ("core0.strand0", "core1.strand0"))):
+    for name, contexts in (
+        ("together", ("core0.strand0", "core0.strand1")),
+        ("spread", ("core0.strand0", "core1.strand0")),
+    ):
         plan = tmp_path / f"{name}.yaml"
         plan.write_text(f'bindings: {{"spin#0.A": {contexts[0]}, "spin#0.B": {contexts[1]}}}\n')
         assert main(["simulate", str(spec_path), "--plan", str(plan), "--oracle", "command", "--json"]) == 0
@@ -204,26 +244,53 @@ def test_simulate_with_the_command_measures_co_located_and_spread_workers(tmp_pa
         assert [t["cpu"] for t in data["threads"]] == ([0, 1] if name == "together" else [0, 2])
         assert main(["simulate", str(spec_path), "--plan", str(plan), "--oracle", "des", "--json"]) == 0
         rates[name] = json.loads(capsys.readouterr().out)["throughput"]["total"]
-    assert rates["together"] == pytest.approx(rates["spread"] / 2, rel=0.02)    # the model: one ALU shared
+    assert rates["together"] == pytest.approx(rates["spread"] / 2, rel=0.02)  # the model: one ALU shared
 
 
 @needs_two_cpus
 def test_certify_with_the_command_measures_every_sampled_plan(tmp_path, capsys):
     spec_path = workload_spec(tmp_path, seconds=0.02, repeats=1)
     out = tmp_path / "out"
-    code = main(["certify", str(spec_path), "--oracle", "command", "--samples", "20", "--workers", "2",
-                 "--out", str(out), "--json"])
+    code = main(
+        [
+            "certify",
+            str(spec_path),
+            "--oracle",
+            "command",
+            "--samples",
+            "20",
+            "--workers",
+            "2",
+            "--out",
+            str(out),
+            "--json",
+        ]
+    )
     assert code in (0, 1), capsys.readouterr().err
     lines = (out / "samples.jsonl").read_text().splitlines()
     header, records = json.loads(lines[0]), [json.loads(line) for line in lines[1:]]
-    assert header["oracle"]["kind"] == "command" and header["oracle"]["settings"]["metric"] == {"regex": None, "json": "rate"}
+    assert header["oracle"]["kind"] == "command" and header["oracle"]["settings"]["metric"] == {
+        "regex": None,
+        "json": "rate",
+    }
     assert len(records) == 20 and all(r["status"] == "ok" and r["value"] > 0 for r in records)
 
 
 def test_simulate_prints_the_figure_and_where_each_thread_ran(tmp_path, capsys):
     path = tmp_path / "spec.yaml"
-    path.write_text(TOPOLOGY + "oracle: " + json.dumps({"kind": "command", "command": python("print('rate=250')"),
-                                                        "metric": {"regex": "rate=([0-9]+)"}, "repeats": 2}) + "\n")
+    path.write_text(
+        TOPOLOGY
+        + "oracle: "
+        + json.dumps(
+            {
+                "kind": "command",
+                "command": python("print('rate=250')"),
+                "metric": {"regex": "rate=([0-9]+)"},
+                "repeats": 2,
+            }
+        )
+        + "\n"
+    )
     plan = tmp_path / "plan.yaml"
     plan.write_text('bindings: {"spin#0.A": core1.strand0, "spin#0.B": core0.strand1}\n')
     assert main(["simulate", str(path), "--plan", str(plan)]) == 0

@@ -70,7 +70,8 @@ def test_shared_queue_replicas_adapt_to_unequal_speeds():
     """Two replicas of b, one slowed to 1/2 by a co-runner: in turn, the pair runs at the slow
     one's pace (2 packets per 1200 cycles); from a shared queue each takes what it can
     (1/600 + 1/1200 packets per cycle)."""
-    spec = spec_from("""
+    spec = spec_from(
+        """
 applications:
   app:
     tasks:
@@ -80,12 +81,16 @@ applications:
   hog: {tasks: {x: {cycles: 1000, demand: {port: 1.0}}}}
 workload: [{app: app}, {app: hog}]
 problem: pipeline
-""", topology=NO_COMM)
+""",
+        topology=NO_COMM,
+    )
     names = spec.topology.context_names
-    threads = {"a": PlanThread(app="app", tasks=["a"], stage=0),
-               "b0": PlanThread(app="app", tasks=["b"], stage=1, replica=0),
-               "b1": PlanThread(app="app", tasks=["b"], stage=1, replica=1),
-               "x": PlanThread(app="hog", tasks=["x"], stage=0)}
+    threads = {
+        "a": PlanThread(app="app", tasks=["a"], stage=0),
+        "b0": PlanThread(app="app", tasks=["b"], stage=1, replica=0),
+        "b1": PlanThread(app="app", tasks=["b"], stage=1, replica=1),
+        "x": PlanThread(app="hog", tasks=["x"], stage=0),
+    }
     plan = Plan(bindings={"a": names[0], "b0": names[2], "b1": names[4], "x": names[5]}, threads=threads)
     turn = simulate(spec, plan)
     shared = simulate(spec, plan, shared_queue=True)
@@ -115,7 +120,7 @@ def test_service_variability_settings():
     plan = Plan.from_contexts(spec, [0, 2, 4, 6])
     det = simulate(spec, plan, arrival="poisson", rate=1e6, precision=0.05)
     cv = simulate(spec, plan, arrival="poisson", rate=1e6, service="cv", cv=1.5, precision=0.05)
-    assert cv.latency_mean > det.latency_mean       # more variability, longer queues
+    assert cv.latency_mean > det.latency_mean  # more variability, longer queues
     with pytest.raises(OracleError, match="cv"):
         simulate(spec, plan, service="cv")
     with pytest.raises(OracleError, match="rate"):
@@ -193,17 +198,19 @@ workload: [{app: app}]
 problem: pipeline
 """)
     names = spec.topology.context_names
-    threads = {"a": PlanThread(app="app", tasks=["a"], stage=0),
-               "b0": PlanThread(app="app", tasks=["b"], stage=1, replica=0),
-               "b1": PlanThread(app="app", tasks=["b"], stage=1, replica=1),
-               "c": PlanThread(app="app", tasks=["c"], stage=2)}
+    threads = {
+        "a": PlanThread(app="app", tasks=["a"], stage=0),
+        "b0": PlanThread(app="app", tasks=["b"], stage=1, replica=0),
+        "b1": PlanThread(app="app", tasks=["b"], stage=1, replica=1),
+        "c": PlanThread(app="app", tasks=["c"], stage=2),
+    }
     # a on 2; b0 on 0 and c on 1 (same core); b1 on 4 (other socket than c)
     plan = Plan(bindings={"a": names[2], "b0": names[0], "b1": names[4], "c": names[1]}, threads=threads)
     m = simulate(spec, plan, shared_queue=True)
     c = next(t for t in m.threads if t["thread"] == "c")
     assert 100 + 4 < c["work"] < 100 + 40
     b0, b1 = (next(t for t in m.threads if t["thread"] == n) for n in ("b0", "b1"))
-    assert b0["work"] == pytest.approx(410) and b1["work"] == pytest.approx(440)   # a is on socket 0
+    assert b0["work"] == pytest.approx(410) and b1["work"] == pytest.approx(440)  # a is on socket 0
     # the pair takes 1/410 + 1/440 packets per cycle (a supplies 1/110)
     expected = 1e9 / 410 + 1e9 / 440
     assert abs(m.throughput - expected) <= m.half_width + 2e-3 * expected

@@ -15,8 +15,10 @@ def test_fully_replicated_graph_matches_the_closed_form(replicas):
     spec = load_spec("t2-npire-router")
     app = spec.applications["router"]
     tasks = list(app.topological_order)
-    threads = {f"router#0.s0r{r}": PlanThread(app="router", instance=0, tasks=tasks, stage=0, replica=r)
-               for r in range(replicas)}
+    threads = {
+        f"router#0.s0r{r}": PlanThread(app="router", instance=0, tasks=tasks, stage=0, replica=r)
+        for r in range(replicas)
+    }
     bindings = {name: spec.topology.context_names[r] for r, name in enumerate(threads)}
     plan = Plan(bindings=bindings, threads=threads)
     exact = closed_form(spec, plan)

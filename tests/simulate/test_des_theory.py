@@ -102,7 +102,7 @@ def test_poisson_tandem_matches_burke_and_littles_law():
     Burke's theorem the mean sojourn is 1/(mu1-lambda) + 1/(mu2-lambda) = 5 us.  The run stops
     when the latency's 95% half-width is below 2%, so the acceptance bound of 3% is about three
     standard errors."""
-    spec = spec_from(TANDEM, topology=FREE)      # no communication cost, no demand
+    spec = spec_from(TANDEM, topology=FREE)  # no communication cost, no demand
     m = simulate(spec, Plan.from_contexts(spec, [0, 2]), stop_on=("throughput", "latency"), precision=0.02)
     lam, mu1, mu2 = 1e6, 2e6, 1.25e6
     theory = 1 / (mu1 - lam) + 1 / (mu2 - lam)
@@ -124,7 +124,7 @@ applications:
   one: {tasks: {x: {cycles: 1000, demand: {port: 0.9}}}}
 workload: [{app: one, instances: 2}]
 """)
-    m = simulate(spec, Plan.from_contexts(spec, [0, 1]))   # same core
+    m = simulate(spec, Plan.from_contexts(spec, [0, 1]))  # same core
     for t in m.threads:
         assert t["rate"] == pytest.approx(1 / 1.8, rel=FLOAT)
     for x in m.per_instance.values():
@@ -136,7 +136,8 @@ def test_rates_follow_the_set_of_busy_threads():
     1000-cycle packet period (its producer a is slower, elsewhere) and loads nothing while idle.
     While b works both run at 1/1.8, so b is busy 180 of every 1000 cycles and X progresses
     180/1.8 + 820 = 920 cycles per period: X's rate is 0.92, its throughput 0.92e9/2000."""
-    spec = spec_from("""
+    spec = spec_from(
+        """
 applications:
   chain:
     tasks:
@@ -145,7 +146,9 @@ applications:
     edges: [{from: a, to: b}]
   hog: {tasks: {x: {cycles: 2000, demand: {port: 0.9}}}}
 workload: [{app: chain}, {app: hog}]
-""", topology=FREE)
+""",
+        topology=FREE,
+    )
     m = simulate(spec, Plan.from_contexts(spec, [2, 0, 1]))
     x = next(t for t in m.threads if t["thread"] == "hog#0.x")
     b = next(t for t in m.threads if t["thread"] == "chain#0.b")

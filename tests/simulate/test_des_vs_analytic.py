@@ -12,7 +12,7 @@ from solver.binding.samplers import to_plans, uniform_plans
 from specs import builtin_names, load_spec
 from tests.simulate import random_pipeline_plan, resting, spinning
 
-FLOAT = 1e-9   # deterministic runs can report a half-width of exactly 0
+FLOAT = 1e-9  # deterministic runs can report a half-width of exactly 0
 
 
 def plans_for(spec, n: int, seed: int):

@@ -9,17 +9,25 @@ from solver.binding.samplers import to_plans, uniform_plans
 from specs import load_spec
 
 SPEC = load_spec("t2-ipfwd-intmul-x2").model_copy(
-    update={"oracle": load_spec("t2-ipfwd-intmul-x2").oracle.model_copy(
-        update={"service": load_spec("t2-ipfwd-intmul-x2").oracle.service.model_copy(update={"distribution": "exponential"}),
-                "precision": 0.05})})
+    update={
+        "oracle": load_spec("t2-ipfwd-intmul-x2").oracle.model_copy(
+            update={
+                "service": load_spec("t2-ipfwd-intmul-x2").oracle.service.model_copy(
+                    update={"distribution": "exponential"}
+                ),
+                "precision": 0.05,
+            }
+        )
+    }
+)
 
 
 def test_both_oracles_fit_the_protocol_and_make_oracle_picks_them():
     for kind, cls in (("des", SimulationOracle), ("analytic", AnalyticOracle)):
         oracle = make_oracle(SPEC, kind)
         assert isinstance(oracle, cls) and isinstance(oracle, Oracle) and oracle.name == kind
-    assert isinstance(make_oracle(SPEC), SimulationOracle)     # the spec's oracle.kind
-    with pytest.raises(OracleError, match="command"):   # registered, but this spec gives no command
+    assert isinstance(make_oracle(SPEC), SimulationOracle)  # the spec's oracle.kind
+    with pytest.raises(OracleError, match="command"):  # registered, but this spec gives no command
         make_oracle(SPEC, "command")
 
 
@@ -48,6 +56,6 @@ def test_analytic_oracle_matches_its_batch_model():
 
 def test_a_failing_plan_raises_an_oracle_error_from_the_workers():
     oracle = SimulationOracle(SPEC)
-    bad = [0, 0, 1, 2, 3, 4]   # two threads on one context
+    bad = [0, 0, 1, 2, 3, 4]  # two threads on one context
     with pytest.raises(OracleError, match="same hardware context"):
         oracle.evaluate_many([uniform_plans(SPEC, 1, seed=0)[0], bad], workers=2)

@@ -31,7 +31,7 @@ def test_batch_means_interval_covers_the_mean_at_its_nominal_rate():
     from scipy.signal import lfilter
 
     rng = np.random.default_rng(1)
-    series = lfilter([1.0], [1.0, -0.5], rng.normal(size=(400, 3000)), axis=1)   # x_i = 0.5 x_{i-1} + e_i
+    series = lfilter([1.0], [1.0, -0.5], rng.normal(size=(400, 3000)), axis=1)  # x_i = 0.5 x_{i-1} + e_i
     covered = 0
     for x in series:
         mean, hw, _ = batch_stats(x, 30)

@@ -21,7 +21,8 @@ def test_os_cpus_are_the_topologys_numbers_when_it_has_them_else_the_flat_index(
 
 
 placements = st.lists(st.integers(0, 4095), min_size=1, max_size=12).map(
-    lambda cpus: Placement([f"app#0.t{i}" for i in range(len(cpus))], [f"c{c}" for c in cpus], cpus))
+    lambda cpus: Placement([f"app#0.t{i}" for i in range(len(cpus))], [f"c{c}" for c in cpus], cpus)
+)
 
 
 @settings(max_examples=200, deadline=None)
@@ -29,8 +30,8 @@ placements = st.lists(st.integers(0, 4095), min_size=1, max_size=12).map(
 def test_text_without_placeholders_is_passed_unchanged_and_forms_agree(placement, elements):
     literal = [e for e in elements if not PLACEHOLDER.search(e)]
     argv = placement.argv(literal + ["{cpus}", "{lcores}", "{omp_places}", "x{cpu:app#0.t0}y", "{plan_file}"], "/p")
-    assert argv[:len(literal)] == literal
-    cpus, lcores, places, one, plan_file = argv[len(literal):]
+    assert argv[: len(literal)] == literal
+    cpus, lcores, places, one, plan_file = argv[len(literal) :]
     assert [int(c) for c in cpus.split(",")] == placement.cpus
     assert [tuple(map(int, x.split("@"))) for x in lcores.split(",")] == list(enumerate(placement.cpus))
     assert places == ",".join("{" + str(c) + "}" for c in placement.cpus)

@@ -36,7 +36,7 @@ def chi_square_ok(counts: Counter, cells: list, draws: int, level: float = 1e-4)
 
 
 def test_uniform_is_reproducible_injective_and_uniform():
-    spec = spec_from(FOUR_THREADS.replace("instances: 2", "instances: 1"))   # 2 threads, 8 contexts
+    spec = spec_from(FOUR_THREADS.replace("instances: 2", "instances: 1"))  # 2 threads, 8 contexts
     a, b = uniform_plans(spec, 5600, seed=1), uniform_plans(spec, 5600, seed=1)
     assert (a == b).all()
     assert (a[:, 0] != a[:, 1]).all()
@@ -47,11 +47,14 @@ def test_uniform_is_reproducible_injective_and_uniform():
 
 
 def test_uniform_honours_every_constraint_and_stays_uniform_over_the_feasible_plans():
-    spec = spec_from(FOUR_THREADS.replace("instances: 2", "instances: 1") + """
+    spec = spec_from(
+        FOUR_THREADS.replace("instances: 2", "instances: 1")
+        + """
 constraints:
   forbid: {"app#0.a": ["socket0"]}
   max_threads: {core: 1}
-""")
+"""
+    )
     rows = uniform_plans(spec, 4000, seed=2)
     for row in rows[:200]:
         assert not check_plan(spec, to_plans(spec, row)[0])
@@ -73,11 +76,14 @@ def test_too_tight_constraints_are_reported():
     the samplers say so too instead of drawing forever."""
     from specs import SpecError
 
-    text = FOUR_THREADS + """
+    text = (
+        FOUR_THREADS
+        + """
 constraints:
   forbid: {"app#0.a": ["socket0", "socket1.core0"], "app#1.a": ["socket0", "socket1.core0"]}
   max_threads: {core: 1}
 """
+    )
     with pytest.raises(SpecError, match="only 3 of the 4 threads"):
         spec_from(text)
     spec = spec_from(text, feasibility=False)
@@ -100,7 +106,7 @@ def test_balanced_plans_are_balanced_and_valid(name):
 
 
 def test_balanced_sampler_reaches_every_balanced_class():
-    spec = spec_from(FOUR_THREADS)       # 4 threads on 2 sockets x 2 cores x 2 strands
+    spec = spec_from(FOUR_THREADS)  # 4 threads on 2 sockets x 2 cores x 2 strands
     reps, _ = distinct_placements(spec)
     tree = UsableTree.of(spec.topology, spec.usable_contexts)
 

@@ -14,8 +14,15 @@ from specs import UsableTree, load_spec
 BASE = load_spec("t2-ipfwd-mix-x8")
 # stochastic service makes every event time depend on the random streams: a strict test
 STOCHASTIC = BASE.model_copy(
-    update={"oracle": BASE.oracle.model_copy(update={"service": BASE.oracle.service.model_copy(
-        update={"distribution": "cv", "cv": 0.5}), "packets": 3000})})
+    update={
+        "oracle": BASE.oracle.model_copy(
+            update={
+                "service": BASE.oracle.service.model_copy(update={"distribution": "cv", "cv": 0.5}),
+                "packets": 3000,
+            }
+        )
+    }
+)
 TREE = UsableTree.of(BASE.topology, BASE.usable_contexts)
 
 
@@ -27,8 +34,12 @@ def _strip_contexts(measurement):
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(plan_seed=st.integers(0, 2**32 - 1), symmetry_seed=st.integers(0, 2**32 - 1),
-       sim_seed=st.integers(0, 1000), spec=st.sampled_from([BASE, STOCHASTIC]))
+@given(
+    plan_seed=st.integers(0, 2**32 - 1),
+    symmetry_seed=st.integers(0, 2**32 - 1),
+    sim_seed=st.integers(0, 1000),
+    spec=st.sampled_from([BASE, STOCHASTIC]),
+)
 def test_symmetric_plans_give_identical_measurements(plan_seed, symmetry_seed, sim_seed, spec):
     row = uniform_plans(spec, 1, plan_seed)[0]
     moved = apply_symmetry(row, TREE.random_automorphism(random.Random(symmetry_seed)))

@@ -35,13 +35,15 @@ def test_the_cap_is_read_from_the_spec_with_units_and_defaults_to_a_minute():
 
 
 def test_a_run_past_the_cap_raises_a_simulation_timeout_instead_of_running_on():
-    spec = load_spec_text(TEXT % "50ms", "c.yaml")   # 0.1% precision over 1e7 packets: minutes
+    spec = load_spec_text(TEXT % "50ms", "c.yaml")  # 0.1% precision over 1e7 packets: minutes
     oracle = SimulationOracle(spec)
     with pytest.raises(SimulationTimeout, match="wall-clock cap of 0.05 s") as caught:
         oracle.evaluate(uniform_plans(spec, 1, seed=0)[0])
     assert isinstance(caught.value, OracleError) and isinstance(caught.value, SimulateError)
     # the same plan with a cap it meets (coarse precision) is measured
-    assert SimulationOracle(spec, precision=0.05, time_cap=60.0).evaluate(uniform_plans(spec, 1, seed=0)[0]).throughput > 0
+    assert (
+        SimulationOracle(spec, precision=0.05, time_cap=60.0).evaluate(uniform_plans(spec, 1, seed=0)[0]).throughput > 0
+    )
 
 
 def test_the_sampling_service_records_a_capped_plan_as_failed_and_goes_on(tmp_path):

@@ -44,8 +44,15 @@ def model_value(batch, objective: str) -> np.ndarray:
     return batch.total
 
 
-@settings(max_examples=int(__import__('os').environ.get('BRUTE_EXAMPLES', 40)), deadline=None, suppress_health_check=list(HealthCheck))
-@given(spec_st.spec_data(max_threads=6, max_contexts=8, max_tasks=3), st.sampled_from(["total_throughput", "min_throughput", "latency"]))
+@settings(
+    max_examples=int(__import__("os").environ.get("BRUTE_EXAMPLES", 40)),
+    deadline=None,
+    suppress_health_check=list(HealthCheck),
+)
+@given(
+    spec_st.spec_data(max_threads=6, max_contexts=8, max_tasks=3),
+    st.sampled_from(["total_throughput", "min_throughput", "latency"]),
+)
 def test_cpsat_equals_brute_force(data, objective):
     spec = spec_st.load(data)
     problem = BindingProblem(spec)
@@ -93,16 +100,28 @@ constraints:
 """
 
 
-@pytest.mark.parametrize("extra,expected", [
-    ('  contexts: [core0.pipe0, core1.pipe0.strand0, core1.pipe0.strand1]\n  max_threads: {pipe: 2}\n'
-     '  pin: {"a#0.R": "core0.pipe0.strand0"}\n',
-     ["constraints.contexts", "constraints.max_threads"]),
-    ('  latency_max: 800\n  pin: {"a#0.R": "core0.pipe0.strand0"}\n', ["constraints.latency_max"]),
-    ('  contexts: [core0]\n  pin: {"a#0.R": "core0.pipe0.strand0", "a#0.P": "core0.pipe0.strand1", '
-     '"a#0.T": "core0.pipe0.strand2", "a#1.R": "core0.pipe0.strand3"}\n  max_threads: {pipe: 3}\n',
-     ["constraints.max_threads", "constraints.pin.a#0.R", "constraints.pin.a#0.P", "constraints.pin.a#0.T",
-      "constraints.pin.a#1.R"]),
-])
+@pytest.mark.parametrize(
+    "extra,expected",
+    [
+        (
+            "  contexts: [core0.pipe0, core1.pipe0.strand0, core1.pipe0.strand1]\n  max_threads: {pipe: 2}\n"
+            '  pin: {"a#0.R": "core0.pipe0.strand0"}\n',
+            ["constraints.contexts", "constraints.max_threads"],
+        ),
+        ('  latency_max: 800\n  pin: {"a#0.R": "core0.pipe0.strand0"}\n', ["constraints.latency_max"]),
+        (
+            '  contexts: [core0]\n  pin: {"a#0.R": "core0.pipe0.strand0", "a#0.P": "core0.pipe0.strand1", '
+            '"a#0.T": "core0.pipe0.strand2", "a#1.R": "core0.pipe0.strand3"}\n  max_threads: {pipe: 3}\n',
+            [
+                "constraints.max_threads",
+                "constraints.pin.a#0.R",
+                "constraints.pin.a#0.P",
+                "constraints.pin.a#0.T",
+                "constraints.pin.a#1.R",
+            ],
+        ),
+    ],
+)
 def test_infeasible_constraints_are_named(extra, expected):
     spec = load_spec_text(INFEASIBLE + extra, feasibility=False)
     problem = BindingProblem(spec)

@@ -61,8 +61,12 @@ def test_any_capacities_fit_64_bits_and_the_bound_holds(a, b, da, db, x, y):
 def test_the_odd_capacities_of_the_issue_solve():
     """1.05 / 1.27 / 1.64 made Q = lcm(1050, 1270, 1640) and a domain of 3.8e20: a traceback."""
     text = SPEC.format(a=1.27, b=1.64, da=0.5, db=0.4, x=300, y=200).replace("capacity: 1.27", "capacity: 1.05", 0)
-    spec = load_spec_text(text.replace("{name: a, level: core, capacity: 1.27}",
-                                       "{name: a, level: core, capacity: 1.27}\n    - {name: c, level: core, capacity: 1.05}"))
+    spec = load_spec_text(
+        text.replace(
+            "{name: a, level: core, capacity: 1.27}",
+            "{name: a, level: core, capacity: 1.27}\n    - {name: c, level: core, capacity: 1.05}",
+        )
+    )
     result = solve_binding(BindingProblem(spec), time_limit=10, workers=1, seed=0, deterministic_time=5)
     assert result.best is not None and result.slowdown_error > 0
     assert any("rounded up" in note for note in result.notes)

@@ -32,8 +32,25 @@ class FlakyOracle:
 
 def test_run_end_to_end(tmp_path, capsys):
     out = tmp_path / "out"
-    code = main(["run", SPEC, "--out", str(out), "--samples", "300", "--time-limit", "5", "--workers", "1",
-                 "--methods", "cpsat,balanced", "--design", "random", "--json"])
+    code = main(
+        [
+            "run",
+            SPEC,
+            "--out",
+            str(out),
+            "--samples",
+            "300",
+            "--time-limit",
+            "5",
+            "--workers",
+            "1",
+            "--methods",
+            "cpsat,balanced",
+            "--design",
+            "random",
+            "--json",
+        ]
+    )
     assert code in (0, 1)
     result = json.loads(capsys.readouterr().out)
     for name in ("plan.yaml", "certificate.json", "samples.jsonl", "report.html", "pinning.txt"):
@@ -41,8 +58,18 @@ def test_run_end_to_end(tmp_path, capsys):
     pins = [line for line in (out / "pinning.txt").read_text().splitlines() if not line.startswith("#")]
     assert len(pins) == len(load_spec(SPEC).threads) and all("taskset -c" in line for line in pins)
     cert = json.loads((out / "certificate.json").read_text())
-    assert set(cert) >= {"spec", "plan", "plan_performance", "samples", "optimum", "gap", "verdict", "flags", "seed",
-                         "versions"}
+    assert set(cert) >= {
+        "spec",
+        "plan",
+        "plan_performance",
+        "samples",
+        "optimum",
+        "gap",
+        "verdict",
+        "flags",
+        "seed",
+        "versions",
+    }
     assert cert["verdict"] in ("certified", "not_certified", "estimate_refuted", "no_finite_optimum")
     assert cert["sentence"] and all(reason["sentence"] for reason in cert["reasons"])
     assert (code == 0) == (cert["verdict"] == "certified")
@@ -63,7 +90,7 @@ def test_resume_gives_the_uninterrupted_sample(tmp_path):
     part = SamplingService(spec, tmp_path / "part.jsonl", seed=3, oracle_kind="des", max_samples=60)
     part.start_fresh()
     part.ensure(25)
-    with part.path.open("a") as handle:   # a line cut by Ctrl-C
+    with part.path.open("a") as handle:  # a line cut by Ctrl-C
         handle.write('{"index": 25, "contexts": [1, 2')
     again = SamplingService(spec, tmp_path / "part.jsonl", seed=3, oracle_kind="des", max_samples=60)
     assert again.load() == 25
@@ -75,8 +102,9 @@ def test_samples_do_not_depend_on_the_number_of_workers(tmp_path):
     spec = load_spec(SPEC)
     runs = []
     for workers in (1, 2):
-        service = SamplingService(spec, tmp_path / f"w{workers}.jsonl", seed=11, oracle_kind="des",
-                                  workers=workers, max_samples=40)
+        service = SamplingService(
+            spec, tmp_path / f"w{workers}.jsonl", seed=11, oracle_kind="des", workers=workers, max_samples=40
+        )
         service.start_fresh()
         service.ensure(40)
         runs.append([(r.index, r.contexts, r.value) for r in service.ok_records()])
@@ -86,8 +114,7 @@ def test_samples_do_not_depend_on_the_number_of_workers(tmp_path):
 
 def test_failing_oracle_is_counted_not_fatal(tmp_path):
     spec = load_spec(SPEC)
-    outcome = certify(spec, out_dir=tmp_path, samples=200, seed=5, oracle_factory=FlakyOracle, workers=1,
-                      balanced=0)
+    outcome = certify(spec, out_dir=tmp_path, samples=200, seed=5, oracle_factory=FlakyOracle, workers=1, balanced=0)
     failed = outcome.service.failures()
     assert failed and all(r.attempts == 2 and "crashed" in r.error for r in failed)
     cert = outcome.certificate
@@ -102,7 +129,7 @@ def test_certify_cli_bad_input(tmp_path, capsys):
     assert code == 2
     assert "--target-gap" in capsys.readouterr().err
     plan = tmp_path / "plan.yaml"
-    plan.write_text("bindings: {\"ipfwd#0.R\": core0.pipe0.strand0}\n")
+    plan.write_text('bindings: {"ipfwd#0.R": core0.pipe0.strand0}\n')
     code = main(["certify", SPEC, "--plan", str(plan), "--out", str(tmp_path)])
     err = capsys.readouterr().err
     assert code == 2 and "not bound" in err and "Traceback" not in err
@@ -116,10 +143,24 @@ def test_ctrl_c_keeps_the_samples_and_says_how_to_resume(tmp_path):
     import time
 
     out = tmp_path / "out"
-    command = [sys.executable, "-m", "solver.cli", "certify", SPEC, "--samples", "3000", "--out", str(out),
-               "--workers", "1", "--design", "random"]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               env={**os.environ, "COLUMNS": "200"})
+    command = [
+        sys.executable,
+        "-m",
+        "solver.cli",
+        "certify",
+        SPEC,
+        "--samples",
+        "3000",
+        "--out",
+        str(out),
+        "--workers",
+        "1",
+        "--design",
+        "random",
+    ]
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "COLUMNS": "200"}
+    )
     samples = out / "samples.jsonl"
     deadline = time.time() + 120
     while time.time() < deadline and (not samples.exists() or len(samples.read_text().splitlines()) < 50):
@@ -128,7 +169,7 @@ def test_ctrl_c_keeps_the_samples_and_says_how_to_resume(tmp_path):
     _, err = process.communicate(timeout=120)
     assert process.returncode == 130
     assert "--resume" in err and "Traceback" not in err
-    kept = len(samples.read_text().splitlines()) - 1   # the header
+    kept = len(samples.read_text().splitlines()) - 1  # the header
     assert 50 <= kept < 3000
 
 
@@ -142,17 +183,35 @@ def test_the_certificate_does_not_depend_on_the_executor(tmp_path):
     distributed = pytest.importorskip("distributed")
     spec = load_spec(SPEC)
     runs = {}
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster:
-        for name, options in (("inline", {"workers": 1}), ("processes", {"workers": 2}),
-                              ("dask", {"workers": 2, "scheduler": cluster})):
-            outcome = certify(spec, out_dir=tmp_path / name, samples=300, seed=7, oracle_kind="analytic",
-                              balanced=3, **options)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        for name, options in (
+            ("inline", {"workers": 1}),
+            ("processes", {"workers": 2}),
+            ("dask", {"workers": 2, "scheduler": cluster}),
+        ):
+            outcome = certify(
+                spec, out_dir=tmp_path / name, samples=300, seed=7, oracle_kind="analytic", balanced=3, **options
+            )
             runs[name] = _without_paths(outcome.certificate)
             lines = (tmp_path / name / "samples.jsonl").read_text().splitlines()
             runs[name + " records"] = sorted(lines[1:])
-        code = main(["certify", SPEC, "--samples", "300", "--seed", "7", "--oracle", "analytic", "--json",
-                     "--scheduler", cluster.scheduler_address, "--out", str(tmp_path / "cli")])
+        code = main(
+            [
+                "certify",
+                SPEC,
+                "--samples",
+                "300",
+                "--seed",
+                "7",
+                "--oracle",
+                "analytic",
+                "--json",
+                "--scheduler",
+                cluster.scheduler_address,
+                "--out",
+                str(tmp_path / "cli"),
+            ]
+        )
         assert code in (0, 1)
         runs["cli records"] = sorted((tmp_path / "cli" / "samples.jsonl").read_text().splitlines()[1:])
     assert runs["inline"] == runs["processes"] == runs["dask"]

@@ -60,8 +60,10 @@ def test_taskset_and_numactl(server):
     assert "# CPU numbers: OS CPU numbers from the topology" in text
     got = [re.fullmatch(rf"(\S+): taskset -c ({CPU_LIST})   # \S+", line).groups() for line in _lines(text)]
     assert [(t, int(c)) for t, c in got] == expected
-    got = [re.fullmatch(rf"(\S+): numactl --physcpubind=({CPU_LIST}) --localalloc   # \S+", line).groups()
-           for line in _lines(pinning_text(spec, plan, "numactl"))]
+    got = [
+        re.fullmatch(rf"(\S+): numactl --physcpubind=({CPU_LIST}) --localalloc   # \S+", line).groups()
+        for line in _lines(pinning_text(spec, plan, "numactl"))
+    ]
     assert [(t, int(c)) for t, c in got] == expected
 
 
@@ -81,7 +83,7 @@ def test_dpdk_lcores_grammar(server):
     dpdk_set = r"(?:\d+(?:-\d+)?|\((?:\d+(?:-\d+)?)(?:,\d+(?:-\d+)?)*\))"
     item = rf"{dpdk_set}(?:@{dpdk_set})?"
     assert re.fullmatch(rf"--lcores={item}(?:,{item})*", line)
-    items = re.findall(rf"({dpdk_set})@({dpdk_set})", line[len("--lcores="):])
+    items = re.findall(rf"({dpdk_set})@({dpdk_set})", line[len("--lcores=") :])
     lcores = [_dpdk_sets(a) for a, _ in items]
     cpus = [_dpdk_sets(b) for _, b in items]
     assert lcores == [[i] for i in range(len(expected))]
@@ -95,11 +97,15 @@ def test_likwid_omp_systemd(server):
     match = re.fullmatch(rf"likwid-pin -c ({CPU_LIST})", line)
     assert [int(c) for c in match.group(1).split(",")] == cpus
     (line,) = _lines(pinning_text(spec, plan, "omp"))
-    match = re.fullmatch(r"OMP_NUM_THREADS=(\d+) OMP_PLACES='(\{\d+(?:,\d+)*\}(?:,\{\d+(?:,\d+)*\})*)' "
-                         r"OMP_PROC_BIND=close", line)
+    match = re.fullmatch(
+        r"OMP_NUM_THREADS=(\d+) OMP_PLACES='(\{\d+(?:,\d+)*\}(?:,\{\d+(?:,\d+)*\})*)' "
+        r"OMP_PROC_BIND=close",
+        line,
+    )
     assert int(match.group(1)) == len(cpus)
-    assert [[int(n) for n in place.split(",")] for place in re.findall(r"\{([^}]*)\}", match.group(2))] == \
-        [[c] for c in cpus]
+    assert [[int(n) for n in place.split(",")] for place in re.findall(r"\{([^}]*)\}", match.group(2))] == [
+        [c] for c in cpus
+    ]
     section, line = _lines(pinning_text(spec, plan, "systemd"))
     assert section == "[Service]"
     match = re.fullmatch(r"CPUAffinity=((?:\d+(?:-\d+)?)(?:[ ,]\d+(?:-\d+)?)*)", line)
@@ -108,7 +114,7 @@ def test_likwid_omp_systemd(server):
 
 def test_json_and_flat_numbers():
     spec = load_spec("t2-ipfwd-intadd-x2")
-    plan = Plan.from_contexts(spec, spec.usable_contexts[:len(spec.threads)])
+    plan = Plan.from_contexts(spec, spec.usable_contexts[: len(spec.threads)])
     data = json.loads(pinning_text(spec, plan, "json"))
     assert data["os_cpu_numbers"] is False and "flat context indices" in data["numbering"]
     assert [t["cpu"] for t in data["threads"]] == [spec.topology.parse_context(c) for c in plan.bindings.values()]
@@ -123,8 +129,17 @@ def test_cli_pin(capsys, server, tmp_path):
     assert code == 0, err
     assert [(t["thread"], t["cpu"]) for t in json.loads(out)["threads"]] == expected
     target = tmp_path / "pins.txt"
-    code, _, _ = run(capsys, "pin", str(folder / "plan.yaml"), "--spec", str(folder / "spec.yaml"), "-f", "taskset",
-                     "--out", str(target))
+    code, _, _ = run(
+        capsys,
+        "pin",
+        str(folder / "plan.yaml"),
+        "--spec",
+        str(folder / "spec.yaml"),
+        "-f",
+        "taskset",
+        "--out",
+        str(target),
+    )
     assert code == 0 and "taskset -c 16" in target.read_text()
     # without --spec: on-server is not a built-in example
     code, _, err = run(capsys, "pin", str(folder / "plan.yaml"), "-f", "taskset")
@@ -135,7 +150,7 @@ def test_cli_pin(capsys, server, tmp_path):
 
 def test_cli_pin_builtin_spec_by_name(capsys, tmp_path):
     spec = load_spec("t2-ipfwd-intadd-x2")
-    Plan.from_contexts(spec, spec.usable_contexts[:len(spec.threads)]).save(tmp_path / "plan.yaml")
+    Plan.from_contexts(spec, spec.usable_contexts[: len(spec.threads)]).save(tmp_path / "plan.yaml")
     code, out, err = run(capsys, "pin", str(tmp_path / "plan.yaml"), "-f", "dpdk")
     assert code == 0, err
     assert out.splitlines()[-1].startswith("--lcores=0@")

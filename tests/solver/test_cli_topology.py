@@ -92,11 +92,14 @@ def test_import_malformed_xml_exit_2(capsys, tmp_path):
     assert code == 2 and json.loads(out)["error"]["exit_code"] == 2
 
 
-@pytest.mark.parametrize("args,message", [
-    (["--capacity", "l3"], "expected NAME=VALUE"),
-    (["--capacity", "l9=2"], "no resource of"),
-    (["--clock", "fast"], "--clock"),
-])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--capacity", "l3"], "expected NAME=VALUE"),
+        (["--capacity", "l9=2"], "no resource of"),
+        (["--clock", "fast"], "--clock"),
+    ],
+)
 def test_import_bad_options_exit_2(capsys, args, message):
     code, _, err = run(capsys, "topology", "import", str(DATA / "hwloc" / "server-2s.xml"), *args)
     assert code == 2 and message in err

@@ -92,7 +92,7 @@ def test_a_plan_earns_at_most_the_value_of_its_configurations(data, seed):
     spec = spec_st.load(data)
     problem = BindingProblem(spec)
     rng = np.random.default_rng(seed)
-    contexts = rng.permutation(problem.usable)[:problem.n_threads]
+    contexts = rng.permutation(problem.usable)[: problem.n_threads]
     types = ThreadTypes.of(problem)
     layout = Layout.of(problem, types)
     values = ConfigurationValues(problem, types, layout)
@@ -136,8 +136,15 @@ def test_column_generation_reaches_the_full_lp():
     configs = enumerate_configurations(types, layout, (4, 4))
     counts = configs.sum(axis=1).astype(float)
     values = ConfigurationValues(problem, types, layout).value(configs)
-    full = linprog(-values, A_eq=sparse.csr_matrix(counts.T), b_eq=types.count.astype(float),
-                   A_ub=np.ones((1, len(values))), b_ub=[8.0], bounds=(0, None), method="highs")
+    full = linprog(
+        -values,
+        A_eq=sparse.csr_matrix(counts.T),
+        b_eq=types.count.astype(float),
+        A_ub=np.ones((1, len(values))),
+        b_ub=[8.0],
+        bounds=(0, None),
+        method="highs",
+    )
     bound, lp_value, columns, _, converged = column_generation([counts], [values], [8], types.count.astype(float))
     assert converged and columns < len(values)
     assert lp_value == pytest.approx(-full.fun, rel=1e-7)

@@ -25,8 +25,9 @@ except KeyboardInterrupt:
 
 
 def run(solve: str) -> str:
-    done = subprocess.run([sys.executable, "-c", SCRIPT.format(solve=solve)], capture_output=True, text=True,
-                          cwd=ROOT, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT.format(solve=solve)], capture_output=True, text=True, cwd=ROOT, timeout=60
+    )
     return done.stdout.strip()
 
 
@@ -57,7 +58,8 @@ def test_deterministic_solve_gives_the_same_plans_for_one_and_two_workers():
     from specs import load_spec
 
     problem = BindingProblem(load_spec("t2-ipfwd-intadd-x2"))
-    runs = [solve_binding(problem, time_limit=10, workers=w, seed=5, deterministic_time=1.0, top_k=3)
-            for w in (1, 2, 1)]
+    runs = [
+        solve_binding(problem, time_limit=10, workers=w, seed=5, deterministic_time=1.0, top_k=3) for w in (1, 2, 1)
+    ]
     answers = {tuple(tuple(s.contexts) for s in r.solutions) for r in runs}
     assert len(answers) == 1 and len(next(iter(answers))) == 3

@@ -49,8 +49,7 @@ def sleepy_chunk(state, jobs):
 @pytest.fixture(scope="module")
 def dask_cluster():
     distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster:
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
         yield cluster
 
 
@@ -84,8 +83,11 @@ def test_inline_processes_and_dask_give_the_same_results(dask_cluster):
 
 
 @settings(max_examples=60, deadline=None)
-@given(jobs=st.lists(st.integers(-1000, 1000), max_size=200), workers=st.integers(1, 8),
-       chunk_size=st.none() | st.integers(1, 40))
+@given(
+    jobs=st.lists(st.integers(-1000, 1000), max_size=200),
+    workers=st.integers(1, 8),
+    chunk_size=st.none() | st.integers(1, 40),
+)
 def test_chunks_partition_the_jobs_and_every_result_comes_back_once(jobs, workers, chunk_size):
     executor = Executor(workers=workers, chunk_size=chunk_size)
     chunks = executor.chunks(jobs)
@@ -116,7 +118,7 @@ def test_a_dead_worker_is_an_executor_error():
 
 def test_closing_early_terminates_the_workers_without_waiting():
     with Executor(workers=2, chunk_size=1).map(sleepy_chunk, list(range(6))) as stream:
-        _, [pid] = next(stream)            # job 0 returns at once; the others sleep for a minute
+        _, [pid] = next(stream)  # job 0 returns at once; the others sleep for a minute
     deadline = time.monotonic() + 10
     while _alive(pid) and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -175,8 +177,14 @@ def _children(pid: int) -> list[int]:
 def _start(tmp_path: Path) -> tuple[subprocess.Popen, list[int]]:
     script = tmp_path / "pool.py"
     script.write_text(SCRIPT)
-    process = subprocess.Popen([sys.executable, str(script)], cwd=ROOT, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    process = subprocess.Popen(
+        [sys.executable, str(script)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     deadline = time.monotonic() + 30
     workers: list[int] = []
     while len(workers) < 2 and time.monotonic() < deadline:
@@ -189,13 +197,13 @@ def _start(tmp_path: Path) -> tuple[subprocess.Popen, list[int]]:
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
 def test_workers_die_with_their_parent(tmp_path):
     process, workers = _start(tmp_path)
-    process.kill()                          # SIGKILL: the parent runs no cleanup at all
+    process.kill()  # SIGKILL: the parent runs no cleanup at all
     process.wait(timeout=10)
     deadline = time.monotonic() + 5
     while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
         time.sleep(0.1)
     survivors = [pid for pid in workers if _alive(pid)]
-    for pid in survivors:                   # do not leave them behind if the test fails
+    for pid in survivors:  # do not leave them behind if the test fails
         os.kill(pid, signal.SIGKILL)
     assert not survivors
 
@@ -205,7 +213,7 @@ def test_sigterm_tears_the_pool_down_without_waiting(tmp_path):
     process, workers = _start(tmp_path)
     process.terminate()
     try:
-        out, err = process.communicate(timeout=20)   # the running chunks sleep for 60 s
+        out, err = process.communicate(timeout=20)  # the running chunks sleep for 60 s
     finally:
         process.kill()
     assert process.returncode == 130 and "interrupted" in out, err

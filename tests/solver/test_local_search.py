@@ -21,8 +21,11 @@ EXAMPLES = int(os.environ.get("BRUTE_EXAMPLES", 40))
 
 
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
-@given(spec_st.spec_data(max_threads=7, max_contexts=16, max_tasks=4), st.integers(0, 1000),
-       st.sampled_from(["total_throughput", "min_throughput", "latency"]))
+@given(
+    spec_st.spec_data(max_threads=7, max_contexts=16, max_tasks=4),
+    st.integers(0, 1000),
+    st.sampled_from(["total_throughput", "min_throughput", "latency"]),
+)
 def test_plans_stay_valid_and_only_improve(data, seed, objective):
     spec = spec_st.load(data)
     try:
@@ -55,8 +58,9 @@ def test_same_seed_same_plan():
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_finds_the_proven_optimum_of_a_small_spec(seed):
     spec = load_spec("t2-ipfwd-intadd-x2")
-    optimum = solve_binding(BindingProblem(spec), time_limit=30, workers=1, seed=0, local_search=False,
-                            configuration=False)
+    optimum = solve_binding(
+        BindingProblem(spec), time_limit=30, workers=1, seed=0, local_search=False, configuration=False
+    )
     assert optimum.status == "OPTIMAL"
     start = list(map(int, uniform_plans(spec, 1, seed)[0]))
     found = improve_plan(spec, start, seed=seed, rounds=30)

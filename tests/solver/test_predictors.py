@@ -46,12 +46,18 @@ def test_slowdown_table_size(spec):
 # ---------------------------------------------------------------------------- worked example
 # PPoPP'10 Figures 4/5 and TPDS Figures 4/5: R1-P1-T1 on three different cores (TA11), R1, R2
 # and P2 on the same hardware pipe of core 0, T2 on another core (R2-P2-T2 alone is TA3).
-EXAMPLE = [0, 8, 16, 1, 2, 24]      # R1 P1 T1 R2 P2 T2
-BASE = {"TA11": Experiment(100.0, {"R": 2.0, "P": 5.0, "T": 1.0}),
-        "TA3": Experiment(120.0, {"R": 2.5, "P": 4.0, "T": 1.0})}
-SLOWDOWN = {   # (target, key): (instance throughput, target time)
-    (R, EMPTY): (50.0, 2.0), (R, ((P, R), ())): (25.0, 4.5), (R, ((P,), ())): (40.0, 3.0),
-    (P, EMPTY): (50.0, 5.0), (P, ((R, R), ())): (30.0, 7.0), (P, ((R,), ())): (45.0, 5.5),
+EXAMPLE = [0, 8, 16, 1, 2, 24]  # R1 P1 T1 R2 P2 T2
+BASE = {
+    "TA11": Experiment(100.0, {"R": 2.0, "P": 5.0, "T": 1.0}),
+    "TA3": Experiment(120.0, {"R": 2.5, "P": 4.0, "T": 1.0}),
+}
+SLOWDOWN = {  # (target, key): (instance throughput, target time)
+    (R, EMPTY): (50.0, 2.0),
+    (R, ((P, R), ())): (25.0, 4.5),
+    (R, ((P,), ())): (40.0, 3.0),
+    (P, EMPTY): (50.0, 5.0),
+    (P, ((R, R), ())): (30.0, 7.0),
+    (P, ((R,), ())): (45.0, 5.5),
     (T, EMPTY): (50.0, 1.0),
 }
 
@@ -70,10 +76,10 @@ def test_example_keys_follow_step_2(spec):
     tables = _example_tables(spec)
     members, instance_of, types = tables.layout()
     keys = [tables.stress_keys(EXAMPLE, t, instance_of, types) for t in range(6)]
-    assert keys[0] == (((P, R), ()), EMPTY)        # (i) R1 with R2 and P2; no sibling
-    assert keys[3] == (((P, R), ()), ((P,), ()))   # (ii) R2 with R1 and P2; sibling P2
-    assert keys[4] == (((R, R), ()), ((R,), ()))   # (iii) P2 with R1 and R2; sibling R2
-    assert keys[1] == keys[2] == keys[5] == (EMPTY, EMPTY)   # P1, T1, T2 alone on their cores
+    assert keys[0] == (((P, R), ()), EMPTY)  # (i) R1 with R2 and P2; no sibling
+    assert keys[3] == (((P, R), ()), ((P,), ()))  # (ii) R2 with R1 and P2; sibling P2
+    assert keys[4] == (((R, R), ()), ((R,), ()))  # (iii) P2 with R1 and R2; sibling R2
+    assert keys[1] == keys[2] == keys[5] == (EMPTY, EMPTY)  # P1, T1, T2 alone on their cores
 
 
 def test_tsbsched_step_2_ii_baseline_holds_the_siblings(spec):
@@ -85,7 +91,7 @@ def test_tsbsched_step_2_ii_baseline_holds_the_siblings(spec):
     r2, p2 = 2.5 + (4.5 - 3.0), 4.0 + (7.0 - 5.5)
     assert prediction.per_instance[0] == pytest.approx(1 / max(r1, 5.0, 1.0))
     assert prediction.per_instance[1] == pytest.approx(1 / max(r2, p2, 1.0))
-    assert tables.experiments == 0   # everything came from the filled tables
+    assert tables.experiments == 0  # everything came from the filled tables
 
 
 def test_blackbox_figures_4_and_5(spec):
@@ -109,9 +115,11 @@ def test_batch_reads_the_example_like_the_formulas(spec):
 
 # ---------------------------------------------------------------------------- isolation
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(target=st.sampled_from([R, P, T]),
-       pipe=st.lists(st.sampled_from([R, P, T]), max_size=3),
-       core=st.lists(st.sampled_from([R, P, T]), max_size=4))
+@given(
+    target=st.sampled_from([R, P, T]),
+    pipe=st.lists(st.sampled_from([R, P, T]), max_size=3),
+    core=st.lists(st.sampled_from([R, P, T]), max_size=4),
+)
 def test_slowdown_experiments_isolate_the_target_instance(spec, target, pipe, core):
     """TPDS §3.1.1: the target's other threads run alone on remote cores; stressors sit where
     the key says, and no other thread shares the target's core."""
@@ -172,8 +180,9 @@ def test_closed_form_profiling_batch_equals_one_by_one(spec):
     plans = uniform_plans(spec, 40, 3)
     one = ProfileTables(spec, analytic)
     many = ProfileTables(spec, analytic, oracle_kind="analytic")
-    np.testing.assert_allclose(BatchPredictor(many).predict("tsbsched", plans),
-                               BatchPredictor(one).predict("tsbsched", plans), rtol=1e-12)
+    np.testing.assert_allclose(
+        BatchPredictor(many).predict("tsbsched", plans), BatchPredictor(one).predict("tsbsched", plans), rtol=1e-12
+    )
     assert many.experiments == one.experiments > 11
     for target, table in one.slowdown.items():
         for key, entry in table.items():

@@ -18,7 +18,7 @@ def test_update_shows_counts_in_the_running_phase_without_a_new_phase():
 
 def test_update_is_silent_when_disabled_or_before_any_phase():
     with Phases(enabled=False) as say:
-        say.update("predicted 1 plans")          # no bar, nothing raised
+        say.update("predicted 1 plans")  # no bar, nothing raised
     with Phases(enabled=True) as say:
-        say.update("predicted 1 plans")          # no phase yet: ignored
+        say.update("predicted 1 plans")  # no phase yet: ignored
         assert say._bar.tasks == []

@@ -16,13 +16,31 @@ SAMPLES = 600
 
 
 def _command(out: Path, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "solver.cli", "certify", "t2-ipfwd-intadd-x2", "--oracle", "analytic",
-            "--samples", str(SAMPLES), "--workers", "2", "--seed", "1", "--out", str(out), "--json", *extra]
+    return [
+        sys.executable,
+        "-m",
+        "solver.cli",
+        "certify",
+        "t2-ipfwd-intadd-x2",
+        "--oracle",
+        "analytic",
+        "--samples",
+        str(SAMPLES),
+        "--workers",
+        "2",
+        "--seed",
+        "1",
+        "--out",
+        str(out),
+        "--json",
+        *extra,
+    ]
 
 
 def _run(command: list[str]) -> None:
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    done = subprocess.run(
+        command, cwd=ROOT, capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)}
+    )
     assert done.returncode in (0, 1), done.stderr
 
 
@@ -42,8 +60,13 @@ def _records(path: Path) -> int:
 def _kill_after(out: Path, records: int) -> int:
     """Start the run, SIGKILL it once the file holds `records` records (-1: before the file
     exists); returns how many finished records the file held when the run was killed."""
-    process = subprocess.Popen(_command(out), cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                               env={**os.environ, "PYTHONPATH": str(ROOT)})
+    process = subprocess.Popen(
+        _command(out),
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     deadline = time.monotonic() + 60
     path = out / "samples.jsonl"
     while process.poll() is None and _records(path) < records and time.monotonic() < deadline:
@@ -63,10 +86,10 @@ def test_kill_9_and_resume_gives_the_uninterrupted_certificate(tmp_path):
         killed_at.append(_kill_after(out, rng.randrange(-1, SAMPLES - 50)))
         if (out / "samples.jsonl").exists():
             _run(_command(out, "--resume"))
-        else:                               # killed before it wrote anything: start again
+        else:  # killed before it wrote anything: start again
             _run(_command(out))
         assert _certificate(out) == expected, f"kill {k} after {killed_at[-1]} records"
         lines = (out / "samples.jsonl").read_text().splitlines()
         assert sorted(json.loads(line)["index"] for line in lines[1:]) == list(range(SAMPLES))
     print("killed after", killed_at)
-    assert sum(0 <= n < SAMPLES for n in killed_at) >= 3, killed_at   # most kills cut the sampling
+    assert sum(0 <= n < SAMPLES for n in killed_at) >= 3, killed_at  # most kills cut the sampling

@@ -73,12 +73,15 @@ def test_the_spec_hash_ignores_names_and_descriptions_only():
     assert spec_hash(type(spec).model_validate(data)) != spec_hash(spec)
 
 
-@pytest.mark.parametrize("change, message", [
-    ("spec", "the spec changed"),
-    ("oracle", "the oracle changed (analytic in the file, des now)"),
-    ("seed", "the seed changed (0 in the file, 4 now)"),
-    ("design", "the design changed ('local-optima' in the file, 'random' now)"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ("spec", "the spec changed"),
+        ("oracle", "the oracle changed (analytic in the file, des now)"),
+        ("seed", "the seed changed (0 in the file, 4 now)"),
+        ("design", "the design changed ('local-optima' in the file, 'random' now)"),
+    ],
+)
 def test_resume_refuses_another_samples_file(spec_file, tmp_path, capsys, change, message):
     out = tmp_path / "out"
     assert _certify(spec_file, out, "--oracle", "analytic", "--samples", "300", "--seed", "0") in (0, 1)
@@ -96,7 +99,7 @@ def test_resume_refuses_another_samples_file(spec_file, tmp_path, capsys, change
     assert _certify(spec_file, out, *args) == 2
     err = capsys.readouterr().err
     assert message in err and "--force" in err and "Traceback" not in err
-    assert (out / "samples.jsonl").read_text() == before       # nothing stale reused, nothing lost
+    assert (out / "samples.jsonl").read_text() == before  # nothing stale reused, nothing lost
 
 
 def test_resume_refuses_changed_oracle_settings(tmp_path):
@@ -138,9 +141,9 @@ def test_a_header_alone_is_not_a_finished_sample(tmp_path):
     spec = load_spec("t2-ipfwd-intadd-x2")
     service = SamplingService(spec, tmp_path / "samples.jsonl", oracle_kind="analytic")
     service.start_fresh()
-    service.open(resume=False)                 # nothing to lose: no error
+    service.open(resume=False)  # nothing to lose: no error
     with (tmp_path / "samples.jsonl").open("a") as handle:
-        handle.write('{"index": 0, "contexts": [1, 2')   # a cut line is not a finished sample either
+        handle.write('{"index": 0, "contexts": [1, 2')  # a cut line is not a finished sample either
     service.open(resume=False)
 
 
@@ -152,7 +155,7 @@ def test_a_cut_last_line_is_repaired_before_appending(tmp_path):
     part = SamplingService(spec, tmp_path / "part.jsonl", seed=3, oracle_kind="analytic", max_samples=60)
     part.start_fresh()
     part.ensure(25)
-    with part.path.open("a") as handle:        # a crash (or a full disk) in the middle of a line
+    with part.path.open("a") as handle:  # a crash (or a full disk) in the middle of a line
         handle.write(part.records[3].to_json()[:40])
     again = SamplingService(spec, part.path, seed=3, oracle_kind="analytic", max_samples=60)
     assert again.load() == 25
@@ -177,7 +180,7 @@ def test_a_damaged_or_foreign_file_is_refused(tmp_path):
     service.path.write_text("\n".join(lines[:5] + ["garbage"] + lines[6:]) + "\n")
     with pytest.raises(SamplingError, match=r"s\.jsonl:6: not a sample record"):
         SamplingService(spec, service.path, oracle_kind="analytic").load()
-    service.path.write_text("\n".join(lines[1:]) + "\n")          # an older file, without header
+    service.path.write_text("\n".join(lines[1:]) + "\n")  # an older file, without header
     with pytest.raises(SamplingError, match=r"s\.jsonl:1: no samples header"):
         SamplingService(spec, service.path, oracle_kind="analytic").load()
 
@@ -204,14 +207,19 @@ def test_a_second_run_into_the_same_out_fails_at_once(spec_file, tmp_path, capsy
     finally:
         holder.kill()
         holder.wait()
-    assert _certify(spec_file, out, "--oracle", "analytic", "--samples", "100") in (0, 1)   # gone with its holder
+    assert _certify(spec_file, out, "--oracle", "analytic", "--samples", "100") in (0, 1)  # gone with its holder
 
 
 def test_the_lock_is_released_after_a_run(spec_file, tmp_path):
     out = tmp_path / "out"
     assert _certify(spec_file, out, "--oracle", "analytic", "--samples", "100") in (0, 1)
-    probe = subprocess.run([sys.executable, "-c", HOLDER.replace("time.sleep(60)", ""), str(out)], cwd=ROOT,
-                           capture_output=True, text=True, timeout=60)
+    probe = subprocess.run(
+        [sys.executable, "-c", HOLDER.replace("time.sleep(60)", ""), str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert probe.returncode == 0 and "locked" in probe.stdout, probe.stderr
 
 
@@ -219,8 +227,9 @@ def test_evt_reads_the_samples_file_as_it_is(tmp_path, capsys):
     from tests.solver.test_certify import FlakyOracle
 
     spec = load_spec("t2-ipfwd-intadd-x2")
-    outcome = certify(spec, out_dir=tmp_path, samples=200, seed=5, oracle_factory=FlakyOracle, balanced=0,
-                      design="random")
+    outcome = certify(
+        spec, out_dir=tmp_path, samples=200, seed=5, oracle_factory=FlakyOracle, balanced=0, design="random"
+    )
     ok = len(outcome.service.ok_records())
     assert 0 < ok < 200
     capsys.readouterr()
@@ -234,7 +243,23 @@ def test_run_refuses_before_solving(spec_file, tmp_path, capsys):
     out = tmp_path / "out"
     assert _certify(spec_file, out, "--oracle", "analytic", "--samples", "100") in (0, 1)
     capsys.readouterr()
-    assert main(["run", str(spec_file), "--out", str(out), "--oracle", "analytic", "--samples", "100",
-                 "--workers", "1", "--json"]) == 2
+    assert (
+        main(
+            [
+                "run",
+                str(spec_file),
+                "--out",
+                str(out),
+                "--oracle",
+                "analytic",
+                "--samples",
+                "100",
+                "--workers",
+                "1",
+                "--json",
+            ]
+        )
+        == 2
+    )
     assert "--resume or discard them with --force" in capsys.readouterr().err
     assert not (out / "plan.yaml").exists()

@@ -10,8 +10,23 @@ from specs import load_plan, load_spec
 
 def test_solve_json(tmp_path, capsys):
     out = tmp_path / "plan.yaml"
-    code = main(["solve", "t2-ipfwd-intadd-x2", "--method", "cpsat,random,balanced", "--time-limit", "10",
-                 "--samples", "500", "--workers", "1", "--out", str(tmp_path), "--json"])
+    code = main(
+        [
+            "solve",
+            "t2-ipfwd-intadd-x2",
+            "--method",
+            "cpsat,random,balanced",
+            "--time-limit",
+            "10",
+            "--samples",
+            "500",
+            "--workers",
+            "1",
+            "--out",
+            str(tmp_path),
+            "--json",
+        ]
+    )
     assert code == 0
     result = json.loads(capsys.readouterr().out)
     for key in ("method", "status", "objective", "bound", "gap", "plan", "predicted", "simulated", "comparison"):
@@ -65,8 +80,23 @@ def test_a_failed_solver_step_is_visible_and_exits_3(capsys, monkeypatch):
         raise ConfigurationLPFailed("the configuration LP failed: (HiGHS Status 4: Solve error)")
 
     monkeypatch.setattr(cpsat, "configuration_bound", failing)
-    code = main(["solve", "t2-ipfwd-l1-x8", "--method", "cpsat", "--time-limit", "2", "--oracle", "analytic",
-                 "--workers", "1", "--samples", "200", "--json"])
+    code = main(
+        [
+            "solve",
+            "t2-ipfwd-l1-x8",
+            "--method",
+            "cpsat",
+            "--time-limit",
+            "2",
+            "--oracle",
+            "analytic",
+            "--workers",
+            "1",
+            "--samples",
+            "200",
+            "--json",
+        ]
+    )
     assert code == 3
     out, err = capsys.readouterr()
     result = json.loads(out)

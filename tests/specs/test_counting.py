@@ -65,8 +65,9 @@ def test_a_count_past_floats_is_exact():
 
 
 def test_a_budget_skips_only_the_distinct_count():
-    topo = Topology.model_validate({"name": "t", "clock": "1GHz",
-                                    "levels": [{"name": "a", "count": 16}, {"name": "b", "count": 16}]})
+    topo = Topology.model_validate(
+        {"name": "t", "clock": "1GHz", "levels": [{"name": "a", "count": 16}, {"name": "b", "count": 16}]}
+    )
     tree = UsableTree.of(topo)
     assert count_distinct(tree, 200, max_work=work_estimate(tree, 200) - 1) is None
     small = count_distinct(tree, 3, max_work=work_estimate(tree, 3))
@@ -76,12 +77,25 @@ def test_a_budget_skips_only_the_distinct_count():
 
 def test_the_count_command_on_thousands_of_digits(tmp_path, capsys):
     spec = tmp_path / "big.yaml"
-    spec.write_text(yaml.safe_dump({
-        "tasksolve": 1, "name": "big",
-        "topology": {"name": "big", "clock": "1GHz",
-                     "levels": [{"name": "socket", "count": 16}, {"name": "core", "count": 64}, {"name": "smt", "count": 64}]},
-        "applications": {"a": {"tasks": {"A": {"cycles": 10}}}},
-        "workload": [{"app": "a", "instances": 1500}]}))
+    spec.write_text(
+        yaml.safe_dump(
+            {
+                "tasksolve": 1,
+                "name": "big",
+                "topology": {
+                    "name": "big",
+                    "clock": "1GHz",
+                    "levels": [
+                        {"name": "socket", "count": 16},
+                        {"name": "core", "count": 64},
+                        {"name": "smt", "count": 64},
+                    ],
+                },
+                "applications": {"a": {"tasks": {"A": {"cycles": 10}}}},
+                "workload": [{"app": "a", "instances": 1500}],
+            }
+        )
+    )
     assert main(["count", str(spec), "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
     exact = math.perm(65536, 1500)

@@ -79,14 +79,17 @@ def tight_specs(draw):
     levels = draw(st.lists(st.sampled_from(topo.level_names + ["machine"]), min_size=1, max_size=2, unique=True))
     cons["max_threads"] = {level: draw(st.integers(1, 2)) for level in levels}
     pinned = draw(st.lists(st.sampled_from(spec.thread_names), max_size=2, unique=True))
-    cons["pin"] = dict(zip(pinned, draw(st.lists(st.sampled_from(usable), min_size=len(pinned),
-                                                  max_size=len(pinned), unique=True))))
+    cons["pin"] = dict(
+        zip(pinned, draw(st.lists(st.sampled_from(usable), min_size=len(pinned), max_size=len(pinned), unique=True)))
+    )
     forbidden = draw(st.lists(st.sampled_from(spec.thread_names), max_size=3, unique=True))
-    cons["forbid"] = {t: draw(st.lists(st.sampled_from(domains), min_size=1, max_size=2, unique=True)) for t in forbidden}
+    cons["forbid"] = {
+        t: draw(st.lists(st.sampled_from(domains), min_size=1, max_size=2, unique=True)) for t in forbidden
+    }
     data["constraints"] = cons
     try:
         return spec_st.load(data)
-    except SpecError:    # a plain mistake (pin outside the contexts, ...), not a feasibility question
+    except SpecError:  # a plain mistake (pin outside the contexts, ...), not a feasibility question
         assume(False)
 
 
@@ -98,23 +101,38 @@ def test_the_placement_check_is_exact(spec):
     assert (check_placement(spec) == []) == feasible
 
 
-@pytest.mark.parametrize("constraints, field, fragment", [
-    ("  contexts: [core0]\n  max_threads: {pipe: 2}\n", "constraints.max_threads.pipe",
-     "max_threads {pipe: 2} leaves room for 4 of the 6 threads in the 8 contexts of constraints.contexts"),
-    ("  contexts: [core0.pipe0, core1.pipe0]\n  max_threads: {core: 2}\n", "constraints.max_threads.core",
-     "leaves room for 4 of the 6 threads"),
-    ("  max_threads: {machine: 5}\n", "constraints.max_threads.machine", "room for 5 of the 6"),
-    ('  contexts: [core0]\n  max_threads: {pipe: 3}\n  pin: {"ipfwd#0.R": "core0.pipe0.strand0", '
-     '"ipfwd#0.P": "core0.pipe0.strand1", "ipfwd#0.T": "core0.pipe0.strand2", "ipfwd#1.R": "core0.pipe0.strand3"}\n',
-     "constraints.pin", "with these pins with max_threads {pipe: 3}, only 5 of the 6 threads"),
-    ('  contexts: [core0]\n  max_threads: {pipe: 4}\n  forbid: {"ipfwd#0.R": [core0.pipe0], "ipfwd#0.P": [core0.pipe0], '
-     '"ipfwd#0.T": [core0.pipe0], "ipfwd#1.R": [core0.pipe0], "ipfwd#1.P": [core0.pipe0]}\n',
-     "constraints.forbid", "only 5 of the 6"),
-])
+@pytest.mark.parametrize(
+    "constraints, field, fragment",
+    [
+        (
+            "  contexts: [core0]\n  max_threads: {pipe: 2}\n",
+            "constraints.max_threads.pipe",
+            "max_threads {pipe: 2} leaves room for 4 of the 6 threads in the 8 contexts of constraints.contexts",
+        ),
+        (
+            "  contexts: [core0.pipe0, core1.pipe0]\n  max_threads: {core: 2}\n",
+            "constraints.max_threads.core",
+            "leaves room for 4 of the 6 threads",
+        ),
+        ("  max_threads: {machine: 5}\n", "constraints.max_threads.machine", "room for 5 of the 6"),
+        (
+            '  contexts: [core0]\n  max_threads: {pipe: 3}\n  pin: {"ipfwd#0.R": "core0.pipe0.strand0", '
+            '"ipfwd#0.P": "core0.pipe0.strand1", "ipfwd#0.T": "core0.pipe0.strand2", "ipfwd#1.R": "core0.pipe0.strand3"}\n',
+            "constraints.pin",
+            "with these pins with max_threads {pipe: 3}, only 5 of the 6 threads",
+        ),
+        (
+            '  contexts: [core0]\n  max_threads: {pipe: 4}\n  forbid: {"ipfwd#0.R": [core0.pipe0], "ipfwd#0.P": [core0.pipe0], '
+            '"ipfwd#0.T": [core0.pipe0], "ipfwd#1.R": [core0.pipe0], "ipfwd#1.P": [core0.pipe0]}\n',
+            "constraints.forbid",
+            "only 5 of the 6",
+        ),
+    ],
+)
 def test_impossible_placements_are_named_and_located(constraints, field, fragment):
     with pytest.raises(SpecError) as info:
         load_spec_text(T2 + constraints, "spec.yaml")
-    (file, line, col, path, message), = info.value.problems
+    ((file, line, col, path, message),) = info.value.problems
     assert (file, line is not None, col is not None) == ("spec.yaml", True, True)
     assert field in str(info.value) and fragment in message, message
 
@@ -122,14 +140,19 @@ def test_impossible_placements_are_named_and_located(constraints, field, fragmen
 def test_the_opt_out_loads_an_impossible_spec():
     text = T2 + "  contexts: [core0]\n  max_threads: {pipe: 2}\n  latency_max: 10ns\n"
     spec = load_spec_text(text, feasibility=False)
-    assert [p.path for p in check_feasibility(spec)] == [("constraints", "max_threads", "pipe"),
-                                                          ("constraints", "latency_max")]
+    assert [p.path for p in check_feasibility(spec)] == [
+        ("constraints", "max_threads", "pipe"),
+        ("constraints", "latency_max"),
+    ]
 
 
 def test_validate_and_solve_refuse_what_cannot_be_met(tmp_path, capsys):
     (tmp_path / "cap.yaml").write_text(T2 + "  contexts: [core0]\n  max_threads: {pipe: 2}\n")
     (tmp_path / "lat.yaml").write_text(T2 + "  latency_max: 10ns\n")
-    for name, where in (("cap.yaml", ":10:23: constraints.max_threads.pipe:"), ("lat.yaml", ":9:16: constraints.latency_max:")):
+    for name, where in (
+        ("cap.yaml", ":10:23: constraints.max_threads.pipe:"),
+        ("lat.yaml", ":9:16: constraints.latency_max:"),
+    ):
         for command in (["validate"], ["solve", "--time-limit", "1", "--method", "cpsat"], ["count"]):
             assert main([command[0], str(tmp_path / name), *command[1:]]) == 2
             err = capsys.readouterr().err
@@ -141,7 +164,7 @@ def test_the_latency_bound_names_the_critical_path():
     cycles, path = critical_path(spec, "ipfwd")
     app = spec.applications["ipfwd"]
     comm = spec.topology.communication.cycles
-    cheapest = min(comm.values())                    # the T2's costs per level are direct
+    cheapest = min(comm.values())  # the T2's costs per level are direct
     assert path == ["R", "P", "T"]
     assert cycles == pytest.approx(sum(app.tasks[t].cycles for t in path) + 2 * cheapest)
     ok = T2 + f"  latency_max: {cycles}\n"
@@ -162,7 +185,7 @@ def test_no_placement_beats_the_critical_path(data, seed):
     rng = np.random.default_rng(seed)
     n = len(spec.threads)
     plans = np.array([rng.permutation(spec.usable_contexts)[:n] for _ in range(200)])
-    latency = BatchModel(spec).evaluate(plans).latency_max * spec.topology.clock   # cycles
+    latency = BatchModel(spec).evaluate(plans).latency_max * spec.topology.clock  # cycles
     bound = max(critical_path(spec, item.app)[0] for item in spec.workload)
     assert latency.min() >= bound * (1 - 1e-9)
 

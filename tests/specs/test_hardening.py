@@ -43,15 +43,18 @@ def test_the_base_spec_loads():
     assert load_spec_text(spec_text(), "spec.yaml").applications["app"].tasks["A"].cycles == 300
 
 
-@pytest.mark.parametrize("change, expected", [
-    (dict(cycles="1e308"), "cycles"),
-    (dict(cycles=".inf"), "finite"),
-    (dict(size="1e300GiB"), "out of range"),
-    (dict(clock="1e308THz"), "out of range"),
-    (dict(limit="1e308h"), "out of range"),
-    (dict(comm=".inf"), "finite"),
-    (dict(cycles="9" * 5000), "cannot convert"),
-])
+@pytest.mark.parametrize(
+    "change, expected",
+    [
+        (dict(cycles="1e308"), "cycles"),
+        (dict(cycles=".inf"), "finite"),
+        (dict(size="1e300GiB"), "out of range"),
+        (dict(clock="1e308THz"), "out of range"),
+        (dict(limit="1e308h"), "out of range"),
+        (dict(comm=".inf"), "finite"),
+        (dict(cycles="9" * 5000), "cannot convert"),
+    ],
+)
 def test_values_outside_the_documented_ranges_are_refused(change, expected):
     assert expected in error_of(spec_text(**change))
 
@@ -72,15 +75,18 @@ def test_oracle_settings_that_make_no_sense():
     assert "needs a `rate`" in error_of(base + "oracle: {arrival: {process: poisson}}\n")
 
 
-@pytest.mark.parametrize("text, line, expected", [
-    ("tasksolve: 1\nname x\ntopology: t2\n", 2, "could not find expected ':'"),
-    ("tasksolve: 1\nname: x\n\tworkload: []\n", 3, "tabs"),
-    ("tasksolve: 1\nname: \x00x\n", 2, "U+0000"),
-    ("tasksolve: 1\nname: \x1b[31mred\n", 2, "U+001B"),
-    ("tasksolve: 1\nname: !!int x\n", 2, "cannot convert"),
-    ("tasksolve: 1\nname: !!timestamp x\n", 2, "cannot convert"),
-    ("tasksolve: 1\nname: " + "[" * 600 + "]" * 600 + "\n", None, "nested too deeply"),
-])
+@pytest.mark.parametrize(
+    "text, line, expected",
+    [
+        ("tasksolve: 1\nname x\ntopology: t2\n", 2, "could not find expected ':'"),
+        ("tasksolve: 1\nname: x\n\tworkload: []\n", 3, "tabs"),
+        ("tasksolve: 1\nname: \x00x\n", 2, "U+0000"),
+        ("tasksolve: 1\nname: \x1b[31mred\n", 2, "U+001B"),
+        ("tasksolve: 1\nname: !!int x\n", 2, "cannot convert"),
+        ("tasksolve: 1\nname: !!timestamp x\n", 2, "cannot convert"),
+        ("tasksolve: 1\nname: " + "[" * 600 + "]" * 600 + "\n", None, "nested too deeply"),
+    ],
+)
 def test_yaml_failures_are_one_located_message(text, line, expected):
     message = error_of(text)
     assert expected in message, message
@@ -123,8 +129,9 @@ def test_unreadable_files(tmp_path):
 def write_spec(folder, topology_ref: str):
     folder.mkdir(parents=True, exist_ok=True)
     spec = folder / "spec.yaml"
-    spec.write_text(f"tasksolve: 1\nname: x\ntopology: {topology_ref}\napplications: {{a: ipfwd-l1}}\n"
-                    "workload: [{app: a}]\n")
+    spec.write_text(
+        f"tasksolve: 1\nname: x\ntopology: {topology_ref}\napplications: {{a: ipfwd-l1}}\nworkload: [{{app: a}}]\n"
+    )
     return spec
 
 

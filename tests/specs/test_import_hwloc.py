@@ -26,7 +26,12 @@ def test_server_two_sockets_smt():
         assert topo.domain_of(context, 0) == (cpu % 16) // 8
         assert topo.domain_of(context, 1) == cpu % 16
     assert {r.name: r.level for r in topo.resources} == {
-        "l1": "core", "l1i": "core", "l2": "core", "l3": "socket", "mem": "socket"}
+        "l1": "core",
+        "l1i": "core",
+        "l2": "core",
+        "l3": "socket",
+        "mem": "socket",
+    }
     assert "22MiB" in topo.resource("l3").description
 
 
@@ -36,8 +41,9 @@ def test_vm_xml_agrees_with_vm_sysfs():
     sysfs = import_sysfs(DATA / "sysfs" / "vm-2core").topology
     assert xml.level_names == sysfs.level_names and xml.counts == sysfs.counts
     assert xml.os_cpus == sysfs.os_cpus
-    assert [(r.name, r.level, r.description) for r in xml.resources] == \
-        [(r.name, r.level, r.description) for r in sysfs.resources]
+    assert [(r.name, r.level, r.description) for r in xml.resources] == [
+        (r.name, r.level, r.description) for r in sysfs.resources
+    ]
 
 
 def test_hwloc1_cache_objects(tmp_path):
@@ -62,13 +68,15 @@ def test_hwloc1_cache_objects(tmp_path):
     assert topo.resource("l2").level == "machine"
 
 
-@pytest.mark.parametrize("text,match", [
-    ("<topology><object type='Machine'>\n<object type='PU' os_index='0'>\n</topology>",
-     r"not well-formed XML"),
-    ("<lstopo/>", r"root element is <lstopo>, expected <topology>"),
-    ("<topology><object type='Machine'/></topology>", r"no PU"),
-    ("<topology><object type='PU' os_index='x'/></topology>", r"without a numeric os_index"),
-])
+@pytest.mark.parametrize(
+    "text,match",
+    [
+        ("<topology><object type='Machine'>\n<object type='PU' os_index='0'>\n</topology>", r"not well-formed XML"),
+        ("<lstopo/>", r"root element is <lstopo>, expected <topology>"),
+        ("<topology><object type='Machine'/></topology>", r"no PU"),
+        ("<topology><object type='PU' os_index='x'/></topology>", r"without a numeric os_index"),
+    ],
+)
 def test_malformed(tmp_path, text, match):
     path = tmp_path / "bad.xml"
     path.write_text(text)
@@ -79,8 +87,10 @@ def test_malformed(tmp_path, text, match):
         assert caught.value.line == 3  # the mismatched </topology>
 
 
-@pytest.mark.skipif(shutil.which("lstopo-no-graphics") is None or not Path("/sys/devices/system/cpu").is_dir(),
-                    reason="needs hwloc's lstopo and Linux sysfs")
+@pytest.mark.skipif(
+    shutil.which("lstopo-no-graphics") is None or not Path("/sys/devices/system/cpu").is_dir(),
+    reason="needs hwloc's lstopo and Linux sysfs",
+)
 def test_live_lstopo_agrees_with_live_sysfs(tmp_path):
     """On this machine: lstopo's XML and /sys give the same levels, OS numbers and resources."""
     path = tmp_path / "host.xml"

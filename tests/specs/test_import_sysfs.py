@@ -60,7 +60,12 @@ def test_server_two_sockets_smt():
     assert topo.os_cpus["socket1.core7.pu1"] == 31
     assert sorted(topo.os_cpu_list) == list(range(32))
     assert {r.name: r.level for r in topo.resources} == {
-        "l1": "core", "l1i": "core", "l2": "core", "l3": "socket", "mem": "socket"}
+        "l1": "core",
+        "l1i": "core",
+        "l2": "core",
+        "l3": "socket",
+        "mem": "socket",
+    }
     assert "30MiB" in topo.resource("l3").description
     _check_against_files("server-2s", topo)
 
@@ -114,9 +119,12 @@ def test_any_uniform_shape_with_any_numbering(sockets, cores, threads, seed):
     for index, cpu in enumerate(numbers):
         where[cpu] = (index // (cores * threads), index // threads)
     cores_of = {key: frozenset(c for c in where if where[c] == key) for key in set(where.values())}
-    host = HostDescription(source="<test>", package={c: where[c][0] for c in where},
-                           siblings={c: cores_of[where[c]] for c in where},
-                           caches={Cache(2, "unified", 1 << 20, cores_of[k]) for k in cores_of})
+    host = HostDescription(
+        source="<test>",
+        package={c: where[c][0] for c in where},
+        siblings={c: cores_of[where[c]] for c in where},
+        caches={Cache(2, "unified", 1 << 20, cores_of[k]) for k in cores_of},
+    )
     topo = build_topology(host).topology
     expected = [(name, count) for name, count in (("socket", sockets), ("core", cores), ("pu", threads)) if count > 1]
     if sockets == 1 and cores == 1 and threads == 1:
@@ -169,9 +177,15 @@ def test_any_description_gives_a_topology_or_one_spec_error(data):
         package={c: data.draw(st.integers(0, 2)) for c in cpus},
         siblings={c: frozenset(data.draw(st.lists(pick, max_size=3))) | {c} for c in cpus},
         node={c: data.draw(st.integers(0, 2)) for c in cpus} if data.draw(st.booleans()) else {},
-        caches={Cache(data.draw(st.integers(1, 3)), data.draw(st.sampled_from(["data", "unified", "instruction"])),
-                      data.draw(st.none() | st.integers(1, 1 << 25)), frozenset(data.draw(st.lists(pick, min_size=1))))
-                for _ in range(data.draw(st.integers(0, 6)))},
+        caches={
+            Cache(
+                data.draw(st.integers(1, 3)),
+                data.draw(st.sampled_from(["data", "unified", "instruction"])),
+                data.draw(st.none() | st.integers(1, 1 << 25)),
+                frozenset(data.draw(st.lists(pick, min_size=1))),
+            )
+            for _ in range(data.draw(st.integers(0, 6)))
+        },
     )
     try:
         topo = build_topology(host).topology

@@ -92,14 +92,22 @@ def invalid_mutations(draw):
     kind = draw(st.sampled_from(["delete", "retype", "rename", "unit"]))
     mutated = copy.deepcopy(data)
     if kind == "delete":
-        candidates = [(p, name) for p, model in mappings for name, f in model.model_fields.items()
-                      if f.is_required() and (f.alias or name) in _get(data, p) and name != "model"]
+        candidates = [
+            (p, name)
+            for p, model in mappings
+            for name, f in model.model_fields.items()
+            if f.is_required() and (f.alias or name) in _get(data, p) and name != "model"
+        ]
         assume(candidates)
         path, name = draw(st.sampled_from(candidates))
         del _get(mutated, path)[mappings[[p for p, _ in mappings].index(path)][1].model_fields[name].alias or name]
     elif kind == "retype":
-        candidates = [(p, f.alias or name) for p, model in mappings for name, f in model.model_fields.items()
-                      if (f.alias or name) in _get(data, p) and name not in ("description", "name")]
+        candidates = [
+            (p, f.alias or name)
+            for p, model in mappings
+            for name, f in model.model_fields.items()
+            if (f.alias or name) in _get(data, p) and name not in ("description", "name")
+        ]
         assume(candidates)
         path, key = draw(st.sampled_from(candidates))
         value = _get(mutated, path)[key]
@@ -153,8 +161,9 @@ def test_mutated_specs_through_the_cli(tmp_path_factory, mutation):
 def small_trees(draw):
     depth = draw(st.integers(1, 3))
     counts = [draw(st.integers(1, 3)) for _ in range(depth)]
-    topo = Topology.model_validate({"name": "t", "clock": "1GHz",
-                                    "levels": [{"name": f"l{i}x", "count": c} for i, c in enumerate(counts)]})
+    topo = Topology.model_validate(
+        {"name": "t", "clock": "1GHz", "levels": [{"name": f"l{i}x", "count": c} for i, c in enumerate(counts)]}
+    )
     usable = draw(st.lists(st.integers(0, topo.n_contexts - 1), min_size=1, max_size=topo.n_contexts, unique=True))
     return UsableTree.of(topo, usable)
 
@@ -163,8 +172,7 @@ def small_trees(draw):
 @given(small_trees(), st.integers(0, 5))
 def test_counting_equals_brute_force(tree, threads):
     assume(threads <= len(tree.usable) and len(tree.usable) <= 9)
-    forms = {tree.canonical_form(dict(zip(p, range(threads))))
-             for p in itertools.permutations(tree.usable, threads)}
+    forms = {tree.canonical_form(dict(zip(p, range(threads)))) for p in itertools.permutations(tree.usable, threads)}
     assert count_distinct(tree, threads) == len(forms)
 
 
@@ -186,8 +194,8 @@ def test_canonical_forms_are_invariant_under_symmetries(tree, seed, data):
 def test_published_counts_on_the_t2():
     spec = load_spec("t2-ipfwd-intadd-x2")
     tree = UsableTree.of(spec.topology)
-    assert count_distinct(tree, 3) == 11      # TSBSched / BlackBox base-time table
-    assert count_distinct(tree, 6) == 1526    # ASPLOS'12: 2 x 3-thread IPFwd
+    assert count_distinct(tree, 3) == 11  # TSBSched / BlackBox base-time table
+    assert count_distinct(tree, 6) == 1526  # ASPLOS'12: 2 x 3-thread IPFwd
 
 
 def test_different_placements_are_not_equivalent():

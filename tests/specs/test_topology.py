@@ -30,19 +30,22 @@ def test_names_round_trip(t2):
 
 
 def test_shared_level(t2):
-    assert t2.shared_level(0, 1) == 1        # same pipe
-    assert t2.shared_level(0, 4) == 0        # same core, other pipe
-    assert t2.shared_level(0, 8) == -1       # other cores: only the machine
+    assert t2.shared_level(0, 1) == 1  # same pipe
+    assert t2.shared_level(0, 4) == 0  # same core, other pipe
+    assert t2.shared_level(0, 8) == -1  # other cores: only the machine
     assert t2.message_cycles(t2.shared_level(0, 8), 64) == t2.communication.cycles["machine"]
 
 
-@pytest.mark.parametrize("text,fragment", [
-    ("core3.strand1", "expected `pipe` where `strand` is"),
-    ("core8", "core index 8 is out of range"),
-    ("cor3", "did you mean `core`?"),
-    ("core1.pipe0.strand0.x1", "more parts than the topology has levels"),
-    ("3", "not of the form `core<index>`"),
-])
+@pytest.mark.parametrize(
+    "text,fragment",
+    [
+        ("core3.strand1", "expected `pipe` where `strand` is"),
+        ("core8", "core index 8 is out of range"),
+        ("cor3", "did you mean `core`?"),
+        ("core1.pipe0.strand0.x1", "more parts than the topology has levels"),
+        ("3", "not of the form `core<index>`"),
+    ],
+)
 def test_domain_errors(t2, text, fragment):
     with pytest.raises(ValueError) as info:
         t2.parse_domain(text)
@@ -57,13 +60,19 @@ def test_level_names_ending_in_digits():
 
 def test_cache_model_is_lata_eq2():
     """Eq. 2: T_L1*h1 + T_L2*(1-h1)*h2 + T_mem*(1-h1)*(1-h2), times the size in lines (Eq. 1)."""
-    topo = Topology.model_validate({
-        "name": "x", "clock": "1GHz",
-        "levels": [{"name": "l2", "count": 2}, {"name": "core", "count": 2}, {"name": "smt", "count": 2}],
-        "communication": {"model": "cache", "line": "64B",
-                          "latency": {"core": 3, "l2": 14, "machine": 217},
-                          "hit_rate": {"core": 0.8, "l2": 0.6}},
-    })
+    topo = Topology.model_validate(
+        {
+            "name": "x",
+            "clock": "1GHz",
+            "levels": [{"name": "l2", "count": 2}, {"name": "core", "count": 2}, {"name": "smt", "count": 2}],
+            "communication": {
+                "model": "cache",
+                "line": "64B",
+                "latency": {"core": 3, "l2": 14, "machine": 217},
+                "hit_rate": {"core": 0.8, "l2": 0.6},
+            },
+        }
+    )
     h1, h2 = 0.8, 0.6
     same_core = 3 * h1 + 14 * (1 - h1) * h2 + 217 * (1 - h1) * (1 - h2)
     assert topo.message_cycles(topo.shared_level(0, 1), 64) == pytest.approx(same_core)

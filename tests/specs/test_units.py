@@ -9,12 +9,16 @@ from hypothesis import strategies as st
 from specs import units
 
 
-@pytest.mark.parametrize("text,hz", [("1.4GHz", 1.4e9), ("800MHz", 8e8), ("2.5kHz", 2500.0), (1e9, 1e9), ("100Hz", 100.0)])
+@pytest.mark.parametrize(
+    "text,hz", [("1.4GHz", 1.4e9), ("800MHz", 8e8), ("2.5kHz", 2500.0), (1e9, 1e9), ("100Hz", 100.0)]
+)
 def test_frequency(text, hz):
     assert units.parse_frequency(text) == pytest.approx(hz)
 
 
-@pytest.mark.parametrize("text,seconds", [("2.5us", 2.5e-6), ("300ns", 3e-7), ("1ms", 1e-3), ("2s", 2.0), ("7µs", 7e-6)])
+@pytest.mark.parametrize(
+    "text,seconds", [("2.5us", 2.5e-6), ("300ns", 3e-7), ("1ms", 1e-3), ("2s", 2.0), ("7µs", 7e-6)]
+)
 def test_duration_in_seconds(text, seconds):
     duration = units.parse_duration(text)
     assert duration.unit == "s"
@@ -44,20 +48,23 @@ def test_fraction(text, fraction):
     assert units.parse_fraction(text) == pytest.approx(fraction)
 
 
-@pytest.mark.parametrize("parse,text,fragment", [
-    (units.parse_frequency, "1.4GHzz", "unknown unit `GHzz`"),
-    (units.parse_frequency, "1.4 GHz Hz", "expected a frequency"),
-    (units.parse_frequency, "-1GHz", "must be positive"),
-    (units.parse_frequency, True, "expected a frequency"),
-    (units.parse_duration, "3uss", "did you mean `us`?"),
-    (units.parse_duration, "0us", "must be positive"),
-    (units.parse_size, "1.5B", "whole"),
-    (units.parse_size, "64b", "unknown unit `b`"),
-    (units.parse_rate, "2Mpp", "did you mean `Mpps`?"),
-    (units.parse_fraction, "150%", "between 0 and 1"),
-    (units.parse_frequency, "nan", "expected a frequency"),
-    (units.parse_frequency, float("inf"), "finite"),
-])
+@pytest.mark.parametrize(
+    "parse,text,fragment",
+    [
+        (units.parse_frequency, "1.4GHzz", "unknown unit `GHzz`"),
+        (units.parse_frequency, "1.4 GHz Hz", "expected a frequency"),
+        (units.parse_frequency, "-1GHz", "must be positive"),
+        (units.parse_frequency, True, "expected a frequency"),
+        (units.parse_duration, "3uss", "did you mean `us`?"),
+        (units.parse_duration, "0us", "must be positive"),
+        (units.parse_size, "1.5B", "whole"),
+        (units.parse_size, "64b", "unknown unit `b`"),
+        (units.parse_rate, "2Mpp", "did you mean `Mpps`?"),
+        (units.parse_fraction, "150%", "between 0 and 1"),
+        (units.parse_frequency, "nan", "expected a frequency"),
+        (units.parse_frequency, float("inf"), "finite"),
+    ],
+)
 def test_unit_errors(parse, text, fragment):
     with pytest.raises(units.UnitError, match=None) as info:
         parse(text)

@@ -53,8 +53,13 @@ def _ranges(cpus: list[int]) -> str:
     return ",".join(out)
 
 
-def synthesise(dest: Path, cpus: dict[int, dict], caches: list[tuple[int, str, str, list[list[int]]]],
-               nodes: list[list[int]], max_khz: int | None = None) -> None:
+def synthesise(
+    dest: Path,
+    cpus: dict[int, dict],
+    caches: list[tuple[int, str, str, list[list[int]]]],
+    nodes: list[list[int]],
+    max_khz: int | None = None,
+) -> None:
     """cpus: cpu -> {package, core_id, siblings}; caches: (level, type, size, groups)."""
     if dest.exists():
         shutil.rmtree(dest)
@@ -69,7 +74,12 @@ def synthesise(dest: Path, cpus: dict[int, dict], caches: list[tuple[int, str, s
         for index, (level, kind, size, groups) in enumerate(caches):
             group = next(g for g in groups if cpu in g)
             folder = base / f"cpu{cpu}/cache/index{index}"
-            for name, text in (("level", str(level)), ("type", kind), ("size", size), ("shared_cpu_list", _ranges(group))):
+            for name, text in (
+                ("level", str(level)),
+                ("type", kind),
+                ("size", size),
+                ("shared_cpu_list", _ranges(group)),
+            ):
                 _write(folder / name, text)
         if max_khz:
             _write(base / f"cpu{cpu}/cpufreq/cpuinfo_max_freq", str(max_khz))
@@ -88,8 +98,12 @@ def server_2s() -> None:
             for cpu in pair:
                 cpus[cpu] = {"package": socket, "core_id": core_ids[core], "siblings": pair}
     sockets = [[c for c in cpus if cpus[c]["package"] == s] for s in range(2)]
-    caches = [(1, "Data", "48K", cores), (1, "Instruction", "32K", cores), (2, "Unified", "2048K", cores),
-              (3, "Unified", "30720K", sockets)]
+    caches = [
+        (1, "Data", "48K", cores),
+        (1, "Instruction", "32K", cores),
+        (2, "Unified", "2048K", cores),
+        (3, "Unified", "30720K", sockets),
+    ]
     synthesise(HERE / "server-2s", dict(sorted(cpus.items())), caches, sockets, max_khz=3_100_000)
 
 
