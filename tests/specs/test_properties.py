@@ -50,7 +50,7 @@ def _options(annotation):
     origin = typing.get_origin(annotation)
     if origin is typing.Annotated:
         return _options(typing.get_args(annotation)[0])
-    if origin in (typing.Union, getattr(__import__("types"), "UnionType")):
+    if origin in (typing.Union, __import__("types").UnionType):
         return [o for a in typing.get_args(annotation) if a is not type(None) for o in _options(a)]
     return [annotation]
 
