@@ -110,6 +110,243 @@ class SolveReport:
         }
 
 
+@dataclass
+class _Comparison:
+    """What every method of one `solve` shares: the spec, the oracle, the random sample, the rows
+    and details gathered so far (one method per method of this class)."""
+
+    spec: Spec
+    oracle_kind: str
+    seed: int
+    workers: int
+    say: Callable[[str], None]
+    count: Callable[[str], None]
+    rows: list[Row] = field(default_factory=list)
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.objective = self.spec.objective
+        self.batch = BatchModel(self.spec)
+        self.oracle = make_oracle(self.spec, self.oracle_kind)
+
+    def predicted(self, contexts: list[int]) -> float:
+        return float(self.batch.evaluate(np.array([contexts])).values(self.objective)[0])
+
+    def measure(self, plans: list[list[int]], label: str) -> list[Measurement]:
+        self.say(f"measuring {len(plans)} {label} plan(s) on the {self.oracle_kind} oracle")
+        return self.oracle.evaluate_many(
+            [Plan.from_contexts(self.spec, c, method=label) for c in plans], seed=self.seed, workers=self.workers
+        )
+
+    def sample(self, samples: int, methods: list[str]) -> list[str]:
+        """Draw the uniform sample (the random method's and CP-SAT's hint); the methods that can run."""
+        self.say(f"sampling {samples} random plans")
+        try:
+            self.plans = uniform_plans(self.spec, samples, self.seed)
+        except SamplerError as exc:
+            if "cpsat" not in methods:
+                raise Infeasible(f"{exc}; try --method cpsat") from None
+            self.say(f"no random sample ({exc}); CP-SAT runs without a hint, sampling methods are skipped")
+            methods = ["cpsat"]
+            self.plans = np.empty((0, len(self.spec.threads)), dtype=np.intp)
+        self.values = self.batch.evaluate(self.plans).values(self.objective) if len(self.plans) else np.empty(0)
+        self.details["samples"] = int(len(self.plans))
+        return methods
+
+    def random(self, baseline_plans: int) -> None:
+        """The best predicted plan of the sample, and the naive baseline (first plans of the sample)."""
+        objective, sample = self.objective, self.plans
+        best_index = int(np.argmax(self.values))
+        naive = [list(map(int, r)) for r in sample[:baseline_plans]]
+        chosen = [list(map(int, sample[best_index]))] + naive
+        results = self.measure(chosen, "random")
+        self.rows.append(
+            Row(
+                f"random best of {len(sample)}",
+                float(self.values[best_index]),
+                results[0].value(objective),
+                results[0].half_width,
+                chosen[0],
+            )
+        )
+        values = [m.value(objective) for m in results[1:]]
+        worst = int(np.argmin(values))
+        self.rows.append(
+            Row(
+                f"naive avg of {len(values)}",
+                float(np.mean(self.values[: len(naive)])),
+                float(np.mean(values)),
+                None,
+                note="unaware scheduler",
+            )
+        )
+        self.rows.append(
+            Row(
+                f"naive worst of {len(values)}",
+                float(self.values[worst]),
+                values[worst],
+                results[1 + worst].half_width,
+                naive[worst],
+            )
+        )
+
+    def balanced(self, baseline_plans: int) -> None:
+        """Average and worst of a few balanced plans."""
+        try:
+            plans = [list(map(int, r)) for r in balanced_plans(self.spec, baseline_plans, self.seed)]
+        except SamplerError as exc:
+            self.say(f"balanced: {exc}")
+            return
+        results = self.measure(plans, "balanced")
+        values = [m.value(self.objective) for m in results]
+        preds = self.batch.evaluate(np.array(plans)).values(self.objective)
+        worst = int(np.argmin(values))
+        self.rows.append(Row(f"balanced avg of {len(plans)}", float(np.mean(preds)), float(np.mean(values)), None))
+        self.rows.append(
+            Row(
+                f"balanced worst of {len(plans)}",
+                float(preds[worst]),
+                values[worst],
+                results[worst].half_width,
+                plans[worst],
+            )
+        )
+
+    def predictor(self, method: str, samples: int, top_n: int | None, tables):
+        """TSBSched or BlackBox: profile (one set of tables serves both), predict, select."""
+        from solver.predictors.candidates import Candidates
+        from solver.predictors.selection import run_predictor
+        from solver.predictors.tables import ProfileTables
+
+        def factory(s):
+            return make_oracle(s, self.oracle_kind)
+
+        tables = tables or ProfileTables(
+            self.spec, factory, seed=self.seed, oracle_kind=self.oracle_kind, workers=self.workers, say=self.count
+        )
+        candidates = Candidates.of(self.spec, samples=samples, seed=self.seed)
+        self.say(f"{method}: profiling with the {self.oracle_kind} oracle and predicting {candidates.label}")
+        result = run_predictor(
+            self.spec,
+            method,
+            factory,
+            candidates,
+            top_n=top_n,
+            seed=self.seed,
+            objective=self.objective,
+            oracle_kind=self.oracle_kind,
+            workers=self.workers,
+            tables=tables,
+            say=self.count,
+        )
+        n, top1 = len(result.measured), result.measured[0]
+        self.rows.append(
+            Row(
+                f"{method} top 1",
+                self.predicted(result.ranked[0][1]),
+                top1.value(self.objective),
+                top1.half_width,
+                result.ranked[0][1],
+                note="no selection phase",
+            )
+        )
+        self.rows.append(
+            Row(
+                f"{method} top {n}",
+                self.predicted(result.best_contexts),
+                result.best_measured.value(self.objective),
+                result.best_measured.half_width,
+                result.best_contexts,
+                note=f"{result.experiments} profiling runs",
+            )
+        )
+        self.details[method] = {
+            "experiments": result.experiments,
+            "table_size": result.table_size,
+            "candidates": result.candidates,
+            "predicted_plans": result.predicted_plans,
+            "predict_seconds": result.predict_seconds,
+            "profiling_seconds": tables.profiling_seconds,
+            "selection_size": n,
+            "selection_curve": result.selection_curve(self.objective),
+        }
+        return result, tables
+
+    def cpsat(self, problem: BindingProblem, top_k: int, time_limit: float, deterministic: bool):
+        """CP-SAT's K best plans of the closed form, measured; the best measured one first."""
+        self.say(f"cpsat: solving the closed form (time limit {time_limit:g}s, {self.workers} workers)")
+        hint = list(map(int, self.plans[int(np.argmax(self.values))])) if len(self.plans) else None
+        result = solve_binding(
+            problem,
+            objective=self.objective,
+            top_k=top_k,
+            time_limit=time_limit,
+            workers=self.workers,
+            seed=self.seed,
+            hint=hint,
+            deterministic_time=time_limit if deterministic else None,
+        )
+        if result.status == "INFEASIBLE":
+            raise Infeasible(explain_infeasible(problem))
+        if not result.solutions:
+            raise SolverFailed(f"CP-SAT found no plan within {time_limit:g}s (status {result.status})")
+        plans = [s.contexts for s in result.solutions]
+        measured = self.measure(plans, "cpsat")
+        k = max(range(len(plans)), key=lambda i: measured[i].value(self.objective))
+        self.rows.insert(
+            0,
+            Row(
+                f"cpsat top {len(plans)}",
+                self.predicted(plans[k]),
+                measured[k].value(self.objective),
+                measured[k].half_width,
+                plans[k],
+                note=f"{result.status}, model rank {k + 1}",
+            ),
+        )
+        self.details["cpsat"] = _cpsat_details(result, measured, self.objective)
+        return result, plans[k], measured[k]
+
+    def best_row(self) -> tuple[str, list[int], Measurement]:
+        """Without CP-SAT: the best measured plan of the comparison, measured again."""
+        candidates = [r for r in self.rows if r.contexts is not None and r.simulated is not None]
+        best = max(candidates, key=lambda r: r.simulated)
+        measurement = self.oracle.evaluate(Plan.from_contexts(self.spec, best.contexts), seed=self.seed)
+        return best.method.split(" ")[0], best.contexts, measurement
+
+
+def _cpsat_details(result, measured: list[Measurement], objective: str) -> dict[str, Any]:
+    """CP-SAT's steps, bound, local search and configuration LP, for the JSON and the report."""
+    best = result.solutions[0]
+    heuristic, configuration = result.local_search, result.configuration_bound
+    return {
+        "status": result.status,
+        "wall_time": result.wall_time,
+        "symmetry_constraints": result.symmetry_constraints,
+        "bound_source": best.bound_source,
+        "found_by": best.found_by,
+        "local_search": None
+        if heuristic is None
+        else {"value": heuristic.value, "rounds": heuristic.rounds, "wall_time": heuristic.wall_time},
+        "configuration_bound": None
+        if configuration is None
+        else {
+            "value": configuration.value,
+            "level": configuration.level,
+            "configurations": configuration.configurations,
+            "columns": configuration.columns,
+            "converged": configuration.converged,
+            "wall_time": configuration.wall_time,
+        },
+        "notes": result.notes,
+        "steps": [step.to_dict() for step in result.steps],
+        "failed_steps": [step.step for step in result.failed_steps],
+        "top_k": [
+            {"predicted": s.objective, "measured": m.value(objective)} for s, m in zip(result.solutions, measured)
+        ],
+    }
+
+
 def solve(
     spec: Spec,
     methods: list[str],
@@ -125,242 +362,43 @@ def solve(
     deterministic: bool = False,
     progress: Callable[[str], None] | None = None,
 ) -> SolveReport:
-    """Run `methods` on a binding spec; the answer is CP-SAT's when it ran, else the best measured."""
+    """Run `methods` on a binding spec; the answer is CP-SAT's when it ran, else the best measured
+    (by TSBSched or BlackBox when either ran, else by any row)."""
     say = progress or (lambda _: None)
     count = getattr(progress, "update", None) or say  # counts inside a phase (Phases.update)
-    objective = spec.objective
-    problem = BindingProblem(spec)
-    batch = BatchModel(spec)
-    oracle = make_oracle(spec, oracle_kind)
-
-    def predicted(contexts: list[int]) -> float:
-        return float(batch.evaluate(np.array([contexts])).values(objective)[0])
-
-    def measure(plans: list[list[int]], label: str) -> list[Measurement]:
-        say(f"measuring {len(plans)} {label} plan(s) on the {oracle_kind} oracle")
-        return oracle.evaluate_many(
-            [Plan.from_contexts(spec, c, method=label) for c in plans], seed=seed, workers=workers
-        )
-
-    say(f"sampling {samples} random plans")
-    try:
-        sample = uniform_plans(spec, samples, seed)
-    except SamplerError as exc:
-        if "cpsat" not in methods:
-            raise Infeasible(f"{exc}; try --method cpsat") from None
-        say(f"no random sample ({exc}); CP-SAT runs without a hint, sampling methods are skipped")
-        methods = ["cpsat"]
-        sample = np.empty((0, len(spec.threads)), dtype=np.intp)
-    sample_values = batch.evaluate(sample).values(objective) if len(sample) else np.empty(0)
-    rows: list[Row] = []
-    answer: tuple[str, list[int], Measurement] | None = None
-    report_details: dict[str, Any] = {"samples": int(len(sample))}
-    cp_status, cp_value, cp_bound, cp_gap = "NOT_RUN", None, None, None
-
+    run = _Comparison(spec, oracle_kind, seed, workers, say, count)
+    methods = run.sample(samples, methods)
     if "random" in methods:
-        best_index = int(np.argmax(sample_values))
-        naive = [list(map(int, r)) for r in sample[:baseline_plans]]
-        chosen = [list(map(int, sample[best_index]))] + naive
-        results = measure(chosen, "random")
-        rows.append(
-            Row(
-                f"random best of {len(sample)}",
-                float(sample_values[best_index]),
-                results[0].value(objective),
-                results[0].half_width,
-                chosen[0],
-            )
-        )
-        values = [m.value(objective) for m in results[1:]]
-        worst = int(np.argmin(values))
-        rows.append(
-            Row(
-                f"naive avg of {len(values)}",
-                float(np.mean(sample_values[: len(naive)])),
-                float(np.mean(values)),
-                None,
-                note="unaware scheduler",
-            )
-        )
-        rows.append(
-            Row(
-                f"naive worst of {len(values)}",
-                float(sample_values[worst]),
-                values[worst],
-                results[1 + worst].half_width,
-                naive[worst],
-            )
-        )
-
+        run.random(baseline_plans)
     if "balanced" in methods:
-        try:
-            plans = [list(map(int, r)) for r in balanced_plans(spec, baseline_plans, seed)]
-        except SamplerError as exc:
-            say(f"balanced: {exc}")
-            plans = []
-        if plans:
-            results = measure(plans, "balanced")
-            values = [m.value(objective) for m in results]
-            preds = batch.evaluate(np.array(plans)).values(objective)
-            worst = int(np.argmin(values))
-            rows.append(Row(f"balanced avg of {len(plans)}", float(np.mean(preds)), float(np.mean(values)), None))
-            rows.append(
-                Row(
-                    f"balanced worst of {len(plans)}",
-                    float(preds[worst]),
-                    values[worst],
-                    results[worst].half_width,
-                    plans[worst],
-                )
-            )
-
+        run.balanced(baseline_plans)
+    answer: tuple[str, list[int], Measurement] | None = None
     tables = None
     for method in ("tsbsched", "blackbox"):
-        if method not in methods:
-            continue
-        from solver.predictors.candidates import Candidates
-        from solver.predictors.selection import run_predictor
-        from solver.predictors.tables import ProfileTables
-
-        # one set of profiling tables serves both predictors: the experiments are the same
-        tables = tables or ProfileTables(
-            spec, lambda s: make_oracle(s, oracle_kind), seed=seed, oracle_kind=oracle_kind, workers=workers, say=count
-        )
-        candidates = Candidates.of(spec, samples=samples, seed=seed)
-        say(f"{method}: profiling with the {oracle_kind} oracle and predicting {candidates.label}")
-        result = run_predictor(
-            spec,
-            method,
-            lambda s: make_oracle(s, oracle_kind),
-            candidates,
-            top_n=top_n,
-            seed=seed,
-            objective=objective,
-            oracle_kind=oracle_kind,
-            workers=workers,
-            tables=tables,
-            say=count,
-        )
-        n = len(result.measured)
-        top1 = result.measured[0]
-        rows.append(
-            Row(
-                f"{method} top 1",
-                predicted(result.ranked[0][1]),
-                top1.value(objective),
-                top1.half_width,
-                result.ranked[0][1],
-                note="no selection phase",
-            )
-        )
-        rows.append(
-            Row(
-                f"{method} top {n}",
-                predicted(result.best_contexts),
-                result.best_measured.value(objective),
-                result.best_measured.half_width,
-                result.best_contexts,
-                note=f"{result.experiments} profiling runs",
-            )
-        )
-        report_details[method] = {
-            "experiments": result.experiments,
-            "table_size": result.table_size,
-            "candidates": result.candidates,
-            "predicted_plans": result.predicted_plans,
-            "predict_seconds": result.predict_seconds,
-            "profiling_seconds": tables.profiling_seconds,
-            "selection_size": n,
-            "selection_curve": result.selection_curve(objective),
-        }
-        if answer is None or result.best_measured.value(objective) > answer[2].value(objective):
-            if "cpsat" not in methods:
+        if method in methods:
+            result, tables = run.predictor(method, samples, top_n, tables)
+            if answer is None or result.best_measured.value(run.objective) > answer[2].value(run.objective):
                 answer = (method, result.best_contexts, result.best_measured)
-
+    status, value, bound, gap = "NOT_RUN", None, None, None
     if "cpsat" in methods:
-        say(f"cpsat: solving the closed form (time limit {time_limit:g}s, {workers} workers)")
-        hint = list(map(int, sample[int(np.argmax(sample_values))])) if len(sample) else None
-        result = solve_binding(
-            problem,
-            objective=objective,
-            top_k=top_k,
-            time_limit=time_limit,
-            workers=workers,
-            seed=seed,
-            hint=hint,
-            deterministic_time=time_limit if deterministic else None,
-        )
-        cp_status = result.status
-        if result.status == "INFEASIBLE":
-            raise Infeasible(explain_infeasible(problem))
-        if not result.solutions:
-            raise SolverFailed(f"CP-SAT found no plan within {time_limit:g}s (status {result.status})")
-        best_solution = result.solutions[0]
-        cp_value, cp_bound, cp_gap = best_solution.objective, best_solution.bound, best_solution.gap
-        plans = [s.contexts for s in result.solutions]
-        measured = measure(plans, "cpsat")
-        k = max(range(len(plans)), key=lambda i: measured[i].value(objective))
-        rows.insert(
-            0,
-            Row(
-                f"cpsat top {len(plans)}",
-                predicted(plans[k]),
-                measured[k].value(objective),
-                measured[k].half_width,
-                plans[k],
-                note=f"{result.status}, model rank {k + 1}",
-            ),
-        )
-        answer = ("cpsat", plans[k], measured[k])
-        heuristic, configuration = result.local_search, result.configuration_bound
-        report_details["cpsat"] = {
-            "status": result.status,
-            "wall_time": result.wall_time,
-            "symmetry_constraints": result.symmetry_constraints,
-            "bound_source": best_solution.bound_source,
-            "found_by": best_solution.found_by,
-            "local_search": None
-            if heuristic is None
-            else {"value": heuristic.value, "rounds": heuristic.rounds, "wall_time": heuristic.wall_time},
-            "configuration_bound": None
-            if configuration is None
-            else {
-                "value": configuration.value,
-                "level": configuration.level,
-                "configurations": configuration.configurations,
-                "columns": configuration.columns,
-                "converged": configuration.converged,
-                "wall_time": configuration.wall_time,
-            },
-            "notes": result.notes,
-            "steps": [step.to_dict() for step in result.steps],
-            "failed_steps": [step.step for step in result.failed_steps],
-            "top_k": [
-                {"predicted": s.objective, "measured": m.value(objective)} for s, m in zip(result.solutions, measured)
-            ],
-        }
-
+        result, contexts, measurement = run.cpsat(BindingProblem(spec), top_k, time_limit, deterministic)
+        best = result.solutions[0]
+        status, value, bound, gap = result.status, best.objective, best.bound, best.gap
+        answer = ("cpsat", contexts, measurement)
     if answer is None:
-        candidates = [r for r in rows if r.contexts is not None and r.simulated is not None]
-        best_row = max(candidates, key=lambda r: r.simulated)
-        measurement = oracle.evaluate(Plan.from_contexts(spec, best_row.contexts), seed=seed)
-        answer = (best_row.method.split(" ")[0], best_row.contexts, measurement)
-        cp_status = "NOT_RUN"
-
+        answer = run.best_row()
     method, contexts, measurement = answer
-    plan = Plan.from_contexts(spec, contexts, method=method)
-    failed = report_details.get("cpsat", {}).get("failed_steps", [])
     return SolveReport(
-        failed_steps=list(failed),
+        failed_steps=list(run.details.get("cpsat", {}).get("failed_steps", [])),
         method=method,
-        objective=objective,
-        status=cp_status,
-        model_objective=cp_value,
-        bound=cp_bound,
-        gap=cp_gap,
-        plan=plan,
-        predicted=predicted(contexts),
+        objective=run.objective,
+        status=status,
+        model_objective=value,
+        bound=bound,
+        gap=gap,
+        plan=Plan.from_contexts(spec, contexts, method=method),
+        predicted=run.predicted(contexts),
         measured=measurement,
-        comparison=rows,
-        details=report_details,
+        comparison=run.rows,
+        details=run.details,
     )
