@@ -163,44 +163,24 @@ def _certify(
 
     unit = format_value(objective)
     bar = _Progress(progress, n_init if sequential_mode else n_fixed, minimize, unit)
-    history = None
     with bar:
         bar.set_completed(len(service.records))
         if sequential_mode:
-            cursor = {"next": 0}
-
-            def sampler(k: int) -> np.ndarray:
-                values: list[float] = []
-                while len(values) < k:
-                    start = cursor["next"]
-                    if start >= limit:
-                        raise evt.EVTError("the sampling limit was reached before enough plans were measured")
-                    want = min(limit, start + (k - len(values)))
-                    bar.set_total(max(want, n_init))
-                    service.ensure(want, on_progress=lambda d: bar.advance(d, service))
-                    for i in range(start, want):
-                        if service.records[i].status == "ok":
-                            values.append(service.records[i].value)
-                    cursor["next"] = want
-                _refresh_estimate(bar, service, minimize, confidence, unit)
-                return np.array(values[:k])
-
-            history = evt.sequential(
-                sampler,
+            analysis, why_not, history, n_used = _sequential(
+                service,
+                bar,
                 n_init=n_init,
                 n_delta=n_delta,
                 target_gap=target_gap,
                 confidence=confidence,
-                max_n=limit,
+                limit=limit,
                 minimize=minimize,
                 seed=seed,
+                unit=unit,
             )
-            analysis = history.result
-            why_not = None if analysis is not None else "no step of the sequential algorithm could be analysed"
-            n_used = cursor["next"]
         else:
             service.ensure(n_fixed, on_progress=lambda d: bar.advance(d, service))
-            n_used = n_fixed
+            n_used, history = n_fixed, None
             analysis, why_not = _analyze(service.values(n_fixed), minimize, confidence, seed)
 
     oracle = oracle_factory(spec) if oracle_factory else make_oracle(spec, oracle_kind)
@@ -209,45 +189,33 @@ def _certify(
         plan = Plan.from_contexts(spec, best.contexts, method="best random")
     measured = oracle.evaluate(plan, seed=seed)
     plan_value = objective_value(measured, objective)
-
     values = service.values(n_used)
-    failed = len(service.failures(n_used))
     chosen_gap = target_gap if target_gap is not None else (settings.target_gap or DEFAULT_TARGET_GAP)
-    nan = math.nan
-    estimate, lower, upper = (
-        (nan, nan, nan) if analysis is None else (analysis.estimate, analysis.lower, analysis.upper)
+    known_plans = _known_plans(
+        spec,
+        oracle,
+        values,
+        plan_value,
+        minimize=minimize,
+        seed=seed,
+        probes=probes,
+        screen=oracle_kind != "analytic",
+        known=known,
+        rigorous=rigorous,
     )
-    flags = ("unanalysable",) if analysis is None else tuple(analysis.flags)
-    best_sampled = float(values.max() if not minimize else values.min())
-    known_plans = [("best sampled plan", best_sampled)] + list(known or [])
-    probed = probe(spec, oracle, objective, seed, probes, screen=oracle_kind != "analytic") if probes else None
-    if probed is not None:
-        known_plans.append((f"best of {probes} local-search restarts", probed[0]))
-    if rigorous is not None and rigorous.applies and rigorous.objective is not None:
-        known_plans.append(("CP-SAT plan", rigorous.objective))
-    known_plans.append(("certified plan itself", plan_value))
-    applies = rigorous is not None and rigorous.applies
-    evidence = Evidence(
-        plan_value=plan_value,
+    evidence = _evidence(
+        analysis,
+        why_not,
+        values,
+        plan_value,
+        known_plans,
         minimize=minimize,
         target_gap=chosen_gap,
-        n=int(values.size),
-        estimate=estimate,
-        lower=lower,
-        upper=upper,
         confidence=confidence,
-        flags=flags,
-        known=known_plans,
-        unanalysable=why_not,
-        bound=rigorous.bound if applies else None,
-        bound_source=rigorous.bound_source if applies else None,
-        proven_optimum=rigorous.proven_optimum if applies else None,
-        failed_steps=list(rigorous.failed_steps) if rigorous else [],
-        oracle=oracle_kind,
+        rigorous=rigorous,
+        oracle_kind=oracle_kind,
     )
     decision = decide(evidence, show=unit)
-
-    baselines = _baselines(spec, values, minimize, balanced, seed, oracle, objective, design)
     certificate = Certificate(
         spec=spec.name,
         objective=objective,
@@ -261,7 +229,7 @@ def _certify(
         },
         samples={
             "n": int(values.size),
-            "failed": failed,
+            "failed": len(service.failures(n_used)),
             "requested": int(n_used),
             "file": str(service.path),
             "best": float(values.max() if not minimize else values.min()),
@@ -269,7 +237,12 @@ def _certify(
             "sequential": sequential_mode,
             "design": design,
         },
-        optimum={"estimate": estimate, "lower": lower, "upper": upper, "confidence": confidence},
+        optimum={
+            "estimate": evidence.estimate,
+            "lower": evidence.lower,
+            "upper": evidence.upper,
+            "confidence": confidence,
+        },
         gap={**decision.gaps, "words": decision.words},
         target_gap=chosen_gap,
         verdict=decision.verdict,
@@ -279,16 +252,127 @@ def _certify(
         design=design,
         bound=rigorous.to_dict() if rigorous else None,
         known_plans=[{"plan": label, "value": value} for label, value in known_plans],
-        flags=list(flags),
+        flags=list(evidence.flags),
         seed=seed,
         versions=versions(),
-        baselines=baselines,
+        baselines=_baselines(spec, values, minimize, balanced, seed, oracle, objective, design),
         evt=analysis.to_dict() if analysis is not None else {"error": why_not},
         sequential=[step.__dict__ if hasattr(step, "__dict__") else step for step in history.steps]
         if history
         else None,
     )
     return CertifyOutcome(certificate, analysis, history, service)
+
+
+def _sequential(
+    service: SamplingService,
+    bar: _Progress,
+    *,
+    n_init: int,
+    n_delta: int,
+    target_gap: float,
+    confidence: float,
+    limit: int,
+    minimize: bool,
+    seed: int,
+    unit,
+):
+    """ASPLOS'12 Figure 13 over the sampling service: (analysis, why not, history, samples used)."""
+    cursor = {"next": 0}
+
+    def sampler(k: int) -> np.ndarray:
+        values: list[float] = []
+        while len(values) < k:
+            start = cursor["next"]
+            if start >= limit:
+                raise evt.EVTError("the sampling limit was reached before enough plans were measured")
+            want = min(limit, start + (k - len(values)))
+            bar.set_total(max(want, n_init))
+            service.ensure(want, on_progress=lambda d: bar.advance(d, service))
+            values += [service.records[i].value for i in range(start, want) if service.records[i].status == "ok"]
+            cursor["next"] = want
+        _refresh_estimate(bar, service, minimize, confidence, unit)
+        return np.array(values[:k])
+
+    history = evt.sequential(
+        sampler,
+        n_init=n_init,
+        n_delta=n_delta,
+        target_gap=target_gap,
+        confidence=confidence,
+        max_n=limit,
+        minimize=minimize,
+        seed=seed,
+    )
+    analysis = history.result
+    why_not = None if analysis is not None else "no step of the sequential algorithm could be analysed"
+    return analysis, why_not, history, cursor["next"]
+
+
+def _known_plans(
+    spec: Spec,
+    oracle,
+    values: np.ndarray,
+    plan_value: float,
+    *,
+    minimize: bool,
+    seed: int,
+    probes: int,
+    screen: bool,
+    known,
+    rigorous: Rigorous | None,
+) -> list[tuple[str, float]]:
+    """Every plan measured on the same oracle that can refute the estimate (label, value): the best
+    sample, the caller's, the local-search probe, CP-SAT's plan, and the certified plan itself."""
+    objective = spec.objective
+    best_sampled = float(values.max() if not minimize else values.min())
+    known_plans = [("best sampled plan", best_sampled)] + list(known or [])
+    probed = probe(spec, oracle, objective, seed, probes, screen=screen) if probes else None
+    if probed is not None:
+        known_plans.append((f"best of {probes} local-search restarts", probed[0]))
+    if rigorous is not None and rigorous.applies and rigorous.objective is not None:
+        known_plans.append(("CP-SAT plan", rigorous.objective))
+    known_plans.append(("certified plan itself", plan_value))
+    return known_plans
+
+
+def _evidence(
+    analysis,
+    why_not: str | None,
+    values: np.ndarray,
+    plan_value: float,
+    known_plans,
+    *,
+    minimize: bool,
+    target_gap: float,
+    confidence: float,
+    rigorous: Rigorous | None,
+    oracle_kind: str,
+) -> Evidence:
+    """What the verdict rules (`solver.certify.verdict`) decide from."""
+    nan = math.nan
+    estimate, lower, upper = (
+        (nan, nan, nan) if analysis is None else (analysis.estimate, analysis.lower, analysis.upper)
+    )
+    applies = rigorous is not None and rigorous.applies
+    return Evidence(
+        plan_value=plan_value,
+        minimize=minimize,
+        target_gap=target_gap,
+        n=int(values.size),
+        estimate=estimate,
+        lower=lower,
+        upper=upper,
+        confidence=confidence,
+        flags=("unanalysable",) if analysis is None else tuple(analysis.flags),
+        known=known_plans,
+        unanalysable=why_not,
+        bound=rigorous.bound if applies else None,
+        bound_source=rigorous.bound_source if applies else None,
+        proven_optimum=rigorous.proven_optimum if applies else None,
+        failed_steps=list(rigorous.failed_steps) if rigorous else [],
+        oracle=oracle_kind,
+    )
 
 
 def _analyze(values: np.ndarray, minimize: bool, confidence: float, seed: int) -> tuple[Any, str | None]:
