@@ -163,17 +163,7 @@ class Simulation(Dynamics):
                 quiet, last_departed = 0, self.departed
             capped = self.departed >= settings.packets
             if n >= next_check or capped:
-                analysis = analyse(
-                    window,
-                    n,
-                    self._dep_arrays(),
-                    self._lat_arrays(),
-                    settings.warmup,
-                    settings.min_batches,
-                    settings.max_batches,
-                    with_latency=True,
-                    latency_warmup=latency_warmup,
-                )
+                analysis = self._analyse(window, n, latency_warmup)
                 if analysis.ok:
                     good = analysis.relative_hw() <= settings.precision
                     if with_latency:
@@ -194,6 +184,21 @@ class Simulation(Dynamics):
             analysis, window, snapshots, self._dep_arrays(), self._lat_arrays(), converged, self.events, notes
         )
 
+    def _analyse(self, window: float, n: int, latency_warmup: bool) -> Analysis:
+        """`simulate.output.analyse` of the first `n` windows, latencies included."""
+        settings = self.settings
+        return analyse(
+            window,
+            n,
+            self._dep_arrays(),
+            self._lat_arrays(),
+            settings.warmup,
+            settings.min_batches,
+            settings.max_batches,
+            with_latency=True,
+            latency_warmup=latency_warmup,
+        )
+
     def _conclude(
         self, analysis: Analysis, window: float, n: int, converged: bool, latency_warmup: bool
     ) -> tuple[list[str], Analysis]:
@@ -201,16 +206,7 @@ class Simulation(Dynamics):
         settings = self.settings
         notes = []
         if not analysis.ok and latency_warmup and self.departed >= settings.packets:
-            analysis = analyse(
-                window,
-                n,
-                self._dep_arrays(),
-                self._lat_arrays(),
-                settings.warmup,
-                settings.min_batches,
-                settings.max_batches,
-                latency_warmup=False,
-            )
+            analysis = self._analyse(window, n, latency_warmup=False)
             latency_warmup = False
         if not latency_warmup:
             notes.append(

@@ -108,6 +108,13 @@ class Bins:
     def shape(self, node):
         return len(self.contexts[node]) if isinstance(node, int) else tuple(self.shape(c) for c in node)
 
+    def _siblings(self, node) -> list[list]:
+        """The children of `node` grouped by shape: the groups of two or more are interchangeable."""
+        classes: dict = {}
+        for child in node:
+            classes.setdefault(self.shape(child), []).append(child)
+        return [members for members in classes.values() if len(members) > 1]
+
     def sibling_classes(self):
         """Lists of interchangeable sibling subtrees (same parent, same shape), in index order."""
         out = []
@@ -115,10 +122,7 @@ class Bins:
         def walk(node):
             if isinstance(node, int):
                 return
-            classes: dict = {}
-            for child in node:
-                classes.setdefault(self.shape(child), []).append(child)
-            out.extend(c for c in classes.values() if len(c) > 1)
+            out.extend(self._siblings(node))
             for child in node:
                 walk(child)
 
@@ -136,12 +140,7 @@ class Bins:
         def walk(node):
             if isinstance(node, int):
                 return
-            classes: dict = {}
-            for child in node:
-                classes.setdefault(self.shape(child), []).append(child)
-            for members in classes.values():
-                if len(members) < 2:
-                    continue
+            for members in self._siblings(node):
                 snapshot = [[content[b] for b in self.leaves(c)] for c in members]
                 order = sorted(range(len(members)), key=lambda i: -sum(map(sum, snapshot[i])))
                 for target, source in zip(members, order):
