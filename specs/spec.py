@@ -166,7 +166,11 @@ class SearchSettings(StrictModel):
 class CertifySettings(StrictModel):
     """How a plan is certified against the EVT-estimated optimum."""
 
-    samples: Annotated[Count, Field(ge=20)] = 5000
+    samples: Annotated[Count, Field(ge=20)] | None = Field(
+        default=None,
+        description="fixed sample size; default: 1000 local optima (each one a local search) or 5000 random plans "
+        "(ASPLOS'12), by the sampling design",
+    )
     target_gap: Fraction | None = None
     confidence: Fraction = 0.95
     n_init: Annotated[Count, Field(ge=20)] = 1000

@@ -90,7 +90,7 @@ def run(
         time_limit=time_limit,
         workers=workers,
         seed=seed,
-        samples=solve_samples or min(2000, spec.certify.samples),
+        samples=solve_samples or min(2000, spec.certify.samples or 5000),
         progress=say,
     )
     seconds["solve"] = time.perf_counter() - clock

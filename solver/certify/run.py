@@ -22,7 +22,7 @@ from simulate.registry import DEFAULT_KIND
 from solver.binding.samplers import balanced_plans
 from solver.certify.bounds import Rigorous
 from solver.certify.certificate import DEFAULT_TARGET_GAP, Certificate, versions
-from solver.certify.designs import DEFAULT_DESIGN, PROBES, probe
+from solver.certify.designs import DEFAULT_DESIGN, DEFAULT_SAMPLES, PROBES, probe
 from solver.certify.service import SamplingService, acquire_lock, objective_value, release_lock
 from solver.certify.verdict import Evidence, decide
 from specs import Plan, Spec
@@ -138,7 +138,7 @@ def _certify(
     minimize = objective == "latency"
     confidence = confidence if confidence is not None else settings.confidence
     sequential_mode = target_gap is not None
-    n_fixed = samples or settings.samples
+    n_fixed = samples or settings.samples or DEFAULT_SAMPLES.get(design, DEFAULT_SAMPLES["random"])
     n_init = n_init or settings.n_init
     n_delta = n_delta or settings.n_delta
     limit = (max_samples or settings.max_samples) if sequential_mode else n_fixed

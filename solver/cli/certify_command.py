@@ -123,7 +123,10 @@ def certify_command(
     spec_path: str = options.spec_argument(),
     plan_path: Path | None = options.plan_option("The plan to certify (default: the best random plan)."),
     samples: int | None = typer.Option(
-        None, "--samples", min=20, help="Fixed sample size (default: the spec's certify.samples)."
+        None,
+        "--samples",
+        min=20,
+        help="Fixed sample size (default: the spec's certify.samples, else 1000 local optima or 5000 random plans).",
     ),
     target_gap: str | None = typer.Option(
         None, "--target-gap", help="Run the sequential algorithm until within this gap (1% or 0.01)."
@@ -205,7 +208,10 @@ def run_command(
     ),
     time_limit: float | None = options.time_limit_option(),
     samples: int | None = typer.Option(
-        None, "--samples", min=20, help="Random plans for the certificate (default: the spec's certify.samples)."
+        None,
+        "--samples",
+        min=20,
+        help="Samples for the certificate (default: the spec's certify.samples, else 1000 local optima or 5000 random plans).",
     ),
     target_gap: str | None = typer.Option(
         None, "--target-gap", help="Sample sequentially until the best random plan is within this gap."

@@ -93,10 +93,19 @@ def derived_spec(spec: Spec, workload: list[tuple[str, int]], name: str) -> Spec
 
 
 def _instance_figures(measurement: Any, instance: str) -> Experiment:
+    """The target instance's throughput and its threads' busy time per packet in one experiment.
+    Both papers read them per instance and per thread; an oracle that reports neither (a user's
+    program measured by the command oracle prints one figure per run) cannot profile."""
+    if instance not in measurement.per_instance:
+        raise BadProblemError(
+            f"the {measurement.oracle} oracle reports no throughput for instance {instance} of a profiling "
+            "experiment: TSBSched and BlackBox need each instance's own figure (and TSBSched each thread's "
+            "utilization); use the des or analytic oracle for them, or --method cpsat,random,balanced"
+        )
     throughput = measurement.per_instance[instance]
     times = {}
     for thread in measurement.threads:
-        if thread["thread"].startswith(instance + "."):
+        if thread["thread"].startswith(instance + ".") and "utilization" in thread:
             task = thread["thread"].split(".", 1)[1]
             times[task] = thread["utilization"] / throughput if throughput > 0 else float("inf")
     return Experiment(throughput, times)

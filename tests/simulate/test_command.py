@@ -298,3 +298,14 @@ def test_simulate_prints_the_figure_and_where_each_thread_ran(tmp_path, capsys):
     assert "command oracle" in out and "spin#0.A  core1.strand0  cpu 2" in out and "median of 2 run(s)" in out
     assert main(["simulate", str(path), "--plan", str(plan), "--precision", "0.1"]) == 2
     assert "des oracle only" in capsys.readouterr().err
+
+
+@needs_two_cpus
+def test_blackbox_on_a_program_without_instance_figures_is_refused_with_the_reason(tmp_path, capsys):
+    """The command oracle reports one figure per run; BlackBox's profiling needs each instance's
+    own throughput: one clear message and exit 2, not a crash."""
+    spec_path = workload_spec(tmp_path, seconds=0.02, repeats=1)
+    code = main(["solve", str(spec_path), "--method", "blackbox", "--oracle", "command", "--workers", "1"])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err and "internal error" not in err
+    assert "needs each instance's own figure" in err or "need each instance's own figure" in err
