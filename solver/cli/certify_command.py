@@ -122,15 +122,8 @@ def _run_certify(
 def certify_command(
     spec_path: str = options.spec_argument(),
     plan_path: Path | None = options.plan_option("The plan to certify (default: the best random plan)."),
-    samples: int | None = typer.Option(
-        None,
-        "--samples",
-        min=20,
-        help="Fixed sample size (default: the spec's certify.samples, else 1000 local optima or 5000 random plans).",
-    ),
-    target_gap: str | None = typer.Option(
-        None, "--target-gap", help="Run the sequential algorithm until within this gap (1% or 0.01)."
-    ),
+    samples: int | None = options.samples_option(),
+    target_gap: str | None = options.target_gap_option(),
     confidence: float | None = typer.Option(
         None, "--confidence", min=0.5, max=0.999, help="Confidence of the optimum's interval."
     ),
@@ -142,7 +135,7 @@ def certify_command(
     workers: int | None = options.workers_option(),
     seed: int | None = options.seed_option(),
     oracle: str | None = options.oracle_option(),
-    resume: bool = typer.Option(False, "--resume", help="Continue from OUT/samples.jsonl instead of starting afresh."),
+    resume: bool = options.resume_option(),
     force: bool = options.force_option(),
     scheduler: str | None = options.scheduler_option(),
     out: Path = options.out_dir_option(Path("tasksolve-out"), "samples.jsonl and certificate.json"),
@@ -207,19 +200,12 @@ def run_command(
         "tsbsched and blackbox profile on the oracle first and take minutes.",
     ),
     time_limit: float | None = options.time_limit_option(),
-    samples: int | None = typer.Option(
-        None,
-        "--samples",
-        min=20,
-        help="Samples for the certificate (default: the spec's certify.samples, else 1000 local optima or 5000 random plans).",
-    ),
-    target_gap: str | None = typer.Option(
-        None, "--target-gap", help="Sample sequentially until the best random plan is within this gap."
-    ),
+    samples: int | None = options.samples_option(),
+    target_gap: str | None = options.target_gap_option(),
     workers: int | None = options.workers_option(),
     seed: int | None = options.seed_option(),
     oracle: str | None = options.oracle_option(),
-    resume: bool = typer.Option(False, "--resume", help="Reuse the samples already in OUT/samples.jsonl."),
+    resume: bool = options.resume_option(),
     force: bool = options.force_option(),
     scheduler: str | None = options.scheduler_option(),
     design: str = options.design_option(),

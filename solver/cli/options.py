@@ -133,3 +133,23 @@ def check_design(value: str) -> str:
     if value not in DESIGNS:
         fail(f"--design: {value!r} is not a design; choose one of {', '.join(DESIGNS)}")
     return value
+
+
+def samples_option() -> typer.models.OptionInfo:
+    return typer.Option(
+        None,
+        "--samples",
+        min=20,
+        help="Fixed sample size for the certificate (default: the spec's certify.samples, else 1000 local optima "
+        "or 5000 random plans).",
+    )
+
+
+def target_gap_option() -> typer.models.OptionInfo:
+    return typer.Option(
+        None, "--target-gap", help="Sample sequentially (ASPLOS'12 Figure 13) until within this gap (1% or 0.01)."
+    )
+
+
+def resume_option() -> typer.models.OptionInfo:
+    return typer.Option(False, "--resume", help="Continue the samples already in OUT/samples.jsonl.")
