@@ -17,7 +17,8 @@ Pinning is the program's job (``sched_setaffinity``, ``taskset``-like runtimes, 
 
 The figure is read on standard output: with ``regex``, the first group (else the whole match) of
 the *last* match; with ``json``, the key (dotted for nested objects) of the *last* line that is a
-JSON object.  It is the objective's figure: packets (or work items) per second for the
+JSON object; with ``instances`` too (a key of the same line), an object giving every instance's
+own figure (``{"app#0": ..., "app#1": ...}``), which TSBSched's and BlackBox's profiling need.  It is the objective's figure: packets (or work items) per second for the
 throughput objectives, seconds per packet for ``latency``.  The measurement's half-width is half
 the range of the repeats (a spread, not a confidence interval).  A run that cannot start or exits
 non-zero raises `CommandFailed`, one without the figure `MetricNotFound`, one past ``timeout``
@@ -106,8 +107,8 @@ class CommandOracle:
         if not hasattr(plan, "bindings"):
             plan = Plan.from_contexts(self.spec, [int(c) for c in plan])
         placement = Placement.of(self.spec, plan)
-        figures = [self._run_once(placement, seed, r) for r in range(self.repeats)]
-        return self._measurement(placement, figures, seed)
+        runs = [self._run_once(placement, seed, r) for r in range(self.repeats)]
+        return self._measurement(placement, [figure for figure, _ in runs], [each for _, each in runs], seed)
 
     def evaluate_many(
         self, plans: Sequence[Any], seed: int | None = None, workers: int | None = None
@@ -119,7 +120,8 @@ class CommandOracle:
         return measure_many(self, (self.spec, self.overrides), plans, int(seed or 0), 1)
 
     # -- one run
-    def _run_once(self, placement: Placement, seed: int | None, repeat: int) -> float:
+    def _run_once(self, placement: Placement, seed: int | None, repeat: int) -> tuple[float, dict[str, float] | None]:
+        """One run: the figure and, with ``metric.instances``, every instance's own figure."""
         with tempfile.TemporaryDirectory(prefix="tasksolve-run-") as folder:
             plan_file = str(Path(folder) / "plan.json")
             Path(plan_file).write_text(json.dumps(placement.document(self.spec.name, seed), indent=2))
@@ -127,7 +129,26 @@ class CommandOracle:
             env = {**os.environ, **placement.environment(plan_file, seed)}
             where = f"`{_shown_argv(self.argv)}` on plan {_shown_plan(placement)}"
             stdout = _run(argv, env, self.timeout, where, repeat)
-        return self._figure(stdout, where)
+        figure = self._figure(stdout, where)
+        if self.metric.instances is None:
+            return figure, None
+        return figure, self._instance_figures(stdout, where)
+
+    def _instance_figures(self, stdout: str, where: str) -> dict[str, float]:
+        """``metric.instances``: every instance's own figure, from the last JSON object line."""
+        key = self.metric.instances
+        found = _json_object(stdout, key, where)
+        names = [f"{app}#{i}" for app, i in self.spec.instances]
+        missing = [name for name in names if name not in found]
+        if missing:
+            raise MetricNotFound(f"{where}: {key!r} has no figure for instance(s) {', '.join(missing[:5])}")
+        values = {}
+        for name in names:
+            value = found[name]
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise MetricNotFound(f"{where}: {key}.{name} is {str(value)[:80]!r}, not a finite number")
+            values[name] = float(value)
+        return values
 
     def _figure(self, stdout: str, where: str) -> float:
         metric = self.metric
@@ -149,8 +170,13 @@ class CommandOracle:
             raise NonFiniteResultError(f"{where}: the metric is {value}, not a finite number")
         return value
 
-    def _measurement(self, placement: Placement, figures: list[float], seed: int | None) -> Measurement:
+    def _measurement(
+        self, placement: Placement, figures: list[float], instances: list[dict[str, float] | None], seed: int | None
+    ) -> Measurement:
         figure = float(statistics.median(figures))
+        per_instance = {}
+        if instances and instances[0] is not None and not self.latency:
+            per_instance = {name: float(statistics.median(run[name] for run in instances)) for name in instances[0]}
         spread = (max(figures) - min(figures)) / 2.0
         threads = [
             {"thread": t, "context": c, "cpu": cpu}
@@ -163,9 +189,9 @@ class CommandOracle:
         throughput, latency = (0.0, figure) if self.latency else (figure, 0.0)
         return Measurement(
             throughput=throughput,
-            per_instance={},
+            per_instance=per_instance,
             half_width=0.0 if self.latency else spread,
-            min_throughput=throughput,
+            min_throughput=min(per_instance.values()) if per_instance else throughput,
             latency_mean=latency,
             latency_p50=latency,
             latency_p99=latency,
@@ -218,6 +244,28 @@ def _kill(process: subprocess.Popen) -> None:
         process.communicate(timeout=5)
     except (subprocess.TimeoutExpired, ValueError):
         pass
+
+
+def _json_object(stdout: str, key: str, where: str) -> dict[str, Any]:
+    """The object at `key` (dotted) of the last JSON object line of `stdout`."""
+    for line in reversed(stdout.splitlines()):
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
+        try:
+            value: Any = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if not isinstance(value, dict):
+            continue
+        for part in key.split("."):
+            if not isinstance(value, dict) or part not in value:
+                raise MetricNotFound(f"{where}: the last JSON line of its output has no key {key!r} ({line[:SHOWN]})")
+            value = value[part]
+        if not isinstance(value, dict):
+            raise MetricNotFound(f"{where}: {key!r} is {str(value)[:80]!r}, not an object of instance figures")
+        return value
+    raise MetricNotFound(f"{where}: no JSON object line in its output ({_tail(stdout)})")
 
 
 def _json_value(stdout: str, key: str, where: str) -> float:

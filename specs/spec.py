@@ -75,11 +75,18 @@ class Metric(StrictModel):
 
     regex: Annotated[str, Field(min_length=1, max_length=1000)] | None = None
     json_key: Annotated[str, Field(min_length=1, max_length=200)] | None = Field(default=None, alias="json")
+    instances: Annotated[str, Field(min_length=1, max_length=200)] | None = Field(
+        default=None,
+        description="with `json`: the key (dotted) of an object giving each instance's own figure, "
+        '{"app#0": ..., ...}; TSBSched and BlackBox profile only with it',
+    )
 
     @model_validator(mode="after")
     def _one_source(self) -> Metric:
         if (self.regex is None) == (self.json_key is None):
             raise ValueError("give exactly one of `regex` (e.g. 'rate=([0-9.]+)') and `json` (a key)")
+        if self.instances is not None and self.json_key is None:
+            raise ValueError("`instances` reads a JSON object: it goes with `json`, not `regex`")
         if self.regex is not None:
             try:
                 re.compile(self.regex)

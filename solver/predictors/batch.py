@@ -181,14 +181,15 @@ class BatchPredictor:
         self.tables.ensure((target, key) for key in keys.values())
         fresh = np.array(list(keys), dtype=np.int64)
         entries = [self.tables.slowdown[target][key] for key in keys.values()]
-        new = np.array([[e.throughput for e in entries], [e.thread_times[target[1]] for e in entries]])
+        new = np.array([[e.throughput for e in entries], [e.thread_times.get(target[1], np.nan) for e in entries]])
         known = np.concatenate([known, fresh])
         order = np.argsort(known, kind="stable")
         self._sorted[k] = known[order], np.concatenate([values, new], axis=1)[:, order]
         return self._sorted[k]
 
     def _base_values(self, contexts: np.ndarray, forms: np.ndarray):
-        """(instance base throughput (P, I), base time of every thread (P, T))."""
+        """(instance base throughput (P, I), base time of every thread (P, T); NaN where the oracle
+        reports no thread times -- only TSBSched reads them, and it is refused on such oracles)."""
         P = len(contexts)
         base_thr = np.empty(forms.shape)
         base_time = np.empty(contexts.shape)
@@ -206,7 +207,7 @@ class BatchPredictor:
                 rows.append(self._forms[key])
             base_thr[:, i] = np.array([r[0] for r in rows])[inverse.reshape(P)]
             for t in threads:
-                base_time[:, t] = np.array([r[1][self.tasks[t]] for r in rows])[inverse.reshape(P)]
+                base_time[:, t] = np.array([r[1].get(self.tasks[t], np.nan) for r in rows])[inverse.reshape(P)]
         return base_thr, base_time
 
     # ------------------------------------------------------------------ predictions

@@ -96,6 +96,12 @@ def run_predictor(
 ) -> PredictorResult:
     """Predict every candidate (a `Candidates`, or rows of context indices), measure the top
     `top_n` predicted (default: the paper's selection size), keep the best measured."""
+    if method == "tsbsched" and oracle_kind == "command":
+        raise BadProblemError(
+            "TSBSched needs each thread's busy time in its profiling experiments (PPoPP'10 §3.3), which a "
+            "program measured by the command oracle does not report; use --method blackbox (with "
+            "oracle.metric.instances), cpsat, random or balanced"
+        )
     say = say or (lambda _: None)
     top_n = top_n or SELECTION_SIZE[method]
     tables = tables or ProfileTables(spec, oracle_factory, seed=seed, oracle_kind=oracle_kind, workers=workers, say=say)

@@ -272,6 +272,7 @@ def test_certify_with_the_command_measures_every_sampled_plan(tmp_path, capsys):
     assert header["oracle"]["kind"] == "command" and header["oracle"]["settings"]["metric"] == {
         "regex": None,
         "json": "rate",
+        "instances": None,
     }
     assert len(records) == 20 and all(r["status"] == "ok" and r["value"] > 0 for r in records)
 
@@ -309,3 +310,49 @@ def test_blackbox_on_a_program_without_instance_figures_is_refused_with_the_reas
     err = capsys.readouterr().err
     assert code == 2 and "Traceback" not in err and "internal error" not in err
     assert "needs each instance's own figure" in err or "need each instance's own figure" in err
+
+
+def instance_workload_spec(tmp_path, seconds: float) -> Path:
+    """The workload reading the plan file, one worker per thread, each instance's rate reported, on
+    a machine of 2 sockets x 2 cores x 2 strands (room for BlackBox's isolated experiments): the
+    four contexts of a socket share one CPU of this host."""
+    argv = [sys.executable, str(WORKLOAD), "--plan", "{plan_file}", "--per-cpu", "4", "--seconds", str(seconds)]
+    metric = {"json": "rate", "instances": "instances"}
+    topology = TOPOLOGY.replace(
+        "levels: [{name: core, count: 2}, {name: strand, count: 2}]",
+        "levels: [{name: socket, count: 2}, {name: core, count: 2}, {name: strand, count: 2}]",
+    )
+    assert topology != TOPOLOGY
+    path = tmp_path / "spin.yaml"
+    path.write_text(topology + "oracle: " + json.dumps({"kind": "command", "command": argv, "metric": metric}) + "\n")
+    return path
+
+
+@needs_two_cpus
+def test_blackbox_profiles_and_selects_on_the_program(tmp_path, capsys):
+    """BlackBox end to end on the user's program: its base-time and slowdown experiments, the
+    prediction and the selection phase all measured by running the pinned workload."""
+    spec_path = instance_workload_spec(tmp_path, seconds=0.02)
+    code = main(["solve", str(spec_path), "--method", "blackbox", "--oracle", "command", "--workers", "1", "--json"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    report = json.loads(captured.out)
+    assert report["method"] == "blackbox" and report["simulated"]["oracle"] == "command"
+    assert report["details"]["blackbox"]["experiments"] > 0
+    per_instance = report["simulated"]["throughput"]["per_instance"]
+    assert set(per_instance) == {"spin#0"} and per_instance["spin#0"] > 0
+
+
+@needs_two_cpus
+def test_tsbsched_on_a_program_is_refused_with_the_reason(tmp_path, capsys):
+    spec_path = instance_workload_spec(tmp_path, seconds=0.02)
+    code = main(["solve", str(spec_path), "--method", "tsbsched", "--oracle", "command", "--workers", "1"])
+    err = capsys.readouterr().err
+    assert code == 2 and "busy time" in err and "Traceback" not in err
+
+
+def test_instances_go_with_a_json_metric():
+    from specs import SpecError
+
+    with pytest.raises(SpecError, match="goes with `json`"):
+        load_spec_text(TOPOLOGY + "oracle: {kind: command, command: [x], metric: {regex: 'r=(.*)', instances: i}}\n")
