@@ -1,9 +1,12 @@
 """LATA: latency- and throughput-aware parallel pipelining (Kuang & Bhuyan, "LATA: a latency and
 throughput-aware packet processing system", DAC 2010), step by step.
 
-The full paper was not available to us; this follows the description of the steps in the
-tasksolve issue ("LATA-style pipelines") and the paper's abstract, on the closed-form model of
-`solver.pipeline.problem`.  Where we had to decide, the docstrings say so.
+This module was written from a description of LATA's steps and the paper's abstract, before the
+paper's text was at hand, on the closed-form model of `solver.pipeline.problem`; where we had to
+decide, the docstrings say so.  It has not yet been checked step by step against the paper (DAC'10
+§3): the differences known so far -- among them the location-independent communication estimate
+of Eq. 2, per-task frequencies and the instruction-cache limit, none of which is modelled -- are
+listed in docs/design.md ("Departures", LATA).
 
 1. **List-based pipeline scheduling by levels** (`by_levels`): every task becomes a thread at
    the stage of its ASAP level (longest chain of predecessors), so the tasks of one level run in

@@ -1,6 +1,6 @@
-"""The parallel-pipeline problem of LATA (Kuang & Bhuyan, DAC'10; the paper's text was not
-available to us: the problem is taken from the tasksolve issue and docs/design.md) and the one
-closed-form model every pipeline method is judged by.
+"""The parallel-pipeline problem of LATA (Kuang & Bhuyan, DAC'10 §2.3: maximise throughput under a
+latency bound; the model was written from docs/design.md before the paper's text was at hand) and
+the one closed-form model every pipeline method is judged by.
 
 Every method of `solver.pipeline` -- LATA, the comparison systems, the CP-SAT model, the chain
 dynamic programme and the brute force -- builds `Candidate` values and reads their figures from
