@@ -246,8 +246,8 @@ def _kill(process: subprocess.Popen) -> None:
         pass
 
 
-def _json_object(stdout: str, key: str, where: str) -> dict[str, Any]:
-    """The object at `key` (dotted) of the last JSON object line of `stdout`."""
+def _json_at(stdout: str, key: str, where: str) -> Any:
+    """The value at `key` (dotted for nested objects) of the last JSON object line of `stdout`."""
     for line in reversed(stdout.splitlines()):
         line = line.strip()
         if not line.startswith("{"):
@@ -262,31 +262,24 @@ def _json_object(stdout: str, key: str, where: str) -> dict[str, Any]:
             if not isinstance(value, dict) or part not in value:
                 raise MetricNotFound(f"{where}: the last JSON line of its output has no key {key!r} ({line[:SHOWN]})")
             value = value[part]
-        if not isinstance(value, dict):
-            raise MetricNotFound(f"{where}: {key!r} is {str(value)[:80]!r}, not an object of instance figures")
         return value
     raise MetricNotFound(f"{where}: no JSON object line in its output ({_tail(stdout)})")
 
 
+def _json_object(stdout: str, key: str, where: str) -> dict[str, Any]:
+    """The object at `key`: each instance's own figure (``metric.instances``)."""
+    value = _json_at(stdout, key, where)
+    if not isinstance(value, dict):
+        raise MetricNotFound(f"{where}: {key!r} is {str(value)[:80]!r}, not an object of instance figures")
+    return value
+
+
 def _json_value(stdout: str, key: str, where: str) -> float:
-    for line in reversed(stdout.splitlines()):
-        line = line.strip()
-        if not line.startswith("{"):
-            continue
-        try:
-            value: Any = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if not isinstance(value, dict):
-            continue
-        for part in key.split("."):
-            if not isinstance(value, dict) or part not in value:
-                raise MetricNotFound(f"{where}: the last JSON line of its output has no key {key!r} ({line[:SHOWN]})")
-            value = value[part]
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise MetricNotFound(f"{where}: {key!r} is {str(value)[:80]!r}, not a number")
-        return float(value)
-    raise MetricNotFound(f"{where}: no JSON object line in its output ({_tail(stdout)})")
+    """The number at `key` (``metric.json``)."""
+    value = _json_at(stdout, key, where)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise MetricNotFound(f"{where}: {key!r} is {str(value)[:80]!r}, not a number")
+    return float(value)
 
 
 def _tail(text: str) -> str:
