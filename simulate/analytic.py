@@ -212,7 +212,6 @@ class BatchModel:
         topo = spec.topology
         self.spec = spec
         self.chunk = chunk
-        self._weight_cache: dict[tuple[int, int], np.ndarray] = {}
         self.n_threads = structure.n_threads
         self.n_contexts = topo.n_contexts
         self.clock = float(topo.clock)
@@ -277,7 +276,7 @@ class BatchModel:
             by_level.setdefault(level, []).append((demand[:, r].copy(), users, float(self._capacity[r])))
         self.base_rate = base
         self.levels = [(*self._domains[level], res) for level, res in sorted(by_level.items())]
-        self._weight_cache = {}
+        self._weight_cache: dict[tuple[int, int], np.ndarray] = {}
 
     def with_parameters(self, cycles: np.ndarray, demand: np.ndarray) -> BatchModel:
         """The same model with other per-thread ``cycles`` (T,) and ``demand`` (T, resources in

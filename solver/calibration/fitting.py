@@ -32,6 +32,7 @@ demand per resource.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -180,28 +181,29 @@ class ParameterSpace:
             return np.log(np.hstack(figures))
 
 
-def _log_residuals(space: ParameterSpace, plans: np.ndarray, log_measured: np.ndarray, with_times: bool, totals: bool):
-    def residuals(theta: np.ndarray) -> np.ndarray:
-        return (space.predict(space.to_values(theta), plans, with_times, totals) - log_measured).ravel()
-
-    return residuals
+def _step(space: ParameterSpace, j: int, value: float) -> float:
+    """The 5% move of parameter j that identification tries (demands: at least 5% of the unit)."""
+    return IDENTIFICATION_STEP * (value if space.is_cycles[j] else max(value, IDENTIFICATION_STEP))
 
 
-def _identified(
-    space: ParameterSpace, values: np.ndarray, plans: np.ndarray, with_times: bool, totals: bool
-) -> list[bool]:
+def _changes(predict: Callable[[np.ndarray], np.ndarray], reference: np.ndarray, trial: np.ndarray) -> bool:
+    """Whether the values `trial` change some prediction from `reference`."""
+    return bool(np.max(np.abs(predict(trial) - reference)) > IDENTIFICATION_TOLERANCE)
+
+
+def _sensitive(space: ParameterSpace, values: np.ndarray, predict) -> list[bool]:
     """Whether a 5% move of each parameter (up or down) changes some prediction."""
-    reference = space.predict(values, plans, with_times, totals)
+    reference = predict(values)
     out = []
     for j in range(len(values)):
-        step = IDENTIFICATION_STEP * (values[j] if space.is_cycles[j] else max(values[j], IDENTIFICATION_STEP))
+        step = _step(space, j, values[j])
         moved = False
         for sign in (1, -1):
             trial = values.copy()
             trial[j] = max(0.0, trial[j] + sign * step)
             if not space.is_cycles[j]:
                 trial[j] = min(trial[j], 1.0)
-            if np.max(np.abs(space.predict(trial, plans, with_times, totals) - reference)) > IDENTIFICATION_TOLERANCE:
+            if _changes(predict, reference, trial):
                 moved = True
                 break
         out.append(moved)
@@ -215,11 +217,13 @@ def _profile_determined(
     parameter with j held 5% below and 5% above its fitted value costs more than `threshold`
     (the profile-likelihood test of identifiability, Raue et al., Bioinformatics 25(15), 2009)."""
     others = np.array([k for k in range(len(best.x)) if k != j])
+    if len(others) == 0:
+        return True
     value = space.to_values(best.x)[j]
-    step = IDENTIFICATION_STEP * (value if space.is_cycles[j] else max(value, IDENTIFICATION_STEP))
+    step = _step(space, j, value)
     for moved in (value - step, value + step):
         theta_j = math.log(moved) if space.is_cycles[j] else moved
-        if not low[j] <= theta_j <= high[j] or len(others) == 0:
+        if not low[j] <= theta_j <= high[j]:
             continue
         full = best.x.copy()
         full[j] = theta_j
@@ -252,18 +256,16 @@ def _ambiguous(space: ParameterSpace, results: list, best) -> list[bool]:
     return ((values.max(axis=0) - values.min(axis=0)) / scale > AGREEMENT).tolist()
 
 
-def _prior_where_free(
-    space: ParameterSpace, values: np.ndarray, identified: list[bool], plans: np.ndarray, with_times: bool, totals: bool
-) -> np.ndarray:
+def _prior_where_free(space: ParameterSpace, values: np.ndarray, identified: list[bool], predict) -> np.ndarray:
     """The fitted values, with the spec's own value back in every parameter the experiments do
     not identify, where that changes no prediction (a free parameter's fitted value is only where
     its start was)."""
     out = values.copy()
-    reference = space.predict(values, plans, with_times, totals)
+    reference = predict(values)
     for j in np.flatnonzero(~np.array(identified, dtype=bool)):
         trial = out.copy()
         trial[j] = space.prior[j]
-        if np.max(np.abs(space.predict(trial, plans, with_times, totals) - reference)) <= IDENTIFICATION_TOLERANCE:
+        if not _changes(predict, reference, trial):
             out = trial
     return out
 
@@ -292,8 +294,14 @@ def fit(
         )
     totals = measured.shape[1] == 1 and n_instances > 1
     with_times = times is not None
-    observed = np.log(np.hstack([measured, times]) if with_times else measured)
-    residuals = _log_residuals(space, plans, observed, with_times, totals)
+    observed = np.log(np.hstack([measured, times]) if with_times else measured).ravel()
+
+    def predict(values: np.ndarray) -> np.ndarray:
+        return space.predict(values, plans, with_times, totals).ravel()
+
+    def residuals(theta: np.ndarray) -> np.ndarray:
+        return predict(space.to_values(theta)) - observed
+
     low, high = space.bounds()
     rng = np.random.default_rng(seed)
     first = np.clip(space.to_theta(space.prior), low, high)
@@ -309,7 +317,7 @@ def fit(
     ]
     best = min(results, key=lambda r: r.cost)
     values = space.to_values(best.x)
-    sensitive = _identified(space, values, plans, with_times, totals)
+    sensitive = _sensitive(space, values, predict)
     ambiguous = _ambiguous(space, results, best)
     # a 95% profile interval: the cost may rise by chi2(1, 0.95) / 2 residual variances
     variance = 2.0 * best.cost / max(1, len(best.fun) - len(best.x))
@@ -318,7 +326,7 @@ def fit(
         bool(sensitive[j] and not ambiguous[j] and _profile_determined(space, residuals, best, low, high, j, threshold))
         for j in range(len(values))
     ]
-    final = _prior_where_free(space, values, identified, plans, with_times, totals)
+    final = _prior_where_free(space, values, identified, predict)
     fitted = [
         FittedParameter(p, float(space.prior[j]), float(final[j]), identified[j])
         for j, p in enumerate(space.parameters)

@@ -26,6 +26,7 @@ from typing import Any
 import evt
 from solver.binding.compare import METHODS, SolveReport, solve
 from solver.certify.bounds import from_report
+from solver.certify.designs import DEFAULT_SAMPLES
 from solver.certify.run import CertifyOutcome, certify
 from solver.certify.service import check_start
 from solver.errors import SolverFailed
@@ -90,7 +91,7 @@ def run(
         time_limit=time_limit,
         workers=workers,
         seed=seed,
-        samples=solve_samples or min(2000, spec.certify.samples or 5000),
+        samples=solve_samples or min(2000, spec.certify.samples or DEFAULT_SAMPLES["random"]),
         progress=say,
     )
     seconds["solve"] = time.perf_counter() - clock

@@ -60,31 +60,17 @@ def _points(x: float, problem: PipelineProblem, results) -> list[SweepPoint]:
     out = []
     bound = None if problem.latency_max is None else problem.seconds(problem.latency_max)
     for name, r in results.items():
-        ev = r.evaluation
-        if r.status in ("INFEASIBLE", "UNKNOWN"):  # no plan: nothing to plot
-            out.append(
-                SweepPoint(
-                    x=x,
-                    method=name,
-                    status=r.status,
-                    throughput=None,
-                    latency=None,
-                    feasible=False,
-                    bound=bound,
-                    threads=0,
-                )
-            )
-            continue
+        ev = None if r.status in ("INFEASIBLE", "UNKNOWN") else r.evaluation  # None: no plan, nothing to plot
         out.append(
             SweepPoint(
                 x=x,
                 method=name,
                 status=r.status,
-                throughput=ev.throughput,
-                latency=ev.latency_seconds,
-                feasible=ev.feasible,
+                throughput=None if ev is None else ev.throughput,
+                latency=None if ev is None else ev.latency_seconds,
+                feasible=ev is not None and ev.feasible,
                 bound=bound,
-                threads=ev.threads,
+                threads=0 if ev is None else ev.threads,
             )
         )
     return out
