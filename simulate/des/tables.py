@@ -37,6 +37,7 @@ class Tables:
         self._build_threads()
         self._build_work()
         self._build_ports()
+        self._build_phases()
 
     def _build_slots(self) -> None:
         graph, T = self.graph, self.T
