@@ -32,15 +32,17 @@ Every co-located thread is assumed to load its resources all the time with its f
   ``sum_i X_i L_i / sum_i X_i`` and quantiles of the distribution putting weight ``X_i`` on
   ``L_i``; `BatchModel` also reports ``max_i L_i`` (what a latency bound checks).
 
-NPIRE's synchronisation (`simulate.locks`): a lock serialises its holders, so
-``period_i >= lock_period`` of each lock of instance ``i`` (`lock_period`: the sum over the
+NPIRE's synchronisation (`simulate.locks`): a lock serialises its holders, so ``period_i >=
+lock_period`` of each lock of instance ``i`` (`simulate.locks.lock_period`: the sum over the
 critical sections run under it of ``critical_cycles / (rate_t * R_t)``, the lock's busy time per
 packet); optimistic sections add their mean failure cost to ``work_t``; a thread whose last task
-signals early lets its successors start ``unsent / rate_t`` before it finishes.  Waiting for a
-lock is not modelled beyond that bound.
+signals early lets its successors start ``unsent / rate_t`` before it finishes.
 
 The model is exact for the simulation when ``idle_demand == demand`` (a thread then loads the same
-demand whether it works or spins) and a pessimistic bound otherwise.
+demand whether it works or spins) and a pessimistic bound otherwise -- except for locks: the lock
+bound is the simulation's throughput when a lock's holders are the replicas of one group (tested,
+deterministic work), and optimistic when its holders are different stages (the lock then idles
+while a packet travels from one to the next).
 """
 
 from __future__ import annotations
@@ -50,7 +52,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from simulate.locks import lock_holdings, speculation_work, unsent
+from simulate.locks import lock_bound, lock_holdings, speculation_work, unsent
 from simulate.measurement import Measurement
 from simulate.model import ThreadGraph, binding_structure, compile_plan
 
@@ -106,7 +108,7 @@ def solve(graph: ThreadGraph) -> AnalyticResult:
             bottleneck[i] = t
     synced = any(s.sync) and "locks" not in graph.ideal
     if synced:
-        _lock_bound(graph, rate, replicas, period, bottleneck)
+        lock_bound(s, rate, replicas, period, bottleneck)
     group_time = [max(time[t] for t in g.threads) for g in s.groups]
     early = [0.0] * len(s.groups)
     if any(s.sync):
@@ -121,29 +123,6 @@ def solve(graph: ThreadGraph) -> AnalyticResult:
     for i in range(n_inst):
         latency[i] = max(finish[g] for g in s.sink_groups[i])
     return AnalyticResult(rate=rate, work=work, time=time, period=period, latency=latency, bottleneck=bottleneck)
-
-
-def lock_period(critical, rate, replicas) -> float:
-    """Busy time of one lock per packet (cycles), a lower bound on the period (NPIRE §2.4: at most
-    one holder at a time): ``sum_h critical_h / (rate_h * R_h)`` over its holders ``h`` -- a
-    thread running ``critical_h`` cycles of work under the lock at ``rate_h``, replica of a group
-    of ``R_h`` that take packets in turn (so it holds the lock for one packet in ``R_h``)."""
-    return float(sum(c / (r * n) for c, r, n in zip(critical, rate, replicas)))
-
-
-def _lock_bound(graph: ThreadGraph, rate, replicas, period, bottleneck) -> None:
-    """Raise each instance's period to the busy time of its most loaded lock (`lock_period`);
-    the bottleneck is then that lock's longest holder."""
-    s = graph.structure
-    holders: dict[int, list[tuple[int, float]]] = {}
-    for lock, t, cycles in lock_holdings(s):
-        holders.setdefault(lock, []).append((t, cycles))
-    for rows in holders.values():
-        busy = lock_period([c for _, c in rows], [rate[t] for t, _ in rows], [replicas[t] for t, _ in rows])
-        i = s.instance_of[rows[0][0]]
-        if busy > period[i]:
-            period[i] = busy
-            bottleneck[i] = max(rows, key=lambda row: row[1] / rate[row[0]])[0]
 
 
 def _group_order(graph: ThreadGraph) -> list[int]:

@@ -7,7 +7,8 @@ section or an early signal).  A lock is one per application instance and lock na
 heap of one program that its tasks and their replicas share, §2.4); a critical section is the last
 ``critical`` share of its task's cycles (the task takes the lock before its first shared access and
 releases it after the last).  The closed-form pieces (`speculation_work`, `lock_holdings`,
-`unsent`) are what `simulate.analytic` adds to the period and the latency.
+`unsent`, `lock_period`, `lock_bound`) are what `simulate.analytic` adds to the period and the
+latency.
 """
 
 from __future__ import annotations
@@ -84,3 +85,26 @@ def unsent(structure) -> np.ndarray:
         if rows and rows[-1].signal is not None:
             after[t] = (1.0 - rows[-1].signal) * structure.task_cycles[t][-1]
     return after
+
+
+def lock_period(critical, rate, replicas) -> float:
+    """Busy time of one lock per packet (cycles), a lower bound on the period (NPIRE §2.4: at most
+    one holder at a time): ``sum_h critical_h / (rate_h * R_h)`` over its holders ``h`` -- a
+    thread running ``critical_h`` cycles of work under the lock at ``rate_h``, replica of a group
+    of ``R_h`` that take packets in turn (so it holds the lock for one packet in ``R_h``)."""
+    return float(sum(c / (r * n) for c, r, n in zip(critical, rate, replicas)))
+
+
+def lock_bound(structure, rate, replicas, period, bottleneck) -> None:
+    """Raise each instance's period to the busy time of its most loaded lock (`lock_period`);
+    the bottleneck is then that lock's longest holder."""
+    s = structure
+    holders: dict[int, list[tuple[int, float]]] = {}
+    for lock, t, cycles in lock_holdings(s):
+        holders.setdefault(lock, []).append((t, cycles))
+    for rows in holders.values():
+        busy = lock_period([c for _, c in rows], [rate[t] for t, _ in rows], [replicas[t] for t, _ in rows])
+        i = s.instance_of[rows[0][0]]
+        if busy > period[i]:
+            period[i] = busy
+            bottleneck[i] = max(rows, key=lambda row: row[1] / rate[row[0]])[0]

@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simulate import AnalyticOracle, SimulationOracle, ideal_runs, simulate
-from simulate.analytic import lock_period
 from simulate.experiments import bounding_limit
+from simulate.locks import lock_period
 from solver.cli import main
 from specs import Plan, PlanThread, dump_spec
 from tests.simulate import spec_from
