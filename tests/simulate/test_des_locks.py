@@ -184,6 +184,9 @@ problem: pipeline
     m = simulate(spec, plan, precision=0.005, shared_queue=True)
     assert within(m.throughput, truth, m.half_width)
     assert AnalyticOracle(spec).evaluate(plan).throughput == pytest.approx(truth, rel=1e-12)
+    # without synchronisation (NPIRE's S) the sections never fail
+    free = ideal_runs(spec, plan, what=("locks",), shared_queue=True)["locks"]
+    assert free.throughput == pytest.approx(3e9 / 100, rel=1e-6)
 
 
 def test_the_simulation_with_locks_is_deterministic_for_a_seed():
@@ -224,3 +227,33 @@ def test_the_cli_reports_the_bounding_limit(capsys, tmp_path):
     code = main(["simulate", str(spec_path), "--plan", str(plan_path), "--ideal", "locks"])
     out = capsys.readouterr()
     assert code == 0 and "bounded by  locks (x2.4 without it)" in out.out
+
+
+def test_the_batch_model_agrees_with_the_closed_form_on_locks_and_signals():
+    import numpy as np
+
+    from simulate import BatchModel
+    from solver.binding.samplers import uniform_plans
+
+    spec = spec_from(
+        """
+applications:
+  a:
+    tasks:
+      x: {cycles: 100, demand: {port: 0.6}, signal: 30%}
+      y: {cycles: 300, demand: {port: 0.5, bus: 0.4}, critical: {lock: heap, cycles: 50%}}
+      z: {cycles: 200, demand: {bus: 0.7}, critical: {lock: heap, cycles: 120, speculate: 10%}}
+      w: {cycles: 250, demand: {port: 0.3}, critical: {lock: heap, cycles: 200}}
+    edges: [{from: x, to: y, bytes: 64}, {from: x, to: z, bytes: 64}, {from: y, to: w}, {from: z, to: w}]
+workload: [{app: a, instances: 2}]
+"""
+    )
+    rows = uniform_plans(spec, 20, np.random.default_rng(2))
+    batch = BatchModel(spec).evaluate(rows)
+    closed = AnalyticOracle(spec)
+    for p, row in enumerate(rows):
+        m = closed.evaluate(Plan.from_contexts(spec, row))
+        assert batch.total[p] == pytest.approx(m.throughput, rel=1e-12)
+        assert batch.latency_mean[p] == pytest.approx(m.latency_mean, rel=1e-12)
+    # the lock (y's 150 + w's 200 cycles a packet, at rates <= 1) binds every plan here
+    assert all(batch.per_instance[:, 0] <= 1e9 / 350 * (1 + 1e-12))
