@@ -24,8 +24,6 @@ from simulate.des.tables import Tables
 class Dynamics(Phases, Tables):
     """The event handlers of one simulation (phased packets: `simulate.des.phases`)."""
 
-    BLOCKED = BLOCKED
-
     # ====================================================================== rates and loads
     def _compute_rate(self, u: int) -> float:
         r = 1.0

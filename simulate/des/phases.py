@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import simpy
 
-from simulate.des.ports import BUSY, LOCKWAIT
+from simulate.des.ports import BLOCKED, BUSY, LOCKWAIT
 from simulate.service import failure_stream
 
 WORK, ACQUIRE, RELEASE, SIGNAL = 0, 1, 2, 3
@@ -42,7 +42,7 @@ class Phases:
         self.segw = [0.0] * T  # work of the step in hand
         self.in_packet = [False] * T
         self.signalled = [False] * T
-        self.held: list[simpy.Resource | None] = [None] * T
+        self.held: list[simpy.Event | None] = [None] * T  # the granted lock request
         self._grant_cb = [lambda _event, t=t: self._on_granted(t) for t in range(T)]
         self.failures = [
             [
@@ -131,7 +131,7 @@ class Phases:
             else:
                 self.signalled[t] = True
                 if self._fork(t, self.cur_k[t]):
-                    self._set_state(t, self.BLOCKED)
+                    self._set_state(t, BLOCKED)
                     return
         self._end_packet(t)
 
@@ -155,7 +155,7 @@ class Phases:
         if self.sink_of_group[self.group_of[t]]:
             self._sink(self.instance_of[t], k, self.env.now)
         if not self.signalled[t] and self._fork(t, k):
-            self._set_state(t, self.BLOCKED)
+            self._set_state(t, BLOCKED)
         else:
             self._next(t)
 

@@ -8,7 +8,8 @@
 * **work**: task cycles, service-time streams, communication costs per predecessor (constant, or
   by the producer replica);
 * **ports and routing**: the input queues (`simulate.des.ports`), the successor ports of every
-  group, sinks, and the per-instance departure and latency records.
+  group, sinks, and the per-instance departure and latency records;
+* **phases** (NPIRE's locks and signals): built by `simulate.des.phases.Phases._build_phases`.
 """
 
 from __future__ import annotations
