@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simulate import AnalyticOracle, SimulationOracle, ideal_runs, simulate
+from simulate import AnalyticOracle, BatchModel, SimulationOracle, ideal_runs, simulate
 from simulate.experiments import bounding_limit
 from simulate.locks import lock_period
+from solver.binding.samplers import uniform_plans
 from solver.cli import main
 from specs import Plan, PlanThread, dump_spec
 from tests.simulate import spec_from
@@ -230,11 +232,6 @@ def test_the_cli_reports_the_bounding_limit(capsys, tmp_path):
 
 
 def test_the_batch_model_agrees_with_the_closed_form_on_locks_and_signals():
-    import numpy as np
-
-    from simulate import BatchModel
-    from solver.binding.samplers import uniform_plans
-
     spec = spec_from(
         """
 applications:
@@ -257,3 +254,27 @@ workload: [{app: a, instances: 2}]
         assert batch.latency_mean[p] == pytest.approx(m.latency_mean, rel=1e-12)
     # the lock (y's 150 + w's 200 cycles a packet, at rates <= 1) binds every plan here
     assert all(batch.per_instance[:, 0] <= 1e9 / 350 * (1 + 1e-12))
+
+
+@settings(max_examples=8, deadline=None)
+@given(
+    crit=st.lists(st.sampled_from([0.0, 0.25, 0.5, 1.0]), min_size=3, max_size=3),
+    seed=st.integers(0, 3),
+)
+def test_no_plan_beats_the_locks_busy_time(crit, seed):
+    # whatever the placement and the contention (rates <= 1), one packet holds the lock for at
+    # least the sum of its critical cycles: throughput <= clock / that sum
+    tasks = {"a": 120, "b": 200, "c": 160}
+    lines = []
+    for (name, cycles), share in zip(tasks.items(), crit):
+        lock = f", critical: {{lock: heap, cycles: {share * 100:g}%}}" if share else ""
+        lines.append(f"      {name}: {{cycles: {cycles}, demand: {{port: 0.7}}{lock}}}")
+    spec = spec_from(
+        "applications:\n  app:\n    tasks:\n" + "\n".join(lines) + "\n    edges: [{from: a, to: b}, {from: b, to: c}]\n"
+        "workload: [{app: app}]\n"
+    )
+    held = sum(c * s for c, s in zip(tasks.values(), crit))
+    row = uniform_plans(spec, 1, np.random.default_rng(seed))[0]
+    m = simulate(spec, Plan.from_contexts(spec, row), seed=seed)
+    if held:
+        assert m.throughput <= 1e9 / held + m.half_width + FLOAT * m.throughput
