@@ -150,15 +150,19 @@ class BatchPredictor:
         return self.table.values[row][slots]
 
     def _measure(self, keys: np.ndarray) -> None:
-        """Measure the stress keys of combined codes `keys` and add their figures to the table."""
+        """Measure the stress keys of combined codes `keys` and add their figures to the table,
+        one batch of experiments per target task type (a batch's jobs are held at once)."""
         K = len(self.kinds)
-        wanted = [(self.kinds[k % K], self.decode(k % K, k // K)) for k in keys.tolist()]
-        self.tables.ensure(wanted)
-        entries = [self.tables.slowdown[target][key] for target, key in wanted]
-        values = np.array(
-            [[e.throughput for e in entries], [e.thread_times.get(t[1], np.nan) for e, (t, _) in zip(entries, wanted)]]
-        )
-        self.table.insert(keys, values)
+        for k in np.unique(keys % K).tolist():
+            codes = keys[keys % K == k]
+            target = self.kinds[k]
+            wanted = [self.decode(k, c) for c in (codes // K).tolist()]
+            self.tables.ensure((target, key) for key in wanted)
+            entries = [self.tables.slowdown[target][key] for key in wanted]
+            values = np.array(
+                [[e.throughput for e in entries], [e.thread_times.get(target[1], np.nan) for e in entries]]
+            )
+            self.table.insert(codes, values)
 
     def _base_values(self, contexts: np.ndarray, forms: np.ndarray):
         """(instance base throughput (P, I), base time of every thread (P, T); NaN where the oracle
