@@ -19,13 +19,14 @@ _GOLDEN = np.uint64(0x9E3779B97F4A7C15)  # 2**64 / golden ratio, odd
 
 
 class CodeTable:
-    """Codes in ``[0, space)`` -> ``width`` float values each; NaN values mean "absent"."""
+    """Codes in ``[0, space)`` -> ``width`` float values each (any float, NaN included)."""
 
     def __init__(self, space: int, width: int) -> None:
         self.width = width
         self.dense = space <= DENSE_LIMIT
         if self.dense:
             self.values = np.full((width, space), np.nan)
+            self.present = np.zeros(space, dtype=bool)
         else:
             self._allocate(10)
         self.size = 0
@@ -45,7 +46,7 @@ class CodeTable:
         """Column of `values` holding each code (same shape; dense: the code itself), -1 where the
         code is absent."""
         if self.dense:
-            return np.where(np.isnan(self.values[0][codes]), -1, codes)
+            return np.where(self.present[codes], codes, -1)
         flat = codes.ravel()
         slot = self._home(flat)
         found = self.keys[slot]
@@ -59,15 +60,12 @@ class CodeTable:
             pending = pending[~hit & (found != _EMPTY)]
         return out.reshape(codes.shape)
 
-    def read(self, codes: np.ndarray) -> np.ndarray:
-        """Values of each code, shape (width, *codes.shape); the codes must all be present."""
-        return self.values[:, self.slots(codes) if not self.dense else codes]
-
     def insert(self, codes: np.ndarray, values: np.ndarray) -> None:
         """Add distinct codes not yet present, with their values (shape (width, len(codes)))."""
         codes = np.asarray(codes, dtype=np.int64)
         if self.dense:
             self.values[:, codes] = values
+            self.present[codes] = True
             self.size += len(codes)
             return
         if 2 * (self.size + len(codes)) > len(self.keys):

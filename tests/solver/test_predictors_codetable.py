@@ -57,6 +57,15 @@ def test_hash_table_keeps_colliding_codes_apart():
     np.testing.assert_array_equal(table.values[0, slots], codes.astype(float))
 
 
+@pytest.mark.parametrize("space", [100, 2**62])
+def test_a_nan_value_is_present(space):
+    """An oracle without thread times stores NaN times: the code is still found."""
+    table = CodeTable(space, 2)
+    table.insert(np.array([7]), np.array([[np.nan], [np.nan]]))
+    assert table.slots(np.array([7, 8])).tolist()[0] >= 0
+    assert table.slots(np.array([7, 8])).tolist()[1] == -1
+
+
 @pytest.fixture(scope="module")
 def mix():
     return load_spec("t2-ipfwd-mix-x8")
