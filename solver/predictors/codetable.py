@@ -1,7 +1,7 @@
 """A table from non-negative integer codes to rows of numbers, read for whole arrays of codes at
 once (NumPy): what `solver.predictors.batch` reads the profiling tables through.
 
-Small code spaces are a dense array indexed by code.  Large ones (twelve task types on the T2
+Small code spaces are a dense array indexed by code (at most `DENSE_LIMIT` values).  Large ones (twelve task types on the T2
 give about 10^17 stress codes, of which a few hundred thousand are ever measured) are an
 open-addressing hash table with linear probing (Knuth, TAOCP vol. 3, §6.4, Algorithm L) and
 Fibonacci hashing (multiplicative, the golden-ratio constant; §6.4), kept at most half full: a
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-DENSE_LIMIT = 1 << 20  # code spaces up to this size are dense arrays
+DENSE_LIMIT = 1 << 20  # values (codes x width) up to this many are a dense array (8 MB)
 _EMPTY = -1  # codes are non-negative
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)  # 2**64 / golden ratio, odd
 
@@ -23,7 +23,7 @@ class CodeTable:
 
     def __init__(self, space: int, width: int) -> None:
         self.width = width
-        self.dense = space <= DENSE_LIMIT
+        self.dense = space * width <= DENSE_LIMIT
         if self.dense:
             self.values = np.full((width, space), np.nan)
             self.present = np.zeros(space, dtype=bool)

@@ -20,7 +20,7 @@ from specs import load_spec
 
 @settings(max_examples=60, deadline=None)
 @given(
-    space=st.sampled_from([50, DENSE_LIMIT, 2**62]),
+    space=st.sampled_from([50, DENSE_LIMIT // 2, DENSE_LIMIT, 2**62]),
     batches=st.lists(st.lists(st.integers(0, 2**62 - 1), max_size=300), min_size=1, max_size=6),
     probes=st.lists(st.integers(0, 2**62 - 1), max_size=200),
 )
@@ -28,6 +28,7 @@ def test_code_table_reads_like_a_dict(space, batches, probes):
     """Insert batches of new codes (collisions and growth included), then every code inserted
     reads its own values and every other code reads as absent."""
     table = CodeTable(space, 2)
+    assert table.dense == (space * 2 <= DENSE_LIMIT)
     truth: dict[int, tuple[float, float]] = {}
     for batch in batches:
         fresh = np.array(sorted({c % space for c in batch} - truth.keys()), dtype=np.int64)
