@@ -514,7 +514,7 @@ def lata(problem: PipelineProblem, *, profiles: list[str | int] | None = None, t
                     break
                 run = _mapped_run(problem, profile, bound, attempt)
                 runs.append(run)
-    if tighten:
+    if tighten and fits(problem, range(problem.n)):
         runs.append(_mapped_run(problem, "one", None, 0))
     ev, mapped, trace, profile, attempt, bound = min(runs, key=lambda r: r[0].rank())
     label = {"eq2": "Eq. 2", "worst": "the costliest level", "one": "none"}.get(profile, f"level {profile}")

@@ -21,14 +21,15 @@ processors (the usable contexts), before the cache-aware real mapping of
    per replica.
 
 Where the paper is silent (our choices): the proportional share is rounded to the nearest
-integer; ties between equal CCPs go to the cut with the more balanced workload.
+integer; a cut whose share rounds to no processor for one part is taken only when every cut
+does (then that part gets one); ties between equal CCPs go to the more balanced workload.
 """
 
 from __future__ import annotations
 
 from fractions import Fraction
 
-from solver.pipeline.candidates import Candidate, Group, normalize_stages
+from solver.pipeline.candidates import Candidate, Group
 from solver.pipeline.evaluation import evaluate
 from solver.pipeline.lata import _build, _names, _step, figures, fits
 from solver.pipeline.problem import PipelineError, PipelineProblem
@@ -130,20 +131,20 @@ def bipartition(problem: PipelineProblem, cand: Candidate, processors: int) -> C
                 out.append((node, stages.start))
             return
         total = work(stages)
-        best = None
+        options = []
         for cut in range(stages.start + 1, stages.stop):
             left, right = range(stages.start, cut), range(cut, stages.stop)
-            key = (boundary[cut - 1], abs(2 * work(left) - total), cut)
-            if best is None or key < best[0]:
-                best = (key, left, right)
-        _, left, right = best
+            share = round(k * work(left) / total) if total else k // 2
+            proportional = 1 <= share <= k - 1  # both parts get a processor by proportion
+            key = (not proportional, boundary[cut - 1], abs(2 * work(left) - total), cut)
+            options.append((key, left, right, share))
+        _, left, right, share = min(options)
         lo = _min_processors(problem, tasks(left))
         hi = k - _min_processors(problem, tasks(right))
         if lo > hi:
             raise PipelineError(
                 f"the i-cache of {problem.icache} instructions cannot hold the pipeline on {k} contexts"
             )
-        share = round(k * work(left) / total) if total else k // 2
         if len(left) > 1:
             share = min(share, len(tasks(left)))
         if len(right) > 1:
@@ -167,19 +168,51 @@ def _build_checked(problem: PipelineProblem, groups, stages) -> Candidate:
 def replicate_bottleneck(problem: PipelineProblem, cand: Candidate, trace: list[dict] | None = None) -> Candidate:
     """Extra processors to the bottleneck, one replica at a time (§3.3.2, last paragraph)."""
     while cand.threads < problem.n_contexts:
-        ev = evaluate(problem, cand, pessimistic=True)
-        b = ev.bottleneck
-        groups = [(g.tasks, g.replicas + (1 if i == b else 0)) for i, g in enumerate(cand.groups)]
-        cand = normalize_stages(problem, Candidate(tuple(Group(t, r) for t, r in groups), cand.stages))
-        _step(
-            trace,
-            problem,
-            "replicate",
-            f"{_names(problem, groups[b][0])} x{groups[b][1]}",
-            figures(problem, cand),
-            cand.threads,
-        )
+        cand = _replicate_once(problem, cand)
+        b = evaluate(problem, cand, pessimistic=True).bottleneck
+        detail = f"{_names(problem, cand.groups[b].tasks)} x{cand.groups[b].replicas}"
+        _step(trace, problem, "replicate", detail, figures(problem, cand), cand.threads)
     return cand
+
+
+def spare(problem: PipelineProblem, cand: Candidate, trace: list[dict] | None = None) -> Candidate:
+    """Sparing nodes from parallel sections for the bottleneck (our reading of §5.3: "LATA spares
+    nodes from parallel sections to help reduce the bottleneck stage time"; the paper gives no
+    procedure): two unreplicated nodes of one stage become one and the processor this frees is a
+    replica of the bottleneck, when that lowers ``T_max`` and keeps ``L <= L0``; the pair giving
+    the lowest ``T_max`` first, repeated while one helps.  A looser bound spares more nodes."""
+    bound = problem.latency_max
+    while True:
+        base = figures(problem, cand)
+        best = None
+        for a in range(len(cand.groups)):
+            for b in range(a + 1, len(cand.groups)):
+                if cand.stages[a] != cand.stages[b] or cand.groups[a].replicas + cand.groups[b].replicas > 2:
+                    continue
+                groups = [(g.tasks, g.replicas) for g in cand.groups]
+                groups[a] = (groups[a][0] + groups[b][0], 1)
+                groups[b] = ((), 1)
+                merged = _build(problem, groups, list(cand.stages))
+                if merged is None:
+                    continue
+                trial = _replicate_once(problem, merged)
+                f = figures(problem, trial)
+                if (f.tmax, f.at_tmax) >= (base.tmax, base.at_tmax) or (bound is not None and f.length > bound):
+                    continue
+                key = (f.tmax, f.at_tmax, f.length, a, b)
+                if best is None or key < best[0]:
+                    best = (key, trial, f, a, b)
+        if best is None:
+            return cand
+        _, cand, f, a, b = best
+        detail = f"{_names(problem, cand.groups[a].tasks)}: a processor spared for the bottleneck"
+        _step(trace, problem, "spare", detail, f, cand.threads)
+
+
+def _replicate_once(problem: PipelineProblem, cand: Candidate) -> Candidate:
+    b = evaluate(problem, cand, pessimistic=True).bottleneck
+    groups = tuple(Group(g.tasks, g.replicas + (1 if i == b else 0)) for i, g in enumerate(cand.groups))
+    return Candidate(groups, cand.stages)
 
 
 def premap_nodes(problem: PipelineProblem, cand: Candidate, trace: list[dict] | None = None) -> Candidate:
@@ -195,4 +228,5 @@ def premap_nodes(problem: PipelineProblem, cand: Candidate, trace: list[dict] | 
             figures(problem, cand),
             cand.threads,
         )
-    return replicate_bottleneck(problem, cand, trace)
+    cand = replicate_bottleneck(problem, cand, trace)
+    return spare(problem, cand, trace)
