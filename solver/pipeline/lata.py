@@ -13,10 +13,14 @@ LATA's own figures (§2.3, Fig. 2-4), computed by `figures`:
 * the **schedule length** ``L = sum over stages of the largest computation time of a node of the
   stage + sum over adjacent stages of CCP_i``, where ``CCP_i = max c_{a,b}`` over nodes ``a`` in
   stage ``i`` and ``b`` in stage ``i+1`` (§3.1), ``c_{a,b}`` the estimated cost of the edges from
-  ``a`` to ``b``;
+  ``a`` to ``b`` (`Figures.schedule_length`);
 * ``T_max`` = the largest node time over its replicas; a node's time is its computation plus its
   incoming messages (the paper does not say whether a stage time holds its communication; the
   closed form of `solver.pipeline.problem` charges it to the consumer, so we do too).
+
+The steps reduce and bound ``max(L, the closed form's longest path under the estimate)``
+(`Figures.length`; our addition): the paper's ``L`` charges a join only its largest incoming
+message and ignores edges that skip a stage, which the closed form -- and the simulation -- pay.
 
 Steps (each function's docstring cites its section):
 
@@ -29,14 +33,16 @@ Steps (each function's docstring cites its section):
 5. pre-mapping onto ``C`` virtual processors (§3.3.1, `solver.pipeline.lata_premap`), then the
    cache-aware real mapping (§3.3.2, `solver.pipeline.mapping.lata_map`).
 
-Our additions, stated: (a) the paper judges the bound on its estimate ``L``; the plan is judged by
-the exact closed form after mapping (`evaluate`), where a join pays every incoming message and a
-pair on two sockets pays memory, so when the mapped plan misses ``L0`` the schedule is re-run with
-the internal bound lowered by the overshoot (at most `TIGHTEN` times), and the costliest-level
-estimate (``"worst"``) is tried beside Eq. 2; the best plan by exact evaluation is kept and its
-note says which run produced it (`lata(..., profiles=["eq2"], tighten=0)` is the paper's run
-alone).  (b) Decomposition keeps at most ``C`` nodes (the paper's "spare nodes" are the
-processors the latency reduction left free).
+Our additions, stated: (a) the plan is judged by the exact closed form after mapping
+(`evaluate`), where a pair on two sockets pays memory where Eq. 2 charged an average, so LATA is
+run with several internal bounds -- ``L0``, then the shares 95%, 90%, ... 50% of the sequential
+time below it (`internal_bounds`), and ``L0`` lowered by the mapped plan's overshoot (at most
+`TIGHTEN` times) -- with the Eq. 2 estimate and with the costliest level (``"worst"``), and the
+schedule whose every CCP is eliminated (one node, replicated on every processor by pre-mapping)
+when its code fits; the best plan by exact evaluation is kept and its note says which run
+produced it.  `lata(..., profiles=["eq2"], tighten=0)` is the paper's run alone.  (b)
+Decomposition keeps at most ``C`` nodes (the paper's "spare nodes" are the processors the latency
+reduction left free).  (c) The steps bound ``Figures.length`` rather than ``L`` (above).
 """
 
 from __future__ import annotations
@@ -92,7 +98,8 @@ def fits(problem: PipelineProblem, tasks) -> bool:
 class Figures:
     """LATA's figures of a schedule (ticks; module docstring)."""
 
-    length: int  # L: stage computation maxima plus CCPs, at least the longest path (our addition)
+    length: int  # what the steps reduce and bound: the larger of `schedule_length` and `latency`
+    schedule_length: int  # the paper's L: stage computation maxima plus CCPs
     tmax: Fraction  # largest node time over its replicas
     at_tmax: int  # nodes at T_max (a tie-break: decomposition progresses when it falls)
     ccp: tuple[tuple[int, int, int, int], ...]  # (weight, stage i, node in i, node in i+1), heaviest first
@@ -127,8 +134,10 @@ def figures(problem: PipelineProblem, cand: Candidate) -> Figures:
         best[s] = max(best.get(s, 0), w)
     periods = [Fraction(t, r) for t, r in zip(ev.times, ev.replicas)]
     tmax = max(periods)
+    paper = sum(top.values()) + sum(best.values())
     return Figures(
-        length=max(sum(top.values()) + sum(best.values()), ev.latency),
+        length=max(paper, ev.latency),
+        schedule_length=paper,
         tmax=tmax,
         at_tmax=sum(1 for p in periods if p == tmax),
         ccp=tuple(ccp),
