@@ -20,6 +20,9 @@ processors (the usable contexts), before the cache-aware real mapping of
    packet-level parallelism" (§3.3.2): one replica at a time to the node with the largest time
    per replica.
 
+4. **Sparing** (`spare`, our reading of §5.3): nodes merged to free processors for the
+   bottleneck while the latency stays within ``L0``.
+
 Where the paper is silent (our choices): the proportional share is rounded to the nearest
 integer; a cut whose share rounds to no processor for one part is taken only when every cut
 does (then that part gets one); ties between equal CCPs go to the more balanced workload.
@@ -176,18 +179,22 @@ def replicate_bottleneck(problem: PipelineProblem, cand: Candidate, trace: list[
 
 
 def spare(problem: PipelineProblem, cand: Candidate, trace: list[dict] | None = None) -> Candidate:
-    """Sparing nodes from parallel sections for the bottleneck (our reading of §5.3: "LATA spares
-    nodes from parallel sections to help reduce the bottleneck stage time"; the paper gives no
-    procedure): two unreplicated nodes of one stage become one and the processor this frees is a
-    replica of the bottleneck, when that lowers ``T_max`` and keeps ``L <= L0``; the pair giving
-    the lowest ``T_max`` first, repeated while one helps.  A looser bound spares more nodes."""
+    """Sparing nodes for the bottleneck (our reading of §5.3: "LATA spares nodes from parallel
+    sections to help reduce the bottleneck stage time [...] Originally, those nodes are used to
+    satisfy latency constraints"; the paper gives no procedure): two unreplicated nodes -- of one
+    stage, or communicating across adjacent stages (a CCP elimination of one pair) -- become one,
+    and the processor this frees is a replica of the bottleneck, when that lowers ``T_max`` and
+    keeps the latency within ``L0``; the pair giving the lowest ``T_max`` first, repeated while
+    one helps.  A looser bound spares more nodes: the rising throughput of Figure 14."""
     bound = problem.latency_max
     while True:
         base = figures(problem, cand)
         best = None
         for a in range(len(cand.groups)):
             for b in range(a + 1, len(cand.groups)):
-                if cand.stages[a] != cand.stages[b] or cand.groups[a].replicas + cand.groups[b].replicas > 2:
+                if cand.groups[a].replicas + cand.groups[b].replicas > 2:
+                    continue
+                if cand.stages[a] != cand.stages[b] and not _adjacent(problem, cand, a, b):
                     continue
                 groups = [(g.tasks, g.replicas) for g in cand.groups]
                 groups[a] = (groups[a][0] + groups[b][0], 1)
@@ -207,6 +214,14 @@ def spare(problem: PipelineProblem, cand: Candidate, trace: list[dict] | None = 
         _, cand, f, a, b = best
         detail = f"{_names(problem, cand.groups[a].tasks)}: a processor spared for the bottleneck"
         _step(trace, problem, "spare", detail, f, cand.threads)
+
+
+def _adjacent(problem: PipelineProblem, cand: Candidate, a: int, b: int) -> bool:
+    """Node `a` sends to node `b` or `b` to `a`, in adjacent stages."""
+    if abs(cand.stages[a] - cand.stages[b]) != 1:
+        return False
+    where = cand.group_of(problem.n)
+    return any({where[e.source], where[e.target]} == {a, b} for e in problem.edges)
 
 
 def _replicate_once(problem: PipelineProblem, cand: Candidate) -> Candidate:
