@@ -40,9 +40,10 @@ time below it (`internal_bounds`), and ``L0`` lowered by the mapped plan's overs
 `TIGHTEN` times) -- with the Eq. 2 estimate and with the costliest level (``"worst"``), and the
 schedule whose every CCP is eliminated (one node, replicated on every processor by pre-mapping)
 when its code fits; the best plan by exact evaluation is kept and its note says which run
-produced it.  `lata(..., profiles=["eq2"], tighten=0)` is the paper's run alone.  (b)
-Decomposition keeps at most ``C`` nodes (the paper's "spare nodes" are the processors the latency
-reduction left free).  (c) The steps bound ``Figures.length`` rather than ``L`` (above).
+produced it.  `lata(..., profiles=["eq2"], tighten=0)` is the paper's run alone.  (b) When no
+run meets ``L0``, the lowest-latency plan loses replicas until it does (`unreplicate`).  (c)
+Decomposition keeps at most ``C`` nodes (the paper's "spare nodes" are the processors the
+latency reduction left free).  (d) The steps bound ``Figures.length`` rather than ``L`` (above).
 """
 
 from __future__ import annotations
@@ -478,24 +479,55 @@ def internal_bounds(problem: PipelineProblem) -> list[int | None]:
     return [bound] + [b for b in grid if problem.critical_path <= b < bound]
 
 
-def _mapped_run(problem: PipelineProblem, profile, bound, attempt):
-    trace: list[dict] = []
-    if profile == "one":
-        mapped = first_contexts(problem, sequential_candidate(problem, problem.n_contexts))
-        trace.append({"step": "eliminate", "detail": "every CCP eliminated: one node on every processor"})
-    else:
-        mapped = run_once(problem, profile, bound, trace)
-    ev = evaluate(problem, mapped)
+def _mapped_step(trace: list[dict], problem: PipelineProblem, step: str, detail: str, ev) -> None:
     trace.append(
         {
-            "step": "map",
-            "detail": "pre-mapping onto the contexts, cache-aware real mapping",
+            "step": step,
+            "detail": detail,
             "period": ev.period_cycles,
             "stage_latency": problem.cycles(ev.stage_latency),
             "latency": ev.latency_cycles,
             "threads": ev.threads,
         }
     )
+
+
+def _mapped_run(problem: PipelineProblem, profile, bound, attempt):
+    trace: list[dict] = []
+    if profile == "one":
+        mapped = first_contexts(problem, sequential_candidate(problem, problem.n_contexts))
+        detail = "every CCP eliminated: one node replicated on every processor"
+    else:
+        mapped = run_once(problem, profile, bound, trace)
+        detail = "pre-mapping onto the contexts, cache-aware real mapping"
+    ev = evaluate(problem, mapped)
+    _mapped_step(trace, problem, "map", detail, ev)
+    return ev, mapped, trace, profile, attempt, bound
+
+
+def unreplicate(problem: PipelineProblem, run):
+    """Our addition: a mapped plan that misses ``L0`` loses replicas one at a time -- each time
+    the one whose removal gives the lowest exact latency (then period) -- until it meets the
+    bound or none is left: replicas spread a node over outer domains, whose messages then pay the
+    outer level (the closed form charges a replicated node its worst pair)."""
+    ev, mapped, trace, profile, attempt, bound = run
+    cand, trace = mapped.unmapped(), list(trace)
+    while not ev.feasible:
+        best = None
+        for g, group in enumerate(cand.groups):
+            if group.replicas > 1:
+                groups = tuple(Group(x.tasks, x.replicas - (i == g)) for i, x in enumerate(cand.groups))
+                trial = lata_map(problem, Candidate(groups, cand.stages))
+                e = evaluate(problem, trial)
+                if best is None or (e.latency, e.period, g) < best[0]:
+                    best = ((e.latency, e.period, g), trial, e, g)
+        if best is None:
+            break
+        _, mapped, ev, g = best
+        cand = mapped.unmapped()
+        _mapped_step(
+            trace, problem, "unreplicate", f"{_names(problem, cand.groups[g].tasks)} x{cand.groups[g].replicas}", ev
+        )
     return ev, mapped, trace, profile, attempt, bound
 
 
@@ -504,7 +536,8 @@ def lata(problem: PipelineProblem, *, profiles: list[str | int] | None = None, t
     the costliest level) and each internal bound of `internal_bounds` (unless `tighten` is 0:
     then ``L0`` only), a run; the run with ``L0`` is re-run up to `tighten` times with the
     internal bound lowered by the mapped plan's overshoot; and the schedule whose every CCP is
-    eliminated (one node, replicated on every processor by pre-mapping, §3.3.2).  The best plan
+    eliminated (one node, replicated on every processor by pre-mapping, §3.3.2); when none meets
+    ``L0``, the one of lowest latency loses replicas (`unreplicate`).  The best plan
     by exact evaluation (meets the bound, then throughput, latency, threads) is returned with the
     trace of its run."""
     t0 = time.perf_counter()
@@ -525,11 +558,15 @@ def lata(problem: PipelineProblem, *, profiles: list[str | int] | None = None, t
                 runs.append(run)
     if tighten and fits(problem, range(problem.n)):
         runs.append(_mapped_run(problem, "one", None, 0))
+    if tighten and not any(r[0].feasible for r in runs):
+        runs.append(unreplicate(problem, min(runs, key=lambda r: (r[0].latency, r[0].period))))
     ev, mapped, trace, profile, attempt, bound = min(runs, key=lambda r: r[0].rank())
     label = {"eq2": "Eq. 2", "worst": "the costliest level", "one": "none"}.get(profile, f"level {profile}")
     note = f"scheduled with communication estimated by {label}"
     if bound is not None and bound != problem.latency_max:
         note += f", internal bound {problem.cycles(bound):.6g} cycles"
+    if any(step["step"] == "unreplicate" for step in trace):
+        note += ", replicas removed to meet L0"
     return MethodResult(
         method="lata",
         candidate=mapped,

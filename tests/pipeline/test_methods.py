@@ -119,13 +119,12 @@ def test_lata_meets_the_bound_on_the_examples():
     xeon = PipelineProblem.from_spec(load_spec("xeon-lata-dag"), latency_max="95%")
     r = lata(xeon)
     assert r.claims_feasible and r.evaluation.latency <= xeon.latency_max
-    # the router's join pays three messages: LATA's moves reach 2346 cycles, above 75% (2295)
-    router = PipelineProblem.from_spec(load_spec("t2-npire-router"), latency_max="80%", cores=16)
+    router = PipelineProblem.from_spec(load_spec("t2-npire-router"), latency_max="75%", cores=16)
     r = lata(router)
     assert r.claims_feasible and r.evaluation.latency <= router.latency_max
     assert r.evaluation.threads <= 16
     steps = [s["step"] for s in r.trace]
-    assert steps[0] == "levels" and steps[-1] == "map"
+    assert steps[0] == "levels" and "map" in steps and steps[-1] in ("map", "unreplicate")
 
 
 def test_mapping_keeps_heavy_communication_inside_a_shared_cache():
