@@ -69,6 +69,29 @@ def test_task_frequency_scales_its_work():
     assert p.sequential / p.scale == 250
 
 
+def test_frequency_is_honoured_by_the_oracles():
+    """Two threads a | b with b visited a quarter of the time: b's work per packet is 100 cycles,
+    so a (300) is the bottleneck: 1 GHz / 300 packets per second, latency 300 + 9 + 100 cycles --
+    in the closed form, the analytic oracle and the simulation alike."""
+    from simulate.oracle import make_oracle
+    from solver.pipeline.candidates import Candidate, Group
+    from solver.pipeline.evaluation import evaluate
+    from solver.pipeline.plans import to_plan
+
+    text = spec_text({"a": 300, "b": 400}, [("a", "b", 64)], levels=FLAT, communication={"machine": 9})
+    spec = with_fields(text, {"b": {"frequency": 0.25}})
+    p = PipelineProblem.from_spec(spec, latency_max=None)
+    cand = Candidate((Group((0,), 1, (0,)), Group((1,), 1, (1,))))
+    ev = evaluate(p, cand)
+    assert ev.throughput == pytest.approx(1e9 / 300) and ev.latency_cycles == 300 + 9 + 100
+    plan = to_plan(p, cand)
+    analytic = make_oracle(spec, "analytic").evaluate(plan)
+    assert analytic.throughput == pytest.approx(1e9 / 300, rel=1e-9)
+    assert analytic.latency_mean == pytest.approx(409e-9, rel=1e-9)
+    des = make_oracle(spec, "des").evaluate(plan)
+    assert des.throughput == pytest.approx(1e9 / 300, rel=0.02)
+
+
 @pytest.mark.parametrize(
     "fields",
     [{"frequency": 0}, {"frequency": -1}, {"frequency": True}, {"code_size": -5}, {"code_size": 1.5}],
