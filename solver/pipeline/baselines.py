@@ -163,6 +163,8 @@ def greedy(problem: PipelineProblem) -> MethodResult:
             missing[s] -= 1
             if missing[s] == 0:
                 heapq.heappush(ready, (-problem.b_levels[s], s))
+    if not all(fits(problem, g) for g in groups):
+        raise PipelineError(f"Greedy: the task graph does not fit {problem.n_contexts} contexts' i-caches")
     cand = Candidate(tuple(Group(tuple(g)) for g in groups), tuple(range(len(groups))))
     return _result(problem, "greedy", first_contexts(problem, replicate_bottleneck(problem, cand)), t0)
 

@@ -16,7 +16,7 @@ from solver.pipeline.lata_premap import bipartition
 from solver.pipeline.problem import PipelineError, PipelineProblem
 from specs import dump_spec, load_spec, load_spec_text
 from specs.errors import SpecsError
-from tests.pipeline.helpers import make_spec, spec_text
+from tests.pipeline.helpers import dags, make_spec, spec_text
 
 FLAT = [{"name": "cpu", "count": 4}]
 LINE_10 = {"model": "cache", "line": 64, "latency": {"machine": 10}}  # 10 cycles per line, anywhere
@@ -208,6 +208,33 @@ def test_lata_and_the_np_systems_keep_the_icache():
 def test_a_task_larger_than_the_icache_is_refused_by_name():
     with pytest.raises(PipelineError, match="task `a` has 1200 instructions"):
         lata(icache_problem(codes=(1200, 100, 100)))
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(dag=dags(max_tasks=7, max_work=300), data=st.data())
+def test_no_thread_outgrows_the_icache(dag, data):
+    """Whatever the graph and the bound, LATA and the NP systems either keep every thread's code
+    within the i-cache or refuse with a PipelineError; LATA's claim to meet L0 is true."""
+    tasks, edges = dag
+    codes = {t: data.draw(st.integers(0, 800)) for t in tasks}
+    icache = data.draw(st.integers(max(max(codes.values()), 1), 2000))
+    text = spec_text(tasks, edges, levels=FLAT, communication=LINE_10)
+    spec = with_fields(text, {t: {"code_size": c} for t, c in codes.items()}, {"icache": icache})
+    p = PipelineProblem.from_spec(spec, latency_max=None)
+    share = data.draw(st.one_of(st.none(), st.floats(0.6, 1.2)))
+    if share is not None:
+        p = p.with_bound(max(p.critical_path, int(p.sequential * share)))
+    methods = [lata, baselines.greedy, lambda q: baselines.random_pipeline(q, 1), baselines.bipar]
+    for method in methods:
+        try:
+            r = method(p)
+        except PipelineError as exc:
+            assert "i-cache" in str(exc)
+            continue
+        assert check_candidate(p, r.candidate) == []
+        assert all(sum(p.code[t] for t in g.tasks) <= icache for g in r.candidate.groups), r.method
+        if r.claims_feasible and p.latency_max is not None:
+            assert r.evaluation.latency <= p.latency_max
 
 
 # ------------------------------------------------------------------------------ §3.3.1
