@@ -110,10 +110,15 @@ class Figures:
 
     @property
     def ccp_total(self) -> int:
-        best: dict[int, int] = {}
-        for w, s, _, _ in self.ccp:
-            best[s] = max(best.get(s, 0), w)
-        return sum(best.values())
+        """The sum over adjacent stages of their CCP."""
+        return _ccp_sum(self.ccp)
+
+
+def _ccp_sum(ccp) -> int:
+    best: dict[int, int] = {}
+    for w, s, _, _ in ccp:
+        best[s] = max(best.get(s, 0), w)
+    return sum(best.values())
 
 
 def figures(problem: PipelineProblem, cand: Candidate) -> Figures:
@@ -130,12 +135,9 @@ def figures(problem: PipelineProblem, cand: Candidate) -> Figures:
         if a != b and stages[b] == stages[a] + 1:
             pair[(a, b)] = pair.get((a, b), 0) + e.worst
     ccp = sorted(((w, stages[a], a, b) for (a, b), w in pair.items()), key=lambda x: (-x[0], x[1], x[2], x[3]))
-    best: dict[int, int] = {}
-    for w, s, _, _ in ccp:
-        best[s] = max(best.get(s, 0), w)
     periods = [Fraction(t, r) for t, r in zip(ev.times, ev.replicas)]
     tmax = max(periods)
-    paper = sum(top.values()) + sum(best.values())
+    paper = sum(top.values()) + _ccp_sum(ccp)
     return Figures(
         length=max(paper, ev.latency),
         schedule_length=paper,
@@ -149,7 +151,7 @@ def figures(problem: PipelineProblem, cand: Candidate) -> Figures:
 
 
 # ------------------------------------------------------------------------------ helpers
-def _build(problem: PipelineProblem, groups: list[tuple[tuple[int, ...], int]], stages: list[int]) -> Candidate | None:
+def build(problem: PipelineProblem, groups: list[tuple[tuple[int, ...], int]], stages: list[int]) -> Candidate | None:
     """Candidate from (tasks, replicas) and stage labels (empty groups dropped), labels made valid;
     None when the groups form a cycle or a node's code does not fit the i-cache."""
     keep = [i for i, (tasks, _) in enumerate(groups) if tasks]
@@ -165,18 +167,18 @@ def _parts(cand: Candidate) -> tuple[list[tuple[tuple[int, ...], int]], list[int
     return [(g.tasks, g.replicas) for g in cand.groups], list(cand.stages)
 
 
-def _names(problem: PipelineProblem, tasks) -> str:
+def task_names(problem: PipelineProblem, tasks) -> str:
     return "+".join(problem.tasks[t] for t in tasks)
 
 
-def _step(trace: list[dict] | None, problem: PipelineProblem, name: str, detail: str, f: Figures, threads: int):
+def trace_step(trace: list[dict] | None, problem: PipelineProblem, name: str, detail: str, f: Figures, threads: int):
     if trace is not None:
         trace.append(
             {
                 "step": name,
                 "detail": detail,
                 "period": problem.cycles(f.tmax),
-                "stage_latency": problem.cycles(f.length),
+                "stage_latency": problem.cycles(f.schedule_length),
                 "latency": problem.cycles(f.latency),
                 "threads": threads,
             }
@@ -207,7 +209,7 @@ def by_levels(problem: PipelineProblem, trace: list[dict] | None = None) -> Cand
     cand = Candidate(tuple(Group((t,)) for t in range(problem.n)), problem.levels)
     cand = normalize_stages(problem, cand)
     assert cand is not None
-    _step(
+    trace_step(
         trace,
         problem,
         "levels",
@@ -263,8 +265,8 @@ def hide(problem: PipelineProblem, cand: Candidate, trace: list[dict] | None = N
         if best is None:
             return cand
         _, name, g, cand = best
-        detail = f"{_names(problem, cand.groups[g].tasks)} hidden in stage {cand.stages[g]}"
-        _step(trace, problem, name, detail, figures(problem, cand), cand.threads)
+        detail = f"{task_names(problem, cand.groups[g].tasks)} hidden in stage {cand.stages[g]}"
+        trace_step(trace, problem, name, detail, figures(problem, cand), cand.threads)
 
 
 # ------------------------------------------------------------------------------ step 3
@@ -287,7 +289,7 @@ def eliminate(problem: PipelineProblem, cand: Candidate, stage: int) -> Candidat
         else:
             stages[b] = stage
     stages = [x - 1 if x > stage else x for x in stages]
-    return _build(problem, groups, stages)
+    return build(problem, groups, stages)
 
 
 def ccp_edge(problem: PipelineProblem, cand: Candidate, a: int, b: int):
@@ -307,7 +309,7 @@ def switch(problem: PipelineProblem, cand: Candidate, a: int, b: int, backward: 
     task, src, dst = (e.target, b, a) if backward else (e.source, a, b)
     groups[src] = (tuple(t for t in groups[src][0] if t != task), groups[src][1])
     groups[dst] = (groups[dst][0] + (task,), groups[dst][1])
-    return _build(problem, groups, stages)
+    return build(problem, groups, stages)
 
 
 def _q(base: Figures, after: Figures) -> Fraction | None:
@@ -338,7 +340,7 @@ def _ccp_action(problem: PipelineProblem, cand: Candidate, base: Figures, ccp) -
             name = "BaS" if backward else "FoS"
             e = ccp_edge(problem, cand, a, b)
             task, onto = (e.target, a) if backward else (e.source, b)
-            detail = f"{problem.tasks[task]} -> processor of {_names(problem, cand.groups[onto].tasks)}"
+            detail = f"{problem.tasks[task]} -> processor of {task_names(problem, cand.groups[onto].tasks)}"
             reductions.append(((-(base.ccp_total - f.ccp_total), 0 if backward else 1), name, trial, f, detail))
     if reductions:
         _, name, trial, f, detail = min(reductions, key=lambda r: r[0])
@@ -374,7 +376,7 @@ def shorten(problem: PipelineProblem, cand: Candidate, trace: list[dict] | None 
             return cand
         kind, name, cand, f, detail, q = action
         qtext = "inf" if q is None else f"{float(q):.3g}"
-        _step(trace, problem, name, f"CCP {kind}: {detail} (Q = {qtext})", f, cand.threads)
+        trace_step(trace, problem, name, f"CCP {kind}: {detail} (Q = {qtext})", f, cand.threads)
 
 
 # ------------------------------------------------------------------------------ step 4
@@ -398,23 +400,23 @@ def decompositions(problem: PipelineProblem, cand: Candidate, b: int) -> Iterato
             new_stages = [x + 1 if x > s else x for x in stages] + [s + 1]
             yield (
                 "SeD",
-                f"{_names(problem, tasks[:i])} | {_names(problem, tasks[i:])}",
-                _build(problem, new_groups, new_stages),
+                f"{task_names(problem, tasks[:i])} | {task_names(problem, tasks[i:])}",
+                build(problem, new_groups, new_stages),
             )
         tied_in = any(p in inside for p in problem.preds[t])
         tied_out = any(x in inside for x in problem.succs[t])
         if not tied_in and not tied_out:
             new_groups = groups + [((t,), reps)]
             new_groups[b] = (rest, reps)
-            yield "PaD", f"{problem.tasks[t]} || {_names(problem, rest)}", _build(problem, new_groups, stages + [s])
+            yield "PaD", f"{problem.tasks[t]} || {task_names(problem, rest)}", build(problem, new_groups, stages + [s])
         if not tied_in and s > 0 and all(stages[where[p]] < s - 1 for p in problem.preds[t]):
             new_groups = groups + [((t,), reps)]
             new_groups[b] = (rest, reps)
-            yield "BaD", f"{problem.tasks[t]} -> stage {s - 1}", _build(problem, new_groups, stages + [s - 1])
+            yield "BaD", f"{problem.tasks[t]} -> stage {s - 1}", build(problem, new_groups, stages + [s - 1])
         if not tied_out and s < last and all(stages[where[x]] > s + 1 for x in problem.succs[t]):
             new_groups = groups + [((t,), reps)]
             new_groups[b] = (rest, reps)
-            yield "FoD", f"{problem.tasks[t]} -> stage {s + 1}", _build(problem, new_groups, stages + [s + 1])
+            yield "FoD", f"{problem.tasks[t]} -> stage {s + 1}", build(problem, new_groups, stages + [s + 1])
 
 
 def decompose(problem: PipelineProblem, cand: Candidate, trace: list[dict] | None = None) -> Candidate:
@@ -446,7 +448,7 @@ def decompose(problem: PipelineProblem, cand: Candidate, trace: list[dict] | Non
         if best is None:
             return cand
         _, name, detail, cand, f = best
-        _step(trace, problem, name, detail, f, cand.threads)
+        trace_step(trace, problem, name, detail, f, cand.threads)
 
 
 # ------------------------------------------------------------------------------ LATA
@@ -526,7 +528,7 @@ def unreplicate(problem: PipelineProblem, run):
         _, mapped, ev, g = best
         cand = mapped.unmapped()
         _mapped_step(
-            trace, problem, "unreplicate", f"{_names(problem, cand.groups[g].tasks)} x{cand.groups[g].replicas}", ev
+            trace, problem, "unreplicate", f"{task_names(problem, cand.groups[g].tasks)} x{cand.groups[g].replicas}", ev
         )
     return ev, mapped, trace, profile, attempt, bound
 

@@ -34,7 +34,7 @@ from fractions import Fraction
 
 from solver.pipeline.candidates import Candidate, Group
 from solver.pipeline.evaluation import evaluate
-from solver.pipeline.lata import _build, _names, _step, figures, fits
+from solver.pipeline.lata import build, figures, fits, task_names, trace_step
 from solver.pipeline.problem import PipelineError, PipelineProblem
 
 
@@ -51,7 +51,7 @@ def combine(problem: PipelineProblem, cand: Candidate, trace: list[dict] | None 
                 groups = [(g.tasks, g.replicas) for g in cand.groups]
                 groups[a] = (groups[a][0] + groups[b][0], 1)
                 groups[b] = ((), 1)
-                trial = _build(problem, groups, list(cand.stages))
+                trial = build(problem, groups, list(cand.stages))
                 if trial is None:
                     continue
                 f = figures(problem, trial)
@@ -62,9 +62,9 @@ def combine(problem: PipelineProblem, cand: Candidate, trace: list[dict] | None 
         if best is None:
             return cand
         _, trial, f, a, b = best
-        detail = f"{_names(problem, cand.groups[a].tasks)} with {_names(problem, cand.groups[b].tasks)}"
+        detail = f"{task_names(problem, cand.groups[a].tasks)} with {task_names(problem, cand.groups[b].tasks)}"
         cand = trial
-        _step(trace, problem, "combine", detail, f, cand.threads)
+        trace_step(trace, problem, "combine", detail, f, cand.threads)
 
 
 def _min_processors(problem: PipelineProblem, tasks: list[int]) -> int:
@@ -162,7 +162,7 @@ def bipartition(problem: PipelineProblem, cand: Candidate, processors: int) -> C
 
 
 def _build_checked(problem: PipelineProblem, groups, stages) -> Candidate:
-    cand = _build(problem, groups, stages)
+    cand = build(problem, groups, stages)
     if cand is None:
         raise PipelineError(f"the i-cache of {problem.icache} instructions cannot hold a pre-mapped node")
     return cand
@@ -173,8 +173,8 @@ def replicate_bottleneck(problem: PipelineProblem, cand: Candidate, trace: list[
     while cand.threads < problem.n_contexts:
         cand = _replicate_once(problem, cand)
         b = evaluate(problem, cand, pessimistic=True).bottleneck
-        detail = f"{_names(problem, cand.groups[b].tasks)} x{cand.groups[b].replicas}"
-        _step(trace, problem, "replicate", detail, figures(problem, cand), cand.threads)
+        detail = f"{task_names(problem, cand.groups[b].tasks)} x{cand.groups[b].replicas}"
+        trace_step(trace, problem, "replicate", detail, figures(problem, cand), cand.threads)
     return cand
 
 
@@ -199,7 +199,7 @@ def spare(problem: PipelineProblem, cand: Candidate, trace: list[dict] | None = 
                 groups = [(g.tasks, g.replicas) for g in cand.groups]
                 groups[a] = (groups[a][0] + groups[b][0], 1)
                 groups[b] = ((), 1)
-                merged = _build(problem, groups, list(cand.stages))
+                merged = build(problem, groups, list(cand.stages))
                 if merged is None:
                     continue
                 trial = _replicate_once(problem, merged)
@@ -212,8 +212,8 @@ def spare(problem: PipelineProblem, cand: Candidate, trace: list[dict] | None = 
         if best is None:
             return cand
         _, cand, f, a, b = best
-        detail = f"{_names(problem, cand.groups[a].tasks)}: a processor spared for the bottleneck"
-        _step(trace, problem, "spare", detail, f, cand.threads)
+        detail = f"{task_names(problem, cand.groups[a].tasks)}: a processor spared for the bottleneck"
+        trace_step(trace, problem, "spare", detail, f, cand.threads)
 
 
 def _adjacent(problem: PipelineProblem, cand: Candidate, a: int, b: int) -> bool:
@@ -235,7 +235,7 @@ def premap_nodes(problem: PipelineProblem, cand: Candidate, trace: list[dict] | 
     cand = combine(problem, cand, trace)
     if len(cand.groups) > problem.n_contexts:
         cand = bipartition(problem, cand, problem.n_contexts)
-        _step(
+        trace_step(
             trace,
             problem,
             "bipartition",
