@@ -161,7 +161,7 @@ def _resource_tables(spec) -> tuple[list[str], np.ndarray, list[int]]:
 
 def _demand_rows(spec, app: str, tasks: Sequence[str], resources: list[str]) -> tuple[np.ndarray, np.ndarray]:
     application = spec.applications[app]
-    weights = np.array([application.tasks[t].cycles for t in tasks], dtype=float)
+    weights = np.array([application.tasks[t].work for t in tasks], dtype=float)
     busy = np.zeros((len(tasks), len(resources)))
     idle = np.zeros((len(tasks), len(resources)))
     for i, task in enumerate(tasks):
@@ -253,7 +253,7 @@ def _assemble(spec, names, instance_names, groups_spec, thread_lists) -> Structu
         for task in tasks:
             task_group[(inst, task)] = g
         busy_row, idle_row = _demand_rows(spec, app, tasks, resources)
-        cycles = tuple(float(spec.applications[app].tasks[task].cycles) for task in tasks)
+        cycles = tuple(float(spec.applications[app].tasks[task].work) for task in tasks)
         for r, t in enumerate(thread_lists[g]):
             group_of[t], replica_of[t], instance_of[t] = g, r, inst
             task_cycles[t] = cycles

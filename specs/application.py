@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import BeforeValidator, Field, WithJsonSchema
 
-from specs.fields import Cycles, Fraction, Name, Number, PositiveNumber, Share, Size, StrictModel
+from specs.fields import Cycles, Fraction, Name, NonNegativeInt, Number, PositiveNumber, Share, Size, StrictModel
 from specs.units import UnitError, parse_fraction
 
 
@@ -48,13 +48,18 @@ class Critical(StrictModel):
 
 
 class Task(StrictModel):
-    """A task: `cycles` of work per packet; `demand[r]` is the share of resource r's capacity it
+    """A task: `cycles` of work per visit; `demand[r]` is the share of resource r's capacity it
     loads per cycle of progress when alone; `idle_demand[r]` what it loads while waiting for input
-    (busy-polling runtimes spin)."""
+    (busy-polling runtimes spin).  `frequency` is how often a packet visits the task on average
+    (LATA, DAC'10 §2.4: profiled "average execution time and frequency for each task"), so a packet
+    costs it ``cycles * frequency`` (`work`); `code_size` its instructions (DAC'10 §4, Table 1),
+    which a thread's instruction cache must hold (`Topology.icache`)."""
 
     cycles: Cycles
     demand: dict[str, Share] = {}
     idle_demand: dict[str, Share] = {}
+    frequency: Annotated[Number, Field(gt=0, le=1e6, description="mean visits per packet (default 1)")] = 1.0
+    code_size: NonNegativeInt | None = Field(default=None, description="instructions (LATA i-cache limit)")
     description: str | None = None
     critical: Critical | None = None  # NPIRE critical section
     signal: Fraction | None = None  # NPIRE §2.6: messages leave after this share of the cycles
@@ -66,6 +71,11 @@ class Task(StrictModel):
             return 0.0
         part = self.critical.cycles
         return self.cycles * parse_fraction(part) if isinstance(part, str) else float(part)
+
+    @property
+    def work(self) -> float:
+        """Cycles per packet: `cycles` times `frequency`."""
+        return self.cycles * self.frequency
 
 
 class Edge(StrictModel):
@@ -136,4 +146,4 @@ class Application(StrictModel):
 
     @property
     def total_cycles(self) -> float:
-        return sum(task.cycles for task in self.tasks.values())
+        return sum(task.work for task in self.tasks.values())
