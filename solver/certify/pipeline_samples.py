@@ -63,3 +63,51 @@ class PipelineSampler:
 
 def flat_contexts(drawn: dict[str, Any]) -> list[int]:
     return [int(c) for group in drawn["contexts"] for c in group]
+
+
+def measure(worker, index: int, drawn: dict, seed: int):
+    """One pipeline sample as a `solver.certify.service.Record`: retried once, timed out by the
+    service's alarm like a binding sample, a failure recorded (`solver.certify.service._measure_one`)."""
+    import signal
+    import threading
+
+    from simulate.errors import SimulationTimeout
+    from simulate.oracle import plan_seed
+    from solver.certify.service import Record, _alarm, objective_value
+
+    sample_seed = plan_seed(seed, index)
+    start = drawn if worker.design == "local-optima" else None
+    timeout = worker.timeout if threading.current_thread() is threading.main_thread() else None
+    error = None
+    for attempt in (1, 2):
+        try:
+            if timeout:
+                signal.signal(signal.SIGALRM, _alarm)
+                signal.setitimer(signal.ITIMER_REAL, timeout)
+            try:
+                plan, steps, m = worker.pipeline.sample(worker.oracle, drawn, sample_seed)
+            finally:
+                if timeout:
+                    signal.setitimer(signal.ITIMER_REAL, 0)
+            value = objective_value(m, worker.objective)
+            return Record(
+                index,
+                flat_contexts(plan),
+                "ok",
+                float(value),
+                float(m.throughput),
+                float(m.half_width),
+                float(m.latency_mean),
+                attempt,
+                seed=sample_seed,
+                start=start,
+                steps=steps,
+                pipeline=plan,
+            )
+        except SimulationTimeout as exc:
+            error = f"timed out after {timeout:g}s" if str(exc) == "alarm" else f"{type(exc).__name__}: {exc}"
+        except Exception as exc:  # an oracle failure is data, not a crash
+            error = f"{type(exc).__name__}: {exc}"
+    return Record(
+        index, flat_contexts(drawn), "failed", attempts=2, error=error, seed=sample_seed, start=start, pipeline=drawn
+    )

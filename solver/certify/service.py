@@ -283,7 +283,9 @@ def _alarm(signum, frame):  # pragma: no cover - runs in the worker
 def _measure_one(worker: _Worker, index: int, contexts: Any, seed: int) -> Record:
     """Measure sample `index` drawn as `contexts` (a binding's contexts, or a pipeline plan's JSON)."""
     if worker.pipeline is not None:
-        return _measure_pipeline(worker, index, contexts, seed)
+        from solver.certify.pipeline_samples import measure
+
+        return measure(worker, index, contexts, seed)
     timeout = worker.timeout if threading.current_thread() is threading.main_thread() else None
     error = None
     sample_seed = plan_seed(seed, index)
@@ -328,37 +330,6 @@ def _measure_one(worker: _Worker, index: int, contexts: Any, seed: int) -> Recor
         error=error,
         seed=sample_seed,
         start=None if worker.climber is None else contexts,
-    )
-
-
-def _measure_pipeline(worker: _Worker, index: int, drawn: dict, seed: int) -> Record:
-    from solver.certify.pipeline_samples import flat_contexts
-
-    sample_seed = plan_seed(seed, index)
-    start = drawn if worker.design == "local-optima" else None
-    error = None
-    for attempt in (1, 2):
-        try:
-            plan, steps, m = worker.pipeline.sample(worker.oracle, drawn, sample_seed)
-            value = objective_value(m, worker.objective)
-            return Record(
-                index,
-                flat_contexts(plan),
-                "ok",
-                float(value),
-                float(m.throughput),
-                float(m.half_width),
-                float(m.latency_mean),
-                attempt,
-                seed=sample_seed,
-                start=start,
-                steps=steps,
-                pipeline=plan,
-            )
-        except Exception as exc:  # an oracle failure is data, not a crash
-            error = f"{type(exc).__name__}: {exc}"
-    return Record(
-        index, flat_contexts(drawn), "failed", attempts=2, error=error, seed=sample_seed, start=start, pipeline=drawn
     )
 
 

@@ -31,9 +31,9 @@ The distribution
 So ``P(plan) = sum over the (order, cuts) giving its grouping of P(order) / (min(n, C)
 binom(n - 1, k - 1)) / A(C, k)``, divided by the probability of validity: every valid plan has a
 positive probability, not the same one (groupings reached by more orders are likelier).  Uniform
-over the valid plans was the first choice and was dropped: on `xeon-lata-dag` 5 in 100,000
-uniform plans are valid (0.8% of uniform groupings are acyclic), 3 s of draws per sample, where
-this design needs about 180 draws (BENCHMARKS.md, "Pipeline certificates").
+over the valid plans was the first choice and was dropped: on `xeon-lata-dag` 1 of 20,000
+uniform plans was valid (0.8% of uniform groupings are acyclic), about 3 s of draws per sample,
+where this design needs a few hundred draws (BENCHMARKS.md, "Pipeline certificates").
 `tests/pipeline/test_sampling.py` compares the frequencies with this formula evaluated over the
 brute-force enumeration of a small problem.
 """
