@@ -131,3 +131,36 @@ def test_run_on_the_example_starts(tmp_path):
     )
     assert done.returncode in (0, 1), done.stderr
     assert json.loads(done.stdout)["certificate"]["samples"]["n"] == 20
+
+
+class _Failing:
+    """The analytic oracle, failing on plans of one group."""
+
+    def __init__(self, spec):
+        from simulate.oracle import make_oracle
+
+        self.inner = make_oracle(spec, "analytic")
+
+    def evaluate(self, plan, seed=None):
+        if len({th.stage for th in plan.threads.values()}) == 1:
+            raise RuntimeError("the measurement crashed")
+        return self.inner.evaluate(plan, seed=seed)
+
+
+def test_pipeline_failures_are_recorded_and_resumed(tiny, tmp_path):
+    spec = load_spec(tiny)
+    problem = build_problem(spec)
+    options = dict(seed=4, oracle_kind="analytic", max_samples=30, design="random", pipeline=problem)
+    service = SamplingService(spec, tmp_path / "s.jsonl", oracle_factory=_Failing, **options)
+    service.start_fresh()
+    service.ensure(30)
+    failed = service.failures()
+    assert failed and all(r.error == "RuntimeError: the measurement crashed" and r.attempts == 2 for r in failed)
+    assert len(failed) + len(service.ok_records()) == 30
+    again = SamplingService(spec, tmp_path / "s.jsonl", oracle_factory=_Failing, **options)
+    assert again.load() == 30 and [r.__dict__ for r in again.records.values()] == [
+        r.__dict__ for r in service.records.values()
+    ]
+    binding = SamplingService(spec, tmp_path / "s.jsonl", seed=4, oracle_kind="analytic", oracle_factory=_Failing)
+    with pytest.raises(Exception, match="plan stream changed"):
+        binding.load()
