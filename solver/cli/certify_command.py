@@ -267,14 +267,15 @@ def run_command(
                 "files": {name: str(path) for name, path in result.files.items()},
             }
         )
-    elif pipeline:
-        from solver.cli.pipeline_command import _print_job
-
-        _print_job(result.report, False)
     else:
-        from solver.cli.solve_command import _print_report
+        if pipeline:
+            from solver.cli.pipeline_command import _print_job
 
-        _print_report(spec, result.report, result.files["plan.yaml"])
+            _print_job(result.report, False)
+        else:
+            from solver.cli.solve_command import _print_report
+
+            _print_report(spec, result.report, result.files["plan.yaml"])
         console.print(result.outcome.certificate.summary(), markup=False)
         console.print(f"wrote {out}/plan.yaml, certificate.json, samples.jsonl, report.html, pinning.txt", markup=False)
     if getattr(result.report, "failed_steps", None):
