@@ -187,22 +187,60 @@ def probe(spec, problem, oracle_kind: str, seed: int, restarts: int = PROBES) ->
 
 def comparison_rows(job) -> list[dict[str, Any]]:
     """The comparison in the report's form (`solver.report.html`: method, predicted, simulated,
-    half_width, loss against the best measured)."""
+    half_width, loss against the best measured plan within the latency bound); a plan over the
+    bound on the closed form is marked so and has no loss."""
     rows = []
     for name, result in job.results.items():
         m = job.measured.get(name)
+        label = (
+            name + (" (chosen)" if name == job.chosen else "") + ("" if result.evaluation.feasible else " (over L0)")
+        )
         rows.append(
             {
-                "method": name + (" (chosen)" if name == job.chosen else ""),
+                "method": label,
                 "predicted": result.evaluation.throughput,
                 "simulated": None if m is None else m.throughput,
                 "half_width": None if m is None else m.half_width,
+                "feasible": result.evaluation.feasible,
             }
         )
-    best = max((r["simulated"] for r in rows if r["simulated"] is not None), default=None)
+    best = max((r["simulated"] for r in rows if r["simulated"] is not None and r["feasible"]), default=None)
     for r in rows:
-        r["loss"] = None if best is None or r["simulated"] is None else 1.0 - r["simulated"] / best
+        usable = best is not None and r["simulated"] is not None and r["feasible"]
+        r["loss"] = 1.0 - r["simulated"] / best if usable else None
     return rows
+
+
+def latency_table(job) -> str:
+    """The latencies of every plan (HTML): the model's, the simulated saturated one and the one at
+    the offered load, on which the bound is checked."""
+    import html
+
+    from solver.pipeline.job import measured_meets_bound
+    from specs import display
+
+    p = job.problem
+    bound = display.seconds(p.seconds(p.latency_max)) if p.latency_max is not None else "none"
+    rows = ""
+    for name, result in job.results.items():
+        m = job.measured.get(name)
+        load = "-" if m is None or m.load is None else f"{m.load:.0%}"
+        meets = measured_meets_bound(p, m)
+        cells = [
+            name,
+            display.seconds(result.evaluation.latency_seconds),
+            "-" if m is None else display.seconds(m.latency_mean),
+            "-" if m is None or m.loaded_latency_mean is None else display.seconds(m.loaded_latency_mean),
+            load,
+            "-" if meets is None else ("yes" if meets else "no"),
+        ]
+        rows += "<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in cells) + "</tr>"
+    return (
+        f"<h3>Latency (bound {html.escape(bound)})</h3><p>Measured latency at the offered load (a share of each "
+        "plan's maximum rate, found by bisection) is what the bound is checked on; with saturated sources every "
+        "queue is full and the latency grows with the queues' capacity.</p><table><tr><th>method</th><th>model</th>"
+        "<th>saturated</th><th>at load</th><th>load</th><th>within bound</th></tr>" + rows + "</table>"
+    )
 
 
 def _write_report(path: Path, spec: Spec, job, certificate: dict[str, Any], outcome: CertifyOutcome) -> None:
@@ -220,4 +258,5 @@ def _write_report(path: Path, spec: Spec, job, certificate: dict[str, Any], outc
         comparison_rows(job),
         plan_text(spec, job.plan),
         taskset_lines(spec, job.plan),
+        methods_html=latency_table(job),
     )

@@ -81,6 +81,7 @@ def test_run_on_a_pipeline_spec_through_the_cli(tiny, tmp_path, capsys):
         assert record["start"] is not None and record["value"] == record["throughput"]
     page = (out / "report.html").read_text()
     assert "lata" in page and "taskset -c" in page and cert["verdict"].replace("_", " ") in page
+    assert "<th>at load</th>" in page and "parallel (over L0)" in page
     pins = [line for line in (out / "pinning.txt").read_text().splitlines() if not line.startswith("#")]
     assert len(pins) == len(json.loads((out / "certificate.json").read_text())["plan"]["bindings"])
 
