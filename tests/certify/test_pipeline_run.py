@@ -168,3 +168,42 @@ def test_pipeline_failures_are_recorded_and_resumed(tiny, tmp_path):
     binding = SamplingService(spec, tmp_path / "s.jsonl", seed=4, oracle_kind="analytic", oracle_factory=_Failing)
     with pytest.raises(Exception, match="plan stream changed"):
         binding.load()
+
+
+def test_kill_9_during_sampling_and_resume_gives_the_uninterrupted_certificate(tiny, tmp_path):
+    import os
+    import time
+
+    def command(out: Path, *extra: str) -> list[str]:
+        return [sys.executable, "-m", "solver.cli", "run", str(tiny), "--out", str(out)] + [
+            "--samples",
+            "150",
+            "--workers",
+            "2",
+            "--seed",
+            "5",
+            "--time-limit",
+            "5",
+            "--json",
+            *extra,
+        ]
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    whole = subprocess.run(command(tmp_path / "whole"), cwd=ROOT, capture_output=True, text=True, env=env)
+    assert whole.returncode in (0, 1), whole.stderr
+    out = tmp_path / "killed"
+    process = subprocess.Popen(command(out), cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    path, deadline = out / "samples.jsonl", time.monotonic() + 120
+    while process.poll() is None and time.monotonic() < deadline:
+        if path.exists() and path.read_bytes().count(b"\n") > 40:
+            break
+        time.sleep(0.01)
+    process.kill()
+    process.wait()
+    finished = path.read_bytes().count(b"\n") - 1
+    resumed = subprocess.run(command(out, "--resume"), cwd=ROOT, capture_output=True, text=True, env=env)
+    assert resumed.returncode in (0, 1), resumed.stderr
+    assert _certificate(out) == _certificate(tmp_path / "whole")
+    lines = path.read_text().splitlines()
+    assert sorted(json.loads(line)["index"] for line in lines[1:]) == list(range(150))
+    assert 0 < finished < 150  # the kill cut the sampling
