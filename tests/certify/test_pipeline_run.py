@@ -207,3 +207,27 @@ def test_kill_9_during_sampling_and_resume_gives_the_uninterrupted_certificate(t
     lines = path.read_text().splitlines()
     assert sorted(json.loads(line)["index"] for line in lines[1:]) == list(range(150))
     assert 0 < finished < 150  # the kill cut the sampling
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--load", "150%"], "--load"),
+        (["--load", "0"], "--load must be a share"),
+        (["--load", "fast"], "--load"),
+    ],
+)
+def test_a_bad_load_is_one_message(tiny, tmp_path, capsys, args, words):
+    code = main(["run", str(tiny), "--out", str(tmp_path / "o"), "--json", *args])
+    assert code == 2
+    assert words in json.loads(capsys.readouterr().out)["error"]["message"]
+
+
+def test_load_on_a_binding_spec_and_a_bad_oracle_load_are_refused(tmp_path, capsys):
+    code = main(["run", "t2-ipfwd-intadd-x2", "--out", str(tmp_path / "o"), "--load", "90%", "--json"])
+    assert code == 2 and "pipeline" in json.loads(capsys.readouterr().out)["error"]["message"]
+    path = tmp_path / "bad.yaml"
+    path.write_text(TINY + "oracle:\n  load: 0%\n")
+    code = main(["run", str(path), "--out", str(tmp_path / "p"), "--json"])
+    message = json.loads(capsys.readouterr().out)["error"]["message"]
+    assert code == 2 and "oracle.load" in message and "bad.yaml" in message
