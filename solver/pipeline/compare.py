@@ -161,7 +161,9 @@ class Measured:
 class Measurer:
     """Measures plans of one problem with one oracle kind (``des`` or ``analytic``); with the
     simulation also the latency at `load` (default ``oracle.load``) of the maximum rate, found by
-    bisection to `load_tolerance` (relative; default ``oracle.precision``)."""
+    bisection to `load_tolerance` (relative; default ``oracle.precision``).  With saturated
+    sources in the spec the bisection's saturated run is the measurement (same settings and seed
+    as the oracle's), so a plan costs the bisection and one run at the load."""
 
     def __init__(
         self,
@@ -185,7 +187,17 @@ class Measurer:
 
     def measure(self, plan) -> Measured:
         t0 = time.perf_counter()
-        m = self.oracle.evaluate(plan, seed=self.seed)  # oracles without randomness ignore the seed
+        loaded = None
+        if self.kind == "des":
+            from simulate.experiments import latency_at_load
+
+            loaded = latency_at_load(
+                self.spec, plan, self.load, tolerance=self.load_tolerance, seed=self.seed, **self.overrides
+            )
+        if loaded is not None and self.spec.oracle.arrival.process == "saturated":
+            m = loaded.saturated  # the bisection's saturated run is the oracle's run (same settings, same seed)
+        else:
+            m = self.oracle.evaluate(plan, seed=self.seed)  # oracles without randomness ignore the seed
         out = Measured(
             throughput=float(m.throughput),
             latency_mean=float(m.latency_mean),
@@ -195,12 +207,7 @@ class Measurer:
             seconds=0.0,
             notes=list(getattr(m, "notes", [])),
         )
-        if self.kind == "des":
-            from simulate.experiments import latency_at_load
-
-            loaded = latency_at_load(
-                self.spec, plan, self.load, tolerance=self.load_tolerance, seed=self.seed, **self.overrides
-            )
+        if loaded is not None:
             out.loaded_latency_mean = float(loaded.measurement.latency_mean)
             out.loaded_latency_p99 = float(loaded.measurement.latency_p99)
             out.load, out.rate, out.max_rate = loaded.load, loaded.rate, loaded.max_rate.rate

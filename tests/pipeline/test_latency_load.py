@@ -63,7 +63,11 @@ def test_a_load_outside_0_1_is_refused(load):
 def test_measurer_carries_both_latencies_and_the_load():
     spec, plan = one_thread()
     problem = build_problem(spec)
-    m = Measurer(spec, problem, "des", seed=0, load=0.5).measure(plan)
+    m = Measurer(spec, problem, "des", seed=3, load=0.5).measure(plan)
+    from simulate.oracle import make_oracle
+
+    alone = make_oracle(spec, "des").evaluate(plan, seed=3)  # the saturated figures are the oracle's own
+    assert (m.throughput, m.latency_mean, m.half_width) == (alone.throughput, alone.latency_mean, alone.half_width)
     assert m.load == 0.5 and m.rate == pytest.approx(0.5 * m.max_rate)
     assert m.loaded_latency_mean == pytest.approx(CYCLES / 1e9, rel=1e-6)
     assert m.latency == m.loaded_latency_mean
