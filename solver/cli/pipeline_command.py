@@ -288,7 +288,8 @@ def _comparison_table(job):
                 ["-", "-"]
                 if sim is None
                 else [
-                    display.seconds(sim["loaded_latency_mean"] or sim["latency_mean"]),
+                    display.seconds(sim["loaded_latency_mean"] or sim["latency_mean"])
+                    + (" miss" if row.get("measured_meets_bound") is False else ""),
                     display.rate(sim["throughput"]),
                 ]
             )
@@ -297,7 +298,7 @@ def _comparison_table(job):
     if job.measured:
         footnote += {
             "sim": "; sim = simulation: latency at the offered load (oracle.load, --load) of the plan's maximum rate, "
-            "rate with saturated sources",
+            "rate with saturated sources; miss = over L0 at that load",
             "an.": "; an. = analytic model with resource contention",
             "cmd": "; cmd = the spec's command, run pinned on this host",
         }[label]
