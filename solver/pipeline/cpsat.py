@@ -84,7 +84,7 @@ def solve(
     # Pm = max_g ceil(M T_g / R_g): exact when M is a multiple of every R, else within one unit
     bound_pm = math.ceil(max(0.0, solver.best_objective_bound) - 1e-6) - (0 if exact else 1)
     ev = evaluate(problem, cand)
-    bound = min(Fraction(max(0, bound_pm), pm.multiplier), ev.period)
+    bound = min(Fraction(max(0, bound_pm), pm.multiplier * pm.unit), ev.period)
     spent = time.perf_counter() - t0
     if status == "OPTIMAL" and min_latency_phase and spent < time_limit:
         pm.model.add(pm.period <= best_pm)
@@ -127,7 +127,7 @@ def min_latency(
     code = cpsat.solve(solver, pm.model)
     status = solver.status_name(code)
     lower = (
-        max(problem.critical_path, math.ceil(solver.best_objective_bound - 1e-6))
+        max(problem.critical_path, math.ceil(solver.best_objective_bound / pm.unit - 1e-6))
         if code in (cp_model.OPTIMAL, cp_model.FEASIBLE)
         else problem.critical_path
     )

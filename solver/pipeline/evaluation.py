@@ -97,7 +97,9 @@ def replica_comm(problem: PipelineProblem, cand: Candidate, where: Sequence[int]
         step = math.gcd(len(consumers), len(producers))
         for i, c in enumerate(consumers):
             seen = [
-                sum(e.at(problem.pair_level(q, c)) for e in edges) for r, q in enumerate(producers) if r % step == i % step
+                sum(e.at(problem.pair_level(q, c)) for e in edges)
+                for r, q in enumerate(producers)
+                if r % step == i % step
             ]
             out[g][i] += Fraction(sum(seen), len(seen))
     return out
@@ -142,7 +144,7 @@ def slowdowns(problem: PipelineProblem, cand: Candidate) -> list[list[Fraction]]
     return out
 
 
-def _times(problem: PipelineProblem, cand: Candidate, where: Sequence[int], pessimistic: bool):
+def _times(problem: PipelineProblem, cand: Candidate, where: Sequence[int], pessimistic: bool, comm: str):
     """Per group: work, incoming communication (its costliest replica's), slowdown (its slowest
     replica's) and time ``T_g`` (its slowest replica's); contention only when mapped."""
     work = [sum(problem.work[t] for t in g.tasks) for g in cand.groups]
@@ -153,10 +155,10 @@ def _times(problem: PipelineProblem, cand: Candidate, where: Sequence[int], pess
             if c:
                 comm[where[e.target]] += c
         return work, comm, [Fraction(1)] * len(work), [w + c for w, c in zip(work, comm)]
-    if pessimistic:
+    if pessimistic or comm == "lca":
         worst = [0] * len(cand.groups)
         for e in problem.edges:
-            worst[where[e.target]] += edge_cost(problem, cand, e, where, True)
+            worst[where[e.target]] += edge_cost(problem, cand, e, where, pessimistic)
         per_replica = [[Fraction(c)] * g.replicas for c, g in zip(worst, cand.groups)]
     else:
         per_replica = replica_comm(problem, cand, where)
@@ -165,17 +167,20 @@ def _times(problem: PipelineProblem, cand: Candidate, where: Sequence[int], pess
     return work, [max(cs) for cs in per_replica], [max(ss) for ss in slow], times
 
 
-def evaluate(problem: PipelineProblem, cand: Candidate, *, pessimistic: bool | None = None) -> Evaluation:
+def evaluate(
+    problem: PipelineProblem, cand: Candidate, *, pessimistic: bool | None = None, comm: str = "mean"
+) -> Evaluation:
     """The closed-form figures of `cand` (module docstring of `solver.pipeline.problem`).  A mapped
-    candidate is charged contention and each replica's mean message cost; `pessimistic` charges
-    every crossing edge its costliest level instead; an unmapped candidate is charged the
-    costliest level and no contention.  Raises `PipelineError` on a cycle between groups (check
-    validity with `check_candidate`)."""
+    candidate is charged contention and each replica's mean message cost; ``comm="lca"`` charges
+    every replica the level holding all contexts of both groups instead (the worst pair: what the
+    CP-SAT model encodes, `solver.pipeline.model`); `pessimistic` charges every crossing edge its
+    costliest level; an unmapped candidate is charged the costliest level and no contention.
+    Raises `PipelineError` on a cycle between groups (check validity with `check_candidate`)."""
     if pessimistic is None or not cand.mapped:
         pessimistic = not cand.mapped if pessimistic is None else pessimistic or not cand.mapped
     where = cand.group_of(problem.n)
     G = len(cand.groups)
-    work, comm, slow, times = _times(problem, cand, where, pessimistic)
+    work, incoming, slow, times = _times(problem, cand, where, pessimistic, comm)
     order = group_order(problem, cand)
     if order is None:
         raise PipelineError("the groups depend on each other in a cycle")
@@ -204,7 +209,7 @@ def evaluate(problem: PipelineProblem, cand: Candidate, *, pessimistic: bool | N
     bottleneck = max(range(G), key=lambda g: (periods[g], -g)) if G else -1
     return Evaluation(
         work=tuple(work),
-        comm=tuple(comm),
+        comm=tuple(incoming),
         times=tuple(times),
         replicas=tuple(g.replicas for g in cand.groups),
         period=period,

@@ -61,7 +61,8 @@ class Bins:
     or a `max_threads` cap applies) and the **bins** -- the domains of the deepest effective level
     (one bin when there is none) -- whose contexts are interchangeable for every cost."""
 
-    effective: list[int]
+    effective: list[int]  # comm levels, cap levels and resource levels: the tree's levels
+    comm: list[int]  # levels where some message cost changes
     level: int
     contexts: list[list[int]]  # usable contexts of each bin
     domain: dict[int, list[int]]  # effective level -> dense domain index of each bin
@@ -70,14 +71,16 @@ class Bins:
     @classmethod
     def of(cls, problem: PipelineProblem) -> Bins:
         K = problem.n_levels
-        effective = set()
+        comm = set()
         for e in problem.edges:
             for k in range(K - 1):
                 if e.at(k) != e.at(k - 1):
-                    effective.add(k)
+                    comm.add(k)
+        effective = set(comm)
         for level, _ in problem.max_threads:
             if 0 <= level < K - 1:
                 effective.add(level)
+        effective |= {r.level for r in problem.resources if r.level >= 0}
         eff = sorted(effective)
         level = eff[-1] if eff else -1
         by: dict[int, list[int]] = {}
@@ -100,7 +103,7 @@ class Bins:
             return [subtree(groups[d], depth + 1) for d in sorted(groups)]
 
         tree = subtree(list(range(len(contexts))), 0)
-        return cls(eff, level, contexts, domain, tree)
+        return cls(eff, sorted(comm), level, contexts, domain, tree)
 
     def leaves(self, node) -> list[int]:
         return [node] if isinstance(node, int) else [b for child in node for b in self.leaves(child)]
@@ -164,6 +167,7 @@ class PipelineModel:
     period: cp_model.IntVar
     latency: cp_model.IntVar
     multiplier: int
+    unit: int  # Q: period is Pm / (M Q) ticks, latency Lat / Q ticks
     slots: int
     max_replicas: int
 
@@ -217,8 +221,10 @@ class _Builder:
         for d in range(B):
             m.add(sum(self.y[g, d] for g in range(G)) <= len(bins.contexts[d]))
         self.rep = {}
+        self.R = []
         for g in range(G):
             r_var = m.new_int_var(0, Rmax, f"R[{g}]")
+            self.R.append(r_var)
             m.add(r_var == sum(self.y[g, d] for d in range(B)))
             for r in range(1, Rmax + 1):
                 self.rep[g, r] = m.new_bool_var(f"rep[{g},{r}]")
@@ -249,11 +255,11 @@ class _Builder:
         """occ[g,k,D] and occT[t,k,D] for the tasks of edges whose cost depends on placement."""
         m, bins, x = self.m, self.bins, self.x
         self.occT = {}
-        needs_mapping = [e for e in self.problem.edges if len({e.at(k) for k in [-1] + bins.effective}) > 1]
+        needs_mapping = [e for e in self.problem.edges if len({e.at(k) for k in [-1] + bins.comm}) > 1]
         if not needs_mapping:
             return
         occ = {}
-        for k in bins.effective:
+        for k in bins.comm:
             members_of: dict[int, list[int]] = {}
             for d in range(self.B):
                 members_of.setdefault(bins.domain[k][d], []).append(d)
@@ -264,9 +270,9 @@ class _Builder:
                     m.add(total >= 1).only_enforce_if(v)
                     m.add(total == 0).only_enforce_if(~v)
                     occ[g, k, D] = v
-        n_domains = {k: max(bins.domain[k]) + 1 for k in bins.effective}
+        n_domains = {k: max(bins.domain[k]) + 1 for k in bins.comm}
         for t in sorted({e.source for e in needs_mapping} | {e.target for e in needs_mapping}):
-            for k in bins.effective:
+            for k in bins.comm:
                 for D in range(n_domains[k]):
                     terms = []
                     for g in self.slots(t):
@@ -300,12 +306,12 @@ class _Builder:
         """cost_e: zero inside a group, else the cost at the innermost level holding both groups."""
         m, bins, same = self.m, self.bins, self.same
         cost = m.new_int_var(0, e.worst, f"cost[{i}]")
-        if len({e.at(k) for k in [-1] + bins.effective}) == 1:
+        if len({e.at(k) for k in [-1] + bins.comm}) == 1:
             m.add(cost == e.at(-1)).only_enforce_if(~same[i])
         else:
             expr = e.at(-1)
             previous = -1
-            for k in bins.effective:
+            for k in bins.comm:
                 together = m.new_bool_var(f"together[{i},{k}]")
                 unions = []
                 for D in range(max(bins.domain[k]) + 1):
@@ -321,7 +327,7 @@ class _Builder:
         return cost
 
     def group_times(self) -> None:
-        """T_g (work plus the message costs its tasks pay) and the period Pm with its redundant cut."""
+        """T_g: work plus the message costs its tasks pay (ticks, before contention)."""
         m, G, x, problem = self.m, self.G, self.x, self.problem
         comm_in: dict[int, list] = {g: [] for g in range(G)}
         for i, e in enumerate(problem.edges):
@@ -338,31 +344,96 @@ class _Builder:
             tg = m.new_int_var(0, self.horizon, f"T[{g}]")
             m.add(tg == sum(problem.work[t] * x[t, g] for t in range(g, self.n)) + sum(comm_in[g]))
             self.T.append(tg)
-        self.Pm = m.new_int_var(0, self.M * self.horizon, "Pm")
+
+    def contention(self) -> None:
+        """dem[g,r] (rounded-up mean demand), loads per domain, S_g (slowest replica's slowdown
+        times Q) and E_g = T_g S_g; without demands E_g = T_g (Q = 1)."""
+        problem = self.problem
+        if not problem.contention:
+            self.Q, self.E, self.Smax = 1, self.T, 1
+            return
+        m, G, x, bins = self.m, self.G, self.x, self.bins
+        self.Q = Q = problem.slowdown_unit
+        resources = problem.resources
+        top = [max(problem.demand[t][r] for t in range(self.n)) for r in range(len(resources))]
+        worst = max(self.C * top[r] for r in range(len(resources)))
+        self.Smax = max(Q, -(-Q * worst // min(r.capacity for r in resources)))
+        dem, pos = {}, {}
+        for g in range(G):
+            tasks = range(g, self.n)
+            wg = m.new_int_var(0, problem.sequential, f"W[{g}]")
+            m.add(wg == sum(problem.work[t] * x[t, g] for t in tasks))
+            for r in range(len(resources)):
+                users = [t for t in tasks if problem.demand[t][r] > 0]
+                if not users:
+                    continue
+                pos[g, r] = m.new_bool_var(f"pos[{g},{r}]")
+                m.add_max_equality(pos[g, r], [x[t, g] for t in users])
+                dem[g, r] = m.new_int_var(0, top[r], f"dem[{g},{r}]")
+                m.add(dem[g, r] <= top[r] * pos[g, r])
+                prod = m.new_int_var(0, top[r] * problem.sequential, f"dw[{g},{r}]")
+                m.add_multiplication_equality(prod, [dem[g, r], wg])
+                m.add(prod >= sum(problem.work[t] * problem.demand[t][r] * x[t, g] for t in users))
+        load = {}
+        for r in range(len(resources)):
+            domains: dict[int, list[int]] = {}
+            for d in range(self.B):
+                domains.setdefault(problem.resource_domain(r, bins.contexts[d][0]), []).append(d)
+            for D, members in domains.items():
+                terms = []
+                for g in range(G):
+                    if (g, r) not in dem:
+                        continue
+                    count = m.new_int_var(0, min(self.Rmax, sum(len(bins.contexts[d]) for d in members)), "")
+                    m.add(count == sum(self.y[g, d] for d in members))
+                    part = m.new_int_var(0, top[r] * self.C, f"ld[{g},{r},{D}]")
+                    m.add_multiplication_equality(part, [count, dem[g, r]])
+                    terms.append(part)
+                load[r, D] = sum(terms)
+        self.E = []
+        for g in range(G):
+            sg = m.new_int_var(Q, self.Smax, f"S[{g}]")
+            for d in range(self.B):
+                here = m.new_bool_var(f"in[{g},{d}]")
+                m.add(self.y[g, d] >= 1).only_enforce_if(here)
+                m.add(self.y[g, d] == 0).only_enforce_if(~here)
+                for r, res in enumerate(resources):
+                    if (g, r) in pos:
+                        D = problem.resource_domain(r, bins.contexts[d][0])
+                        m.add(sg * res.capacity >= Q * load[r, D]).only_enforce_if([here, pos[g, r]])
+            eg = m.new_int_var(0, self.horizon * self.Smax, f"E[{g}]")
+            m.add_multiplication_equality(eg, [self.T[g], sg])
+            self.E.append(eg)
+
+    def period(self) -> None:
+        """Pm = M Q max_g T_g S_g / R_g (exact for R_max <= 16), with the redundant cut."""
+        m, G = self.m, self.G
+        self.Pm = m.new_int_var(0, self.M * self.horizon * self.Smax, "Pm")
         for g in range(G):
             for r in range(1, self.Rmax + 1):
-                m.add(self.M * self.T[g] <= r * self.Pm).only_enforce_if(self.rep[g, r])
-        # redundant: sum_g T_g <= sum_g R_g P <= C P (every thread is busy at most all the time)
-        m.add(self.M * sum(self.T) <= min(self.C, self.Rmax * G) * self.Pm)
+                m.add(self.M * self.E[g] <= r * self.Pm).only_enforce_if(self.rep[g, r])
+        # redundant: sum_g E_g <= sum_g R_g P <= C P (every thread is busy at most all the time)
+        m.add(self.M * sum(self.E) <= min(self.C, self.Rmax * G) * self.Pm)
 
     def latency(self, latency_bound: int | None) -> None:
-        """Group starts, task start/end, crossing edges in order, Lat and the bound L0."""
-        m, n, x, horizon = self.m, self.n, self.x, self.horizon
+        """Group starts, task start/end (E_g apart), crossing edges in order, Lat and the bound L0
+        (all times Q units per tick)."""
+        m, n, x, horizon = self.m, self.n, self.x, self.horizon * self.Smax
         S = [m.new_int_var(0, horizon, f"S[{g}]") for g in range(self.G)]
         st = [m.new_int_var(0, horizon, f"st[{t}]") for t in range(n)]
         en = [m.new_int_var(0, horizon, f"en[{t}]") for t in range(n)]
         for t in range(n):
             for g in self.slots(t):
                 m.add(st[t] == S[g]).only_enforce_if(x[t, g])
-                m.add(en[t] == S[g] + self.T[g]).only_enforce_if(x[t, g])
+                m.add(en[t] == S[g] + self.E[g]).only_enforce_if(x[t, g])
         for i, e in enumerate(self.problem.edges):
             m.add(st[e.target] >= en[e.source]).only_enforce_if(~self.same[i])
         self.lat = m.new_int_var(0, horizon, "Lat")
         for t in range(n):
             m.add(self.lat >= en[t])
-        m.add(self.lat >= self.problem.critical_path)
+        m.add(self.lat >= self.Q * self.problem.critical_path)
         if latency_bound is not None:
-            m.add(self.lat <= latency_bound)
+            m.add(self.lat <= self.Q * latency_bound)
 
 
 def build_model(
@@ -376,6 +447,8 @@ def build_model(
     b.occupancy()
     b.same_group()
     b.group_times()
+    b.contention()
+    b.period()
     b.latency(latency_bound)
     return PipelineModel(
         model=b.m,
@@ -387,6 +460,7 @@ def build_model(
         period=b.Pm,
         latency=b.lat,
         multiplier=b.M,
+        unit=b.Q,
         slots=b.G,
         max_replicas=b.Rmax,
     )
