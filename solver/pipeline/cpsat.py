@@ -35,13 +35,15 @@ def solve(
     use_lata_hint: bool = True,
     min_latency_phase: bool = True,
     max_replicas: int | None = None,
+    top_k: int = 1,
 ) -> MethodResult:
     """Maximise throughput under the latency bound, exactly (module docstring).
 
     Returns a `MethodResult` with status OPTIMAL (proven), FEASIBLE (time limit), INFEASIBLE
     (no candidate meets the bound) or UNKNOWN (nothing found in time); `bound` is the proven
     lower bound of the period (ticks).  With INFEASIBLE/UNKNOWN the candidate is the hint (or the
-    sequential thread) and `claims_feasible` is False."""
+    sequential thread) and `claims_feasible` is False.  With ``top_k > 1``, `alternatives` holds
+    up to ``top_k - 1`` more distinct plans, next best first (`next_best`), for re-measuring."""
     t0 = time.perf_counter()
     notes: list[str] = []
     if hint is None and use_lata_hint:
@@ -101,6 +103,12 @@ def solve(
             notes.append(f"latency phase: {solver2.status_name(code2)}")
     if not pm.exact_period:
         notes.append(f"period resolved to 1/{pm.multiplier} tick (more than {MAX_EXACT_REPLICAS} replicas possible)")
+    alternatives = []
+    if top_k > 1:
+        alternatives = next_best(
+            problem, cand, top_k - 1, time_limit=time_limit, workers=workers, seed=seed, max_replicas=max_replicas
+        )
+        notes.append(f"{len(alternatives)} next best distinct plan(s) kept for re-measuring")
     return MethodResult(
         method="cpsat",
         candidate=cand,
@@ -110,7 +118,57 @@ def solve(
         claims_feasible=ev.feasible,
         seconds=time.perf_counter() - t0,
         notes=notes,
+        alternatives=alternatives,
     )
+
+
+def next_best(
+    problem: PipelineProblem,
+    best: Candidate,
+    k: int,
+    *,
+    time_limit: float,
+    workers: int = 2,
+    seed: int = 0,
+    max_replicas: int | None = None,
+) -> list[Candidate]:
+    """Up to `k` more distinct plans meeting the bound, best period first, besides `best`: the
+    model solved again and again, each solution excluded by a no-good on its grouping ``x`` and
+    bin counts ``y`` (as `solver.binding.cpsat` excludes its plans); every solve may take
+    ``time_limit / (2 (k + 1))`` seconds (at least one).  A solve that finds nothing ends the
+    list."""
+    pm = build_model(problem, latency_bound=problem.latency_max, max_replicas=max_replicas)
+    add_hint(pm, best)
+    pm.model.minimize(pm.period)
+    limit = max(1.0, time_limit / (2 * (k + 1)))
+    seen = {best.key()}
+    out: list[Candidate] = []
+    for _ in range(k + 1):
+        solver = _solver(limit, workers, seed)
+        if cpsat.solve(solver, pm.model) not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            break
+        cand = extract(pm, solver)
+        if cand.key() not in seen and check_candidate(problem, cand) == []:
+            seen.add(cand.key())
+            out.append(cand)
+            if len(out) == k:
+                break
+        exclude(pm, solver)
+    out.sort(key=lambda c: evaluate(problem, c).rank())
+    return out
+
+
+def exclude(pm, solver: cp_model.CpSolver) -> None:
+    """A no-good: at least one ``x[t,g]`` or one ``y[g,d]`` differs from `solver`'s solution."""
+    m = pm.model
+    lits = [~v if solver.value(v) else v for v in pm.x.values()]
+    for (g, d), var in pm.y.items():
+        value = int(solver.value(var))
+        same = m.new_bool_var(f"nogood[{g},{d}]={value}")
+        m.add(var == value).only_enforce_if(same)
+        m.add(var != value).only_enforce_if(~same)
+        lits.append(~same)
+    m.add_bool_or(lits)
 
 
 def min_latency(

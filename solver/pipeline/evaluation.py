@@ -244,6 +244,7 @@ class MethodResult:
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
     trace: list[dict] = field(default_factory=list)
+    alternatives: list[Candidate] = field(default_factory=list)  # next best plans (CP-SAT's top k)
 
     @property
     def gap(self) -> float | None:

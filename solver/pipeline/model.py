@@ -1,5 +1,5 @@
 """The CP-SAT model of the pipeline problem: grouping, replication and the mapping onto the
-topology with communication costs, in one model of the closed form of
+topology with communication costs and resource contention, in one model of the closed form of
 `solver.pipeline.problem` (which states the model; this encodes it).
 
 Variables (``G = min(tasks, C)`` group slots, ``C`` usable contexts, times in ticks):
@@ -8,29 +8,43 @@ Variables (``G = min(tasks, C)`` group slots, ``C`` usable contexts, times in ti
   (``x[t,g] => x[t',g-1]`` for some ``t' < t``, and ``x[t,g] = 0`` for ``g > t``), which removes
   the slot permutations and makes the used slots a prefix.
 * Placement is modelled by **bins** (`Bins`): a sharing level is *effective* when some message
-  cost changes there (or a ``max_threads`` cap applies); the bins are the domains of the deepest
-  effective level, and the contexts of one bin are interchangeable for every cost (the T2's 8
-  cores when pipe and core cost the same; the Xeon's 4 L2 pairs when socket and machine cost the
-  same; one bin when costs do not depend on placement).  ``y[g,d]`` -- how many replicas of group
-  g run in bin d (at most the bin's contexts in all); ``R_g = sum_d y[g,d]``, with
-  ``rep[g,r] <=> R_g = r``; ``max_threads`` as sums per domain.  Symmetry: interchangeable
-  sibling domains (same parent, same shape) carry non-increasing thread counts.
+  cost changes there (`Bins.comm`), a ``max_threads`` cap applies, or a demanded resource is
+  shared there; the bins are the domains of the deepest effective level, and the contexts of one
+  bin are interchangeable for every cost and every load (the T2's 16 pipes, where the
+  instruction unit is shared; the Xeon's 4 L2 pairs; one bin when nothing depends on placement).
+  ``y[g,d]`` -- how many replicas of group g run in bin d (at most the bin's contexts in all);
+  ``R_g = sum_d y[g,d]``, with ``rep[g,r] <=> R_g = r``; ``max_threads`` as sums per domain.
+  Symmetry: interchangeable sibling domains (same parent, same shape) carry non-increasing
+  thread counts.
 * Communication of edge ``e = u -> v``: ``same_e = OR_g (x[u,g] and x[v,g])`` (free inside a
   group).  Otherwise the cost is that of the innermost level whose one domain holds every
   context of both groups: ``occ[g,k,D] <=> sum_{d in D} y[g,d] >= 1`` (group g has a replica in
-  domain D of effective level k), ``occT[t,k,D] = sum_g x[t,g] occ[g,k,D]``,
+  domain D of comm level k), ``occT[t,k,D] = sum_g x[t,g] occ[g,k,D]``,
   ``together[e,k] <=> at most one domain D of level k holds contexts of u's or v's group``;
-  ``cost_e = cost(machine) + sum_k together[e,k] (cost(k) - cost(previous effective level))``
-  (exact: costs only change at effective levels and ``together`` is nested outward).  Edges
-  whose cost does not depend on placement skip these terms.
-* ``T_g = sum_t w_t x[t,g] + sum_e [x[v_e,g]] cost_e`` (group time), period
-  ``rep[g,r] => M T_g <= r Pm`` with ``M = lcm(1..R_max)`` (so ``Pm = M max_g T_g/R_g`` exactly
-  when ``R_max <= 16``; beyond, ``M = lcm(1..16)`` and the period is resolved to ``1/M`` tick --
-  the reported figures always come from `evaluate`), and the redundant cut
-  ``M sum_g T_g <= C Pm`` (no thread is busy more than all the time).
-* Latency: group start ``S_g``; task start/end equal to its group's ``S_g`` / ``S_g + T_g``;
+  ``cost_e = cost(machine) + sum_k together[e,k] (cost(k) - cost(previous comm level))``
+  (exact: costs only change at comm levels and ``together`` is nested outward).  Edges whose
+  cost does not depend on placement skip these terms.  This is the **worst replica pair**
+  (`evaluate(..., comm="lca")`); the closed form charges each replica the mean over the producer
+  replicas it hears from, which is never more.  So the model is exact when every crossing edge
+  costs the same wherever its ends are, or joins groups whose contexts all share that level
+  (e.g. unreplicated groups), and otherwise an upper bound of the closed form's period and
+  latency: a plan it finds within the bound is within it, and the figures reported always come
+  from `evaluate` (`tests/pipeline/test_exact.py` checks both against brute force).
+* ``T_g = sum_t w_t x[t,g] + sum_e [x[v_e,g]] cost_e`` (group time before contention).
+* Contention (as `solver.binding.model`; units in `solver.pipeline.problem`, "Units"):
+  ``dem[g,r] W_g >= sum_t w_t demand[t,r] x[t,g]`` with ``W_g`` the group's work (the mean
+  demand rounded up to a thousandth: the optimum takes the smallest), ``pos[g,r]`` when some task
+  of g demands r; loads ``L[r,D] = sum_g (sum_{d in D} y[g,d]) dem[g,r]``; one slowdown per group,
+  its slowest replica's: ``S_g >= Q`` and ``S_g capacity_r >= Q L[r, D_r(d)]`` for every bin d it
+  occupies and every r it demands; ``E_g = T_g S_g`` (ticks times Q; ``E_g = T_g`` and ``Q = 1``
+  without demands).
+* Period ``rep[g,r] => M E_g <= r Pm`` with ``M = lcm(1..R_max)`` (so ``Pm = M Q max_g T_g
+  S_g/(Q R_g)`` exactly when ``R_max <= 16``; beyond, ``M = lcm(1..16)`` and the period is
+  resolved to ``1/M`` tick -- the reported figures always come from `evaluate`), and the
+  redundant cut ``M sum_g E_g <= C Pm`` (no thread is busy more than all the time).
+* Latency: group start ``S_g``; task start/end equal to its group's start / start ``+ E_g``;
   a crossing edge ``u -> v`` forces ``start(v) >= end(u)``; ``Lat >= end(t)`` and
-  ``Lat <= L0``.  Group times are positive, so these constraints also forbid cycles between
+  ``Lat <= Q L0``.  Group times are positive, so these constraints also forbid cycles between
   groups: the longest path is exactly the model's latency.
 
 `add_hint` hints the model with a candidate; `extract` reads a solution back as a candidate (each
