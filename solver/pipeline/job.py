@@ -4,9 +4,11 @@ with several methods side by side, or sweep it (LATA, DAC'10).
 `solve_pipeline` groups one instance of a task graph into threads, stages and replicas with the
 chosen methods (LATA Section 3, its comparison systems and the exact CP-SAT model), judges every
 answer by the one closed-form model of `solver.pipeline.problem` (period = max over groups of
-time / replicas, latency = longest path of thread times; LATA Eq. 1-2 for the messages), picks
-the reported plan (CP-SAT's when it found one, else the best by that model), optionally measures
-every plan with a cost oracle, and explains an infeasible latency bound by the minimum latency
+time / replicas, latency = longest path of thread times; LATA Eq. 1-2 for the messages, the
+binding closed form's contention for mapped plans), picks the reported plan (CP-SAT's when it
+found one, else the best by that model), optionally measures every plan with a cost oracle --
+CP-SAT's `search.top_k` best plans too, keeping the best measured one whose measured latency
+meets the bound (`remeasure_cpsat`) -- and explains an infeasible latency bound by the minimum latency
 CP-SAT can reach.  `sweep_pipeline` runs the methods over a range of latency bounds (LATA
 Figure 14) or core counts (Figure 15) and plots them.
 
