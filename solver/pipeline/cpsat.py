@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Sequence
 from fractions import Fraction
 
 from ortools.sat.python import cp_model
@@ -33,6 +34,7 @@ def solve(
     workers: int = 2,
     seed: int = 0,
     hint: Candidate | None = None,
+    hints: Sequence[Candidate] = (),
     use_lata_hint: bool = True,
     min_latency_phase: bool = True,
     max_replicas: int | None = None,
@@ -44,17 +46,18 @@ def solve(
     (no candidate meets the bound) or UNKNOWN (nothing found in time); `bound` is the proven
     lower bound of the period (ticks).  With INFEASIBLE/UNKNOWN the candidate is the hint (or the
     sequential thread) and `claims_feasible` is False.  With ``top_k > 1``, `alternatives` holds
-    up to ``top_k - 1`` more distinct plans, next best first (`next_best`), for re-measuring."""
+    up to ``top_k - 1`` more distinct plans, next best first (`next_best`), for re-measuring.
+    `hints`: more candidates to hint with; the best of them and `hint` after `remap` is used."""
     t0 = time.perf_counter()
     notes: list[str] = []
-    if hint is None and use_lata_hint:
+    if hint is None and not hints and use_lata_hint:
         from solver.pipeline.baselines import list_hlfet
         from solver.pipeline.lata import lata
 
         options = [lata(problem).candidate, list_hlfet(problem).candidate]  # LATA's, or the latency reference
     else:
         options = [] if hint is None else [hint]
-    options = [c for c in options if c.mapped and check_candidate(problem, c) == []]
+    options = [c for c in [*options, *hints] if c.mapped and check_candidate(problem, c) == []]
     if options:
         deadline = time.perf_counter() + time_limit / 10
         options = [remap(problem, c, deadline=deadline) for c in options]
