@@ -59,11 +59,13 @@ from functools import reduce
 
 from ortools.sat.python import cp_model
 
+from solver.errors import SolverFailed
 from solver.pipeline.bins import Bins
 from solver.pipeline.candidates import Candidate, Group, depth_stages
 from solver.pipeline.problem import PipelineProblem
 
 MAX_EXACT_REPLICAS = 16
+INT_LIMIT = 2**62  # CP-SAT's integer domains
 
 
 def period_multiplier(max_replicas: int) -> int:
@@ -322,6 +324,12 @@ class _Builder:
     def period(self) -> None:
         """Pm = M Q max_g T_g S_g / R_g (exact for R_max <= 16), with the redundant cut."""
         m, G = self.m, self.G
+        top = self.M * self.horizon * self.Smax * max(1, self.C)
+        if top >= INT_LIMIT:
+            raise SolverFailed(
+                f"the pipeline model's integers reach {top:.3g}, beyond CP-SAT's 64-bit domains "
+                f"({self.problem.scale} ticks per cycle, slowdown unit 1/{self.Q}, period multiplier {self.M})"
+            )
         self.Pm = m.new_int_var(0, self.M * self.horizon * self.Smax, "Pm")
         for g in range(G):
             for r in range(1, self.Rmax + 1):

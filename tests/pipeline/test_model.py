@@ -147,8 +147,8 @@ def test_check_candidate_finds_every_kind_of_invalid_candidate():
 @given(dag=dags(max_tasks=6), data=st.data())
 def test_closed_form_matches_the_analytic_oracle(dag, data):
     """`simulate.analytic` (an independent implementation of the same semantics) agrees with
-    `evaluate` when the comparison is exact: no resource demands, and either a flat topology
-    (every pair costs the same) or unreplicated groups."""
+    `evaluate` without resource demands, on a flat topology or not, with replicas: each replica
+    pays the mean cost of the producer replicas it hears from in both."""
     pytest.importorskip("simulate.oracle")
     from simulate.oracle import make_oracle
 
@@ -166,7 +166,7 @@ def test_closed_form_matches_the_analytic_oracle(dag, data):
     bounds = [0] + cuts + [p.n]
     groups = [tuple(range(a, b)) for a, b in zip(bounds, bounds[1:])]
     free = list(data.draw(st.permutations(range(4))))
-    reps = [data.draw(st.integers(1, 2)) if flat else 1 for _ in groups]
+    reps = [data.draw(st.integers(1, 2)) for _ in groups]
     if sum(reps) > 4:
         reps = [1] * len(groups)
     ctx = []
