@@ -5,10 +5,13 @@
   ``(1 - tolerance / 10) * rate`` (up to its confidence half-width).  Found by bisection: the upper end starts a little above the
   saturated throughput of the slowest instance (doubled while the system still keeps up), the
   lower end at 0, and the interval is halved until ``hi - lo <= tolerance * hi``.
-* **Idealised runs** (NPIRE's bottleneck hunting): the same plan with one limit switched off at
-  a time -- ``contention`` (infinite capacities), ``communication`` (free messages), ``queues``
-  (unbounded queues) -- and the throughput of each; the limit whose removal helps most is the
-  one that binds.
+* **Idealised runs** (NPIRE's bottleneck hunting, §5 and Figure 8): the same plan with one limit
+  switched off at a time -- ``contention`` (infinite capacities: NPIRE's perfect bus and memory
+  pipelining, B and M), ``communication`` (free messages), ``queues`` (unbounded queues),
+  ``locks`` (critical sections without their lock and never failing: NPIRE's S, "no
+  synchronization") -- and the throughput of each; the limit whose removal helps most is the one
+  that binds (`bounding_limit`).  NPIRE's I (infinite PEs) and Z (zero-cycle instructions) have
+  no counterpart: a plan fixes its threads, and work is what the threads do.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from simulate.errors import OracleError
 from simulate.measurement import Measurement
 from simulate.model import ThreadGraph, compile_plan
 
-IDEALS = ("contention", "communication", "queues")
+IDEALS = ("contention", "communication", "queues", "locks")
 
 
 def ideal_runs(
@@ -35,11 +38,28 @@ def ideal_runs(
     names = spec.topology.context_names
     out = {"actual": Simulation(graph, settings, names).run()}
     for item in what:
-        if item == "queues":
+        if item == "locks" and not any(graph.structure.sync):
+            out[item] = out["actual"]  # nothing to switch off: the same run
+        elif item == "queues":
             out[item] = Simulation(graph, replace(settings, queue_capacity=None), names).run()
         else:
             out[item] = Simulation(graph.idealised(item), settings, names).run()
     return out
+
+
+def bounding_limit(runs: dict[str, Measurement]) -> tuple[str | None, float]:
+    """The limit whose removal raises the throughput most, and the ratio of the throughput without
+    it to the actual one; None (ratio 1) when no removal raises it beyond the two runs' 95%
+    half-widths: the threads' own work binds."""
+    actual = runs["actual"]
+    best, ratio = None, 1.0
+    for name, m in runs.items():
+        if name == "actual" or actual.throughput <= 0:
+            continue
+        gain = m.throughput / actual.throughput
+        if m.throughput - actual.throughput > m.half_width + actual.half_width and gain > ratio:
+            best, ratio = name, gain
+    return best, ratio
 
 
 @dataclass

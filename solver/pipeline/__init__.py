@@ -3,7 +3,8 @@
 * `problem` -- the pipeline problem and the one closed-form model every method is judged by
   (group times with contention, period, throughput, latency; read its docstring first);
   `evaluation` computes it;
-* `lata` -- LATA step by step; `mapping` -- its pre-mapping and cache-aware real mapping;
+* `lata` -- LATA step by step; `lata_premap` -- its pre-mapping onto the processors; `mapping` --
+  the placement on contexts and its cache-aware real mapping;
 * `baselines` -- Parallel, List (HLFET), Greedy, Random, Bipar;
 * `model`, `bins`, `cpsat` -- the exact CP-SAT model (grouping, replication, mapping,
   contention) and its solves (the best plan, the next best ones);
