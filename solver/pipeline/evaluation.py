@@ -149,12 +149,10 @@ def _times(problem: PipelineProblem, cand: Candidate, where: Sequence[int], pess
     replica's) and time ``T_g`` (its slowest replica's); contention only when mapped."""
     work = [sum(problem.work[t] for t in g.tasks) for g in cand.groups]
     if not cand.mapped:
-        comm = [0] * len(cand.groups)
+        incoming = [0] * len(cand.groups)
         for e in problem.edges:
-            c = edge_cost(problem, cand, e, where, True)
-            if c:
-                comm[where[e.target]] += c
-        return work, comm, [Fraction(1)] * len(work), [w + c for w, c in zip(work, comm)]
+            incoming[where[e.target]] += edge_cost(problem, cand, e, where, True)
+        return work, incoming, [Fraction(1)] * len(work), [w + c for w, c in zip(work, incoming)]
     if pessimistic or comm == "lca":
         worst = [0] * len(cand.groups)
         for e in problem.edges:
@@ -176,8 +174,7 @@ def evaluate(
     CP-SAT model encodes, `solver.pipeline.model`); `pessimistic` charges every crossing edge its
     costliest level; an unmapped candidate is charged the costliest level and no contention.
     Raises `PipelineError` on a cycle between groups (check validity with `check_candidate`)."""
-    if pessimistic is None or not cand.mapped:
-        pessimistic = not cand.mapped if pessimistic is None else pessimistic or not cand.mapped
+    pessimistic = (not cand.mapped) if pessimistic is None else (pessimistic or not cand.mapped)
     where = cand.group_of(problem.n)
     G = len(cand.groups)
     work, incoming, slow, times = _times(problem, cand, where, pessimistic, comm)
