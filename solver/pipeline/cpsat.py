@@ -50,18 +50,7 @@ def solve(
     `hints`: more candidates to hint with; the best of them and `hint` after `remap` is used."""
     t0 = time.perf_counter()
     notes: list[str] = []
-    if hint is None and not hints and use_lata_hint:
-        from solver.pipeline.baselines import list_hlfet
-        from solver.pipeline.lata import lata
-
-        options = [lata(problem).candidate, list_hlfet(problem).candidate]  # LATA's, or the latency reference
-    else:
-        options = [] if hint is None else [hint]
-    options = [c for c in [*options, *hints] if c.mapped and check_candidate(problem, c) == []]
-    if options:
-        deadline = time.perf_counter() + time_limit / 10
-        options = [remap(problem, c, deadline=deadline) for c in options]
-        hint = min(options, key=lambda c: evaluate(problem, c).rank())
+    hint = choose_hint(problem, hint, hints, use_lata_hint, deadline=t0 + time_limit / 10)
     pm = build_model(problem, latency_bound=problem.latency_max, max_replicas=max_replicas)
     if hint is not None:
         add_hint(pm, hint)
@@ -179,6 +168,31 @@ def exclude(pm, solver: cp_model.CpSolver) -> None:
         m.add(var != value).only_enforce_if(~same)
         lits.append(~same)
     m.add_bool_or(lits)
+
+
+def choose_hint(
+    problem: PipelineProblem,
+    hint: Candidate | None,
+    hints: Sequence[Candidate],
+    use_lata_hint: bool,
+    *,
+    deadline: float,
+) -> Candidate | None:
+    """The candidate CP-SAT is hinted with: the best by the closed form of `hint` and `hints`
+    (LATA's and List's plans when none is given and `use_lata_hint`), each valid mapped one
+    first improved by `remap` until `deadline`; `hint` itself when none of them is mapped."""
+    if hint is None and not hints and use_lata_hint:
+        from solver.pipeline.baselines import list_hlfet
+        from solver.pipeline.lata import lata
+
+        hints = [lata(problem).candidate, list_hlfet(problem).candidate]  # LATA's, or the latency reference
+    options = [
+        c for c in [*([hint] if hint is not None else []), *hints] if c.mapped and not check_candidate(problem, c)
+    ]
+    if not options:
+        return hint
+    options = [remap(problem, c, deadline=deadline) for c in options]
+    return min(options, key=lambda c: evaluate(problem, c).rank())
 
 
 def remap(problem: PipelineProblem, cand: Candidate, *, deadline: float) -> Candidate:
