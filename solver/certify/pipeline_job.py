@@ -8,9 +8,11 @@ calls it for ``problem: pipeline``).
    samples being pipeline plans (`solver.certify.pipeline_samples`: random valid plans or local
    optima of the pipeline closed form).  Known plans that can refute the estimate: every measured
    plan of the comparison and the best of `PROBES` local-search restarts measured on the oracle.
-   CP-SAT's bound is on the pipeline closed form, which has no resource contention and charges a
-   replicated group its worst producer-consumer pair (`solver.pipeline.problem`): it bounds no
-   oracle, so it is recorded for information (``applies: false``) and never certifies alone.
+   CP-SAT's bound is on its pipeline model, which charges the binding closed form's contention
+   but a replicated group's messages at its worst producer-consumer pair and group demands
+   rounded up to a thousandth (`solver.pipeline.model`): a pessimistic model, so its bound on
+   the period bounds no oracle; it is recorded for information (``applies: false``) and never
+   certifies alone.
 3. **Report**: plan.yaml, pinning.txt, certificate.json (the solve under ``"solve"``),
    samples.jsonl, report.html -- the same files as for bindings, each written atomically once
    its step has finished.

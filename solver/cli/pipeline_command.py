@@ -89,8 +89,10 @@ HELP = """Group a task graph into pipeline stages, threads and replicas, and map
 processor: maximise throughput with the per-packet latency at most L0.
 
 The closed-form model (solver/pipeline/problem.py): a thread's time is its tasks' work plus
-its incoming messages (LATA Eq. 1-2 by placement); period = max over thread groups of
-time / replicas; latency = longest path of thread times. Exit code 2 when the bound is
+its incoming messages (LATA Eq. 1-2 by placement), slowed by the resource contention of its
+domains; period = max over thread groups of time / replicas; latency = longest path of
+thread times. With an oracle, CP-SAT's search.top_k best plans are measured and the best
+measured one within the bound is kept. Exit code 2 when the bound is
 below the minimum achievable latency, 1 when the chosen method misses an achievable bound.
 """
 

@@ -1,11 +1,13 @@
 """Latency-constrained parallel-pipeline scheduling (LATA, DAC'10), exact and heuristic.
 
 * `problem` -- the pipeline problem and the one closed-form model every method is judged by
-  (group times, period, throughput, latency; read its docstring first);
+  (group times with contention, period, throughput, latency; read its docstring first);
+  `evaluation` computes it;
 * `lata` -- LATA step by step; `lata_premap` -- its pre-mapping onto the processors; `mapping` --
   the placement on contexts and its cache-aware real mapping;
 * `baselines` -- Parallel, List (HLFET), Greedy, Random, Bipar;
-* `cpsat` -- the exact CP-SAT model (grouping, replication, mapping);
+* `model`, `bins`, `cpsat` -- the exact CP-SAT model (grouping, replication, mapping,
+  contention) and its solves (the best plan, the next best ones);
 * `chain_dp` -- the dynamic-programming optimum for chains; `brute` -- brute force for tiny DAGs;
 * `plans` -- conversion to and from `specs.Plan`, dependency validity;
 * `compare`, `sweep` -- running methods side by side, measuring, Figures 14-15.

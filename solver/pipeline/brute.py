@@ -2,10 +2,11 @@
 is tested against.
 
 Every partition of the tasks into groups (restricted-growth strings), every replica count per
-group within the usable contexts, and -- when a communication cost depends on placement -- every
-assignment of distinct contexts to the threads (groups take sets of contexts; replicas of one
-group are interchangeable).  Partitions whose groups depend on each other in a cycle are
-skipped.  Each candidate is evaluated by `solver.pipeline.problem.evaluate`; the best by
+group within the usable contexts, and -- when a communication cost depends on placement or a task
+demands a shared resource (contention) -- every assignment of distinct contexts to the threads
+(groups take sets of contexts; sequences when the replica order decides who hears from whom:
+each replica's mean message cost).  Partitions whose groups depend on each other in a cycle are
+skipped.  Each candidate is evaluated by `solver.pipeline.evaluation.evaluate`; the best by
 `Evaluation.rank` (feasible, then period, latency, threads) wins.  Exponential: meant for at
 most about 6 tasks and 6 contexts.
 """
@@ -13,7 +14,7 @@ most about 6 tasks and 6 contexts.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from itertools import combinations
+from itertools import combinations, permutations
 
 from solver.pipeline.candidates import Candidate, Group, group_order
 from solver.pipeline.evaluation import Evaluation, evaluate, first_contexts
@@ -47,20 +48,28 @@ def replica_vectors(groups: int, budget: int) -> Iterator[tuple[int, ...]]:
             yield (r,) + rest
 
 
-def context_assignments(replicas: tuple[int, ...], contexts: tuple[int, ...]) -> Iterator[list[tuple[int, ...]]]:
+def context_assignments(
+    replicas: tuple[int, ...], contexts: tuple[int, ...], ordered: bool = False
+) -> Iterator[list[tuple[int, ...]]]:
+    """Distinct contexts for each group's replicas: sets, or sequences when `ordered`."""
     if not replicas:
         yield []
         return
     first, rest = replicas[0], replicas[1:]
-    for chosen in combinations(contexts, first):
+    for chosen in (permutations if ordered else combinations)(contexts, first):
         remaining = tuple(c for c in contexts if c not in chosen)
-        for tail in context_assignments(rest, remaining):
+        for tail in context_assignments(rest, remaining, ordered):
             yield [chosen] + tail
 
 
-def brute_force(problem: PipelineProblem) -> tuple[Evaluation | None, Candidate | None, int]:
-    """The best candidate: ``(evaluation, candidate, candidates evaluated)``."""
-    placement_matters = any(len(set(e.cost)) > 1 for e in problem.edges)
+def brute_force(
+    problem: PipelineProblem, *, comm: str = "mean", max_replicas: int | None = None
+) -> tuple[Evaluation | None, Candidate | None, int]:
+    """The best candidate: ``(evaluation, candidate, candidates evaluated)``; `comm` as in
+    `evaluate` (``"lca"``: the CP-SAT model's charge), `max_replicas` caps every group's."""
+    comm_varies = any(len(set(e.cost)) > 1 for e in problem.edges)
+    placement_matters = problem.contention or comm_varies
+    ordered = comm == "mean" and comm_varies  # which producer replica feeds which consumer replica
     best_ev, best_cand, count = None, None, 0
     for parts in set_partitions(problem.n):
         if len(parts) > problem.n_contexts:
@@ -69,13 +78,15 @@ def brute_force(problem: PipelineProblem) -> tuple[Evaluation | None, Candidate 
         if group_order(problem, base) is None:
             continue
         for reps in replica_vectors(len(parts), problem.n_contexts):
+            if max_replicas is not None and max(reps) > max_replicas:
+                continue
             cand = Candidate(tuple(Group(tuple(p), r) for p, r in zip(parts, reps)))
             if placement_matters:
-                options = (cand.with_contexts(a) for a in context_assignments(reps, problem.contexts))
+                options = (cand.with_contexts(a) for a in context_assignments(reps, problem.contexts, ordered))
             else:
                 options = iter([first_contexts(problem, cand)])
             for mapped in options:
-                ev = evaluate(problem, mapped)
+                ev = evaluate(problem, mapped, comm=comm)
                 count += 1
                 if best_ev is None or ev.rank() < best_ev.rank():
                     best_ev, best_cand = ev, mapped

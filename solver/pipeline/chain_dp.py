@@ -16,7 +16,8 @@ candidates gives the exact optimum (a `Fraction` of ticks), and the latency repo
 smallest one at that period.
 
 Exact only when communication costs do not depend on placement (every level costs the same,
-e.g. a flat topology or a direct cost table with one value); `chain_dp` refuses otherwise.
+e.g. a flat topology or a direct cost table with one value) and no task demands a shared
+resource (contention makes placement matter); `chain_dp` refuses otherwise.
 """
 
 from __future__ import annotations
@@ -63,6 +64,9 @@ def chain_dp(problem: PipelineProblem, replication: bool = True) -> ChainSolutio
     """Minimum period of the chain under `problem.latency_max` on `problem.n_contexts` threads."""
     if not is_chain(problem):
         raise PipelineError("the chain DP needs a linear chain of tasks")
+    if problem.contention:
+        names = ", ".join(r.name for r in problem.resources)
+        raise PipelineError(f"the chain DP needs tasks without resource demands (contention on {names})")
     n, C = problem.n, problem.n_contexts
     entry = _entry_cost(problem)
     prefix = [0]

@@ -60,15 +60,25 @@ def method_label(name: str, time_limit: float) -> str:
 
 
 def run_method(
-    problem: PipelineProblem, name: str, *, time_limit: float = 30.0, workers: int = 2, seed: int = 0, hint=None
+    problem: PipelineProblem,
+    name: str,
+    *,
+    time_limit: float = 30.0,
+    workers: int = 2,
+    seed: int = 0,
+    hint=None,
+    top_k: int = 1,
+    hints=(),
 ) -> MethodResult:
-    """One method by name (`METHOD_NAMES`)."""
+    """One method by name (`METHOD_NAMES`); CP-SAT keeps its `top_k` best distinct plans."""
     if name == "lata":
         return lata(problem)
     if name == "cpsat":
         from solver.pipeline import cpsat
 
-        return cpsat.solve(problem, time_limit=time_limit, workers=workers, seed=seed, hint=hint)
+        return cpsat.solve(
+            problem, time_limit=time_limit, workers=workers, seed=seed, hint=hint, hints=hints, top_k=top_k
+        )
     if name == "random":
         return baselines.random_pipeline(problem, seed)
     if name in baselines.METHODS:
@@ -85,18 +95,22 @@ def compare(
     seed: int = 0,
     steps: Steps | None = None,
     label: str = "",
+    top_k: int = 1,
 ) -> dict[str, MethodResult]:
     """Run `methods`; the heuristics first, so CP-SAT is hinted with the best of their plans
-    (LATA's when it meets the bound).  Each method is one of `steps` (``label`` prefixes it)."""
+    once `solver.pipeline.cpsat.remap` has improved each one's mapping.  Each method is one of `steps` (``label`` prefixes it)."""
     order = sorted(methods, key=lambda m: (m == "cpsat", METHOD_NAMES.index(m) if m in METHOD_NAMES else 99))
     results: dict[str, MethodResult] = {}
     for name in order:
         if steps is not None:
             steps.start(f"{label}{method_label(name, time_limit)}")
-        hint = None
+        hint, hints = None, ()
         if name == "cpsat" and results:
             hint = min(results.values(), key=lambda r: (r.evaluation.rank(), r.method != "lata")).candidate
-        results[name] = run_method(problem, name, time_limit=time_limit, workers=workers, seed=seed, hint=hint)
+            hints = [r.candidate for r in results.values()]  # each mapping repaired, the best kept
+        results[name] = run_method(
+            problem, name, time_limit=time_limit, workers=workers, seed=seed, hint=hint, top_k=top_k, hints=hints
+        )
     return {m: results[m] for m in methods}
 
 

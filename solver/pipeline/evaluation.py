@@ -1,8 +1,11 @@
 """The closed-form figures of a pipeline candidate: times, period, latency, stage latency (the
-model of `solver.pipeline.problem`), and how methods report their answers."""
+model of `solver.pipeline.problem`: for a mapped candidate, the binding closed form
+`simulate.analytic` of its threads -- contention per domain and each replica's mean message
+cost -- up to the stated rounding of demands), and how methods report their answers."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -16,14 +19,14 @@ class Evaluation:
     """The closed-form figures of one candidate (ticks unless named otherwise)."""
 
     work: tuple[int, ...]  # per group: sum of task work
-    comm: tuple[int, ...]  # per group: incoming communication
-    times: tuple[int, ...]  # per group: T_g = work + comm
+    comm: tuple  # per group: incoming communication (its costliest replica's mean; int or Fraction)
+    times: tuple  # per group: T_g = its slowest replica's (work + comm) * slowdown (int or Fraction)
     replicas: tuple[int, ...]
     period: Fraction  # max_g T_g / R_g
-    latency: int  # longest path of T_g through the group graph
-    stage_latency: int  # sum over stages of max T_g (LATA's estimate, >= latency)
+    latency: int | Fraction  # longest path of T_g through the group graph
+    stage_latency: int | Fraction  # sum over stages of max T_g (LATA's estimate, >= latency)
     stages: tuple[int, ...]
-    finish: tuple[int, ...]  # per group: earliest finish time of a packet
+    finish: tuple  # per group: earliest finish time of a packet
     critical: tuple[int, ...]  # groups on one longest path, entry first
     bottleneck: int  # a group with the largest T_g / R_g
     threads: int
@@ -31,6 +34,8 @@ class Evaluation:
     scale: int
     clock: float
     latency_max: int | None
+    slowdown: tuple = ()  # per group: its slowest replica's 1/rate (1 without contention)
+    contention: bool = False  # whether resource contention was charged (mapped, with demands)
 
     @property
     def period_cycles(self) -> float:
@@ -38,7 +43,7 @@ class Evaluation:
 
     @property
     def latency_cycles(self) -> float:
-        return self.latency / self.scale
+        return float(self.latency) / self.scale
 
     @property
     def throughput(self) -> float:
@@ -47,7 +52,7 @@ class Evaluation:
 
     @property
     def latency_seconds(self) -> float:
-        return self.latency / self.scale / self.clock
+        return float(self.latency) / self.scale / self.clock
 
     @property
     def feasible(self) -> bool:
@@ -65,7 +70,9 @@ class Evaluation:
 def edge_cost(
     problem: PipelineProblem, cand: Candidate, edge: PipelineEdge, where: Sequence[int], pessimistic: bool = False
 ) -> int:
-    """Ticks the consumer of `edge` pays per packet (0 inside a group)."""
+    """Ticks the consumer of `edge` pays per packet (0 inside a group) when every replica pair
+    costs the same: the costliest level when `pessimistic` or unmapped, else the level holding
+    both groups (the worst pair; `replica_comm` gives each replica's mean)."""
     a, b = where[edge.source], where[edge.target]
     if a == b:
         return 0
@@ -75,23 +82,102 @@ def edge_cost(
     return edge.at(problem.lca_level(ga.contexts + gb.contexts))
 
 
-def evaluate(problem: PipelineProblem, cand: Candidate, *, pessimistic: bool | None = None) -> Evaluation:
-    """The closed-form figures of `cand` (module docstring).  `pessimistic` charges every
-    crossing edge its costliest level; it is forced for unmapped candidates.  Raises
-    `PipelineError` on a cycle between groups (check validity with `check_candidate`)."""
-    if pessimistic is None:
-        pessimistic = not cand.mapped
-    elif not pessimistic and not cand.mapped:
-        pessimistic = True
+def replica_comm(problem: PipelineProblem, cand: Candidate, where: Sequence[int]) -> list[list[Fraction]]:
+    """Per group, per replica: the mean ticks of its incoming messages per packet.  Consumer
+    replica ``i`` of ``R_g`` hears from producer replicas ``q == i (mod gcd(R_g, R_p))``, equally
+    often (as `simulate.model.attach` compiles a plan)."""
+    out = [[Fraction(0)] * g.replicas for g in cand.groups]
+    incoming: dict[tuple[int, int], list[PipelineEdge]] = {}
+    for e in problem.edges:
+        a, b = where[e.source], where[e.target]
+        if a != b:
+            incoming.setdefault((a, b), []).append(e)
+    for (p, g), edges in incoming.items():
+        producers, consumers = cand.groups[p].contexts, cand.groups[g].contexts
+        step = math.gcd(len(consumers), len(producers))
+        for i, c in enumerate(consumers):
+            seen = [
+                sum(e.at(problem.pair_level(q, c)) for e in edges)
+                for r, q in enumerate(producers)
+                if r % step == i % step
+            ]
+            out[g][i] += Fraction(sum(seen), len(seen))
+    return out
+
+
+def group_demands(problem: PipelineProblem, cand: Candidate) -> list[tuple[int, ...]]:
+    """Per group: its cycles-weighted mean demand of each resource, in thousandths rounded up."""
+    out = []
+    for g in cand.groups:
+        w = sum(problem.work[t] for t in g.tasks)
+        out.append(
+            tuple(
+                -(-sum(problem.work[t] * problem.demand[t][r] for t in g.tasks) // w)
+                for r in range(len(problem.resources))
+            )
+        )
+    return out
+
+
+def slowdowns(problem: PipelineProblem, cand: Candidate) -> list[list[Fraction]]:
+    """Per group, per replica: ``1/rate = max(1, max_r load/capacity)`` over the resources the
+    group demands, every thread of the candidate loading its group's demand (module docstring
+    of `solver.pipeline.problem`; multiples of ``1/Q``, rounded up)."""
+    demands = group_demands(problem, cand)
+    q = problem.slowdown_unit
+    load: dict[tuple[int, int], int] = {}
+    for g, grp in zip(demands, cand.groups):
+        for c in grp.contexts:
+            for r, d in enumerate(g):
+                key = (r, problem.resource_domain(r, c))
+                load[key] = load.get(key, 0) + d
+    out = []
+    for g, grp in zip(demands, cand.groups):
+        row = []
+        for c in grp.contexts:
+            s = q
+            for r, d in enumerate(g):
+                if d > 0:
+                    s = max(s, -(-q * load[r, problem.resource_domain(r, c)] // problem.resources[r].capacity))
+            row.append(Fraction(s, q))
+        out.append(row)
+    return out
+
+
+def _times(problem: PipelineProblem, cand: Candidate, where: Sequence[int], pessimistic: bool, comm: str):
+    """Per group: work, incoming communication (its costliest replica's), slowdown (its slowest
+    replica's) and time ``T_g`` (its slowest replica's); contention only when mapped."""
+    work = [sum(problem.work[t] for t in g.tasks) for g in cand.groups]
+    if not cand.mapped:
+        incoming = [0] * len(cand.groups)
+        for e in problem.edges:
+            incoming[where[e.target]] += edge_cost(problem, cand, e, where, True)
+        return work, incoming, [Fraction(1)] * len(work), [w + c for w, c in zip(work, incoming)]
+    if pessimistic or comm == "lca":
+        worst = [0] * len(cand.groups)
+        for e in problem.edges:
+            worst[where[e.target]] += edge_cost(problem, cand, e, where, pessimistic)
+        per_replica = [[Fraction(c)] * g.replicas for c, g in zip(worst, cand.groups)]
+    else:
+        per_replica = replica_comm(problem, cand, where)
+    slow = slowdowns(problem, cand)
+    times = [max((w + c) * s for c, s in zip(cs, ss)) for w, cs, ss in zip(work, per_replica, slow)]
+    return work, [max(cs) for cs in per_replica], [max(ss) for ss in slow], times
+
+
+def evaluate(
+    problem: PipelineProblem, cand: Candidate, *, pessimistic: bool | None = None, comm: str = "mean"
+) -> Evaluation:
+    """The closed-form figures of `cand` (module docstring of `solver.pipeline.problem`).  A mapped
+    candidate is charged contention and each replica's mean message cost; ``comm="lca"`` charges
+    every replica the level holding all contexts of both groups instead (the worst pair: what the
+    CP-SAT model encodes, `solver.pipeline.model`); `pessimistic` charges every crossing edge its
+    costliest level; an unmapped candidate is charged the costliest level and no contention.
+    Raises `PipelineError` on a cycle between groups (check validity with `check_candidate`)."""
+    pessimistic = (not cand.mapped) if pessimistic is None else (pessimistic or not cand.mapped)
     where = cand.group_of(problem.n)
     G = len(cand.groups)
-    work = [sum(problem.work[t] for t in g.tasks) for g in cand.groups]
-    comm = [0] * G
-    for e in problem.edges:
-        c = edge_cost(problem, cand, e, where, pessimistic)
-        if c:
-            comm[where[e.target]] += c
-    times = [w + c for w, c in zip(work, comm)]
+    work, incoming, slow, times = _times(problem, cand, where, pessimistic, comm)
     order = group_order(problem, cand)
     if order is None:
         raise PipelineError("the groups depend on each other in a cycle")
@@ -115,12 +201,12 @@ def evaluate(problem: PipelineProblem, cand: Candidate, *, pessimistic: bool | N
     per_stage: dict[int, int] = {}
     for g, s in enumerate(stages):
         per_stage[s] = max(per_stage.get(s, 0), times[g])
-    periods = [Fraction(t, g.replicas) for t, g in zip(times, cand.groups)]
+    periods = [Fraction(t) / g.replicas for t, g in zip(times, cand.groups)]
     period = max(periods) if periods else Fraction(0)
     bottleneck = max(range(G), key=lambda g: (periods[g], -g)) if G else -1
     return Evaluation(
         work=tuple(work),
-        comm=tuple(comm),
+        comm=tuple(incoming),
         times=tuple(times),
         replicas=tuple(g.replicas for g in cand.groups),
         period=period,
@@ -135,6 +221,8 @@ def evaluate(problem: PipelineProblem, cand: Candidate, *, pessimistic: bool | N
         scale=problem.scale,
         clock=problem.clock,
         latency_max=problem.latency_max,
+        slowdown=tuple(slow),
+        contention=cand.mapped and problem.contention,
     )
 
 
@@ -153,6 +241,7 @@ class MethodResult:
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
     trace: list[dict] = field(default_factory=list)
+    alternatives: list[Candidate] = field(default_factory=list)  # next best plans (CP-SAT's top k)
 
     @property
     def gap(self) -> float | None:

@@ -1,5 +1,5 @@
 """The CP-SAT model of the pipeline problem: grouping, replication and the mapping onto the
-topology with communication costs, in one model of the closed form of
+topology with communication costs and resource contention, in one model of the closed form of
 `solver.pipeline.problem` (which states the model; this encodes it).
 
 Variables (``G = min(tasks, C)`` group slots, ``C`` usable contexts, times in ticks):
@@ -7,30 +7,44 @@ Variables (``G = min(tasks, C)`` group slots, ``C`` usable contexts, times in ti
 * ``x[t,g]`` -- task t runs in group g.  Slots are numbered by their smallest task
   (``x[t,g] => x[t',g-1]`` for some ``t' < t``, and ``x[t,g] = 0`` for ``g > t``), which removes
   the slot permutations and makes the used slots a prefix.
-* Placement is modelled by **bins** (`Bins`): a sharing level is *effective* when some message
-  cost changes there (or a ``max_threads`` cap applies); the bins are the domains of the deepest
-  effective level, and the contexts of one bin are interchangeable for every cost (the T2's 8
-  cores when pipe and core cost the same; the Xeon's 4 L2 pairs when socket and machine cost the
-  same; one bin when costs do not depend on placement).  ``y[g,d]`` -- how many replicas of group
-  g run in bin d (at most the bin's contexts in all); ``R_g = sum_d y[g,d]``, with
-  ``rep[g,r] <=> R_g = r``; ``max_threads`` as sums per domain.  Symmetry: interchangeable
-  sibling domains (same parent, same shape) carry non-increasing thread counts.
+* Placement is modelled by **bins** (`solver.pipeline.bins.Bins`): a sharing level is *effective* when some message
+  cost changes there (`Bins.comm`), a ``max_threads`` cap applies, or a demanded resource is
+  shared there; the bins are the domains of the deepest effective level, and the contexts of one
+  bin are interchangeable for every cost and every load (the T2's 16 pipes, where the
+  instruction unit is shared; the Xeon's 4 L2 pairs; one bin when nothing depends on placement).
+  ``y[g,d]`` -- how many replicas of group g run in bin d (at most the bin's contexts in all);
+  ``R_g = sum_d y[g,d]``, with ``rep[g,r] <=> R_g = r``; ``max_threads`` as sums per domain.
+  Symmetry: interchangeable sibling domains (same parent, same shape) carry non-increasing
+  thread counts.
 * Communication of edge ``e = u -> v``: ``same_e = OR_g (x[u,g] and x[v,g])`` (free inside a
   group).  Otherwise the cost is that of the innermost level whose one domain holds every
   context of both groups: ``occ[g,k,D] <=> sum_{d in D} y[g,d] >= 1`` (group g has a replica in
-  domain D of effective level k), ``occT[t,k,D] = sum_g x[t,g] occ[g,k,D]``,
+  domain D of comm level k), ``occT[t,k,D] = sum_g x[t,g] occ[g,k,D]``,
   ``together[e,k] <=> at most one domain D of level k holds contexts of u's or v's group``;
-  ``cost_e = cost(machine) + sum_k together[e,k] (cost(k) - cost(previous effective level))``
-  (exact: costs only change at effective levels and ``together`` is nested outward).  Edges
-  whose cost does not depend on placement skip these terms.
-* ``T_g = sum_t w_t x[t,g] + sum_e [x[v_e,g]] cost_e`` (group time), period
-  ``rep[g,r] => M T_g <= r Pm`` with ``M = lcm(1..R_max)`` (so ``Pm = M max_g T_g/R_g`` exactly
-  when ``R_max <= 16``; beyond, ``M = lcm(1..16)`` and the period is resolved to ``1/M`` tick --
-  the reported figures always come from `evaluate`), and the redundant cut
-  ``M sum_g T_g <= C Pm`` (no thread is busy more than all the time).
-* Latency: group start ``S_g``; task start/end equal to its group's ``S_g`` / ``S_g + T_g``;
+  ``cost_e = cost(machine) + sum_k together[e,k] (cost(k) - cost(previous comm level))``
+  (exact: costs only change at comm levels and ``together`` is nested outward).  Edges whose
+  cost does not depend on placement skip these terms.  This is the **worst replica pair**
+  (`evaluate(..., comm="lca")`); the closed form charges each replica the mean over the producer
+  replicas it hears from, which is never more.  So the model is exact when every crossing edge
+  costs the same wherever its ends are, or joins groups whose contexts all share that level
+  (e.g. unreplicated groups), and otherwise an upper bound of the closed form's period and
+  latency: a plan it finds within the bound is within it, and the figures reported always come
+  from `evaluate` (`tests/pipeline/test_exact.py` checks both against brute force).
+* ``T_g = sum_t w_t x[t,g] + sum_e [x[v_e,g]] cost_e`` (group time before contention).
+* Contention (as `solver.binding.model`; units in `solver.pipeline.problem`, "Units"):
+  ``dem[g,r] W_g >= sum_t w_t demand[t,r] x[t,g]`` with ``W_g`` the group's work (the mean
+  demand rounded up to a thousandth: the optimum takes the smallest), ``pos[g,r]`` when some task
+  of g demands r; loads ``L[r,D] = sum_g (sum_{d in D} y[g,d]) dem[g,r]``; one slowdown per group,
+  its slowest replica's: ``S_g >= Q`` and ``S_g capacity_r >= Q L[r, D_r(d)]`` for every bin d it
+  occupies and every r it demands; ``E_g = T_g S_g`` (ticks times Q; ``E_g = T_g`` and ``Q = 1``
+  without demands).
+* Period ``rep[g,r] => M E_g <= r Pm`` with ``M = lcm(1..R_max)`` (so ``Pm = M Q max_g T_g
+  S_g/(Q R_g)`` exactly when ``R_max <= 16``; beyond, ``M = lcm(1..16)`` and the period is
+  resolved to ``1/M`` tick -- the reported figures always come from `evaluate`), and the
+  redundant cut ``M sum_g E_g <= C Pm`` (no thread is busy more than all the time).
+* Latency: group start ``S_g``; task start/end equal to its group's start / start ``+ E_g``;
   a crossing edge ``u -> v`` forces ``start(v) >= end(u)``; ``Lat >= end(t)`` and
-  ``Lat <= L0``.  Group times are positive, so these constraints also forbid cycles between
+  ``Lat <= Q L0``.  Group times are positive, so these constraints also forbid cycles between
   groups: the longest path is exactly the model's latency.
 
 `add_hint` hints the model with a candidate; `extract` reads a solution back as a candidate (each
@@ -45,112 +59,17 @@ from functools import reduce
 
 from ortools.sat.python import cp_model
 
+from solver.errors import SolverFailed
+from solver.pipeline.bins import Bins
 from solver.pipeline.candidates import Candidate, Group, depth_stages
 from solver.pipeline.problem import PipelineProblem
 
 MAX_EXACT_REPLICAS = 16
+INT_LIMIT = 2**62  # CP-SAT's integer domains
 
 
 def period_multiplier(max_replicas: int) -> int:
     return reduce(lambda a, b: a * b // math.gcd(a, b), range(1, min(max_replicas, MAX_EXACT_REPLICAS) + 1), 1)
-
-
-@dataclass
-class Bins:
-    """Where placement matters: the *effective* sharing levels (where some message cost changes,
-    or a `max_threads` cap applies) and the **bins** -- the domains of the deepest effective level
-    (one bin when there is none) -- whose contexts are interchangeable for every cost."""
-
-    effective: list[int]
-    level: int
-    contexts: list[list[int]]  # usable contexts of each bin
-    domain: dict[int, list[int]]  # effective level -> dense domain index of each bin
-    tree: list  # nested lists of bin indices, by effective level
-
-    @classmethod
-    def of(cls, problem: PipelineProblem) -> Bins:
-        K = problem.n_levels
-        effective = set()
-        for e in problem.edges:
-            for k in range(K - 1):
-                if e.at(k) != e.at(k - 1):
-                    effective.add(k)
-        for level, _ in problem.max_threads:
-            if 0 <= level < K - 1:
-                effective.add(level)
-        eff = sorted(effective)
-        level = eff[-1] if eff else -1
-        by: dict[int, list[int]] = {}
-        for c in problem.contexts:
-            by.setdefault(0 if level < 0 else c // problem.strides[level], []).append(c)
-        contexts = [by[d] for d in sorted(by)]
-        domain: dict[int, list[int]] = {}
-        for k in eff:
-            raw = [cs[0] // problem.strides[k] for cs in contexts]
-            dense = {d: i for i, d in enumerate(sorted(set(raw)))}
-            domain[k] = [dense[d] for d in raw]
-
-        def subtree(bins: list[int], depth: int):
-            if depth >= len(eff) or eff[depth] == level:
-                return bins
-            k = eff[depth]
-            groups: dict[int, list[int]] = {}
-            for b in bins:
-                groups.setdefault(domain[k][b], []).append(b)
-            return [subtree(groups[d], depth + 1) for d in sorted(groups)]
-
-        tree = subtree(list(range(len(contexts))), 0)
-        return cls(eff, level, contexts, domain, tree)
-
-    def leaves(self, node) -> list[int]:
-        return [node] if isinstance(node, int) else [b for child in node for b in self.leaves(child)]
-
-    def shape(self, node):
-        return len(self.contexts[node]) if isinstance(node, int) else tuple(self.shape(c) for c in node)
-
-    def _siblings(self, node) -> list[list]:
-        """The children of `node` grouped by shape: the groups of two or more are interchangeable."""
-        classes: dict = {}
-        for child in node:
-            classes.setdefault(self.shape(child), []).append(child)
-        return [members for members in classes.values() if len(members) > 1]
-
-    def sibling_classes(self):
-        """Lists of interchangeable sibling subtrees (same parent, same shape), in index order."""
-        out = []
-
-        def walk(node):
-            if isinstance(node, int):
-                return
-            out.extend(self._siblings(node))
-            for child in node:
-                walk(child)
-
-        walk(self.tree)
-        return out
-
-    def canonical(self, counts: list[list[int]]) -> list[list[int]]:
-        """Per-bin count vectors permuted among interchangeable siblings so that loads do not
-        increase along each class (the symmetry breaking of the model)."""
-        content = {b: list(counts[b]) for b in range(len(self.contexts))}
-
-        def load(node) -> int:
-            return sum(sum(content[b]) for b in self.leaves(node))
-
-        def walk(node):
-            if isinstance(node, int):
-                return
-            for members in self._siblings(node):
-                snapshot = [[content[b] for b in self.leaves(c)] for c in members]
-                order = sorted(range(len(members)), key=lambda i: -sum(map(sum, snapshot[i])))
-                for target, source in zip(members, order):
-                    for b, vec in zip(self.leaves(target), snapshot[source]):
-                        content[b] = vec
-            for child in node:
-                walk(child)
-
-        walk(self.tree)
-        return [content[b] for b in range(len(self.contexts))]
 
 
 @dataclass
@@ -164,6 +83,7 @@ class PipelineModel:
     period: cp_model.IntVar
     latency: cp_model.IntVar
     multiplier: int
+    unit: int  # Q: period is Pm / (M Q) ticks, latency Lat / Q ticks
     slots: int
     max_replicas: int
 
@@ -217,8 +137,10 @@ class _Builder:
         for d in range(B):
             m.add(sum(self.y[g, d] for g in range(G)) <= len(bins.contexts[d]))
         self.rep = {}
+        self.R = []
         for g in range(G):
             r_var = m.new_int_var(0, Rmax, f"R[{g}]")
+            self.R.append(r_var)
             m.add(r_var == sum(self.y[g, d] for d in range(B)))
             for r in range(1, Rmax + 1):
                 self.rep[g, r] = m.new_bool_var(f"rep[{g},{r}]")
@@ -249,11 +171,11 @@ class _Builder:
         """occ[g,k,D] and occT[t,k,D] for the tasks of edges whose cost depends on placement."""
         m, bins, x = self.m, self.bins, self.x
         self.occT = {}
-        needs_mapping = [e for e in self.problem.edges if len({e.at(k) for k in [-1] + bins.effective}) > 1]
+        needs_mapping = [e for e in self.problem.edges if len({e.at(k) for k in [-1] + bins.comm}) > 1]
         if not needs_mapping:
             return
         occ = {}
-        for k in bins.effective:
+        for k in bins.comm:
             members_of: dict[int, list[int]] = {}
             for d in range(self.B):
                 members_of.setdefault(bins.domain[k][d], []).append(d)
@@ -264,9 +186,9 @@ class _Builder:
                     m.add(total >= 1).only_enforce_if(v)
                     m.add(total == 0).only_enforce_if(~v)
                     occ[g, k, D] = v
-        n_domains = {k: max(bins.domain[k]) + 1 for k in bins.effective}
+        n_domains = {k: max(bins.domain[k]) + 1 for k in bins.comm}
         for t in sorted({e.source for e in needs_mapping} | {e.target for e in needs_mapping}):
-            for k in bins.effective:
+            for k in bins.comm:
                 for D in range(n_domains[k]):
                     terms = []
                     for g in self.slots(t):
@@ -300,12 +222,12 @@ class _Builder:
         """cost_e: zero inside a group, else the cost at the innermost level holding both groups."""
         m, bins, same = self.m, self.bins, self.same
         cost = m.new_int_var(0, e.worst, f"cost[{i}]")
-        if len({e.at(k) for k in [-1] + bins.effective}) == 1:
+        if len({e.at(k) for k in [-1] + bins.comm}) == 1:
             m.add(cost == e.at(-1)).only_enforce_if(~same[i])
         else:
             expr = e.at(-1)
             previous = -1
-            for k in bins.effective:
+            for k in bins.comm:
                 together = m.new_bool_var(f"together[{i},{k}]")
                 unions = []
                 for D in range(max(bins.domain[k]) + 1):
@@ -321,7 +243,7 @@ class _Builder:
         return cost
 
     def group_times(self) -> None:
-        """T_g (work plus the message costs its tasks pay) and the period Pm with its redundant cut."""
+        """T_g: work plus the message costs its tasks pay (ticks, before contention)."""
         m, G, x, problem = self.m, self.G, self.x, self.problem
         comm_in: dict[int, list] = {g: [] for g in range(G)}
         for i, e in enumerate(problem.edges):
@@ -338,31 +260,102 @@ class _Builder:
             tg = m.new_int_var(0, self.horizon, f"T[{g}]")
             m.add(tg == sum(problem.work[t] * x[t, g] for t in range(g, self.n)) + sum(comm_in[g]))
             self.T.append(tg)
-        self.Pm = m.new_int_var(0, self.M * self.horizon, "Pm")
+
+    def contention(self) -> None:
+        """dem[g,r] (rounded-up mean demand), loads per domain, S_g (slowest replica's slowdown
+        times Q) and E_g = T_g S_g; without demands E_g = T_g (Q = 1)."""
+        problem = self.problem
+        if not problem.contention:
+            self.Q, self.E, self.Smax = 1, self.T, 1
+            return
+        m, G, x, bins = self.m, self.G, self.x, self.bins
+        self.Q = Q = problem.slowdown_unit
+        resources = problem.resources
+        top = [max(problem.demand[t][r] for t in range(self.n)) for r in range(len(resources))]
+        worst = max(self.C * top[r] for r in range(len(resources)))
+        self.Smax = max(Q, -(-Q * worst // min(r.capacity for r in resources)))
+        dem, pos = {}, {}
+        for g in range(G):
+            tasks = range(g, self.n)
+            wg = m.new_int_var(0, problem.sequential, f"W[{g}]")
+            m.add(wg == sum(problem.work[t] * x[t, g] for t in tasks))
+            for r in range(len(resources)):
+                users = [t for t in tasks if problem.demand[t][r] > 0]
+                if not users:
+                    continue
+                pos[g, r] = m.new_bool_var(f"pos[{g},{r}]")
+                m.add_max_equality(pos[g, r], [x[t, g] for t in users])
+                dem[g, r] = m.new_int_var(0, top[r], f"dem[{g},{r}]")
+                m.add(dem[g, r] <= top[r] * pos[g, r])
+                prod = m.new_int_var(0, top[r] * problem.sequential, f"dw[{g},{r}]")
+                m.add_multiplication_equality(prod, [dem[g, r], wg])
+                m.add(prod >= sum(problem.work[t] * problem.demand[t][r] * x[t, g] for t in users))
+        load = {}
+        for r in range(len(resources)):
+            domains: dict[int, list[int]] = {}
+            for d in range(self.B):
+                domains.setdefault(problem.resource_domain(r, bins.contexts[d][0]), []).append(d)
+            for D, members in domains.items():
+                terms = []
+                for g in range(G):
+                    if (g, r) not in dem:
+                        continue
+                    count = m.new_int_var(0, min(self.Rmax, sum(len(bins.contexts[d]) for d in members)), "")
+                    m.add(count == sum(self.y[g, d] for d in members))
+                    part = m.new_int_var(0, top[r] * self.C, f"ld[{g},{r},{D}]")
+                    m.add_multiplication_equality(part, [count, dem[g, r]])
+                    terms.append(part)
+                load[r, D] = sum(terms)
+        self.E = []
+        for g in range(G):
+            sg = m.new_int_var(Q, self.Smax, f"S[{g}]")
+            for d in range(self.B):
+                here = m.new_bool_var(f"in[{g},{d}]")
+                m.add(self.y[g, d] >= 1).only_enforce_if(here)
+                m.add(self.y[g, d] == 0).only_enforce_if(~here)
+                for r, res in enumerate(resources):
+                    if (g, r) in pos:
+                        D = problem.resource_domain(r, bins.contexts[d][0])
+                        m.add(sg * res.capacity >= Q * load[r, D]).only_enforce_if([here, pos[g, r]])
+            eg = m.new_int_var(0, self.horizon * self.Smax, f"E[{g}]")
+            m.add_multiplication_equality(eg, [self.T[g], sg])
+            self.E.append(eg)
+
+    def period(self) -> None:
+        """Pm = M Q max_g T_g S_g / R_g (exact for R_max <= 16), with the redundant cut."""
+        m, G = self.m, self.G
+        top = self.M * self.horizon * self.Smax * max(1, self.C)
+        if top >= INT_LIMIT:
+            raise SolverFailed(
+                f"the pipeline model's integers reach {top:.3g}, beyond CP-SAT's 64-bit domains "
+                f"({self.problem.scale} ticks per cycle, slowdown unit 1/{self.Q}, period multiplier {self.M})"
+            )
+        self.Pm = m.new_int_var(0, self.M * self.horizon * self.Smax, "Pm")
         for g in range(G):
             for r in range(1, self.Rmax + 1):
-                m.add(self.M * self.T[g] <= r * self.Pm).only_enforce_if(self.rep[g, r])
-        # redundant: sum_g T_g <= sum_g R_g P <= C P (every thread is busy at most all the time)
-        m.add(self.M * sum(self.T) <= min(self.C, self.Rmax * G) * self.Pm)
+                m.add(self.M * self.E[g] <= r * self.Pm).only_enforce_if(self.rep[g, r])
+        # redundant: sum_g E_g <= sum_g R_g P <= C P (every thread is busy at most all the time)
+        m.add(self.M * sum(self.E) <= min(self.C, self.Rmax * G) * self.Pm)
 
     def latency(self, latency_bound: int | None) -> None:
-        """Group starts, task start/end, crossing edges in order, Lat and the bound L0."""
-        m, n, x, horizon = self.m, self.n, self.x, self.horizon
+        """Group starts, task start/end (E_g apart), crossing edges in order, Lat and the bound L0
+        (all times Q units per tick)."""
+        m, n, x, horizon = self.m, self.n, self.x, self.horizon * self.Smax
         S = [m.new_int_var(0, horizon, f"S[{g}]") for g in range(self.G)]
         st = [m.new_int_var(0, horizon, f"st[{t}]") for t in range(n)]
         en = [m.new_int_var(0, horizon, f"en[{t}]") for t in range(n)]
         for t in range(n):
             for g in self.slots(t):
                 m.add(st[t] == S[g]).only_enforce_if(x[t, g])
-                m.add(en[t] == S[g] + self.T[g]).only_enforce_if(x[t, g])
+                m.add(en[t] == S[g] + self.E[g]).only_enforce_if(x[t, g])
         for i, e in enumerate(self.problem.edges):
             m.add(st[e.target] >= en[e.source]).only_enforce_if(~self.same[i])
         self.lat = m.new_int_var(0, horizon, "Lat")
         for t in range(n):
             m.add(self.lat >= en[t])
-        m.add(self.lat >= self.problem.critical_path)
+        m.add(self.lat >= self.Q * self.problem.critical_path)
         if latency_bound is not None:
-            m.add(self.lat <= latency_bound)
+            m.add(self.lat <= self.Q * latency_bound)
 
 
 def build_model(
@@ -376,6 +369,8 @@ def build_model(
     b.occupancy()
     b.same_group()
     b.group_times()
+    b.contention()
+    b.period()
     b.latency(latency_bound)
     return PipelineModel(
         model=b.m,
@@ -387,6 +382,7 @@ def build_model(
         period=b.Pm,
         latency=b.lat,
         multiplier=b.M,
+        unit=b.Q,
         slots=b.G,
         max_replicas=b.Rmax,
     )

@@ -23,44 +23,57 @@ context.  Every task is in exactly one group; the order inside a group respects 
   unless a method labels stages itself (LATA's latency hiding moves groups to later/earlier
   stages); labels must keep every predecessor group in an earlier stage.
 * **Communication** (LATA Eq. 1-2, `specs.Topology.message_cycles`).  An edge inside one group is
-  free.  An edge ``e`` between two groups costs the consumer ``message_cycles(l, bytes_e)`` per
-  packet, where ``l`` is the innermost topology level one domain of which holds *every* context
-  of both groups -- equivalently the outermost level that any producer replica and any consumer
-  replica share.  For unreplicated groups this is exactly the pair's shared level; for
-  replicated groups it is the worst pair, a pessimistic bound of the mean the simulation
-  measures (`simulate.model`: consumer replica ``i`` hears from producer replicas
-  ``r = i mod gcd``).  When a candidate is not mapped yet (no contexts), every crossing edge is
-  charged its **costliest** level (`pessimistic` evaluation), an upper bound of any mapping's
-  cost.
-* **Group time** ``T_g = sum of w_t over its tasks + sum of the costs of its incoming crossing
-  edges`` (cycles per packet, for one replica).
+  free.  An edge ``e`` between two groups costs the consumer replica ``message_cycles(l, bytes_e)``
+  per packet from a producer replica, ``l`` the innermost level the two contexts share; with a
+  replicated producer, the mean over the producer replicas it hears from (below).  Unmapped
+  candidates pay the costliest level (`pessimistic` evaluation, below).
+* **Group time** ``T_g`` = the largest time per packet of its replicas: work (sum of ``w_t``
+  over its tasks) plus incoming messages, times the contention slowdown (below); without
+  contention and with one replica, ``sum of w_t + sum of the incoming edges' costs``.
 * **Period** ``P = max_g T_g / R_g``: a group run by ``R`` replicas finishes ``R`` packets every
   ``T_g`` cycles, so **replication divides the group's period by R**.  The stage time of LATA is
   ``max over the stage's groups of T_g / R_g`` and the period is the largest stage time.
   **Throughput** ``= clock / P`` packets per second.
 * **Latency** = the longest path through the group graph, each group weighing ``T_g`` (its work
   plus its incoming communication; **replication does not shorten it**: a packet still spends
-  ``T_g`` in one replica).  This is the unloaded latency of the simulation (`simulate.analytic`
-  without contention).  LATA reasons with the coarser **stage latency**
+  ``T_g`` in one replica).  This is the latency of `simulate.analytic` (no queueing).  LATA reasons with the coarser **stage latency**
   ``sum over stages of max_{g in stage} T_g`` ("sum of stage times plus the critical
   communication between stages"), reported as `Evaluation.stage_latency`; it is never
   smaller than the latency, so a stage latency within the bound guarantees the latency is.
 * **Objective** (LATA's problem): maximise throughput (minimise ``P``) subject to
   ``latency <= L0`` and at most the usable contexts (``sum_g R_g <= C``; `--cores` lowers C).
   Ties are broken by lower latency, then fewer threads.
+* **Resource contention** (docs/design.md, "Semantics every oracle shares"; the same charge as
+  the binding closed form `simulate.analytic`).  A mapped candidate *is* a binding of its
+  threads: a thread (one replica of a group) loads each resource ``r`` with its group's demand
+  ``d_g[r]``, the cycles-weighted mean of its tasks' demands; ``load_r(D)`` sums the demands of
+  every thread in domain ``D`` of r's level (all of them counted, always); a thread's slowdown is
+  ``S_t = max(1, max over r with d_g[r] > 0 of load_r(D_r(t)) / capacity_r)`` and its time
+  ``s_t = work_t * S_t``, where ``work_t`` = the group's work + its incoming messages, a
+  replicated producer's messages **averaged over the producer replicas this replica hears from**
+  (consumer replica ``i`` of ``R_g`` hears from producer replicas ``q = i mod gcd(R_g, R_p)``,
+  equally often: exactly how `simulate.model` compiles a plan).  The group time is
+  ``T_g = max over its replicas of s_t``.  With the integer scalings below, the figures of a
+  mapped candidate are those of `simulate.analytic` on `to_plan` of it
+  (`tests/pipeline/test_model.py`, property test).
+* **Unmapped candidates** (LATA's scheduling steps, the comparison systems before mapping) have no
+  contexts: they are charged **no contention** and every crossing edge its **costliest** level
+  (`pessimistic` evaluation).  That is an estimate, not a bound: the costliest message is an upper
+  bound of any mapping's, the absent contention a lower bound.  Every reported answer is mapped,
+  so every figure a method reports carries contention.
 
-Resource contention (the `demand`s of docs/design.md) is not part of this model; the simulation
-measures it.  Without contention the model is an upper bound of the simulation's closed form
-(`simulate.analytic`): a replicated group is charged its worst replica pair where the simulation
-averages the pairs that actually exchange packets, so every packet's unloaded latency there is at
-most `latency` here and the simulated period at most `period` -- a latency bound met here is
-met packet by packet.  With unreplicated groups (or placement-independent costs) the two agree
-exactly (`tests/pipeline/test_model.py`).
+Units: all times are integers in **ticks** before contention, ``scale`` ticks per cycle (the
+smallest of 1, 10, 100, 1000 that makes every task's work and every message cost integral;
+otherwise 1000 and rounded), so that CP-SAT, the dynamic programme and the brute force compare
+exactly.  Demands and capacities are integers in **thousandths**; a group's demand is its mean
+**rounded up** to a thousandth; a slowdown is a multiple of ``1/Q`` with ``Q`` the least common
+multiple of the scaled capacities (at most `Q_MAX`, else ``Q_MAX`` and rounded up), so
+``load/capacity`` is exact.  Times with contention, periods and latencies are
+`fractions.Fraction` of ticks.  Against the exact rationals of `simulate.analytic`, the one
+difference is the rounding of demands: each thread's load is over by less than ``k/1000`` for
+``k`` threads in the domain (none when every task demand is a multiple of 0.001 and each group's
+mean is too).
 
-Units: all times are integers in **ticks**, ``scale`` ticks per cycle (the smallest of 1, 10,
-100, 1000 that makes every task's work and every message cost integral; otherwise 1000 and
-rounded), so that CP-SAT, the dynamic programme and the brute force compare exactly.  Periods are
-`fractions.Fraction` of ticks.
 """
 
 from __future__ import annotations
@@ -74,6 +87,8 @@ from functools import cached_property
 from solver.errors import BadProblemError
 
 SCALES = (1, 10, 100, 1000)
+DEMAND_SCALE = 1000  # demands and capacities in thousandths (as `solver.binding.model`)
+Q_MAX = 10_000  # largest slowdown unit; beyond it slowdowns are rounded up to 1/Q_MAX
 
 
 class PipelineError(BadProblemError):
@@ -113,6 +128,16 @@ class PipelineEdge:
 
 
 @dataclass(frozen=True)
+class PipelineResource:
+    """A shared resource with a finite capacity that some task demands: its topology `level`
+    (-1 the machine) and `capacity` in thousandths of a unit per cycle."""
+
+    name: str
+    level: int
+    capacity: int
+
+
+@dataclass(frozen=True)
 class PipelineProblem:
     """One application instance to pipeline over some hardware contexts (see the module
     docstring).  Build it with `PipelineProblem.from_spec`."""
@@ -132,6 +157,8 @@ class PipelineProblem:
     latency_max: int | None = None  # ticks
     max_threads: tuple[tuple[int, int], ...] = ()  # (level, cap per domain)
     exact_units: bool = True  # False when costs had to be rounded to 1/1000 cycle
+    resources: tuple[PipelineResource, ...] = ()
+    demand: tuple[tuple[int, ...], ...] = ()  # per task, per resource: thousandths
     code: tuple[int, ...] = ()  # per task: instructions (`Task.code_size`, 0 when not given)
     icache: int | None = None  # instructions a context's i-cache holds (`Topology.icache`)
 
@@ -192,6 +219,7 @@ class PipelineProblem:
                 raise PipelineError(f"--cores {cores}: the spec has only {len(contexts)} usable contexts")
             contexts = contexts[:cores]
         caps = tuple((topo.level_index(level), int(cap)) for level, cap in spec.constraints.max_threads.items())
+        resources, demand = _resource_tables(topo, [application.tasks[t] for t in order])
         problem = cls(
             name=spec.name,
             app=app,
@@ -207,6 +235,8 @@ class PipelineProblem:
             scale=scale,
             max_threads=caps,
             exact_units=exact,
+            resources=resources,
+            demand=demand,
             code=tuple(application.tasks[t].code_size or 0 for t in order),
             icache=topo.icache,
         )
@@ -309,6 +339,21 @@ class PipelineProblem:
                 return k
         return -1
 
+    @property
+    def contention(self) -> bool:
+        """Whether some task demands a resource of finite capacity."""
+        return bool(self.resources)
+
+    @cached_property
+    def slowdown_unit(self) -> int:
+        """``Q``: slowdowns are multiples of ``1/Q`` (module docstring, "Units")."""
+        q = math.lcm(*(r.capacity for r in self.resources)) if self.resources else 1
+        return q if q <= Q_MAX else Q_MAX
+
+    def resource_domain(self, resource: int, context: int) -> int:
+        level = self.resources[resource].level
+        return 0 if level < 0 else context // self.strides[level]
+
     # ----------------------------------------------------------------- units
     def cycles(self, ticks: float | Fraction) -> float:
         return float(ticks) / self.scale
@@ -328,6 +373,21 @@ class PipelineProblem:
         if self.latency_max is None:
             return "none"
         return format_cycles(self.cycles(self.latency_max), self.clock)
+
+
+def _resource_tables(topo, tasks) -> tuple[tuple[PipelineResource, ...], tuple[tuple[int, ...], ...]]:
+    """The resources of finite capacity some task demands, and the demands in thousandths."""
+    kept = [
+        r
+        for r in topo.resources
+        if math.isfinite(float(r.capacity)) and any(float(t.demand.get(r.name, 0.0)) > 0 for t in tasks)
+    ]
+    resources = tuple(
+        PipelineResource(r.name, topo.level_index(r.level), max(1, round(float(r.capacity) * DEMAND_SCALE)))
+        for r in kept
+    )
+    demand = tuple(tuple(round(float(t.demand.get(r.name, 0.0)) * DEMAND_SCALE) for r in kept) for t in tasks)
+    return resources, demand
 
 
 def _choose_scale(values: Sequence[float]) -> tuple[int, bool]:

@@ -18,7 +18,11 @@ def spec_text(
     latency_max=None,
     clock="1GHz",
     name="test",
+    resources=None,
+    demand=None,
 ) -> str:
+    """`resources`: topology resources (``{name, level, capacity}``); `demand`: per task, its
+    demands (``{task: {resource: share}}``)."""
     data = {
         "tasksolve": 1,
         "name": name,
@@ -30,7 +34,10 @@ def spec_text(
         "problem": "pipeline",
         "applications": {
             "g": {
-                "tasks": {t: {"cycles": c} for t, c in tasks.items()},
+                "tasks": {
+                    t: {"cycles": c, **({"demand": demand[t]} if demand and demand.get(t) else {})}
+                    for t, c in tasks.items()
+                },
                 "edges": [{"from": a, "to": b, "bytes": n} for a, b, n in edges],
             }
         },
@@ -38,6 +45,8 @@ def spec_text(
     }
     if communication is not None:
         data["topology"]["communication"] = communication
+    if resources is not None:
+        data["topology"]["resources"] = resources
     constraints = {}
     if contexts is not None:
         constraints["contexts"] = contexts

@@ -31,13 +31,16 @@ def test_solve_is_quiet_and_reports_every_step(capsys):
         progress=lambda text, done, total: calls.append((text, done, total)),
     )
     assert capsys.readouterr() == ("", "")
-    assert [c[0] for c in calls] == [
+    assert [c[0] for c in calls[:4]] == [
         "lata",
         "cpsat (CP-SAT, up to 5 s)",
         "measuring the lata plan (analytic)",
         "measuring the cpsat plan (analytic)",
     ]
-    assert [c[1] for c in calls] == [0, 1, 2, 3] and {c[2] for c in calls} == {4}
+    # then CP-SAT's next best plans (search.top_k in all), each measured
+    extra = [c[0] for c in calls[4:]]
+    assert 0 < len(extra) < 5 and all(t.startswith("measuring CP-SAT's plan ") for t in extra)
+    assert [c[1] for c in calls] == list(range(len(calls))) and calls[-1][2] == len(calls)
     assert job.chosen == "cpsat" and job.meets_bound
     data = job.to_dict()
     assert list(data) == [
@@ -145,3 +148,52 @@ def test_steps_count_up_and_never_exceed_the_total(ops, total):
     dones = [d for d, _ in seen]
     assert dones == sorted(dones) and len(set(dones)) == len(dones)
     assert all(d < n for d, n in seen)
+
+
+def test_cpsat_keeps_distinct_next_best_plans_within_the_bound():
+    from solver.pipeline import cpsat
+    from solver.pipeline.brute import brute_force
+    from solver.pipeline.candidates import check_candidate
+    from solver.pipeline.evaluation import evaluate
+    from solver.pipeline.problem import PipelineProblem
+
+    p = PipelineProblem.from_spec(spec(latency_max=80), latency_max="spec")
+    r = cpsat.solve(p, time_limit=10, workers=1, top_k=4)
+    best, _, _ = brute_force(p, comm="lca")
+    keys = {c.key() for c in [r.candidate, *r.alternatives]}
+    assert len(r.alternatives) == 3 and len(keys) == 4  # distinct plans
+    ranks = [evaluate(p, c).rank() for c in r.alternatives]
+    assert ranks == sorted(ranks) and all(rank >= best.rank() for rank in ranks)
+    assert all(check_candidate(p, c) == [] and evaluate(p, c).feasible for c in r.alternatives)
+
+
+class _Fake:
+    """A measurer whose throughput is the plan's thread count and latency a given constant."""
+
+    latency = 0.0
+
+    def __init__(self, *args, **kwargs) -> None:
+        pass
+
+    def measure(self, plan):
+        from solver.pipeline.compare import Measured
+
+        return Measured(len(plan.bindings), self.latency, self.latency, 0.0, "fake", 0.0)
+
+
+@pytest.mark.parametrize("latency, chooses", [(0.0, True), (1.0, False)])
+def test_the_best_measured_plan_within_the_bound_is_chosen(monkeypatch, latency, chooses):
+    """CP-SAT's K best plans are measured; the best *measured* one whose measured latency meets the
+    bound replaces the model's best (here: the one with most threads), else the model's stays."""
+    import solver.pipeline.job as job_module
+
+    monkeypatch.setattr(job_module, "Measurer", _Fake)
+    monkeypatch.setattr(_Fake, "latency", latency)
+    job = solve_pipeline(spec(latency_max=80), methods=["cpsat"], time_limit=5, workers=1, oracle="analytic")
+    r = job.results["cpsat"]
+    options = [r.candidate, *r.alternatives]
+    if chooses:
+        assert r.candidate.threads == max(c.threads for c in options)
+        assert job.measured["cpsat"].throughput == r.candidate.threads
+    else:
+        assert any("none of its" in n for n in job.notes)

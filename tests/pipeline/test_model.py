@@ -147,8 +147,8 @@ def test_check_candidate_finds_every_kind_of_invalid_candidate():
 @given(dag=dags(max_tasks=6), data=st.data())
 def test_closed_form_matches_the_analytic_oracle(dag, data):
     """`simulate.analytic` (an independent implementation of the same semantics) agrees with
-    `evaluate` when the comparison is exact: no resource demands, and either a flat topology
-    (every pair costs the same) or unreplicated groups."""
+    `evaluate` without resource demands, on a flat topology or not, with replicas: each replica
+    pays the mean cost of the producer replicas it hears from in both."""
     pytest.importorskip("simulate.oracle")
     from simulate.oracle import make_oracle
 
@@ -166,7 +166,7 @@ def test_closed_form_matches_the_analytic_oracle(dag, data):
     bounds = [0] + cuts + [p.n]
     groups = [tuple(range(a, b)) for a, b in zip(bounds, bounds[1:])]
     free = list(data.draw(st.permutations(range(4))))
-    reps = [data.draw(st.integers(1, 2)) if flat else 1 for _ in groups]
+    reps = [data.draw(st.integers(1, 2)) for _ in groups]
     if sum(reps) > 4:
         reps = [1] * len(groups)
     ctx = []
@@ -178,3 +178,60 @@ def test_closed_form_matches_the_analytic_oracle(dag, data):
     m = make_oracle(spec, "analytic").evaluate(to_plan(p, cand))
     assert m.throughput == pytest.approx(ev.throughput, rel=1e-9)
     assert m.latency_mean == pytest.approx(ev.latency_seconds, rel=1e-9)
+
+
+@pytest.mark.parametrize("name", ["xeon-lata-dag", "t2-npire-router"])
+@settings(max_examples=30, deadline=None)
+@given(data=st.data())
+def test_contended_closed_form_is_the_binding_closed_form(name, data):
+    """A mapped pipeline candidate is a binding of its threads: on the example topologies, with
+    contention and replicas on any contexts, `evaluate` gives `simulate.analytic`'s throughput and
+    latency of the same plan.  The one difference is the stated rounding of a group's mean demand
+    up to a thousandth: each load is over by less than k/1000 for k threads, and a slowdown is a
+    multiple of 1/Q rounded up, so the pipeline figures are never better and off by at most
+    ``threads/1000/min capacity + 1/Q`` relative."""
+    from simulate.analytic import evaluate as analytic
+
+    spec = load_spec(name)
+    p = PipelineProblem.from_spec(spec, latency_max=None)
+    # groups: consecutive runs of a random topological order (any such cut is acyclic)
+    order, ready = [], [t for t in range(p.n) if not p.preds[t]]
+    while ready:
+        t = ready.pop(data.draw(st.integers(0, len(ready) - 1)))
+        order.append(t)
+        ready += [s for s in p.succs[t] if all(q in order for q in p.preds[s]) and s not in ready]
+    cuts = sorted(data.draw(st.sets(st.integers(1, p.n - 1), max_size=7)))
+    parts = [tuple(order[a:b]) for a, b in zip([0] + cuts, cuts + [p.n])]
+    reps = [data.draw(st.integers(1, 3)) for _ in parts]
+    while sum(reps) > p.n_contexts:
+        reps[reps.index(max(reps))] -= 1
+    free = list(data.draw(st.permutations(p.contexts)))
+    ctx = []
+    for r in reps:
+        ctx.append(free[:r])
+        free = free[r:]
+    cand = Candidate(tuple(Group(part, r) for part, r in zip(parts, reps))).with_contexts(ctx)
+    assert check_candidate(p, cand) == []
+    ev = evaluate(p, cand)
+    m = analytic(spec, to_plan(p, cand))
+    assert ev.contention
+    tol = cand.threads / 1000 / min(r.capacity / 1000 for r in p.resources) + 1 / p.slowdown_unit
+    assert ev.throughput <= m.throughput * (1 + 1e-12)
+    assert ev.throughput >= m.throughput / (1 + tol)
+    assert ev.latency_seconds >= m.latency_mean * (1 - 1e-12)
+    assert ev.latency_seconds <= m.latency_mean * (1 + tol)
+
+
+def test_contended_closed_form_is_exact_when_demands_are_round():
+    """With every group's mean demand a multiple of 0.001 there is no rounding: equal to 1e-12."""
+    from simulate.analytic import evaluate as analytic
+
+    spec = load_spec("t2-npire-router")
+    p = PipelineProblem.from_spec(spec, latency_max=None)
+    # one task per thread on contexts 0-15 (cores 0 and 1): ifu and l1 saturate
+    cand = Candidate(tuple(G([t], 1, [t]) for t in range(16)))
+    ev = evaluate(p, cand)
+    m = analytic(spec, to_plan(p, cand))
+    assert max(ev.slowdown) > 1  # contention is charged
+    assert ev.throughput == pytest.approx(m.throughput, rel=1e-12)
+    assert ev.latency_seconds == pytest.approx(m.latency_mean, rel=1e-12)
