@@ -12,6 +12,7 @@ from fractions import Fraction
 
 from solver.pipeline.candidates import Candidate, Group, depth_stages, group_order, group_preds
 from solver.pipeline.problem import PipelineEdge, PipelineError, PipelineProblem
+from solver.pipeline.sync import early_ticks, lock_period, retry_ticks
 
 
 @dataclass(frozen=True)
@@ -147,7 +148,7 @@ def slowdowns(problem: PipelineProblem, cand: Candidate) -> list[list[Fraction]]
 def _times(problem: PipelineProblem, cand: Candidate, where: Sequence[int], pessimistic: bool, comm: str):
     """Per group: work, incoming communication (its costliest replica's), slowdown (its slowest
     replica's) and time ``T_g`` (its slowest replica's); contention only when mapped."""
-    work = [sum(problem.work[t] for t in g.tasks) for g in cand.groups]
+    work = [sum(problem.work[t] for t in g.tasks) + retry_ticks(problem.sync, g.tasks) for g in cand.groups]
     if not cand.mapped:
         incoming = [0] * len(cand.groups)
         for e in problem.edges:
@@ -182,13 +183,15 @@ def evaluate(
     if order is None:
         raise PipelineError("the groups depend on each other in a cycle")
     preds = group_preds(problem, cand)
+    early = [early_ticks(problem.sync, problem.work, grp, s) for grp, s in zip(cand.groups, slow)]
     finish = [0] * G
     via = [-1] * G
     for g in order:
         start = 0
         for p in preds[g]:
-            if finish[p] > start or (finish[p] == start and via[g] == -1):
-                start, via[g] = finish[p], p
+            sent = finish[p] - early[p]
+            if sent > start or (sent == start and via[g] == -1):
+                start, via[g] = sent, p
         finish[g] = start + times[g]
     latency = max(finish) if finish else 0
     end = max(range(G), key=lambda g: (finish[g], -g)) if G else -1
@@ -204,6 +207,11 @@ def evaluate(
     periods = [Fraction(t) / g.replicas for t, g in zip(times, cand.groups)]
     period = max(periods) if periods else Fraction(0)
     bottleneck = max(range(G), key=lambda g: (periods[g], -g)) if G else -1
+    if problem.sync:
+        per_replica = slowdowns(problem, cand) if cand.mapped else [[Fraction(1)] * g.replicas for g in cand.groups]
+        busy, holder = lock_period(problem.sync, cand.groups, per_replica)
+        if busy > period:
+            period, bottleneck = busy, holder
     return Evaluation(
         work=tuple(work),
         comm=tuple(incoming),

@@ -62,6 +62,11 @@ context.  Every task is in exactly one group; the order inside a group respects 
   bound of any mapping's, the absent contention a lower bound.  Every reported answer is mapped,
   so every figure a method reports carries contention.
 
+* **NPIRE's synchronisation** (`solver.pipeline.sync`): a lock's busy time per packet bounds
+  the period, optimistic sections add their mean retries to the work, an early signal lets the
+  successors start earlier -- as `simulate.analytic` charges them; the CP-SAT model leaves them
+  out (it then claims no proven optimum).
+
 Units: all times are integers in **ticks** before contention, ``scale`` ticks per cycle (the
 smallest of 1, 10, 100, 1000 that makes every task's work and every message cost integral;
 otherwise 1000 and rounded), so that CP-SAT, the dynamic programme and the brute force compare
@@ -85,6 +90,7 @@ from fractions import Fraction
 from functools import cached_property
 
 from solver.errors import BadProblemError
+from solver.pipeline.sync import TaskSync, has_sync, task_sync
 
 SCALES = (1, 10, 100, 1000)
 DEMAND_SCALE = 1000  # demands and capacities in thousandths (as `solver.binding.model`)
@@ -161,6 +167,7 @@ class PipelineProblem:
     demand: tuple[tuple[int, ...], ...] = ()  # per task, per resource: thousandths
     code: tuple[int, ...] = ()  # per task: instructions (`Task.code_size`, 0 when not given)
     icache: int | None = None  # instructions a context's i-cache holds (`Topology.icache`)
+    sync: tuple[TaskSync | None, ...] = ()  # per task: NPIRE's synchronisation (`solver.pipeline.sync`); () if none
 
     # ----------------------------------------------------------------- construction
     @classmethod
@@ -239,6 +246,7 @@ class PipelineProblem:
             demand=demand,
             code=tuple(application.tasks[t].code_size or 0 for t in order),
             icache=topo.icache,
+            sync=_sync_table([application.tasks[t] for t in order], scale),
         )
         bound = resolve_latency(spec, problem, latency_max)
         return replace(problem, latency_max=bound)
@@ -373,6 +381,12 @@ class PipelineProblem:
         if self.latency_max is None:
             return "none"
         return format_cycles(self.cycles(self.latency_max), self.clock)
+
+
+def _sync_table(tasks, scale: int) -> tuple[TaskSync | None, ...]:
+    """Per task its `TaskSync` in ticks; () when no task has a critical section or a signal."""
+    table = tuple(task_sync(task, scale) for task in tasks)
+    return table if has_sync(table) else ()
 
 
 def _resource_tables(topo, tasks) -> tuple[tuple[PipelineResource, ...], tuple[tuple[int, ...], ...]]:

@@ -180,7 +180,7 @@ def test_closed_form_matches_the_analytic_oracle(dag, data):
     assert m.latency_mean == pytest.approx(ev.latency_seconds, rel=1e-9)
 
 
-@pytest.mark.parametrize("name", ["xeon-lata-dag", "t2-npire-router"])
+@pytest.mark.parametrize("name", ["xeon-lata-dag", "t2-npire-router", "t2-npire-locks"])
 @settings(max_examples=30, deadline=None)
 @given(data=st.data())
 def test_contended_closed_form_is_the_binding_closed_form(name, data):
@@ -235,3 +235,33 @@ def test_contended_closed_form_is_exact_when_demands_are_round():
     assert max(ev.slowdown) > 1  # contention is charged
     assert ev.throughput == pytest.approx(m.throughput, rel=1e-12)
     assert ev.latency_seconds == pytest.approx(m.latency_mean, rel=1e-12)
+
+
+def test_a_lock_bounds_the_period_as_in_the_binding_closed_form():
+    """NPIRE's synchronisation (`solver.pipeline.sync`): on t2-npire-locks, with every task
+    replicated to about 100 cycles of work and messages a packet, the wholly critical `queue` task is held back by its
+    lock (200 cycles a packet whatever its replicas): the period is the lock's busy time, the
+    bottleneck is `queue`, and throughput and latency (the classifier signals early) equal
+    `simulate.analytic`'s within the stated demand rounding."""
+    import math
+
+    from simulate.analytic import evaluate as analytic
+    from solver.pipeline.evaluation import slowdowns
+    from solver.pipeline.sync import lock_period
+
+    spec = load_spec("t2-npire-locks")
+    p = PipelineProblem.from_spec(spec, latency_max=None)
+    queue = p.tasks.index("queue")
+    reps = [4 if t == queue else math.ceil(p.work[t] / p.scale / 100 + 1) for t in range(p.n)]
+    slots = iter(range(64))
+    ctx = [[next(slots) for _ in range(r)] for r in reps]
+    cand = Candidate(tuple(Group((t,), r) for t, r in enumerate(reps))).with_contexts(ctx)
+    assert check_candidate(p, cand) == []
+    ev = evaluate(p, cand)
+    busy, holder = lock_period(p.sync, cand.groups, slowdowns(p, cand))
+    assert holder == queue and ev.bottleneck == queue
+    assert ev.period == busy > max(t / g.replicas for t, g in zip(ev.times, cand.groups))
+    m = analytic(spec, to_plan(p, cand))
+    assert ev.throughput == pytest.approx(m.throughput, rel=1e-2)
+    assert ev.throughput <= m.throughput * (1 + 1e-12)
+    assert ev.latency_seconds == pytest.approx(m.latency_mean, rel=1e-2)
