@@ -148,11 +148,21 @@ def pipeline_command(
     ),
     load: str | None = options.load_option(),
     trace: bool = typer.Option(False, "--trace", help="Also print LATA's steps."),
+    split: bool = typer.Option(
+        False,
+        "--split",
+        help="NPIRE's task splitting first (§2.5): split the largest tasks in two while the heuristics' best "
+        "throughput under the bound rises (at most 5 times), then solve the split graph; with --out, the split spec "
+        "is written to OUT/spec.yaml (the plan names its task-splits).",
+    ),
     json_output: bool = options.json_option(),
 ) -> None:
     from solver.pipeline.job import solve_pipeline, sweep_pipeline
 
     spec = common.load_spec_or_fail(spec_path)
+    splits = None
+    if split:
+        spec, splits = _split(spec, app_name, latency_max, cores, out)
     core_count, core_range = _cores(cores)
     fractions = _fractions(sweep_latency)
     if plot is not None and fractions is None and core_range is None:
@@ -188,10 +198,26 @@ def pipeline_command(
             _print_sweep(sweep)
         return
     if json_output:
-        common.emit_json(job.to_dict())
+        common.emit_json(job.to_dict() | ({"splits": splits} if splits is not None else {}))
     else:
         _print_job(job, trace)
+        for row in (splits or [])[1:]:
+            common.console.print(f"split: `{row['split']}` in two -> {display.rate(row['value'])}", markup=False)
     raise typer.Exit(common.EXIT_OK if job.meets_bound else common.EXIT_NEGATIVE)
+
+
+def _split(spec, app_name, latency_max, cores, out):
+    """`--split`: the split spec and the history of `solver.pipeline.npire.split_for_pipeline`."""
+    from solver.pipeline.npire import split_for_pipeline
+    from specs import dump_spec
+    from specs.files import write_text_atomic
+
+    count = None if cores is None or ":" in cores else int(cores)
+    split_spec, history = split_for_pipeline(spec, app_name, latency_max=latency_max, cores=count)
+    if out is not None and len(history) > 1:
+        out.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(out / "spec.yaml", dump_spec(split_spec))
+    return split_spec, history
 
 
 def _figures(throughput: float | None, latency: float | None) -> str:

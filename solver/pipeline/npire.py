@@ -7,7 +7,10 @@ task of `cycles` by ``k`` pieces ``<task>_s1 .. <task>_sk`` in a chain, so the p
 after the other for each packet (the ordered dependences between splits, §2.5), and returns a new
 `Application`; `split_spec` does it inside a spec and `split_problem` builds the
 `PipelineProblem` of the result.  `split_search` is NPIRE's feedback loop (§2.5): split candidate
-tasks in two, keep the best split while the figure improves, at most five times.
+tasks in two, keep the best split while the figure improves, at most five times;
+`split_for_pipeline` runs it with the best throughput of the heuristic pipeline methods under
+the latency bound as the figure (`tasksolve pipeline --split`, which then solves the split
+graph).
 
 Decisions (BENCHMARKS.md, "NPIRE transformations"):
 
@@ -40,6 +43,7 @@ from specs.application import Application
 
 MAX_ITERATIONS = 5  # §2.5: "generally no benefit to performing more than five iterations"
 CANDIDATES = 3  # §2.5: "the top three bottleneck tasks"
+SPLIT_METHODS = ("lata", "parallel", "list", "greedy", "bipar")  # the pipeline search `--split` scores
 
 
 def piece_names(app: Application, task: str, pieces: int) -> list[str]:
@@ -155,6 +159,37 @@ def split_search(
         best, best_value = candidate, value
         history.append({"split": task, "value": value})
     return best, history
+
+
+def split_for_pipeline(
+    spec, app: str | None = None, latency_max: str | None = None, cores: int | None = None, seconds: float = 1.0
+):
+    """`split_search` as `tasksolve pipeline --split` runs it.  A spec scores the best closed-form
+    throughput, among the plans of LATA and its comparison systems whose mapping
+    `solver.pipeline.cpsat.remap` has improved for up to `seconds` each, that meets the latency
+    bound (0 if none: a split must not buy throughput with a broken bound); `latency_max` and
+    `cores` as `solver.pipeline.job.build_problem` takes them.  Returns the split spec and the
+    history."""
+    import time
+
+    from solver.pipeline.compare import run_method
+    from solver.pipeline.cpsat import remap
+    from solver.pipeline.evaluation import evaluate
+    from solver.pipeline.job import build_problem
+
+    name = _one_app(spec, app)
+
+    def throughput(candidate) -> float:
+        problem = build_problem(candidate, name, latency_max=latency_max, cores=cores)
+        best = 0.0
+        for method in SPLIT_METHODS:
+            plan = run_method(problem, method).candidate
+            ev = evaluate(problem, remap(problem, plan, deadline=time.perf_counter() + seconds))
+            if ev.feasible:
+                best = max(best, problem.throughput(ev.period))
+        return best
+
+    return split_search(spec, throughput, name)
 
 
 def _one_app(spec, app: str | None) -> str:

@@ -366,3 +366,40 @@ def test_a_bug_in_the_oracle_is_not_hidden(capsys, tmp_path, monkeypatch):
     monkeypatch.setattr(Measurer, "measure", buggy)
     code, out, err = run(capsys, str(chain(tmp_path)), "--method", "lata", *FAST)
     assert code == 70 and "internal error" in err and "ZeroDivisionError" in err and "Traceback" not in err
+
+
+def test_split_scores_the_best_heuristic_under_the_bound_and_keeps_the_spec_when_no_split_helps(capsys, tmp_path):
+    """`--split` (NPIRE §2.5) scores a graph by the best heuristic plan meeting the bound; on 8
+    contexts without a bound that is the fully replicated router, which no split improves (a
+    split adds a message and frees no replica), so the graph and the spec stay as they are."""
+    out_dir = tmp_path / "out"
+    code, out, err = run(
+        capsys, "t2-npire-router", "--cores", "8", "--latency-max", "none", "--split", "--json", "--out", str(out_dir),
+        "--time-limit", "5", "--workers", "1", "--oracle", "none",
+    )  # fmt: skip
+    assert code == 0, err
+    data = json.loads(out)
+    rows = {row["method"]: row["throughput"] for row in data["comparison"]}
+    assert data["splits"] == [{"split": None, "value": pytest.approx(max(v for m, v in rows.items() if m != "cpsat"))}]
+    assert not (out_dir / "spec.yaml").exists()
+    assert len(data["plan"]["threads"]) == 8
+
+
+def test_split_keeps_a_split_that_raises_the_score(monkeypatch, tmp_path):
+    """The feedback loop keeps a split only when the score rises, and `--out` then holds the
+    split spec the plan refers to."""
+    from solver.pipeline import npire
+
+    def fake_search(spec, evaluate, app=None, **_):
+        split = npire.split_spec(spec, {"route": 2}, app)
+        return split, [{"split": None, "value": 1.0}, {"split": "route", "value": 2.0}]
+
+    monkeypatch.setattr(npire, "split_search", fake_search)
+    out_dir = tmp_path / "out"
+    code = main(["pipeline", "t2-npire-router", "--cores", "8", "--latency-max", "none", "--split", "--out",
+                 str(out_dir), "--time-limit", "5", "--workers", "1", "--oracle", "none"])  # fmt: skip
+    assert code == 0
+    spec = load_spec(str(out_dir / "spec.yaml"))
+    assert {"route_s1", "route_s2"} <= set(spec.applications["router"].tasks)
+    plan = load_plan(out_dir / "plan.yaml", spec)
+    assert pipeline_problems(spec, plan) == []
