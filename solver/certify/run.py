@@ -203,9 +203,11 @@ def _certify(
         known=known,
         rigorous=rigorous,
     )
+    atom = evt.top_atom(values, minimize=minimize, confidence=confidence) if values.size else None
     evidence = _evidence(
         analysis,
         why_not,
+        atom,
         values,
         plan_value,
         known_plans,
@@ -242,6 +244,8 @@ def _certify(
             "lower": evidence.lower,
             "upper": evidence.upper,
             "confidence": confidence,
+            "top_atom": atom.to_dict() if atom else None,
+            "beat_bound": evt.beat_bound(int(values.size), confidence) if values.size else None,
         },
         gap={**decision.gaps, "words": decision.words},
         target_gap=chosen_gap,
@@ -339,6 +343,7 @@ def _known_plans(
 def _evidence(
     analysis,
     why_not: str | None,
+    atom,
     values: np.ndarray,
     plan_value: float,
     known_plans,
@@ -349,11 +354,15 @@ def _evidence(
     rigorous: Rigorous | None,
     oracle_kind: str,
 ) -> Evidence:
-    """What the verdict rules (`solver.certify.verdict`) decide from."""
+    """What the verdict rules (`solver.certify.verdict`) decide from.  When the best value is an
+    atom (`evt.atom`), the GPD's interval is replaced by what the sample supports: the best value,
+    and an interval open on the side of improvement."""
     nan = math.nan
     estimate, lower, upper = (
         (nan, nan, nan) if analysis is None else (analysis.estimate, analysis.lower, analysis.upper)
     )
+    if atom is not None:
+        estimate, (lower, upper) = atom.best, atom.interval
     applies = rigorous is not None and rigorous.applies
     return Evidence(
         plan_value=plan_value,
@@ -367,6 +376,7 @@ def _evidence(
         flags=("unanalysable",) if analysis is None else tuple(analysis.flags),
         known=known_plans,
         unanalysable=why_not,
+        top_atom=atom.sentence() if atom is not None else None,
         bound=rigorous.bound if applies else None,
         bound_source=rigorous.bound_source if applies else None,
         proven_optimum=rigorous.proven_optimum if applies else None,
