@@ -89,14 +89,25 @@ def format_value(objective: str) -> Callable[[float], str]:
     return lambda v: f"{v / 1e6:.4f} Mpps"
 
 
-def certify(spec: Spec, *, out_dir: Path, **options: Any) -> CertifyOutcome:
+def certify(spec: Spec, *, out_dir: Path, compare_samples: int = 0, **options: Any) -> CertifyOutcome:
     """Measure, estimate, compare; `out_dir/samples.jsonl` keeps every measurement.
 
-    The options are `_certify`'s.  The output directory is locked for the whole run (a second run
-    into it fails at once, naming this one's PID)."""
+    The options are `_certify`'s; `compare_samples` plans of the other design give its estimate
+    beside the certificate's (`certificate.designs`, `solver.certify.compare`).  The output
+    directory is locked for the whole run (a second run into it fails at once, naming this one's PID)."""
     lock = acquire_lock(Path(out_dir))
     try:
-        return _certify(spec, out_dir=out_dir, **options)
+        outcome = _certify(spec, out_dir=out_dir, **options)
+        if compare_samples:
+            from solver.certify.compare import compare_designs
+
+            keys = ("seed", "workers", "timeout", "oracle_factory", "scheduler", "resume", "force")
+            service_options = {k: options[k] for k in keys if k in options}
+            service_options["oracle_kind"] = options.get("oracle_kind", DEFAULT_KIND)
+            outcome.certificate.designs = compare_designs(
+                spec, out_dir, outcome.certificate, samples=compare_samples, **service_options
+            )
+        return outcome
     finally:
         release_lock(lock)
 
@@ -216,6 +227,7 @@ def _certify(
         confidence=confidence,
         rigorous=rigorous,
         oracle_kind=oracle_kind,
+        show=unit,
     )
     decision = decide(evidence, show=unit)
     certificate = Certificate(
@@ -353,6 +365,7 @@ def _evidence(
     confidence: float,
     rigorous: Rigorous | None,
     oracle_kind: str,
+    show: Callable[[float], str] = str,
 ) -> Evidence:
     """What the verdict rules (`solver.certify.verdict`) decide from.  When the best value is an
     atom (`evt.atom`), the GPD's interval is replaced by what the sample supports: the best value,
@@ -376,7 +389,7 @@ def _evidence(
         flags=("unanalysable",) if analysis is None else tuple(analysis.flags),
         known=known_plans,
         unanalysable=why_not,
-        top_atom=atom.sentence() if atom is not None else None,
+        top_atom=atom.sentence(show) if atom is not None else None,
         bound=rigorous.bound if applies else None,
         bound_source=rigorous.bound_source if applies else None,
         proven_optimum=rigorous.proven_optimum if applies else None,
