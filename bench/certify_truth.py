@@ -237,20 +237,16 @@ def main() -> None:
     )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     begin = time.perf_counter()
-    results: dict[int, list[str]] = {}
+    done = 0
     with Executor(workers=args.workers, chunk_size=1).map(
         _run_chunk, jobs, init=_identity, init_args=(args,)
     ) as stream:
-        for indices, lines in stream:
-            for i, block in zip(indices, lines):
-                results[i] = block
-                print(
-                    f"done {jobs[i][0]} ({len(results)}/{len(jobs)}, {time.perf_counter() - begin:.0f} s)",
-                    file=sys.stderr,
-                    flush=True,
-                )
-    for i in range(len(jobs)):
-        print("\n".join(results[i]), flush=True)
+        for indices, blocks in stream:
+            for i, block in zip(indices, blocks):
+                done += 1
+                print("\n".join(block), flush=True)  # in the order the cases finish
+                elapsed = time.perf_counter() - begin
+                print(f"done {jobs[i][0]} ({done}/{len(jobs)}, {elapsed:.0f} s)", file=sys.stderr, flush=True)
 
 
 if __name__ == "__main__":

@@ -65,14 +65,18 @@ def primary_entry(certificate) -> dict[str, Any]:
     return entry
 
 
-def compare_designs(spec, out_dir: Path, certificate, *, samples: int, **service_options: Any) -> list[dict[str, Any]]:
-    """[the certificate's design, the other design on `samples` plans of its own] (module docstring).
-    `service_options` are the `SamplingService`'s (seed, oracle_kind, workers, ...) plus
-    ``resume`` and ``force``."""
+#: the options of `solver.certify.run.certify` the other design's `SamplingService` shares
+SHARED = ("seed", "workers", "timeout", "oracle_factory", "scheduler", "oracle_kind")
+
+
+def compare_designs(spec, out_dir: Path, certificate, samples: int, options: dict[str, Any]) -> list[dict[str, Any]]:
+    """[the certificate's design, the other design on `samples` plans of its own] (module docstring);
+    `options` are `certify`'s (`SHARED`, ``resume``, ``force``)."""
     from solver.certify.service import SamplingService
 
     design = other_design(certificate.design)
-    resume, force = service_options.pop("resume", False), service_options.pop("force", False)
+    service_options = {k: options[k] for k in SHARED if k in options}
+    resume, force = options.get("resume", False), options.get("force", False)
     service = SamplingService(
         spec, Path(out_dir) / f"samples-{design}.jsonl", design=design, max_samples=samples, **service_options
     )

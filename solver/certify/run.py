@@ -101,12 +101,8 @@ def certify(spec: Spec, *, out_dir: Path, compare_samples: int = 0, **options: A
         if compare_samples:
             from solver.certify.compare import compare_designs
 
-            keys = ("seed", "workers", "timeout", "oracle_factory", "scheduler", "resume", "force")
-            service_options = {k: options[k] for k in keys if k in options}
-            service_options["oracle_kind"] = options.get("oracle_kind", DEFAULT_KIND)
-            outcome.certificate.designs = compare_designs(
-                spec, out_dir, outcome.certificate, samples=compare_samples, **service_options
-            )
+            options.setdefault("oracle_kind", DEFAULT_KIND)
+            outcome.certificate.designs = compare_designs(spec, out_dir, outcome.certificate, compare_samples, options)
         return outcome
     finally:
         release_lock(lock)
