@@ -87,5 +87,4 @@ def compare_designs(spec, out_dir: Path, certificate, samples: int, options: dic
     other = design_entry(
         service.values(samples), design, minimize=minimize, confidence=confidence, seed=service_options.get("seed", 0)
     )
-    other["file"] = str(service.path)
     return [primary_entry(certificate), other]
