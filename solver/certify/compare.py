@@ -26,6 +26,15 @@ import evt
 DEFAULT_COMPARE = 200
 
 
+def resolve(requested: int | None, oracle_kind: str, primary_n: int) -> int:
+    """The other design's sample size: `requested`, or by default `DEFAULT_COMPARE` plans but no
+    more than the certificate's own sample, and none on the command oracle (each plan is a run of
+    the user's program)."""
+    if requested is not None:
+        return requested
+    return 0 if oracle_kind == "command" else min(DEFAULT_COMPARE, primary_n)
+
+
 def other_design(design: str) -> str:
     return "random" if design == "local-optima" else "local-optima"
 

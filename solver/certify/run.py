@@ -89,19 +89,20 @@ def format_value(objective: str) -> Callable[[float], str]:
     return lambda v: f"{v / 1e6:.4f} Mpps"
 
 
-def certify(spec: Spec, *, out_dir: Path, compare_samples: int = 0, **options: Any) -> CertifyOutcome:
+def certify(spec: Spec, *, out_dir: Path, compare_samples: int | None = 0, **options: Any) -> CertifyOutcome:
     """Measure, estimate, compare; `out_dir/samples.jsonl` keeps every measurement.
 
     The options are `_certify`'s; `compare_samples` plans of the other design give its estimate
-    beside the certificate's (`certificate.designs`, `solver.certify.compare`).  The output
+    beside the certificate's (`certificate.designs`; None: `solver.certify.compare.resolve`).  The output
     directory is locked for the whole run (a second run into it fails at once, naming this one's PID)."""
     lock = acquire_lock(Path(out_dir))
     try:
         outcome = _certify(spec, out_dir=out_dir, **options)
-        if compare_samples:
-            from solver.certify.compare import compare_designs
+        options.setdefault("oracle_kind", DEFAULT_KIND)
+        from solver.certify.compare import compare_designs, resolve
 
-            options.setdefault("oracle_kind", DEFAULT_KIND)
+        compare_samples = resolve(compare_samples, options["oracle_kind"], outcome.certificate.samples["n"])
+        if compare_samples:
             outcome.certificate.designs = compare_designs(spec, out_dir, outcome.certificate, compare_samples, options)
         return outcome
     finally:

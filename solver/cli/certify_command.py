@@ -68,7 +68,7 @@ def _run_certify(
     scheduler=None,
     design="local-optima",
     time_limit=None,
-    compare_samples=0,
+    compare_samples=None,
 ):
     import evt
     from simulate.errors import OracleError
@@ -143,7 +143,7 @@ def certify_command(
     out: Path = options.out_dir_option(Path("tasksolve-out"), "samples.jsonl and certificate.json"),
     design: str = options.design_option(),
     time_limit: float | None = options.time_limit_option(),
-    compare_samples: int = options.compare_samples_option(),
+    compare_samples: int | None = options.compare_samples_option(),
     as_json: bool = options.json_option(),
 ) -> None:
     """Certify a plan against the optimum estimated by Extreme Value Theory, and against CP-SAT's
@@ -213,7 +213,7 @@ def run_command(
     force: bool = options.force_option(),
     scheduler: str | None = options.scheduler_option(),
     design: str = options.design_option(),
-    compare_samples: int = options.compare_samples_option(),
+    compare_samples: int | None = options.compare_samples_option(),
     as_json: bool = options.json_option(),
 ) -> None:
     """The main job: solve (CP-SAT + selection on the oracle), compare methods, certify, report.
