@@ -84,13 +84,13 @@ def estimates_figure(certificate: dict[str, Any]):
     opened: dict[int, float] = {}  # row -> the finite limit of an interval open on one side (evt.atom)
     for entry in designs:
         est = _finite(entry.get("estimate"))
-        low, high = _finite(entry.get("lower")), _finite(entry.get("upper"))
+        low, high = (_bounded(entry.get(k)) for k in ("lower", "upper"))
         if est is not None and (low is None) != (high is None):
             opened[len(rows)] = low if low is not None else high
         label = f"{entry['design']} design, {entry.get('n', '?')} samples"
         rows.append(
             (
-                "EVT, " + label if not entry.get("top_atom") else "best value hit twice, " + label,
+                "EVT, " + label if not entry.get("top_atom") else "best value hit twice or more, " + label,
                 est,
                 low,
                 high,
@@ -115,7 +115,9 @@ def estimates_figure(certificate: dict[str, Any]):
     rows.append(("the plan", _finite(certificate["plan_performance"]["value"]), None, None, "#7b2cbf"))
     fig, ax = plt.subplots(figsize=(7.5, 0.4 * len(rows) + 1.2))
     finite = [v for row in rows for v in row[1:4] if v is not None]
-    edges = (min(finite), max(finite)) if finite else (0.0, 1.0)
+    low_edge, high_edge = (min(finite), max(finite)) if finite else (0.0, 1.0)
+    pad = 0.04 * ((high_edge - low_edge) or abs(high_edge) or 1.0)
+    edges = (low_edge - pad, high_edge + pad)  # an open interval runs to the edge of the axis
     for y, (_, value, low, high, colour) in enumerate(rows):
         if value is not None:
             ax.plot([value * scale], [y], "o", color=colour)
@@ -123,8 +125,8 @@ def estimates_figure(certificate: dict[str, Any]):
             ax.plot([low * scale, high * scale], [y, y], "-", color=colour, linewidth=2)
         elif y in opened:  # open towards improvement: an arrow to the edge of the axis
             end = edges[1] if low is not None else edges[0]
-            end += 0.02 * (end - opened[y]) if end != opened[y] else 0.02 * abs(end)
             ax.annotate("", (end * scale, y), (opened[y] * scale, y), arrowprops={"arrowstyle": "->", "color": colour})
+    ax.set_xlim(sorted((edges[0] * scale, edges[1] * scale)))
     ax.set_yticks(range(len(rows)), [r[0] for r in rows])
     ax.invert_yaxis()
     ax.set_xlabel(unit)
@@ -334,6 +336,12 @@ def _other_designs(certificate: dict[str, Any], num) -> str:
             f"(not used for the verdict)</th><td>{num(entry.get('estimate'))}, {what}</td></tr>"
         )
     return rows
+
+
+def _bounded(value) -> float | None:
+    """`_finite`, and None for an infinite limit (an interval open on that side)."""
+    number = _finite(value)
+    return None if number is None or abs(number) == float("inf") else number
 
 
 def _finite(value) -> float | None:
