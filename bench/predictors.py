@@ -5,8 +5,12 @@
    placement classes is predicted, and the predictions are compared with the closed form over
    the same classes: Spearman's rank correlation (scipy), the closed-form loss of the predicted
    top 1 and of the best of the predicted top N (N = 10 for TSBSched, 5 for BlackBox) against the
-   closed-form optimum (the best of all classes: an exhaustive proof).  With `--des-plans K` the
-   predictions are also correlated with the simulation on K classes drawn at random.
+   closed-form optimum (the best of all classes: an exhaustive proof), and the largest
+   closed-form gap between two classes the prediction orders the other way (Spearman also
+   counts the order given to classes the closed form ties).  With `--des-plans K` the
+   predictions are also correlated with the simulation on K classes drawn at random.  With
+   `--no-communication` the topology's communication section is removed first (messages cost
+   nothing: a diagnosis of what the slowdown experiments' remote communication costs).
 2. Scale (24 and 60 threads): `solver.predictors.selection.run_predictor` end to end (profiling,
    prediction of `--samples` random plans, selection measured on the oracle), each spec in a
    fresh process: wall time and peak RSS (the process and its workers).
@@ -34,7 +38,7 @@ from solver.binding.samplers import distinct_placements, uniform_plans
 from solver.predictors.batch import BatchPredictor
 from solver.predictors.selection import SELECTION_SIZE
 from solver.predictors.tables import ProfileTables
-from specs import load_spec
+from specs import Spec, load_spec
 
 SIX = [
     "t2-ipfwd-intadd-x2",
@@ -49,8 +53,22 @@ SIX = [
 LARGE = ["t2-ipfwd-l1-x8", "t2-ipfwd-mix-x8", "t2-ipfwd-x20"]
 
 
-def ranking(name: str, oracle: str, des_plans: int, seed: int) -> dict:
-    spec = load_spec(name)
+def worst_inversion(predicted: np.ndarray, truth: np.ndarray) -> float:
+    """Largest ``truth[i] / truth[j] - 1`` over the pairs with ``truth[i] > truth[j]`` (relative
+    1e-9) that the prediction ranks strictly the other way; 0 when there is none."""
+    higher = truth[:, None] > truth[None, :] * (1 + 1e-9)
+    wrong = higher & (predicted[:, None] < predicted[None, :])
+    return float((np.where(wrong, truth[:, None] / truth[None, :], 1.0) - 1).max(initial=0.0))
+
+
+def without_communication(spec: Spec) -> Spec:
+    data = spec.model_dump(by_alias=True)
+    data["topology"]["communication"] = None
+    return Spec.model_validate(data)
+
+
+def ranking(name: str, oracle: str, des_plans: int, seed: int, communication: bool = True) -> dict:
+    spec = load_spec(name) if communication else without_communication(load_spec(name))
     plans, _ = distinct_placements(spec)
     truth = BatchModel(spec).throughput(plans)
     best = truth.max()
@@ -70,6 +88,7 @@ def ranking(name: str, oracle: str, des_plans: int, seed: int) -> dict:
         n = SELECTION_SIZE[method]
         row[method] = {
             "spearman": float(spearmanr(predicted, truth).statistic),
+            "inversion": worst_inversion(predicted, truth),
             "top1_loss": float(1 - truth[order[0]] / best),
             f"top{n}_loss": float(1 - truth[order[:n]].max() / best),
             "loss_curve": [float(1 - truth[order[:k]].max() / best) for k in range(1, n + 1)],
@@ -143,6 +162,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--oracle", default="analytic", choices=["analytic", "des"], help="oracle of the tables")
     parser.add_argument("--des-plans", type=int, default=0, help="classes also simulated for a Spearman")
+    parser.add_argument("--no-communication", action="store_true", help="ranking with messages costing nothing")
     parser.add_argument("--samples", type=int, default=5000, help="random plans predicted at 24 and 60 threads")
     parser.add_argument("--speed-plans", type=int, default=100_000)
     parser.add_argument("--skip", default="", help="comma-separated: ranking, scale, speed")
@@ -154,15 +174,17 @@ def main() -> None:
     skip = set(filter(None, args.skip.split(",")))
     if "ranking" not in skip:
         print(
-            "| spec | profiling runs | TSBSched Spearman | top 1 / top 10 loss | BlackBox Spearman | top 1 / top 5 loss |"
+            "| spec | profiling runs | TSBSched Spearman | worst inversion | top 1 / top 10 loss "
+            "| BlackBox Spearman | worst inversion | top 1 / top 5 loss |"
         )
         for name in SIX:
-            r = ranking(name, args.oracle, args.des_plans, args.seed)
+            r = ranking(name, args.oracle, args.des_plans, args.seed, not args.no_communication)
             t, b = r["tsbsched"], r["blackbox"]
             extra = f" (des {t['spearman_des']:.3f} / {b['spearman_des']:.3f})" if "spearman_des" in t else ""
             print(
-                f"| {name} | {r['experiments']} | {t['spearman']:.4f} | {t['top1_loss']:.2%} / {t['top10_loss']:.2%} "
-                f"| {b['spearman']:.4f} | {b['top1_loss']:.2%} / {b['top5_loss']:.2%} |{extra}",
+                f"| {name} | {r['experiments']} | {t['spearman']:.4f} | {t['inversion']:.2%} "
+                f"| {t['top1_loss']:.2%} / {t['top10_loss']:.2%} | {b['spearman']:.4f} | {b['inversion']:.2%} "
+                f"| {b['top1_loss']:.2%} / {b['top5_loss']:.2%} |{extra}",
                 flush=True,
             )
             print("  loss curves:", [round(x, 4) for x in t["loss_curve"]], [round(x, 4) for x in b["loss_curve"]])

@@ -32,8 +32,17 @@ Every co-located thread is assumed to load its resources all the time with its f
   ``sum_i X_i L_i / sum_i X_i`` and quantiles of the distribution putting weight ``X_i`` on
   ``L_i``; `BatchModel` also reports ``max_i L_i`` (what a latency bound checks).
 
+NPIRE's synchronisation (`simulate.locks`): a lock serialises its holders, so ``period_i >=
+lock_period`` of each lock of instance ``i`` (`simulate.locks.lock_period`: the sum over the
+critical sections run under it of ``critical_cycles / (rate_t * R_t)``, the lock's busy time per
+packet); optimistic sections add their mean failure cost to ``work_t``; a thread whose last task
+signals early lets its successors start ``unsent / rate_t`` before it finishes.
+
 The model is exact for the simulation when ``idle_demand == demand`` (a thread then loads the same
-demand whether it works or spins) and a pessimistic bound otherwise.
+demand whether it works or spins) and a pessimistic bound otherwise -- except for locks: the lock
+bound is the simulation's throughput when a lock's holders are the replicas of one group (tested,
+deterministic work), and optimistic when its holders are different stages (the lock then idles
+while a packet travels from one to the next).
 """
 
 from __future__ import annotations
@@ -43,6 +52,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from simulate.locks import lock_bound, lock_holdings, speculation_work, unsent
 from simulate.measurement import Measurement
 from simulate.model import ThreadGraph, binding_structure, compile_plan
 
@@ -96,11 +106,18 @@ def solve(graph: ThreadGraph) -> AnalyticResult:
         if per_packet[t] > period[i]:
             period[i] = per_packet[t]
             bottleneck[i] = t
+    synced = any(s.sync) and "locks" not in graph.ideal
+    if synced:
+        lock_bound(s, rate, replicas, period, bottleneck)
     group_time = [max(time[t] for t in g.threads) for g in s.groups]
+    early = [0.0] * len(s.groups)
+    if any(s.sync):
+        after = unsent(s) / rate
+        early = [max(after[t] for t in g.threads) for g in s.groups]
     finish = [0.0] * len(s.groups)
     for g in _group_order(graph):
         group = s.groups[g]
-        start = max((finish[p] for p in group.preds), default=0.0)
+        start = max((finish[p] - early[p] for p in group.preds), default=0.0)
         finish[g] = start + group_time[g]
     latency = np.zeros(n_inst)
     for i in range(n_inst):
@@ -216,6 +233,7 @@ class BatchModel:
         self.n_contexts = topo.n_contexts
         self.clock = float(topo.clock)
         self.cycles = np.array(structure.cycles, dtype=float)
+        self._sync_tables(structure)
         self._capacity = np.asarray(structure.capacity, dtype=float)
         self._resource_level = list(structure.resource_level)
         self._domains = {
@@ -261,6 +279,22 @@ class BatchModel:
             [structure.groups[g].threads[0] for g in structure.sink_groups[i]] for i in range(self.n_instances)
         ]
 
+    def _sync_tables(self, structure) -> None:
+        """NPIRE's synchronisation (`simulate.locks`): optimistic sections' mean cost in the
+        cycles, per lock its instance, holders and cycles held, and the cycles after a signal."""
+        self._locks: list[tuple[int, np.ndarray, np.ndarray]] = []
+        self._unsent = None
+        if not any(structure.sync):
+            return
+        self.cycles = self.cycles + speculation_work(structure)
+        by_lock: dict[int, list[tuple[int, float]]] = {}
+        for lock, t, cycles in lock_holdings(structure):
+            by_lock.setdefault(lock, []).append((t, cycles))
+        for rows in by_lock.values():
+            threads = np.array([t for t, _ in rows])
+            self._locks.append((structure.instance_of[rows[0][0]], threads, np.array([c for _, c in rows])))
+        self._unsent = unsent(structure)
+
     def _set_demand(self, demand: np.ndarray) -> None:
         """Per resource level, the (demand, users, capacity) of every resource some thread loads;
         machine-wide loads, which do not depend on the plan, folded into `base_rate`."""
@@ -290,6 +324,10 @@ class BatchModel:
     def times(self, contexts: np.ndarray) -> np.ndarray:
         """``work_t / rate_t`` (cycles per packet) of every thread, shape (T, P): computed in the
         threads x plans layout, where every per-thread operation runs on a contiguous row."""
+        return self._times(contexts)[0]
+
+    def _times(self, contexts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """`times` and the rates, both (T, P)."""
         ctx = np.ascontiguousarray(np.asarray(contexts, dtype=np.intp).T)
         T, P = ctx.shape
         rate = np.repeat(self.base_rate[:, None], P, axis=1)
@@ -310,7 +348,7 @@ class BatchModel:
         for q, t, table in self.edges:
             work[t] += table[ctx[q] * C + ctx[t]]
         work /= rate
-        return work
+        return work, rate
 
     def _weights(self, demand: np.ndarray, P: int) -> np.ndarray:
         key = (id(demand), P)
@@ -339,23 +377,28 @@ class BatchModel:
         )
 
     def _evaluate(self, contexts: np.ndarray) -> BatchResult:
-        s = self.times(contexts)  # (T, P)
+        s, rate = self._times(contexts)  # (T, P)
         P = s.shape[1]
         period = np.empty((self.n_instances, P))
         for i, (a, b) in enumerate(self.blocks):
             np.copyto(period[i], s[a])
             for t in range(a + 1, b):
                 np.maximum(period[i], s[t], out=period[i])
+        for i, threads, cycles in self._locks:  # `lock_period` of every plan
+            np.maximum(period[i], (cycles[:, None] / rate[threads]).sum(axis=0), out=period[i])
         per_instance = np.divide(self.clock, period)
         finish = np.empty_like(s)
+        emit = finish if self._unsent is None else np.empty_like(s)  # when messages leave
         for t in self.order:
             preds = self.preds[t]
             if not preds:
                 finish[t] = s[t]
             elif len(preds) == 1:
-                np.add(s[t], finish[preds[0]], out=finish[t])
+                np.add(s[t], emit[preds[0]], out=finish[t])
             else:
-                np.add(s[t], np.max(finish[preds], axis=0), out=finish[t])
+                np.add(s[t], np.max(emit[preds], axis=0), out=finish[t])
+            if emit is not finish:
+                emit[t] = finish[t] - self._unsent[t] / rate[t]
         latency = np.empty_like(period)
         for i, sinks in enumerate(self.sinks):
             latency[i] = finish[sinks[0]] if len(sinks) == 1 else np.max(finish[sinks], axis=0)

@@ -23,7 +23,11 @@ oracle shares") need:
   equally often);
 * ``demand``/``idle_demand`` (threads x resources): what the thread loads while processing and
   while waiting.  A thread that runs several tasks loads the cycles-weighted mean of their
-  demands (the fluid model does not resolve the order of the tasks inside one packet).
+  demands (the fluid model does not resolve the order of the tasks inside one packet);
+* ``sync[t]`` (NPIRE, `simulate.locks.Sync` per task of the thread, None when none of them has a critical section
+  or an early signal): the lock of its critical section (one per application instance and lock
+  name, `Structure.locks`), the share of the task's cycles inside it (its last ones), the
+  speculation failure fraction and rollback cycles, the early-signal share.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from simulate.errors import InvalidPlanError
+from simulate.locks import speculation_work, sync_tables
 
 
 @dataclass(frozen=True)
@@ -70,6 +75,8 @@ class Structure:
     idle_demand: np.ndarray  # (T, R)
     entry_group: list[int]  # per instance
     sink_groups: list[tuple[int, ...]]  # per instance
+    locks: list[str] = field(default_factory=list)  # "app#i:lock"
+    sync: list[tuple | None] = field(default_factory=list)  # per thread, per task
 
     @property
     def n_threads(self) -> int:
@@ -117,8 +124,12 @@ class ThreadGraph:
 
     @property
     def work(self) -> np.ndarray:
-        """Mean work per packet: cycles + mean incoming communication (cycles)."""
-        return np.array(self.structure.cycles, dtype=float) + np.array(self.mean_comm, dtype=float)
+        """Mean work per packet: cycles + mean incoming communication (cycles), plus the mean
+        cost of failed optimistic critical sections (NPIRE §2.7) unless ``locks`` is idealised."""
+        work = np.array(self.structure.cycles, dtype=float) + np.array(self.mean_comm, dtype=float)
+        if any(self.structure.sync) and "locks" not in self.ideal:
+            work += speculation_work(self.structure)
+        return work
 
     def domain(self, thread: int, resource: int) -> int:
         """Index of the domain of `resource`'s level that holds `thread`'s context."""
@@ -126,9 +137,10 @@ class ThreadGraph:
         return 0 if level < 0 else self.contexts[thread] // self.strides[level]
 
     def idealised(self, *what: str) -> ThreadGraph:
-        """A copy with ``contention`` (infinite capacities) and/or ``communication`` (free
-        messages) switched off (NPIRE-style bottleneck hunting)."""
-        unknown = set(what) - {"contention", "communication"}
+        """A copy with ``contention`` (infinite capacities), ``communication`` (free messages)
+        and/or ``locks`` (critical sections run without their lock and never fail: NPIRE §5's
+        "no synchronization") switched off (NPIRE-style bottleneck hunting)."""
+        unknown = set(what) - {"contention", "communication", "locks"}
         if unknown:
             raise ValueError(f"unknown idealisation {sorted(unknown)}")
         graph = replace(self, ideal=self.ideal | frozenset(what))
@@ -149,7 +161,7 @@ def _resource_tables(spec) -> tuple[list[str], np.ndarray, list[int]]:
 
 def _demand_rows(spec, app: str, tasks: Sequence[str], resources: list[str]) -> tuple[np.ndarray, np.ndarray]:
     application = spec.applications[app]
-    weights = np.array([application.tasks[t].cycles for t in tasks], dtype=float)
+    weights = np.array([application.tasks[t].work for t in tasks], dtype=float)
     busy = np.zeros((len(tasks), len(resources)))
     idle = np.zeros((len(tasks), len(resources)))
     for i, task in enumerate(tasks):
@@ -241,7 +253,7 @@ def _assemble(spec, names, instance_names, groups_spec, thread_lists) -> Structu
         for task in tasks:
             task_group[(inst, task)] = g
         busy_row, idle_row = _demand_rows(spec, app, tasks, resources)
-        cycles = tuple(float(spec.applications[app].tasks[task].cycles) for task in tasks)
+        cycles = tuple(float(spec.applications[app].tasks[task].work) for task in tasks)
         for r, t in enumerate(thread_lists[g]):
             group_of[t], replica_of[t], instance_of[t] = g, r, inst
             task_cycles[t] = cycles
@@ -275,6 +287,7 @@ def _assemble(spec, names, instance_names, groups_spec, thread_lists) -> Structu
                 edge_bytes=tuple(tuple(preds[g][p]) for p in pred_list),
             )
         )
+    locks, sync = sync_tables(spec, groups, instance_names, thread_lists, n)
     entry_group, sink_groups = [], []
     for inst in range(len(instance_names)):
         mine = [grp for grp in groups if grp.instance == inst]
@@ -300,6 +313,8 @@ def _assemble(spec, names, instance_names, groups_spec, thread_lists) -> Structu
         idle_demand=idle,
         entry_group=entry_group,
         sink_groups=sink_groups,
+        locks=locks,
+        sync=sync,
     )
 
 

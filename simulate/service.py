@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 CHUNK = 2048
-_SERVICE, _ARRIVAL = 1, 2
+_SERVICE, _ARRIVAL, _FAILURE = 1, 2, 3
 
 
 class Stream:
@@ -64,3 +64,10 @@ def arrival_stream(seed: int, process: str, mean_gap: float, instance: int) -> S
         rng = _generator(seed, _ARRIVAL, instance)
         return Stream(lambda n: rng.exponential(mean_gap, n))
     raise ValueError(f"unknown arrival process `{process}`")
+
+
+def failure_stream(seed: int, fail: float, thread: int, task: int) -> Stream:
+    """Failed optimistic executions before one succeeds (NPIRE §2.7): geometric, each execution
+    failing with probability `fail`, independently."""
+    rng = _generator(seed, _FAILURE, thread, task)
+    return Stream(lambda n: rng.geometric(1.0 - fail, n) - 1)

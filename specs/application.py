@@ -5,20 +5,77 @@ from __future__ import annotations
 from functools import cached_property
 from typing import Annotated
 
-from pydantic import Field
+from pydantic import BeforeValidator, Field, WithJsonSchema
 
-from specs.fields import Cycles, Name, Share, Size, StrictModel
+from specs.fields import Cycles, Fraction, Name, NonNegativeInt, Number, PositiveNumber, Share, Size, StrictModel
+from specs.units import UnitError, parse_fraction
+
+
+def _part(value):
+    """A part of a task's cycles: a plain number of cycles, or a share of them (``25%``)."""
+    if isinstance(value, str):
+        try:
+            parse_fraction(value)
+        except UnitError as exc:
+            raise ValueError(f"{exc}; give cycles (`120`) or a share of the task's cycles (`25%`)") from None
+    return value
+
+
+Part = Annotated[
+    PositiveNumber | str,
+    BeforeValidator(_part),
+    WithJsonSchema(
+        {
+            "type": ["string", "number"],
+            "description": "cycles (`120`) or a share of the task's cycles (`25%`)",
+            "examples": ["25%"],
+        }
+    ),
+]
+
+
+class Critical(StrictModel):
+    """NPIRE §2.4, §2.7: the last `cycles` of the task (a number, or a share of its cycles; all of
+    it by default) run inside the critical section of `lock`, one lock per application instance
+    (the persistent heap its tasks and their replicas share); at most one thread holds it at a
+    time.  With `speculate` (the fraction of executions that fail) the section runs optimistically
+    without the lock, and a failed execution costs `rollback` cycles (Table 3: 40) and runs again."""
+
+    lock: Name
+    cycles: Part = "100%"
+    speculate: Fraction | None = None
+    rollback: Annotated[Number, Field(ge=0, le=1e12)] = 40.0
 
 
 class Task(StrictModel):
-    """A task: `cycles` of work per packet; `demand[r]` is the share of resource r's capacity it
+    """A task: `cycles` of work per visit; `demand[r]` is the share of resource r's capacity it
     loads per cycle of progress when alone; `idle_demand[r]` what it loads while waiting for input
-    (busy-polling runtimes spin)."""
+    (busy-polling runtimes spin).  `frequency` is how often a packet visits the task on average
+    (LATA, DAC'10 §2.4: profiled "average execution time and frequency for each task"), so a packet
+    costs it ``cycles * frequency`` (`work`); `code_size` its instructions (DAC'10 §4, Table 1),
+    which a thread's instruction cache must hold (`Topology.icache`)."""
 
     cycles: Cycles
     demand: dict[str, Share] = {}
     idle_demand: dict[str, Share] = {}
+    frequency: Annotated[Number, Field(gt=0, le=1e6, description="mean visits per packet (default 1)")] = 1.0
+    code_size: NonNegativeInt | None = Field(default=None, description="instructions (LATA i-cache limit)")
     description: str | None = None
+    critical: Critical | None = None  # NPIRE critical section
+    signal: Fraction | None = None  # NPIRE §2.6: messages leave after this share of the cycles
+
+    @property
+    def critical_cycles(self) -> float:
+        """Cycles inside the critical section (0 without one)."""
+        if self.critical is None:
+            return 0.0
+        part = self.critical.cycles
+        return self.cycles * parse_fraction(part) if isinstance(part, str) else float(part)
+
+    @property
+    def work(self) -> float:
+        """Cycles per packet: `cycles` times `frequency`."""
+        return self.cycles * self.frequency
 
 
 class Edge(StrictModel):
@@ -89,4 +146,4 @@ class Application(StrictModel):
 
     @property
     def total_cycles(self) -> float:
-        return sum(task.cycles for task in self.tasks.values())
+        return sum(task.work for task in self.tasks.values())

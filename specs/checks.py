@@ -181,7 +181,48 @@ def check_application(app_name: str, app: Application, resources: list[str] | No
                 f"it has {len(app.entries)}: {', '.join(app.entries)}",
             )
         ]
-    return []
+    return _check_npire(app_name, app, base)
+
+
+def _check_npire(app_name: str, app: Application, base: tuple) -> list[Problem]:
+    """Critical sections and early signals (NPIRE §2.4, §2.6, §2.7): a section no longer than its
+    task, a speculation that can succeed, a signal only where a message leaves and never inside a
+    held lock (the thread would hold it while blocked on a full queue)."""
+    problems: list[Problem] = []
+    for name, task in app.tasks.items():
+        where = base + ("tasks", name)
+        crit = task.critical
+        if crit is not None and task.critical_cycles > task.cycles:
+            problems.append(
+                Problem(
+                    where + ("critical", "cycles"),
+                    f"{app_name}.{name}: the critical section ({task.critical_cycles:g} cycles) is longer than "
+                    f"the task ({task.cycles:g} cycles)",
+                )
+            )
+        if crit is not None and crit.speculate is not None and crit.speculate >= 1:
+            problems.append(
+                Problem(where + ("critical", "speculate"), f"{app_name}.{name}: a speculation that always fails")
+            )
+        if task.signal is None:
+            continue
+        if not app.successors[name]:
+            problems.append(
+                Problem(where + ("signal",), f"{app_name}.{name}: an exit task sends no message to signal early")
+            )
+        elif (
+            crit is not None
+            and crit.speculate is None
+            and task.signal * task.cycles > task.cycles - task.critical_cycles
+        ):
+            problems.append(
+                Problem(
+                    where + ("signal",),
+                    f"{app_name}.{name}: the signal falls inside the critical section of `{crit.lock}` (its last "
+                    f"{task.critical_cycles:g} cycles); signal at most {1 - task.critical_cycles / task.cycles:.4g}",
+                )
+            )
+    return problems
 
 
 def check_applications(spec: Spec) -> list[Problem]:

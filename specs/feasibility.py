@@ -183,7 +183,7 @@ def critical_path(spec: Spec, app_name: str) -> tuple[float, list[str]]:
     longest: dict[str, float] = {}
     before: dict[str, str | None] = {}
     for task in app.topological_order:
-        own = app.tasks[task].cycles
+        own = app.tasks[task].work
         if binding:
             own += sum(_cheapest_message(spec, app.edge_bytes(p, task)) for p in app.predecessors[task])
         start, via = 0.0, None

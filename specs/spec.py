@@ -126,6 +126,11 @@ class OracleSettings(StrictModel):
     service: Service = Service()
     queue_capacity: Annotated[Count, Field(le=1_000_000)] = 16
     seed: NonNegativeInt = 0
+    load: Annotated[Fraction, Field(gt=0, le=1)] = Field(
+        default=0.9,
+        description="pipelines: latency is measured with arrivals at this share of the plan's maximum "
+        "sustainable rate (found by bisection), beside the saturated latency",
+    )
     precision: Annotated[Fraction, Field(gt=0)] = Field(
         default=0.01,
         description="simulation: run until the throughput's 95% confidence half-width is below this fraction of it",

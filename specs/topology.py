@@ -85,6 +85,11 @@ class Topology(StrictModel):
     levels: Annotated[list[Level], Field(min_length=1, max_length=8)]
     resources: list[Resource] = []
     communication: Annotated[DirectCommunication | CacheCommunication, Field(discriminator="model")] | None = None
+    icache: Count | None = Field(
+        default=None,
+        description="instructions one hardware context's instruction cache holds (LATA, DAC'10 §4: "
+        "a thread's tasks' code_size must fit); none: no limit",
+    )
     os_cpus: dict[str, NonNegativeInt] | None = Field(
         default=None,
         description="operating-system CPU number of each hardware context (context path -> "
@@ -249,6 +254,27 @@ class Topology(StrictModel):
             return 0.0
         lines = math.ceil(size / comm.line)
         return lines * self._cache_line_cost(shared_level)
+
+    def average_message_cycles(self, size: int) -> float:
+        """Location-independent cost of one message of `size` bytes, for scheduling before the
+        mapping is known (LATA, DAC'10 §2.2).  Cache form: Eq. 2 from the innermost cache outward,
+        ``T_L1*h1 + T_L2*(1-h1)*h2 + T_mem*(1-h1)*(1-h2)`` per line, times the lines (Eq. 1).
+        Direct form (the paper is silent; our choice): the mean over ordered pairs of distinct
+        contexts of the cost at the level they share."""
+        comm = self.communication
+        if comm is None:
+            return 0.0
+        if isinstance(comm, CacheCommunication):
+            return self.message_cycles(len(self.levels) - 1, size)
+        n, strides = self.n_contexts, self.strides
+        if n < 2:
+            return self.message_cycles(len(self.levels) - 1, size)
+        total, pairs_inside = 0.0, n * (strides[0] - 1)  # pairs sharing level 0 or deeper
+        total += (n * (n - 1) - pairs_inside) * self.message_cycles(-1, size)
+        for k in range(len(self.levels)):
+            deeper = n * (strides[k + 1] - 1) if k + 1 < len(self.levels) else 0
+            total += (n * (strides[k] - 1) - deeper) * self.message_cycles(k, size)
+        return total / (n * (n - 1))
 
     def _cache_line_cost(self, shared_level: int) -> float:
         comm = self.communication

@@ -39,7 +39,8 @@ is the arrival time.  A packet departs when every exit group has finished it; it
 departure time minus its generation time.
 
 Modules: `settings` (`DesSettings`), `ports` (thread states, input queues), `tables` (the state
-built from the thread graph), `dynamics` (loads, rates, packets, sources), `run` (the window
+built from the thread graph), `dynamics` (loads, rates, packets, sources), `phases` (NPIRE's
+critical sections, optimistic sections and early signals inside a packet), `run` (the window
 loop, `Simulation`), `results` (`to_measurement`, `simulate`).  Only SimPy's public API is used.
 
 **Output analysis**: see `simulate.output` (windows, MSER warm-up removal, batch means); the run

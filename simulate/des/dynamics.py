@@ -16,12 +16,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from simulate.des.phases import Phases
 from simulate.des.ports import BLOCKED, BUSY, IDLE, Port
 from simulate.des.tables import Tables
 
 
-class Dynamics(Tables):
-    """The event handlers of one simulation."""
+class Dynamics(Phases, Tables):
+    """The event handlers of one simulation (phased packets: `simulate.des.phases`)."""
 
     # ====================================================================== rates and loads
     def _compute_rate(self, u: int) -> float:
@@ -106,7 +107,10 @@ class Dynamics(Tables):
         if self.tok[t] != token:
             return
         self.events += 1
-        self._finish(t)
+        if self.phased[t]:
+            self._phase_done(t)
+        else:
+            self._finish(t)
         if self.agenda:
             self._drain()
 
@@ -131,6 +135,14 @@ class Dynamics(Tables):
         g = self.group_of[t]
         if self.sink_of_group[g]:
             self._sink(self.instance_of[t], k, now)
+        if self._fork(t, k):
+            self._set_state(t, BLOCKED)
+        else:
+            self._next(t)
+
+    def _fork(self, t: int, k: int) -> bool:
+        """Send packet `k`'s message to every successor group; True when a queue is full."""
+        g = self.group_of[t]
         made = self.made_by[g]
         if made is not None:
             made[k] = [self.replica_of[t], len(self.succ[g])]
@@ -142,10 +154,7 @@ class Dynamics(Tables):
             if not self._deposit(port, pi, j):
                 box.append((port, pi, j))
                 port.waiters.append(t)
-        if box:
-            self._set_state(t, BLOCKED)
-        else:
-            self._next(t)
+        return bool(box)
 
     def _sink(self, i: int, k: int, now: float) -> None:
         if self.n_sinks[i] > 1:
@@ -211,6 +220,11 @@ class Dynamics(Tables):
             port.qlen -= 1
             port.wait_sum += now - port.ready_times.popleft()
             port.wait_n += 1
+        if self.phased[t]:
+            self._begin_packet(t, k)
+            if port.waiters:
+                self.agenda.append((port, 1))
+            return
         streams = self.streams[t]
         if streams is None:
             work = self.cycles[t]
@@ -218,20 +232,7 @@ class Dynamics(Tables):
             work = 0.0
             for c, stream in zip(self.task_cycles[t], streams):
                 work += c if stream is None else c * stream.next()
-        var = self.comm_var[t]
-        if var is None:
-            work += self.comm_const[t]
-        else:
-            for producer_group, costs in var:
-                made = self.made_by[producer_group]
-                if made is None:
-                    work += costs[k % len(costs)]
-                else:
-                    entry = made[k]
-                    work += costs[entry[0]]
-                    entry[1] -= 1
-                    if entry[1] == 0:
-                        del made[k]
+        work = self._incoming(t, k, work)
         self.cur_k[t] = k
         self.cur_work[t] = work
         self.rem[t] = work
@@ -244,6 +245,23 @@ class Dynamics(Tables):
             self._set_state(t, BUSY)
         if port.waiters:
             self.agenda.append((port, 1))
+
+    def _incoming(self, t: int, k: int, work: float) -> float:
+        """`work` plus the cost of packet `k`'s incoming messages (by the producer replica)."""
+        var = self.comm_var[t]
+        if var is None:
+            return work + self.comm_const[t]
+        for producer_group, costs in var:
+            made = self.made_by[producer_group]
+            if made is None:
+                work += costs[k % len(costs)]
+            else:
+                entry = made[k]
+                work += costs[entry[0]]
+                entry[1] -= 1
+                if entry[1] == 0:
+                    del made[k]
+        return work
 
     def _wake(self, port: Port) -> None:
         waiters = port.waiters
@@ -260,7 +278,7 @@ class Dynamics(Tables):
                         entry[0].waiters.append(p)
             self.outbox[p] = left
             if not left and self.st[p] == BLOCKED:
-                self._next(p)
+                self._unblocked(p)
 
     # ====================================================================== sources
     def _arrival(self, event) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import deque
 
-IDLE, BUSY, BLOCKED = 0, 1, 2
+IDLE, BUSY, BLOCKED, LOCKWAIT = 0, 1, 2, 3  # LOCKWAIT: waiting for a lock (NPIRE)
 SCALE = 1_000_000_000  # demand units per 1.0 of capacity
 
 

@@ -63,11 +63,14 @@ class Simulation(Dynamics):
         st, since = self.st, self.since
         busy, blocked = self.acc_busy, self.acc_blocked
         work = list(self.acc_work)
+        phased = self.phased
         for t in range(self.T):
             dt = now - since[t]
+            if phased[t]:
+                work[t] += self._phase_progress(t, now)
             if st[t] == BUSY:
                 busy[t] += dt
-                if self.rate[t] >= 0:
+                if self.rate[t] >= 0 and not phased[t]:
                     work[t] += self.cur_work[t] - (self.rem[t] - self.rate[t] * (now - self.last[t]))
             elif st[t] == BLOCKED:
                 blocked[t] += dt

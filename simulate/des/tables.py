@@ -8,7 +8,8 @@
 * **work**: task cycles, service-time streams, communication costs per predecessor (constant, or
   by the producer replica);
 * **ports and routing**: the input queues (`simulate.des.ports`), the successor ports of every
-  group, sinks, and the per-instance departure and latency records.
+  group, sinks, and the per-instance departure and latency records;
+* **phases** (NPIRE's locks and signals): built by `simulate.des.phases.Phases._build_phases`.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ class Tables:
         self._build_threads()
         self._build_work()
         self._build_ports()
+        self._build_phases()
 
     def _build_slots(self) -> None:
         graph, T = self.graph, self.T

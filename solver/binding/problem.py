@@ -69,7 +69,7 @@ class BindingProblem:
     @cached_property
     def cycles(self) -> list[float]:
         apps = self.spec.applications
-        return [apps[t.app].tasks[t.task].cycles for t in self.spec.threads]
+        return [apps[t.app].tasks[t.task].work for t in self.spec.threads]
 
     @cached_property
     def demands(self) -> list[dict[str, float]]:

@@ -126,7 +126,7 @@ class ParameterSpace:
         for app in sorted(used_apps):
             for task_name, task in spec.applications[app].tasks.items():
                 self.parameters.append(Parameter(app, task_name, None))
-                prior.append(float(task.cycles))
+                prior.append(float(task.work))  # the model's cycles are per packet: cycles x frequency
                 for resource in resources:
                     if fit_all_resources or task.demand.get(resource, 0) > 0:
                         self.parameters.append(Parameter(app, task_name, resource))
@@ -344,8 +344,8 @@ def calibrated_spec(spec: Spec, parameters: list[FittedParameter]) -> Spec:
         p = fitted.parameter
         value = float(f"{fitted.value:.{SIGNIFICANT_DIGITS}g}")
         task = data["applications"][p.app]["tasks"][p.task]
-        if p.resource is None:
-            task["cycles"] = value
+        if p.resource is None:  # the fitted work per packet, back to cycles per visit
+            task["cycles"] = float(f"{fitted.value / task.get('frequency', 1.0):.{SIGNIFICANT_DIGITS}g}")
             continue
         if p.resource in task.get("idle_demand", {}) and fitted.prior > 0:
             idle = min(1.0, task["idle_demand"][p.resource] * fitted.value / fitted.prior)

@@ -11,6 +11,9 @@ into one output directory
 * ``report.html`` -- one self-contained page (plan, comparison, certificate and plots);
 * ``pinning.txt`` -- the plan as ``taskset`` lines (``tasksolve pin`` writes other formats).
 
+A pipeline spec (``problem: pipeline``) goes to `solver.certify.pipeline_job.run_pipeline`:
+the pipeline methods instead of the binding ones, pipeline plans as samples, the same files.
+
 Every file is written atomically, and nothing is written before the step that produces it has
 finished, so an interruption never leaves a half-written file.
 """
@@ -74,8 +77,28 @@ def run(
 
     Defaults come from the spec's ``search``, ``oracle`` and ``certify`` sections. CP-SAT always
     runs (its plan is the answer); `methods` adds the others to the comparison. `say` receives
-    one line per phase; `progress` shows the sampling progress bar.
+    one line per phase; `progress` shows the sampling progress bar.  A pipeline spec is solved by
+    the pipeline methods (`methods` then names those of `solver.pipeline.compare`; the binding
+    default means all of them) and certified with pipeline samples (`pipeline_job.run_pipeline`).
     """
+    if spec.problem == "pipeline":
+        from solver.certify.pipeline_job import run_pipeline
+
+        return run_pipeline(
+            spec,
+            out_dir,
+            methods="all" if tuple(methods) == DEFAULT_METHODS else list(methods),
+            time_limit=time_limit,
+            samples=samples,
+            target_gap=target_gap,
+            workers=workers,
+            seed=seed,
+            oracle_kind=oracle_kind,
+            resume=resume,
+            progress=progress,
+            say=say,
+            **certify_options,
+        )
     out_dir = Path(out_dir)
     check_start(out_dir / "samples.jsonl", resume, certify_options.get("force", False))  # before minutes of solving
     oracle_kind = oracle_kind or spec.oracle.kind

@@ -134,13 +134,18 @@ def _certify(
     rigorous: Rigorous | None = None,
     known: list[tuple[str, float]] | None = None,
     probes: int = PROBES,
+    pipeline: Any = None,
 ) -> CertifyOutcome:
     """`resume` continues the samples file of the same sample, `force` discards one
     (`SamplingService.open`); `scheduler` measures on a Dask cluster (`simulate.executor`).
     `design` is the sampling design (`solver.certify.service.DESIGNS`); `rigorous` the solver's
     bound (`solver.certify.bounds`); `known` more plans measured on the same oracle
     (label, value): any of them better than the interval's far limit refutes the estimate;
-    `probes` local-search restarts are measured as one more known plan (`designs.probe`)."""
+    `probes` local-search restarts are measured as one more known plan (`designs.probe`);
+    `pipeline` (a `PipelineProblem`) samples pipeline plans (`solver.certify.pipeline_samples`):
+    then `plan` is required and `probes` must be 0 (the caller measures its own)."""
+    if pipeline is not None and (plan is None or probes):
+        raise ValueError("certifying a pipeline needs the plan, and no binding probes")
     settings = spec.certify
     objective = spec.objective
     minimize = objective == "latency"
@@ -166,6 +171,7 @@ def _certify(
         oracle_factory=oracle_factory,
         scheduler=scheduler,
         design=design,
+        pipeline=pipeline,
     )
     service.open(resume=resume, force=force)
 

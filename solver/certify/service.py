@@ -13,6 +13,9 @@
   resume a file whose header differs (naming what changed), refuses to overwrite finished samples
   without ``force``, repairs a last line cut by a crash before appending, and holds an exclusive
   lock on the output directory (``.tasksolve.lock``, naming the holder's PID).
+* A pipeline problem (``pipeline=``) samples pipeline plans instead of bindings
+  (`solver.certify.pipeline_samples`): each record then also holds its plan as JSON under
+  ``pipeline`` (a binding record has no such key, so binding files read as before).
 * A measurement that fails (the oracle raises) or runs past `timeout` seconds is retried once;
   if it fails again it is recorded with ``"status": "failed"`` and the error, and the run goes on.
   Running past a time limit is one exception, `simulate.errors.SimulationTimeout`, whether the
@@ -69,9 +72,11 @@ class Record:
     seed: int | None = None  # the measurement's (and the local search's) seed
     start: list[int] | None = None  # local-optima design: the random start (plan i of the stream)
     steps: int | None = None  # local-optima design: improving moves to the local optimum
+    pipeline: dict | None = None  # pipeline problems: the plan (`solver.pipeline.sampling.encode`)
 
     def to_json(self) -> str:
-        return json.dumps(self.__dict__, separators=(",", ":"))
+        data = {k: v for k, v in self.__dict__.items() if not (k == "pipeline" and v is None)}
+        return json.dumps(data, separators=(",", ":"))
 
 
 def objective_value(measurement: Any, objective: str) -> float:
@@ -246,6 +251,7 @@ class _Worker:
     design: str = "random"
     oracle_kind: str = "des"
     climber: Any = None
+    pipeline: Any = None  # a PipelineSampler for pipeline problems
 
 
 def _make_worker(
@@ -255,9 +261,14 @@ def _make_worker(
     timeout: float | None,
     oracle_factory: Callable[[Spec], Any] | None,
     design: str = "random",
+    pipeline: Any = None,
 ) -> _Worker:
     oracle = oracle_factory(spec) if oracle_factory else make_oracle(spec, oracle_kind)
     climber = None
+    if pipeline is not None:
+        from solver.certify.pipeline_samples import PipelineSampler
+
+        return _Worker(spec, oracle, objective, timeout, design, oracle_kind, None, PipelineSampler(pipeline, design))
     if design == "local-optima":
         from solver.certify.designs import Climber
 
@@ -269,7 +280,12 @@ def _alarm(signum, frame):  # pragma: no cover - runs in the worker
     raise SimulationTimeout("alarm")
 
 
-def _measure_one(worker: _Worker, index: int, contexts: list[int], seed: int) -> Record:
+def _measure_one(worker: _Worker, index: int, contexts: Any, seed: int) -> Record:
+    """Measure sample `index` drawn as `contexts` (a binding's contexts, or a pipeline plan's JSON)."""
+    if worker.pipeline is not None:
+        from solver.certify.pipeline_samples import measure
+
+        return measure(worker, index, contexts, seed)
     timeout = worker.timeout if threading.current_thread() is threading.main_thread() else None
     error = None
     sample_seed = plan_seed(seed, index)
@@ -340,6 +356,7 @@ class SamplingService:
     oracle_factory: Callable[[Spec], Any] | None = None  # tests: an oracle that fails on purpose
     scheduler: Any = None  # a Dask scheduler (see simulate.executor)
     design: str = "random"  # see DESIGNS
+    pipeline: Any = None  # a PipelineProblem: sample pipeline plans (`solver.certify.pipeline_samples`)
     records: dict[int, Record] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -348,12 +365,20 @@ class SamplingService:
             raise SamplingError(f"unknown sampling design {self.design!r}; choose one of {', '.join(DESIGNS)}")
         self.objective = self.objective or self.spec.objective
         self._blocks: dict[int, np.ndarray] = {}
+        self._drawn: dict[int, dict] = {}
         if self.timeout and self.scheduler is not None:
             raise SamplingError("a measurement timeout needs local worker processes, not a Dask scheduler")
 
     # -- the plan stream
-    def contexts(self, index: int) -> list[int]:
-        """Plan `index` of the stream (see the module docstring)."""
+    def contexts(self, index: int) -> Any:
+        """Plan `index` of the stream (see the module docstring); a pipeline plan's JSON for a
+        pipeline problem."""
+        if self.pipeline is not None:
+            if index not in self._drawn:
+                from solver.certify.pipeline_samples import PipelineSampler
+
+                self._drawn[index] = PipelineSampler(self.pipeline, self.design).draw(self.seed, index)
+            return self._drawn[index]
         block = index // PLAN_BLOCK
         if block not in self._blocks:
             self._blocks[block] = uniform_plans(self.spec, PLAN_BLOCK, np.random.default_rng([self.seed, block]))
@@ -374,6 +399,10 @@ class SamplingService:
         }
 
     def _plans_identity(self) -> dict[str, Any]:
+        if self.pipeline is not None:
+            from solver.certify.pipeline_samples import identity as pipeline_identity
+
+            return pipeline_identity(self.design)
         plans: dict[str, Any] = {"sampler": "uniform", "block": PLAN_BLOCK}
         if self.design == "local-optima":
             from solver.certify.designs import identity
@@ -450,6 +479,8 @@ class SamplingService:
                 f"{self.path}:{lineno}: not a sample record ({exc}); the file is damaged: start afresh with --force"
             ) from None
         drawn = record.contexts if self.design == "random" or record.status == "failed" else record.start
+        if self.pipeline is not None:
+            drawn = record.pipeline if self.design == "random" or record.status == "failed" else record.start
         if index < 0 or drawn != self.contexts(index):
             raise SamplingError(
                 f"{self.path}:{lineno}: plan {index} is not the plan the header's stream "
@@ -472,7 +503,15 @@ class SamplingService:
         jobs = [(i, self.contexts(i), self.seed) for i in range(n) if i not in self.records]
         if not jobs:
             return
-        init_args = (self.spec, self.oracle_kind, self.objective, self.timeout, self.oracle_factory, self.design)
+        init_args = (
+            self.spec,
+            self.oracle_kind,
+            self.objective,
+            self.timeout,
+            self.oracle_factory,
+            self.design,
+            self.pipeline,
+        )
         from simulate.registry import exclusive
 
         alone = self.oracle_factory is None and exclusive(self.oracle_kind)  # e.g. a real program on this host

@@ -20,6 +20,7 @@ from solver.cli.common import (
     err_console,
     fail,
     load_binding_spec_or_fail,
+    load_spec_or_fail,
     spec_error_text,
 )
 from solver.cli.progress import Phases
@@ -214,9 +215,14 @@ def run_command(
     scheduler: str | None = options.scheduler_option(),
     design: str = options.design_option(),
     compare_samples: int | None = options.compare_samples_option(),
+    load: str | None = options.load_option(),
     as_json: bool = options.json_option(),
 ) -> None:
     """The main job: solve (CP-SAT + selection on the oracle), compare methods, certify, report.
+
+    On a pipeline spec: LATA, its comparison systems and CP-SAT, measured (latency at --load of
+    each plan's maximum rate), the chosen plan certified against random pipeline plans or local
+    optima (--design).
 
     Writes OUT/plan.yaml, OUT/certificate.json, OUT/samples.jsonl and OUT/report.html (one
     self-contained page).  Exit code 0 only when the plan is certified, 1 when not (or when the
@@ -225,15 +231,19 @@ def run_command(
     from solver.binding.compare import METHODS
     from solver.certify.job import run
 
-    spec = load_binding_spec_or_fail(spec_path)
+    spec = load_spec_or_fail(spec_path)
     oracle = check_oracle_kind(oracle or spec.oracle.kind)
+    pipeline = spec.problem == "pipeline"
+    extra = {"load": options.parse_load(load)} if pipeline else {}
+    if load is not None and not pipeline:
+        fail("--load applies to pipeline specs (latency at an offered load)")
 
     try:
         with Phases(enabled=not as_json) as say:
             result = run(
                 spec,
                 out,
-                methods=choices_or_fail(methods, METHODS),
+                methods=_pipeline_methods(methods) if pipeline else choices_or_fail(methods, METHODS),
                 time_limit=time_limit,
                 samples=samples,
                 target_gap=_parse_gap(target_gap),
@@ -247,6 +257,7 @@ def run_command(
                 scheduler=scheduler,
                 design=options.check_design(design),
                 compare_samples=compare_samples,
+                **extra,
             )
     except KeyboardInterrupt:
         fail(
@@ -263,16 +274,28 @@ def run_command(
             }
         )
     else:
-        from solver.cli.solve_command import _print_report
+        if pipeline:
+            from solver.cli.pipeline_command import _print_job
 
-        _print_report(spec, result.report, result.files["plan.yaml"])
+            _print_job(result.report, False)
+        else:
+            from solver.cli.solve_command import _print_report
+
+            _print_report(spec, result.report, result.files["plan.yaml"])
         console.print(result.outcome.certificate.summary(), markup=False)
         console.print(f"wrote {out}/plan.yaml, certificate.json, samples.jsonl, report.html, pinning.txt", markup=False)
-    if result.report.failed_steps:
+    if getattr(result.report, "failed_steps", None):
         err_console.print(f"error: solver step(s) failed: {', '.join(result.report.failed_steps)}", markup=False)
         raise typer.Exit(EXIT_FAILURE)
     if result.outcome.certificate.verdict != "certified":
         raise typer.Exit(EXIT_NEGATIVE)
+
+
+def _pipeline_methods(text: str) -> list[str]:
+    """--method on a pipeline spec: the binding default means every pipeline method."""
+    from solver.pipeline.job import parse_methods
+
+    return parse_methods("all" if text == ",".join(DEFAULT_METHODS) else text)
 
 
 def register(app: typer.Typer) -> None:

@@ -165,3 +165,29 @@ def target_gap_option() -> typer.models.OptionInfo:
 
 def resume_option() -> typer.models.OptionInfo:
     return typer.Option(False, "--resume", help="Continue the samples already in OUT/samples.jsonl.")
+
+
+def load_option() -> typer.models.OptionInfo:
+    return typer.Option(
+        None,
+        "--load",
+        metavar="SHARE",
+        help="Pipelines: measure latency with arrivals at this share of each plan's maximum rate "
+        "(found by bisection), e.g. 90% or 0.9. Default: the spec's oracle.load (90%).",
+    )
+
+
+def parse_load(text: str | None) -> float | None:
+    """``--load``: a share in (0, 1] (``90%``, ``0.9``), or None for the spec's."""
+    if text is None:
+        return None
+    from solver.cli.common import fail
+    from specs.units import UnitError, parse_fraction
+
+    try:
+        value = parse_fraction(text)
+    except UnitError as exc:
+        fail(f"--load: {exc}")
+    if not 0 < value <= 1:
+        fail(f"--load must be a share of the maximum rate in (0, 1], e.g. 90% (got {text})")
+    return value

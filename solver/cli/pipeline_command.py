@@ -144,6 +144,7 @@ def pipeline_command(
     packets: int | None = typer.Option(
         None, "--packets", min=100, metavar="N", help="Packets per simulation. Default: the spec's oracle.packets."
     ),
+    load: str | None = options.load_option(),
     trace: bool = typer.Option(False, "--trace", help="Also print LATA's steps."),
     json_output: bool = options.json_option(),
 ) -> None:
@@ -169,7 +170,15 @@ def pipeline_command(
                 spec, fractions=fractions, cores=core_range, plot_file=plot, progress=progress, **settings
             )
         else:
-            job = solve_pipeline(spec, cores=core_count, oracle=oracle, packets=packets, progress=progress, **settings)
+            job = solve_pipeline(
+                spec,
+                cores=core_count,
+                oracle=oracle,
+                packets=packets,
+                progress=progress,
+                load=options.parse_load(load),
+                **settings,
+            )
     if fractions is not None or core_range is not None:
         if json_output:
             common.emit_json(sweep.to_dict())
@@ -276,13 +285,20 @@ def _comparison_table(job):
         if job.measured:
             sim = row["simulated"]
             cells += (
-                ["-", "-"] if sim is None else [display.seconds(sim["latency_mean"]), display.rate(sim["throughput"])]
+                ["-", "-"]
+                if sim is None
+                else [
+                    display.seconds(sim["loaded_latency_mean"] or sim["latency_mean"])
+                    + (" miss" if row.get("measured_meets_bound") is False else ""),
+                    display.rate(sim["throughput"]),
+                ]
             )
         table.add_row(*cells)
     footnote = "* chosen; latency = closed-form latency (longest path), rate = clock / period, thr = threads"
     if job.measured:
         footnote += {
-            "sim": "; sim = simulation, saturated sources (queueing included)",
+            "sim": "; sim = simulation: latency at the offered load (oracle.load, --load) of the plan's maximum rate, "
+            "rate with saturated sources; miss = over L0 at that load",
             "an.": "; an. = analytic model with resource contention",
             "cmd": "; cmd = the spec's command, run pinned on this host",
         }[label]

@@ -22,6 +22,7 @@ class Ideal(str, Enum):
     contention = "contention"
     communication = "communication"
     queues = "queues"
+    locks = "locks"
     all = "all"
 
 
@@ -49,7 +50,7 @@ def simulate(
     ideal: list[Ideal] = typer.Option(
         [],
         "--ideal",
-        help="Also simulate with a limit switched off: contention, communication, queues or all "
+        help="Also simulate with a limit switched off: contention, communication, queues, locks or all "
         "(repeatable; des only). Shows which limit binds.",
     ),
     seed: int | None = typer.Option(
@@ -175,18 +176,15 @@ def _plan(spec, plan_path: str | None, seed: int | None):
 
 def _measure(spec, plan, kind: str, overrides: dict[str, Any], ideal: list[Ideal], max_rate: bool):
     """The measurement, plus the idealised runs and the maximum rate when asked for."""
-    from simulate import compile_plan, ideal_runs, make_oracle
+    from simulate import IDEALS, compile_plan, ideal_runs, make_oracle
     from simulate import max_rate as find_max_rate
+    from simulate.experiments import bounding_limit
 
     graph = compile_plan(spec, plan)
     measurement = make_oracle(spec, kind, **overrides).evaluate(plan)
     extra: dict[str, Any] = {}
     if ideal:
-        what = (
-            ("contention", "communication", "queues")
-            if Ideal.all in ideal
-            else tuple(dict.fromkeys(i.value for i in ideal))
-        )
+        what = IDEALS if Ideal.all in ideal else tuple(dict.fromkeys(i.value for i in ideal))
         runs = ideal_runs(spec, plan, what, graph=graph, **overrides)
         base = measurement.throughput
         extra["ideal"] = {
@@ -198,6 +196,8 @@ def _measure(spec, plan, kind: str, overrides: dict[str, Any], ideal: list[Ideal
             for name, m in runs.items()
             if name != "actual"
         }
+        limit, ratio = bounding_limit(runs)
+        extra["bounded_by"] = {"limit": limit, "ratio": ratio}
     if max_rate:
         found = find_max_rate(
             spec, plan, graph=graph, **{k: v for k, v in overrides.items() if k not in ("arrival", "rate")}
@@ -263,6 +263,11 @@ def _print_text(spec, plan, m, source, extra) -> None:
         for name, row in extra["ideal"].items():
             gain = row["throughput"] / base - 1.0 if base > 0 else float("nan")
             console.print(f"  no {name:<14s} {display.rate(row['throughput'])}  ({100 * gain:+.1f}%)", markup=False)
+        bound = extra["bounded_by"]
+        if bound["limit"] is None:
+            console.print("bounded by  the threads' own work (no limit's removal helps)", markup=False)
+        else:
+            console.print(f"bounded by  {bound['limit']} (x{bound['ratio']:.3g} without it)", markup=False)
     if "max_rate" in extra:
         r = extra["max_rate"]
         console.print(

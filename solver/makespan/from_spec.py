@@ -30,6 +30,6 @@ def graph_from_spec(path: str | Path, app_name: str | None = None) -> TaskGraph:
             f"{path}: no application `{app_name}` (applications: {', '.join(apps)}){did_you_mean(app_name, apps)}"
         )
     app = spec.applications[app_name]
-    durations = {name: max(1, round(task.cycles)) for name, task in app.tasks.items()}
+    durations = {name: max(1, round(task.work)) for name, task in app.tasks.items()}
     edges = [Edge(e.source, e.target, math.ceil(spec.topology.message_cycles(-1, e.bytes))) for e in app.edges]
     return TaskGraph(durations, edges)

@@ -2,7 +2,8 @@
 
 * `problem` -- the pipeline problem and the one closed-form model every method is judged by
   (group times, period, throughput, latency; read its docstring first);
-* `lata` -- LATA step by step; `mapping` -- its pre-mapping and cache-aware real mapping;
+* `lata` -- LATA step by step; `lata_premap` -- its pre-mapping onto the processors; `mapping` --
+  the placement on contexts and its cache-aware real mapping;
 * `baselines` -- Parallel, List (HLFET), Greedy, Random, Bipar;
 * `cpsat` -- the exact CP-SAT model (grouping, replication, mapping);
 * `chain_dp` -- the dynamic-programming optimum for chains; `brute` -- brute force for tiny DAGs;

@@ -1,9 +1,16 @@
-"""The comparison systems of LATA (DAC'10 evaluation: Parallel, Greedy, Random and Bipar) and the
-List (HLFET) latency reference, on the closed-form model of `solver.pipeline.problem`.
+"""The comparison systems of LATA (DAC'10 §4-5: Parallel, Greedy, Random and Bipar) and the List
+(HLFET) latency reference, on the closed-form model of `solver.pipeline.problem`.
 
-The paper describes its comparison systems only in a sentence each and its text was not available
-to us; each function says which description it follows.  None of them looks at the latency
-bound except List, which minimises latency; their plans are evaluated exactly like LATA's.
+The paper defines them by reference and a sentence each (§1, §4): **Parallel** [9] is spatial
+parallelism, every processor running whole packets; **List** is HLFET [8], "a reference for the
+best achievable latency"; these two are the first group, "no memory constraint is considered".
+**Greedy** [25] (pipelining), **Random** [23] and **Bipar** [26] (parallel pipelining: "each stage
+contains multiple parallel cores") form the second group of network-processor systems, which
+"adopt packet-level parallelism" and have "limited memory constraints for each processor": a
+thread's code must fit the i-cache (`Topology.icache`), and the contexts a pipeline leaves free
+replicate its bottleneck stage (`replicate_bottleneck`, the same rule as LATA's §3.3.2).  Where
+the paper is silent, each function says what we chose.  None of them looks at the latency bound
+except List, which minimises latency; their plans are evaluated exactly like LATA's.
 """
 
 from __future__ import annotations
@@ -14,9 +21,10 @@ import time
 
 from solver.pipeline.candidates import Candidate, Group, depth_stages
 from solver.pipeline.evaluation import MethodResult, evaluate, first_contexts, sequential_candidate
-from solver.pipeline.lata import estimate_profiles, with_estimate
+from solver.pipeline.lata import estimate_profiles, fits, with_estimate
+from solver.pipeline.lata_premap import replicate_bottleneck
 from solver.pipeline.mapping import lata_map, random_map
-from solver.pipeline.problem import PipelineProblem
+from solver.pipeline.problem import PipelineError, PipelineProblem
 from specs.graphs import topological_order
 
 
@@ -130,11 +138,12 @@ def list_hlfet(problem: PipelineProblem) -> MethodResult:
 
 # ------------------------------------------------------------------------------ Greedy
 def greedy(problem: PipelineProblem) -> MethodResult:
-    """**Greedy** pipeline (a throughput-greedy stage partition, as in Greedy Pipe, Franklin &
-    Datar 2003, without its search over stage counts): tasks in HLFET priority order (highest
-    b-level among the ready tasks) fill a stage -- one thread -- until the next task would make
-    its work exceed ``sequential / C``; then a new stage opens.  The last allowed stage takes the
-    rest.  Latency ignored; threads mapped in stage order onto neighbouring contexts."""
+    """**Greedy** pipeline ([25]; our reading, after Greedy Pipe, Franklin & Datar 2003, without its
+    search over stage counts): tasks in HLFET priority order (highest b-level among the ready
+    tasks) fill a stage -- one thread -- until the next task would make its work exceed
+    ``sequential / C`` or its code overflow the i-cache; then a new stage opens.  The contexts
+    left free replicate the bottleneck (module docstring).  Latency ignored; threads mapped in
+    stage order onto neighbouring contexts."""
     t0 = time.perf_counter()
     target = problem.sequential / problem.n_contexts
     missing = [len(p) for p in problem.preds]
@@ -144,7 +153,8 @@ def greedy(problem: PipelineProblem) -> MethodResult:
     load = 0
     while ready:
         _, t = heapq.heappop(ready)
-        if groups[-1] and load + problem.work[t] > target and len(groups) < problem.n_contexts:
+        full = load + problem.work[t] > target or not fits(problem, groups[-1] + [t])
+        if groups[-1] and full and len(groups) < problem.n_contexts:
             groups.append([])
             load = 0
         groups[-1].append(t)
@@ -153,8 +163,10 @@ def greedy(problem: PipelineProblem) -> MethodResult:
             missing[s] -= 1
             if missing[s] == 0:
                 heapq.heappush(ready, (-problem.b_levels[s], s))
+    if not all(fits(problem, g) for g in groups):
+        raise PipelineError(f"Greedy: the task graph does not fit {problem.n_contexts} contexts' i-caches")
     cand = Candidate(tuple(Group(tuple(g)) for g in groups), tuple(range(len(groups))))
-    return _result(problem, "greedy", first_contexts(problem, cand), t0)
+    return _result(problem, "greedy", first_contexts(problem, replicate_bottleneck(problem, cand)), t0)
 
 
 # ------------------------------------------------------------------------------ Random
@@ -164,30 +176,55 @@ def random_topological_order(problem: PipelineProblem, rng: random.Random) -> li
     )
 
 
-def random_pipeline(problem: PipelineProblem, seed: int = 0) -> MethodResult:
-    """**Random** pipeline (LATA's evaluation; our reading of a random task assignment): a uniformly random
-    topological order (random choice among the ready tasks) cut at random places into ``k``
-    consecutive stages of one thread each, ``k`` uniform in ``1..min(tasks, C)``, the threads
-    on random contexts.  Deterministic for a given `seed`."""
-    t0 = time.perf_counter()
-    rng = random.Random(seed)
+RANDOM_DRAWS = 100  # random parallel pipelines drawn per run, the best kept
+
+
+def random_draw(problem: PipelineProblem, rng: random.Random) -> Candidate | None:
+    """One random parallel pipeline: a uniformly random topological order (random choice among the
+    ready tasks) cut at random places into ``k`` consecutive stages, ``k`` uniform in
+    ``1..min(tasks, C)``; every stage gets ``C // k`` replicas (a ``k``-deep, ``C // k``-wide
+    parallel pipeline) and the contexts left replicate the bottleneck; random contexts.  None when
+    a stage's code overflows the i-cache."""
     order = random_topological_order(problem, rng)
     k = rng.randint(1, min(problem.n, problem.n_contexts))
     cuts = sorted(rng.sample(range(1, problem.n), k - 1)) if k > 1 else []
     bounds = [0] + cuts + [problem.n]
     groups = [tuple(sorted(order[a:b])) for a, b in zip(bounds, bounds[1:])]
-    cand = Candidate(tuple(Group(g) for g in groups), tuple(range(len(groups))))
-    return _result(problem, "random", random_map(problem, cand, rng), t0, [f"seed {seed}"])
+    if not all(fits(problem, g) for g in groups):
+        return None
+    width = problem.n_contexts // k
+    cand = Candidate(tuple(Group(g, width) for g in groups), tuple(range(len(groups))))
+    return random_map(problem, replicate_bottleneck(problem, cand), rng)
+
+
+def random_pipeline(problem: PipelineProblem, seed: int = 0, draws: int = RANDOM_DRAWS) -> MethodResult:
+    """**Random** (Weng & Wolf [23], randomized mapping onto a parallel-pipeline topology; our
+    reading): `draws` random parallel pipelines (`random_draw`), the one of highest throughput
+    kept (then lower latency).  Deterministic for a given `seed`."""
+    t0 = time.perf_counter()
+    rng = random.Random(seed)
+    best = None
+    for _ in range(draws):
+        cand = random_draw(problem, rng)
+        if cand is not None:
+            ev = evaluate(problem, cand)
+            key = (ev.period, ev.latency)
+            if best is None or key < best[0]:
+                best = (key, cand)
+    if best is None:
+        raise PipelineError(f"Random: no random pipeline of {draws} fits the {problem.icache}-instruction i-cache")
+    return _result(problem, "random", best[1], t0, [f"seed {seed}, best of {draws} random parallel pipelines"])
 
 
 # ------------------------------------------------------------------------------ Bipar
 def bipar(problem: PipelineProblem) -> MethodResult:
-    """**Bipar**: recursive bipartition of the task graph (LATA's evaluation).  The heaviest part
-    (by work) is cut in two along its topological order where ``max(work of either half) + the
-    cost of the messages crossing the cut`` (costliest level) is smallest -- balanced halves, small
-    cut -- while that lowers the part's time and contexts remain; the parts are threads, staged
-    by depth and mapped by the same recursive bipartition of the machine as LATA's pre-mapping
-    (`solver.pipeline.mapping`)."""
+    """**Bipar** (Yu et al. [26], recursive bipartitioning and refining; our reading): the heaviest
+    part (by work) is cut in two along its topological order where ``max(work of either half) +
+    the cost of the messages crossing the cut`` (costliest level) is smallest -- balanced halves,
+    small cut -- while that lowers the part's time and contexts remain; a part whose code
+    overflows the i-cache is cut whatever the gain.  The parts are threads, staged by depth; the
+    contexts left replicate the bottleneck (module docstring); mapped by the same recursive
+    bipartition of the machine as LATA's (`solver.pipeline.mapping`)."""
     t0 = time.perf_counter()
     parts: list[list[int]] = [list(range(problem.n))]
     done: set[tuple[int, ...]] = set()
@@ -195,7 +232,7 @@ def bipar(problem: PipelineProblem) -> MethodResult:
         options = [p for p in parts if len(p) > 1 and tuple(p) not in done]
         if not options:
             break
-        part = max(options, key=lambda p: (sum(problem.work[t] for t in p), -p[0]))
+        part = max(options, key=lambda p: (not fits(problem, p), sum(problem.work[t] for t in p), -p[0]))
         total = sum(problem.work[t] for t in part)
         best = None
         for i in range(1, len(part)):
@@ -205,13 +242,15 @@ def bipar(problem: PipelineProblem) -> MethodResult:
             key = (max(wl, total - wl) + cut, abs(2 * wl - total), i)
             if best is None or key < best[0]:
                 best = (key, i)
-        if best is None or best[0][0] >= total:
+        if best is None or (best[0][0] >= total and fits(problem, part)):
             done.add(tuple(part))
             continue
         i = best[1]
         k = parts.index(part)
         parts[k : k + 1] = [part[:i], part[i:]]
-    cand = _with_stages(problem, [tuple(p) for p in parts])
+    if not all(fits(problem, p) for p in parts):
+        raise PipelineError(f"Bipar: the task graph does not fit {problem.n_contexts} contexts' i-caches")
+    cand = replicate_bottleneck(problem, _with_stages(problem, [tuple(p) for p in parts]))
     return _result(problem, "bipar", lata_map(problem, cand), t0)
 
 

@@ -117,6 +117,13 @@ def spec_for_problem(spec, problem: PipelineProblem):
 
 @dataclass
 class Measured:
+    """One plan measured on an oracle: the saturated figures (`throughput`, `latency_mean`,
+    `latency_p99`: every queue full, so that latency grows with ``oracle.queue_capacity``) and
+    the latency at the offered load `load` x the plan's maximum rate (`loaded_latency_mean`,
+    `loaded_latency_p99`, at `rate` packets/s; `simulate.experiments.latency_at_load`), the one a
+    latency bound is checked on.  The closed form has no queues: its loaded latency is its
+    latency.  None where the oracle cannot offer a load (the command oracle)."""
+
     throughput: float
     latency_mean: float
     latency_p99: float
@@ -124,6 +131,16 @@ class Measured:
     oracle: str
     seconds: float
     notes: list[str] = field(default_factory=list)
+    loaded_latency_mean: float | None = None
+    loaded_latency_p99: float | None = None
+    load: float | None = None
+    rate: float | None = None
+    max_rate: float | None = None
+
+    @property
+    def latency(self) -> float:
+        """The latency a bound is checked on: at the offered load when measured, else saturated."""
+        return self.latency_mean if self.loaded_latency_mean is None else self.loaded_latency_mean
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -133,29 +150,68 @@ class Measured:
             "latency_p99": self.latency_p99,
             "half_width": self.half_width,
             "seconds": self.seconds,
+            "loaded_latency_mean": self.loaded_latency_mean,
+            "loaded_latency_p99": self.loaded_latency_p99,
+            "load": self.load,
+            "rate": self.rate,
+            "max_rate": self.max_rate,
         }
 
 
 class Measurer:
-    """Measures plans of one problem with one oracle kind (``des`` or ``analytic``)."""
+    """Measures plans of one problem with one oracle kind (``des`` or ``analytic``); with the
+    simulation also the latency at `load` (default ``oracle.load``) of the maximum rate, found by
+    bisection to `load_tolerance` (relative; default ``oracle.precision``).  With saturated
+    sources in the spec the bisection's saturated run is the measurement (same settings and seed
+    as the oracle's), so a plan costs the bisection and one run at the load."""
 
-    def __init__(self, spec, problem: PipelineProblem, kind: str = DEFAULT_KIND, seed: int = 0, **overrides) -> None:
+    def __init__(
+        self,
+        spec,
+        problem: PipelineProblem,
+        kind: str = DEFAULT_KIND,
+        seed: int = 0,
+        load: float | None = None,
+        load_tolerance: float | None = None,
+        **overrides,
+    ) -> None:
         from simulate.oracle import make_oracle
 
         self.kind = kind
         self.seed = seed
         self.spec = spec_for_problem(spec, problem)
         self.oracle = make_oracle(self.spec, kind, **overrides)
+        self.overrides = overrides
+        self.load = float(self.spec.oracle.load if load is None else load)
+        self.load_tolerance = load_tolerance
 
     def measure(self, plan) -> Measured:
         t0 = time.perf_counter()
-        m = self.oracle.evaluate(plan, seed=self.seed)  # oracles without randomness ignore the seed
-        return Measured(
+        loaded = None
+        if self.kind == "des":
+            from simulate.experiments import latency_at_load
+
+            loaded = latency_at_load(
+                self.spec, plan, self.load, tolerance=self.load_tolerance, seed=self.seed, **self.overrides
+            )
+        if loaded is not None and self.spec.oracle.arrival.process == "saturated":
+            m = loaded.saturated  # the bisection's saturated run is the oracle's run (same settings, same seed)
+        else:
+            m = self.oracle.evaluate(plan, seed=self.seed)  # oracles without randomness ignore the seed
+        out = Measured(
             throughput=float(m.throughput),
             latency_mean=float(m.latency_mean),
             latency_p99=float(m.latency_p99),
             half_width=float(m.half_width),
             oracle=self.kind,
-            seconds=time.perf_counter() - t0,
+            seconds=0.0,
             notes=list(getattr(m, "notes", [])),
         )
+        if loaded is not None:
+            out.loaded_latency_mean = float(loaded.measurement.latency_mean)
+            out.loaded_latency_p99 = float(loaded.measurement.latency_p99)
+            out.load, out.rate, out.max_rate = loaded.load, loaded.rate, loaded.max_rate.rate
+        elif self.kind == "analytic":  # no queues: the latency is the same at any load
+            out.loaded_latency_mean, out.loaded_latency_p99 = out.latency_mean, out.latency_p99
+        out.seconds = time.perf_counter() - t0
+        return out

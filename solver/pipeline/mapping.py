@@ -1,13 +1,15 @@
-"""Mapping pipeline threads onto hardware contexts (LATA, DAC'10: its last two steps).
+"""Mapping pipeline threads onto hardware contexts (LATA, DAC'10 §3.3.2 and the placement before it).
 
-* **Pre-mapping by recursive bipartition** (`premap`): the threads (every replica of every
-  group), in stage order, are cut in two where the communication crossing the cut -- the
-  *critical communication path* (CCP) between the two halves -- is smallest, subject to each
-  half fitting the contexts of one half of the machine; each half is then cut again for the
-  halves of its half, down to the domains of the outermost topology level (sockets on the Xeon,
-  cores on the T2).  The cut starts as a contiguous cut of the stage order (the paper cuts the
-  pipeline between stages) and is refined by single swaps that lower the crossing traffic
-  (Kernighan-Lin style; our addition, since the paper's exact refinement is not available to us).
+LATA's own pre-mapping -- the scheduled nodes onto C virtual processors -- is
+`solver.pipeline.lata_premap`; what follows places those threads on the contexts.
+
+* **Domain bipartition** (`premap`; our addition: the paper maps with its greedy alone): the
+  threads (every replica of every group), in stage order, are cut in two where the
+  communication crossing the cut is smallest, subject to each half fitting the contexts of one
+  half of the machine; each half is then cut again for the halves of its half, down to the
+  domains of the outermost topology level (sockets on the Xeon, cores on the T2).  The cut
+  starts as a contiguous cut of the stage order and is refined by single swaps that lower the
+  crossing traffic (Kernighan-Lin style).
 * **Cache-aware real mapping** (`real_map`): inside each outermost domain, thread pairs are
   taken heaviest communication first and put on the free pair of contexts whose shared cache
   makes their messages cheapest (LATA Eq. 1-2 through `message_cycles`); a thread whose partner

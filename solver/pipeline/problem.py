@@ -102,6 +102,7 @@ class PipelineEdge:
     target: int
     bytes: int
     cost: tuple[int, ...]
+    estimate: int = 0  # LATA Eq. 2: the location-independent cost (ticks), `Topology.average_message_cycles`
 
     def at(self, level: int) -> int:
         return self.cost[level + 1]
@@ -131,6 +132,8 @@ class PipelineProblem:
     latency_max: int | None = None  # ticks
     max_threads: tuple[tuple[int, int], ...] = ()  # (level, cap per domain)
     exact_units: bool = True  # False when costs had to be rounded to 1/1000 cycle
+    code: tuple[int, ...] = ()  # per task: instructions (`Task.code_size`, 0 when not given)
+    icache: int | None = None  # instructions a context's i-cache holds (`Topology.icache`)
 
     # ----------------------------------------------------------------- construction
     @classmethod
@@ -168,15 +171,19 @@ class PipelineProblem:
         index = {name: i for i, name in enumerate(order)}
         n_levels = len(topo.levels)
         shared = list(range(-1, n_levels - 1))  # levels two distinct contexts can share
-        raw_work = [float(application.tasks[t].cycles) for t in order]
+        raw_work = [float(application.tasks[t].work) for t in order]
         raw_edges = []
         for edge in application.edges:
             costs = [float(topo.message_cycles(level, int(edge.bytes))) for level in shared]
+            costs.append(float(topo.average_message_cycles(int(edge.bytes))))  # last: LATA Eq. 2
             raw_edges.append((index[edge.source], index[edge.target], int(edge.bytes), costs))
-        values = raw_work + [c for *_, costs in raw_edges for c in costs]
+        values = raw_work + [c for *_, costs in raw_edges for c in costs[:-1]]  # the estimate is rounded
         scale, exact = _choose_scale(values)
         work = tuple(max(1, round(w * scale)) for w in raw_work)
-        edges = tuple(PipelineEdge(s, t, b, tuple(round(c * scale) for c in costs)) for s, t, b, costs in raw_edges)
+        edges = tuple(
+            PipelineEdge(s, t, b, tuple(round(c * scale) for c in costs[:-1]), round(costs[-1] * scale))
+            for s, t, b, costs in raw_edges
+        )
         contexts = list(spec.usable_contexts)
         if cores is not None:
             if cores < 1:
@@ -200,6 +207,8 @@ class PipelineProblem:
             scale=scale,
             max_threads=caps,
             exact_units=exact,
+            code=tuple(application.tasks[t].code_size or 0 for t in order),
+            icache=topo.icache,
         )
         bound = resolve_latency(spec, problem, latency_max)
         return replace(problem, latency_max=bound)

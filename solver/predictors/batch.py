@@ -12,21 +12,23 @@ A plan is turned into integer codes, then the tables are read through the codes:
 * **form codes**: an instance's placement class is fixed by the innermost shared level of every
   pair of its threads (the machine tree is uniform), coded in base ``depth + 1``.
 
-Codes missing from the tables are decoded to stress keys / placements and measured
-(`ProfileTables.ensure`, one batch per chunk of plans), so memory holds the tables and one chunk,
-never every combination.
+The stress codes are read through one `solver.predictors.codetable.CodeTable` keyed by ``code * K
++ type`` (a dense array for small code spaces, a hash table otherwise).  Codes missing from the
+tables are decoded to stress keys / placements and measured (`ProfileTables.ensure`, one batch
+per chunk of plans), so memory holds the tables and one chunk, never every combination.
 """
 
 from __future__ import annotations
 
 from itertools import combinations
+from math import comb
 
 import numpy as np
 
 from solver.errors import BadProblemError
+from solver.predictors.codetable import CodeTable
 from solver.predictors.tables import ProfileTables, StressKey
 
-DENSE_CODES = 1 << 20  # code spaces up to this size are read through dense arrays
 CHUNK = 8192  # plans per vectorised pass (arrays stay in cache)
 
 
@@ -52,7 +54,7 @@ class BatchPredictor:
             for k in range(K):
                 self.weights[j, k] = w
                 w *= b
-        if w >= 2**52:  # codes are summed in float64 (exact below 2**53)
+        if w >= 2**52 or w * K >= 2**62:  # codes are summed in float64 (exact below 2**53); keys are int64
             raise BadProblemError(
                 f"{tables.spec.name}: {K} task types are too many for the stress codes of TSBSched and BlackBox"
             )
@@ -71,10 +73,15 @@ class BatchPredictor:
             self._pair_weight[:, level + 1] = self.weights[j]
         self.strides = [topo.strides[level] for level in self.levels]
         self.n_domains = [topo.domain_count(level) for level in self.levels]
-        self._sorted: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-        self._tables: dict[int, np.ndarray] = {}
         self.code_space = w
-        self._forms: dict[tuple[int, int], tuple[float, dict[str, float]]] = {}
+        self.table = CodeTable(w * K, 2)
+        spaces = [(self.depth + 1) ** comb(len(threads), 2) for threads in self.members]
+        if spaces and max(spaces) >= 2**62:  # form codes are int64
+            raise BadProblemError(
+                f"{tables.spec.name}: an instance of {max(map(len, self.members))} threads has too many placements "
+                "for the base-time table of TSBSched and BlackBox"
+            )
+        self._form_tables = [CodeTable(space, 1 + len(threads)) for space, threads in zip(spaces, self.members)]
 
     # ------------------------------------------------------------------ codes
     def stress_codes(self, contexts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -130,84 +137,63 @@ class BatchPredictor:
         return tuple(key)
 
     # ------------------------------------------------------------------ table reads
-    def _stress_values(self, codes: np.ndarray, kinds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(target instance throughput, target thread time) for every code, same shape.
+    def _stress_values(self, codes: np.ndarray, row: int) -> np.ndarray:
+        """Row `row` (0: target instance throughput, 1: target thread time) of every thread's
+        stress code, shape (plans, threads), read through one `CodeTable` keyed by ``code * K +
+        type``.  The codes not in the table yet are decoded, measured (`ProfileTables.ensure`)
+        and added."""
+        keys = codes * len(self.kinds) + self.type_of[None, :]
+        slots = self.table.slots(keys)
+        if (slots < 0).any():
+            self._measure(np.unique(keys[slots < 0]))
+            slots = self.table.slots(keys)
+        return self.table.values[row][slots]
 
-        Small code spaces are read through dense arrays indexed by code; otherwise the known
-        codes of each task type are kept sorted with their values and a read is a
-        `numpy.searchsorted`.  Only the codes not found are decoded and measured."""
-        thr = np.empty(codes.shape)
-        tim = np.empty(codes.shape)
-        for k in range(len(self.kinds)):
-            cols = np.nonzero(kinds == k)[0]
-            if len(cols) == 0:
-                continue
-            sub = codes[:, cols]
-            if self.code_space <= DENSE_CODES:
-                thr[:, cols], tim[:, cols] = self._dense(k, sub)
-                continue
-            known, values = self._known(k, sub)
-            where = np.searchsorted(known, sub)
-            thr[:, cols] = values[0][where]
-            tim[:, cols] = values[1][where]
-        return thr, tim
-
-    def _dense(self, k: int, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Small code spaces: the values in arrays indexed by code (NaN: not measured yet)."""
-        table = self._tables.get(k)
-        if table is None:
-            table = self._tables[k] = np.full((2, self.code_space), np.nan)
-        thr = table[0][codes]
-        missing = np.isnan(thr)
-        if missing.any():
-            known, values = self._known(k, codes[missing])
-            table[:, known] = values
-            thr = table[0][codes]
-        return thr, table[1][codes]
-
-    def _known(self, k: int, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The sorted known codes of type `k` and their values, after measuring those of `codes`
-        that were missing."""
-        known, values = self._sorted.get(k, (np.empty(0, dtype=np.int64), np.empty((2, 0))))
-        if len(known):
-            where = np.minimum(np.searchsorted(known, codes), len(known) - 1)
-            missing = codes[known[where] != codes]
-        else:
-            missing = codes
-        if missing.size == 0:
-            return known, values
-        target = self.kinds[k]
-        keys = {int(c): self.decode(k, int(c)) for c in np.unique(missing)}
-        self.tables.ensure((target, key) for key in keys.values())
-        fresh = np.array(list(keys), dtype=np.int64)
-        entries = [self.tables.slowdown[target][key] for key in keys.values()]
-        new = np.array([[e.throughput for e in entries], [e.thread_times.get(target[1], np.nan) for e in entries]])
-        known = np.concatenate([known, fresh])
-        order = np.argsort(known, kind="stable")
-        self._sorted[k] = known[order], np.concatenate([values, new], axis=1)[:, order]
-        return self._sorted[k]
+    def _measure(self, keys: np.ndarray) -> None:
+        """Measure the stress keys of combined codes `keys` and add their figures to the table,
+        one batch of experiments per target task type (a batch's jobs are held at once)."""
+        K = len(self.kinds)
+        for k in np.unique(keys % K).tolist():
+            codes = keys[keys % K == k]
+            target = self.kinds[k]
+            wanted = [self.decode(k, c) for c in (codes // K).tolist()]
+            self.tables.ensure((target, key) for key in wanted)
+            entries = [self.tables.slowdown[target][key] for key in wanted]
+            values = np.array(
+                [[e.throughput for e in entries], [e.thread_times.get(target[1], np.nan) for e in entries]]
+            )
+            self.table.insert(codes, values)
 
     def _base_values(self, contexts: np.ndarray, forms: np.ndarray):
         """(instance base throughput (P, I), base time of every thread (P, T); NaN where the oracle
-        reports no thread times -- only TSBSched reads them, and it is refused on such oracles)."""
-        P = len(contexts)
+        reports no thread times -- only TSBSched reads them, and it is refused on such oracles).
+        Read per instance through a `CodeTable` of its form codes (throughput, then its threads'
+        times); a form not in it yet is placed from the first plan that has it and read (or
+        measured) in the base-time table."""
         base_thr = np.empty(forms.shape)
         base_time = np.empty(contexts.shape)
-        self.tables.ensure_base(self.apps)
         for i, threads in enumerate(self.members):
-            unique, first, inverse = np.unique(forms[:, i], return_index=True, return_inverse=True)
-            rows = []
-            for code, p in zip(unique.tolist(), first.tolist()):
-                key = (i, code)
-                if key not in self._forms:
-                    entry = self.tables.base_entry(
-                        self.apps[i], self.tables.instance_form(contexts[p].tolist(), threads)
-                    )
-                    self._forms[key] = (entry.throughput, entry.thread_times)
-                rows.append(self._forms[key])
-            base_thr[:, i] = np.array([r[0] for r in rows])[inverse.reshape(P)]
-            for t in threads:
-                base_time[:, t] = np.array([r[1].get(self.tasks[t], np.nan) for r in rows])[inverse.reshape(P)]
+            table = self._form_tables[i]
+            slots = table.slots(forms[:, i])
+            if (slots < 0).any():
+                self.tables.ensure_base(self.apps)
+                missing, first = np.unique(forms[slots < 0, i], return_index=True)
+                plans = np.nonzero(slots < 0)[0][first]
+                entries = [
+                    self.tables.base_entry(self.apps[i], self.tables.instance_form(contexts[p].tolist(), threads))
+                    for p in plans.tolist()
+                ]
+                table.insert(
+                    missing,
+                    np.array(
+                        [[e.throughput for e in entries]]
+                        + [[e.thread_times.get(self.tasks[t], np.nan) for e in entries] for t in threads]
+                    ),
+                )
+                slots = table.slots(forms[:, i])
+            values = table.values[:, slots]
+            base_thr[:, i] = values[0]
+            base_time[:, threads] = values[1:].T
         return base_thr, base_time
 
     # ------------------------------------------------------------------ predictions
@@ -217,17 +203,17 @@ class BatchPredictor:
         every, siblings = self.stress_codes(contexts)
         forms = self.form_codes(contexts)
         base_thr, base_time = self._base_values(contexts, forms)
-        stressed_thr, stressed_time = self._stress_values(every, self.type_of)
         out = np.empty((len(contexts), len(self.members)))
+        # performance 2 / exe_time2 with every co-runner; performance 1 / exe_time1 with the
+        # thread's siblings only (TPDS Step 2.1-2.3, PPoPP'10 Step 2(i)-(ii))
         if method == "blackbox":
-            alone_thr, _ = self._stress_values(np.zeros_like(every[:1]), self.type_of)
-            with np.errstate(divide="ignore"):
-                slowdown = alone_thr / stressed_thr
+            stressed, alongside = self._stress_values(every, 0), self._stress_values(siblings, 0)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                slowdown = np.where(stressed > 0, alongside / stressed, np.inf)
             for i, threads in enumerate(self.members):
                 out[:, i] = base_thr[:, i] / slowdown[:, threads].max(axis=1)
         elif method == "tsbsched":
-            _, sibling_time = self._stress_values(siblings, self.type_of)
-            time = base_time + stressed_time - sibling_time
+            time = base_time + self._stress_values(every, 1) - self._stress_values(siblings, 1)
             for i, threads in enumerate(self.members):
                 slowest = time[:, threads].max(axis=1)
                 with np.errstate(divide="ignore"):

@@ -6,10 +6,15 @@ is the placement of i's own threads alone (its symmetry class) in the base-time 
 each thread t of i has a *co-runner key* (every other thread in t's stress domain, by level) and
 a *sibling key* (only the threads of i among them), `ProfileTables.stress_keys`.
 
-* BlackBox (§3.1.2 Steps 2.1-2.3 and 3): ``slowdown_t = perf(target alone in its core) /
-  perf(target with its co-runners)`` -- Step 2.3 reads P2's entry "with threads R1 and R2", R2
-  being P2's sibling, so the co-runner key holds every thread of the core; ``perf_i =
-  base_perf(A, class_i) / max_t slowdown_t``; the plan's performance is ``sum_i perf_i``.
+* BlackBox (§3.1.2 Steps 2.1-2.3 and 3): ``slowdown_t = perf(target with its siblings) /
+  perf(target with its co-runners)``; ``perf_i = base_perf(A, class_i) / max_t slowdown_t``; the
+  plan's performance is ``sum_i perf_i``.  Step 2 models "the collision in hardware resources
+  between threads that belong to different applications or different application instances",
+  the base performance of Step 1 already holding the collision among an instance's own threads;
+  so performance 1 of Step 2.1 ("Rtg executes alone on the processor core", R1 having no sibling
+  there) is, for P2 of Step 2.3 (sibling R2 on its pipe), Ptg with one Rst on the pipe -- the
+  baseline PPoPP'10 Step 2(ii) spells out, whose Step 2(iii) uses the same words ("interference
+  with R1 and R2") for it.
 * TSBSched (§3.3 Steps 1-3): ``time_t = base_time(A, class_i, t) + exe_time2 - exe_time1`` with
   ``exe_time2`` the target's busy time per packet with its co-runners and ``exe_time1`` with its
   siblings only -- Step 2(ii): "Since R2 and P2 belong to the same application instance, in Step
@@ -33,7 +38,7 @@ class Prediction:
 
 
 def _readings(tables: ProfileTables, contexts: list[int]):
-    """Per instance: its base entry and, per thread, (task, co-runner entry, sibling entry, alone entry)."""
+    """Per instance: its base entry and, per thread, (task, co-runner entry, sibling entry)."""
     members, instance_of, types = tables.layout()
     spec = tables.spec
     for i, threads in enumerate(members):
@@ -47,7 +52,6 @@ def _readings(tables: ProfileTables, contexts: list[int]):
                     types[t][1],
                     tables.slowdown_entry(types[t], every),
                     tables.slowdown_entry(types[t], siblings),
-                    tables.slowdown_entry(types[t], tables.empty_key),
                 )
             )
         yield base, rows
@@ -58,8 +62,8 @@ def predict_blackbox(tables: ProfileTables, contexts: list[int]) -> Prediction:
     per_instance = []
     for base, rows in _readings(tables, contexts):
         worst = max(
-            alone.throughput / stressed.throughput if stressed.throughput > 0 else float("inf")
-            for _, stressed, _, alone in rows
+            siblings.throughput / stressed.throughput if stressed.throughput > 0 else float("inf")
+            for _, stressed, siblings in rows
         )
         per_instance.append(base.throughput / worst)
     return Prediction(sum(per_instance), per_instance)
@@ -71,7 +75,7 @@ def predict_tsbsched(tables: ProfileTables, contexts: list[int]) -> Prediction:
     for base, rows in _readings(tables, contexts):
         slowest = max(
             base.thread_times[task] + stressed.thread_times[task] - siblings.thread_times[task]
-            for task, stressed, siblings, _ in rows
+            for task, stressed, siblings in rows
         )
         per_instance.append(1.0 / slowest if slowest > 0 else 0.0)
     return Prediction(sum(per_instance), per_instance)

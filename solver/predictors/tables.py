@@ -17,7 +17,8 @@
 A plan is read thread by thread (`stress_keys`): the *co-runner key* lists every other thread in
 the thread's stress domain (TSBSched Step 2(i)/(ii) exe_time2, BlackBox Step 2.1-2.3
 performance 2), the *sibling key* only those of its own instance (TSBSched Step 2(ii)
-exe_time1: the baseline already holds the siblings, whose interference Step 1 models).
+exe_time1, BlackBox performance 1: the baseline already holds the siblings, whose interference
+Step 1 models).
 
 Tables are filled lazily: an experiment runs the first time a prediction needs it, and
 `ProfileTables.experiments` counts the experiments run; `full_table_size` gives the size of the
@@ -280,10 +281,6 @@ class ProfileTables:
         for t, i in enumerate(instance_of):
             members[i].append(t)
         return members, instance_of, [(t.app, t.task) for t in self.spec.threads]
-
-    @property
-    def empty_key(self) -> StressKey:
-        return tuple(() for _ in self.sharing_levels)
 
     def slowdown_entry(self, target: TaskType, key: StressKey) -> Experiment:
         """The slowdown experiment of `target` under the stressors of `key` (run if missing)."""

@@ -229,9 +229,10 @@ def write_report(
     plan_tree_text: str,
     pin_lines: list[str],
     selection_curves: dict[str, list[float]] | None = None,
+    methods_html: str = "",
 ) -> None:
     """Write the page atomically; `selection_curves` (method -> losses for n = 1..N) adds the
-    selection-phase plot."""
+    selection-phase plot; `methods_html` (already escaped) goes after the methods table."""
     objective = certificate["objective"]
     figures = _figures(certificate, analysis, history, comparison, selection_curves)
     e = html.escape
@@ -308,6 +309,7 @@ td:first-child,th:first-child{{text-align:left}} pre{{background:#f6f6f6;padding
 <p>Every plan measured on the same oracle with the same seeds; "model" is the closed form's value of
 the same plan; ± is the 95% half-width of a simulated figure; loss is against the best measured.</p>
 <table><tr><th>method</th><th>model</th><th>measured</th><th>loss</th></tr>{rows_html}</table>
+{methods_html}
 {solver_html}
 <h3>The certificate's sample</h3>
 <table><tr><th>samples</th><th>measured</th></tr>{baselines}</table>

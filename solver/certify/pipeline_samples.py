@@ -1,0 +1,113 @@
+"""Pipeline samples for the sampling service (`solver.certify.service`): what one sample of a
+pipeline problem is, in each design (`solver.certify.designs` for bindings).
+
+* ``random`` -- sample ``i`` is the random valid pipeline plan of `solver.pipeline.sampling`
+  drawn with ``numpy.random.default_rng([seed, i])`` (one generator per sample: the first n
+  samples do not depend on how many are wanted), measured on the oracle.
+* ``local-optima`` -- sample ``i`` starts from that same plan and climbs by steepest descent on
+  the pipeline closed form (`solver.pipeline.local_search.climb`: merge, split, move a task,
+  add or remove a replica, move a replica's context) to a local optimum, which is measured on
+  the oracle.  The climb is deterministic, so the sample depends on its start only.  Unlike the
+  binding design, no neighbour is screened on the oracle: one plan is measured per sample.
+
+A sample's plan is stored in its record as `solver.pipeline.sampling.encode`'s JSON (``groups``:
+task indices per group, ``contexts``: contexts per group), its start (local optima) likewise; the
+record's ``contexts`` is the flat list of the plan's contexts.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from solver.pipeline.local_search import climb
+from solver.pipeline.plans import to_plan
+from solver.pipeline.problem import PipelineProblem
+from solver.pipeline.sampling import decode, encode, random_candidate
+
+
+def identity(design: str) -> dict[str, Any]:
+    """The samples header's ``plans`` entry (a change refuses --resume)."""
+    plans: dict[str, Any] = {
+        "sampler": "random pipeline plan (random topological order, uniform cuts and context sets, rejection)",
+        "stream": "default_rng([seed, index]) per sample",
+    }
+    if design == "local-optima":
+        plans["local_search"] = {
+            "start": "random pipeline stream",
+            "climb": "steepest descent, merge/split/move/replica/context moves, pipeline closed form",
+            "screened": 1,
+        }
+    return plans
+
+
+class PipelineSampler:
+    """Draws and measures the samples of one pipeline problem (module docstring)."""
+
+    def __init__(self, problem: PipelineProblem, design: str) -> None:
+        self.problem = problem
+        self.design = design
+
+    def draw(self, seed: int, index: int) -> dict[str, Any]:
+        """Plan `index` of the stream, as JSON."""
+        return encode(random_candidate(self.problem, np.random.default_rng([seed, index])))
+
+    def sample(self, oracle, drawn: dict[str, Any], seed: int) -> tuple[dict[str, Any], int | None, Any]:
+        """(the plan measured, improving moves or None, its measurement on `oracle` with `seed`)."""
+        cand, steps = decode(drawn), None
+        if self.design == "local-optima":
+            cand, _, steps = climb(self.problem, cand)
+        return encode(cand), steps, oracle.evaluate(to_plan(self.problem, cand, "sample"), seed=seed)
+
+
+def flat_contexts(drawn: dict[str, Any]) -> list[int]:
+    return [int(c) for group in drawn["contexts"] for c in group]
+
+
+def measure(worker, index: int, drawn: dict, seed: int):
+    """One pipeline sample as a `solver.certify.service.Record`: retried once, timed out by the
+    service's alarm like a binding sample, a failure recorded (`solver.certify.service._measure_one`)."""
+    import signal
+    import threading
+
+    from simulate.errors import SimulationTimeout
+    from simulate.oracle import plan_seed
+    from solver.certify.service import Record, _alarm, objective_value
+
+    sample_seed = plan_seed(seed, index)
+    start = drawn if worker.design == "local-optima" else None
+    timeout = worker.timeout if threading.current_thread() is threading.main_thread() else None
+    error = None
+    for attempt in (1, 2):
+        try:
+            if timeout:
+                signal.signal(signal.SIGALRM, _alarm)
+                signal.setitimer(signal.ITIMER_REAL, timeout)
+            try:
+                plan, steps, m = worker.pipeline.sample(worker.oracle, drawn, sample_seed)
+            finally:
+                if timeout:
+                    signal.setitimer(signal.ITIMER_REAL, 0)
+            value = objective_value(m, worker.objective)
+            return Record(
+                index,
+                flat_contexts(plan),
+                "ok",
+                float(value),
+                float(m.throughput),
+                float(m.half_width),
+                float(m.latency_mean),
+                attempt,
+                seed=sample_seed,
+                start=start,
+                steps=steps,
+                pipeline=plan,
+            )
+        except SimulationTimeout as exc:
+            error = f"timed out after {timeout:g}s" if str(exc) == "alarm" else f"{type(exc).__name__}: {exc}"
+        except Exception as exc:  # an oracle failure is data, not a crash
+            error = f"{type(exc).__name__}: {exc}"
+    return Record(
+        index, flat_contexts(drawn), "failed", attempts=2, error=error, seed=sample_seed, start=start, pipeline=drawn
+    )
