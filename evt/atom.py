@@ -4,9 +4,10 @@ The peaks-over-threshold model (ASPLOS'12 section 3.3, `evt.analyze`) is a *cont
 Generalised Pareto distribution puts no mass on a point, so a sample whose best value is drawn
 twice or more is not a sample of it.  It happens whenever the distribution has an atom at the top
 of the sample -- above all with local optima of random restarts, where most restarts climb to the
-same best plan (Boender & Rinnooy Kan, "Bayesian stopping rules for multistart global
-optimization methods", Math. Programming 37, 1987, section 2: the evidence is how often the best
-local optimum was hit).  A GPD fitted there puts its endpoint at (or just above) the repeated
+same best plan (the evidence multistart stopping rules build on is how often the best local
+optimum was hit: Boender & Rinnooy Kan, "Bayesian stopping rules for multistart global
+optimization methods", Math. Programming 37, 1987 -- cited for the setting; their Bayesian rules
+are not used here).  A GPD fitted there puts its endpoint at (or just above) the repeated
 value whether or not a better plan exists: its interval's coverage is not its stated level.
 
 What such a sample does support, without any model of the values:
