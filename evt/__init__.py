@@ -13,6 +13,7 @@ Public API::
             gof_bootstrap=200, seed=0) -> EVTResult
     sequential(sampler, *, n_init=1000, n_delta=500, target_gap=0.05, confidence=0.95,
                max_n=10000, minimize=False, ...) -> SequentialResult
+    top_atom(sample, *, minimize=False, confidence=0.95) -> TopAtom | None  (best value hit twice or more)
     capture_probability(p, n) -> float;  samples_needed(p, prob) -> int
     mean_excess(sample) -> MeanExcess
     read_samples(path, column=None) -> numpy array
@@ -22,6 +23,7 @@ Public API::
 """
 
 from evt.analysis import analyze
+from evt.atom import TopAtom, beat_bound, top_atom
 from evt.endpoint import EndpointInterval, endpoint_interval
 from evt.errors import EVTError
 from evt.gof import GoodnessOfFit, goodness_of_fit
@@ -41,7 +43,9 @@ __all__ = [
     "MeanExcess",
     "SequentialResult",
     "SequentialStep",
+    "TopAtom",
     "analyze",
+    "beat_bound",
     "capture_probability",
     "endpoint_interval",
     "fit_gpd",
@@ -51,4 +55,5 @@ __all__ = [
     "read_samples",
     "samples_needed",
     "sequential",
+    "top_atom",
 ]

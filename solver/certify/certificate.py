@@ -41,6 +41,7 @@ class Certificate:
     baselines: list[dict[str, Any]] = field(default_factory=list)
     evt: dict[str, Any] = field(default_factory=dict)
     sequential: list[dict[str, Any]] | None = None
+    designs: list[dict[str, Any]] | None = None  # both designs' estimates (`solver.certify.compare`)
 
     def to_dict(self) -> dict[str, Any]:
         out = dict(self.__dict__)
@@ -63,6 +64,16 @@ class Certificate:
             f"estimated optimum ({self.design} design, {self.samples['n']} samples, {self.samples['failed']} failed): "
             f"{show(opt['estimate'])}, {opt['confidence']:.0%} interval [{show(opt['lower'])}, {show(opt['upper'])}]",
         ]
+        for entry in (self.designs or [])[1:]:
+            lines.append(
+                f"for comparison, {entry['design']} design ({entry['n']} samples, not used for the verdict): "
+                + (
+                    f"estimate {show(entry['estimate'])}, interval [{show(entry['lower'])}, {show(entry['upper'])}]"
+                    + (" (best value hit twice or more: open)" if entry.get("top_atom") else "")
+                    if entry.get("estimate") is not None
+                    else f"no estimate ({entry.get('error')})"
+                )
+            )
         bound = self.bound
         if bound and bound.get("bound") is not None:
             proven = bound.get("proven_optimum")

@@ -89,14 +89,22 @@ def format_value(objective: str) -> Callable[[float], str]:
     return lambda v: f"{v / 1e6:.4f} Mpps"
 
 
-def certify(spec: Spec, *, out_dir: Path, **options: Any) -> CertifyOutcome:
+def certify(spec: Spec, *, out_dir: Path, compare_samples: int | None = 0, **options: Any) -> CertifyOutcome:
     """Measure, estimate, compare; `out_dir/samples.jsonl` keeps every measurement.
 
-    The options are `_certify`'s.  The output directory is locked for the whole run (a second run
-    into it fails at once, naming this one's PID)."""
+    The options are `_certify`'s; `compare_samples` plans of the other design give its estimate
+    beside the certificate's (`certificate.designs`; None: `solver.certify.compare.resolve`).  The output
+    directory is locked for the whole run (a second run into it fails at once, naming this one's PID)."""
     lock = acquire_lock(Path(out_dir))
     try:
-        return _certify(spec, out_dir=out_dir, **options)
+        outcome = _certify(spec, out_dir=out_dir, **options)
+        options.setdefault("oracle_kind", DEFAULT_KIND)
+        from solver.certify.compare import compare_designs, resolve
+
+        compare_samples = resolve(compare_samples, options["oracle_kind"], outcome.certificate.samples["n"])
+        if compare_samples:
+            outcome.certificate.designs = compare_designs(spec, out_dir, outcome.certificate, compare_samples, options)
+        return outcome
     finally:
         release_lock(lock)
 
@@ -209,9 +217,11 @@ def _certify(
         known=known,
         rigorous=rigorous,
     )
+    atom = evt.top_atom(values, minimize=minimize, confidence=confidence) if values.size else None
     evidence = _evidence(
         analysis,
         why_not,
+        atom,
         values,
         plan_value,
         known_plans,
@@ -220,6 +230,7 @@ def _certify(
         confidence=confidence,
         rigorous=rigorous,
         oracle_kind=oracle_kind,
+        show=unit,
     )
     decision = decide(evidence, show=unit)
     certificate = Certificate(
@@ -248,6 +259,8 @@ def _certify(
             "lower": evidence.lower,
             "upper": evidence.upper,
             "confidence": confidence,
+            "top_atom": atom.to_dict() if atom else None,
+            "beat_bound": evt.beat_bound(int(values.size), confidence) if values.size else None,
         },
         gap={**decision.gaps, "words": decision.words},
         target_gap=chosen_gap,
@@ -345,6 +358,7 @@ def _known_plans(
 def _evidence(
     analysis,
     why_not: str | None,
+    atom,
     values: np.ndarray,
     plan_value: float,
     known_plans,
@@ -354,12 +368,17 @@ def _evidence(
     confidence: float,
     rigorous: Rigorous | None,
     oracle_kind: str,
+    show: Callable[[float], str] = str,
 ) -> Evidence:
-    """What the verdict rules (`solver.certify.verdict`) decide from."""
+    """What the verdict rules (`solver.certify.verdict`) decide from.  When the best value is an
+    atom (`evt.atom`), the GPD's interval is replaced by what the sample supports: the best value,
+    and an interval open on the side of improvement."""
     nan = math.nan
     estimate, lower, upper = (
         (nan, nan, nan) if analysis is None else (analysis.estimate, analysis.lower, analysis.upper)
     )
+    if atom is not None:
+        estimate, (lower, upper) = atom.best, atom.interval
     applies = rigorous is not None and rigorous.applies
     return Evidence(
         plan_value=plan_value,
@@ -373,6 +392,7 @@ def _evidence(
         flags=("unanalysable",) if analysis is None else tuple(analysis.flags),
         known=known_plans,
         unanalysable=why_not,
+        top_atom=atom.sentence(show) if atom is not None else None,
         bound=rigorous.bound if applies else None,
         bound_source=rigorous.bound_source if applies else None,
         proven_optimum=rigorous.proven_optimum if applies else None,

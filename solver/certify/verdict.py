@@ -19,7 +19,8 @@ Rules, in order:
 3. ``no_finite_optimum`` -- the fitted tail has no endpoint (xi >= 0);
 4. ``estimate_refuted`` -- a known plan (or the proven optimum) is better than the interval's far
    limit: the estimate is wrong, and so would be any verdict drawn from it;
-5. ``not_certified`` when EVT cannot analyse the sample, when the sample is smaller than `MIN_SAMPLES` (the threshold rule's 30
+5. ``not_certified`` when the best value is an atom (`evt.atom`: hit by two samples or more, so the
+   GPD tail does not hold and the interval is open above), when EVT cannot analyse the sample, when the sample is smaller than `MIN_SAMPLES` (the threshold rule's 30
    excesses at 5%), when a flag of `BLOCKING_FLAGS` is raised, or when the plan may lose more
    than the target against the far limit;
 6. ``certified`` otherwise.
@@ -82,6 +83,7 @@ class Evidence:
     failed_steps: list[str] = field(default_factory=list)
     oracle: str = "analytic"
     unanalysable: str | None = None  # why EVT could not analyse the sample (then no estimate)
+    top_atom: str | None = None  # `evt.TopAtom.sentence()` when the best value is hit twice or more
 
     @property
     def far(self) -> float:
@@ -164,6 +166,8 @@ def decide(ev: Evidence, show: Callable[[float], str] = lambda v: f"{v:.6g}") ->
         )
     target = f"{ev.target_gap:.2%}"
     heavy = "heavy_tail" in ev.flags
+    if ev.top_atom:
+        say("top_atom", ev.top_atom)
     if ev.unanalysable:
         say("unanalysable", f"EVT cannot analyse the sample ({ev.unanalysable}), so there is no estimate")
     refuters = [(label, value) for label, value in ev.known if math.isfinite(far) and _better(value, far, ev.minimize)]

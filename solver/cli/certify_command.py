@@ -69,6 +69,7 @@ def _run_certify(
     scheduler=None,
     design="local-optima",
     time_limit=None,
+    compare_samples=None,
 ):
     import evt
     from simulate.errors import OracleError
@@ -103,6 +104,7 @@ def _run_certify(
             scheduler=scheduler,
             design=design,
             rigorous=rigorous,
+            compare_samples=compare_samples,
         )
     except KeyboardInterrupt:
         fail(
@@ -142,6 +144,7 @@ def certify_command(
     out: Path = options.out_dir_option(Path("tasksolve-out"), "samples.jsonl and certificate.json"),
     design: str = options.design_option(),
     time_limit: float | None = options.time_limit_option(),
+    compare_samples: int | None = options.compare_samples_option(),
     as_json: bool = options.json_option(),
 ) -> None:
     """Certify a plan against the optimum estimated by Extreme Value Theory, and against CP-SAT's
@@ -175,6 +178,7 @@ def certify_command(
         scheduler=scheduler,
         design=options.check_design(design),
         time_limit=time_limit,
+        compare_samples=compare_samples,
     )
     certificate = outcome.certificate.to_dict()
     write_json_atomic(out / "certificate.json", certificate)
@@ -210,6 +214,7 @@ def run_command(
     force: bool = options.force_option(),
     scheduler: str | None = options.scheduler_option(),
     design: str = options.design_option(),
+    compare_samples: int | None = options.compare_samples_option(),
     load: str | None = options.load_option(),
     as_json: bool = options.json_option(),
 ) -> None:
@@ -251,6 +256,7 @@ def run_command(
                 force=force,
                 scheduler=scheduler,
                 design=options.check_design(design),
+                compare_samples=compare_samples,
                 **extra,
             )
     except KeyboardInterrupt:

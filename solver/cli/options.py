@@ -12,6 +12,7 @@
 | ``--plan/-p FILE`` | a plan file to read | -- |
 | ``--out/-o DIR`` | the directory results are written into (always a directory) | per command |
 | ``--design D`` | how `certify` and `run` sample: ``local-optima`` or ``random`` | ``local-optima`` |
+| ``--compare-samples N`` | plans of the other design, for its estimate beside the certificate's | 200 (at most the certificate's sample; 0 on the command oracle) |
 
 Commands build their parameters from these factories so that help texts and defaults agree.
 """
@@ -124,6 +125,17 @@ def design_option() -> typer.models.OptionInfo:
         help="How the certificate samples plans: local-optima (each sample is a random start "
         "climbed to a local optimum: iid restarts, same optimum, far better sampled) or "
         "random (uniform plans, ASPLOS'12).",
+    )
+
+
+def compare_samples_option() -> typer.models.OptionInfo:
+    return typer.Option(
+        None,
+        "--compare-samples",
+        min=0,
+        help="Plans of the other sampling design measured for its estimate beside the certificate's "
+        "(shown, not used for the verdict; 0: none). Default: 200, at most the certificate's own "
+        "sample, none on the command oracle.",
     )
 
 

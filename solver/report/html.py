@@ -81,10 +81,21 @@ def estimates_figure(certificate: dict[str, Any]):
     scale, unit = (1e6, "latency (us)") if certificate["objective"] == "latency" else (1e-6, "throughput (Mpps)")
     rows: list[tuple[str, float | None, float | None, float | None, str]] = []
     designs = certificate.get("designs") or [{"design": certificate.get("design", "random"), **certificate["optimum"]}]
+    opened: dict[int, float] = {}  # row -> the finite limit of an interval open on one side (evt.atom)
     for entry in designs:
         est = _finite(entry.get("estimate"))
+        low, high = (_bounded(entry.get(k)) for k in ("lower", "upper"))
+        if est is not None and (low is None) != (high is None):
+            opened[len(rows)] = low if low is not None else high
+        label = f"{entry['design']} design, {entry.get('n', '?')} samples"
         rows.append(
-            (f"EVT, {entry['design']} design", est, _finite(entry.get("lower")), _finite(entry.get("upper")), "#4a78b0")
+            (
+                "EVT, " + label if not entry.get("top_atom") else "best value hit twice or more, " + label,
+                est,
+                low,
+                high,
+                "#4a78b0",
+            )
         )
     bound = certificate.get("bound") or {}
     if _finite(bound.get("bound")) is not None:
@@ -103,11 +114,19 @@ def estimates_figure(certificate: dict[str, Any]):
         rows.append((known["plan"], _finite(known["value"]), None, None, "#888888"))
     rows.append(("the plan", _finite(certificate["plan_performance"]["value"]), None, None, "#7b2cbf"))
     fig, ax = plt.subplots(figsize=(7.5, 0.4 * len(rows) + 1.2))
+    finite = [v for row in rows for v in row[1:4] if v is not None]
+    low_edge, high_edge = (min(finite), max(finite)) if finite else (0.0, 1.0)
+    pad = 0.04 * ((high_edge - low_edge) or abs(high_edge) or 1.0)
+    edges = (low_edge - pad, high_edge + pad)  # an open interval runs to the edge of the axis
     for y, (_, value, low, high, colour) in enumerate(rows):
         if value is not None:
             ax.plot([value * scale], [y], "o", color=colour)
         if low is not None and high is not None:
             ax.plot([low * scale, high * scale], [y, y], "-", color=colour, linewidth=2)
+        elif y in opened:  # open towards improvement: an arrow to the edge of the axis
+            end = edges[1] if low is not None else edges[0]
+            ax.annotate("", (end * scale, y), (opened[y] * scale, y), arrowprops={"arrowstyle": "->", "color": colour})
+    ax.set_xlim(sorted((edges[0] * scale, edges[1] * scale)))
     ax.set_yticks(range(len(rows)), [r[0] for r in rows])
     ax.invert_yaxis()
     ax.set_xlabel(unit)
@@ -279,7 +298,7 @@ td:first-child,th:first-child{{text-align:left}} pre{{background:#f6f6f6;padding
 <table><tr><th>plan</th><td>{num(certificate["plan_performance"]["value"])}</td></tr>
 <tr><th>estimated optimum ({e(certificate.get("design", "random"))} design)</th><td>{num(opt["estimate"])}</td></tr>
 <tr><th>{opt["confidence"]:.0%} interval</th><td>[{num(opt["lower"])}, {num(opt["upper"])}]</td></tr>
-<tr><th>rigorous bound</th><td>{bound_html}</td></tr>
+{_other_designs(certificate, num)}<tr><th>rigorous bound</th><td>{bound_html}</td></tr>
 <tr><th>gaps (signed)</th><td>{gap_html}</td></tr>
 <tr><th>target gap</th><td>{_pct(certificate["target_gap"])}</td></tr>
 <tr><th>samples measured (failed)</th><td>{certificate["samples"]["n"]} ({certificate["samples"]["failed"]})</td></tr>
@@ -305,6 +324,26 @@ the same plan; ± is the 95% half-width of a simulated figure; loss is against t
     from specs.files import write_text_atomic
 
     write_text_atomic(path, page)
+
+
+def _other_designs(certificate: dict[str, Any], num) -> str:
+    """Table rows of the other designs' estimates (`solver.certify.compare`): shown, not used for the verdict."""
+    rows = ""
+    for entry in (certificate.get("designs") or [])[1:]:
+        what = f"[{num(entry.get('lower'))}, {num(entry.get('upper'))}]"
+        if entry.get("top_atom"):
+            what += " (best value hit twice or more: open)"
+        rows += (
+            f"<tr><th>for comparison: {html.escape(entry['design'])} design, {entry['n']} samples "
+            f"(not used for the verdict)</th><td>{num(entry.get('estimate'))}, {what}</td></tr>"
+        )
+    return rows
+
+
+def _bounded(value) -> float | None:
+    """`_finite`, and None for an infinite limit (an interval open on that side)."""
+    number = _finite(value)
+    return None if number is None or abs(number) == float("inf") else number
 
 
 def _finite(value) -> float | None:

@@ -40,7 +40,9 @@ def test_intadd_x2_with_100_random_plans_is_not_certified(tmp_path):
     assert (truth - cert.plan_performance["value"]) / truth > 0.05  # the case: a plan far from the optimum
     assert cert.verdict == "not_certified" and cert.basis == "proven optimum"
     assert "below the proven optimum" in cert.sentence
-    assert {"refuted", "small_sample"} <= {r["code"] for r in cert.reasons}
+    codes = {r["code"] for r in cert.reasons}
+    # the best of 100 plans is hit twice (equal closed-form values): no GPD interval to refute (evt.atom)
+    assert "small_sample" in codes and codes & {"refuted", "top_atom"}
     # without the bound the sample size alone refuses
     plain = certify(
         spec, out_dir=tmp_path / "b", samples=100, oracle_kind="analytic", design="random", balanced=0, workers=1

@@ -1,0 +1,99 @@
+"""Both sampling designs side by side: the other design's estimate beside the certificate's.
+
+The certificate's verdict rests on one design (`solver.certify.designs.DEFAULT_DESIGN`); the
+truth study (BENCHMARKS.md, "Certificates against the truth") shows how differently the two
+designs estimate the same optimum, so the certificate also carries the other design's estimate
+from a small sample of its own (`DEFAULT_COMPARE` plans, ``samples-<design>.jsonl`` beside
+``samples.jsonl``, resumable the same way).  It is shown, never used for the verdict: at that size
+it is below the verdict's minimum sample (`solver.certify.verdict.MIN_SAMPLES`).
+
+Each design's entry (``certificate["designs"]``, drawn by `solver.report.html.estimates_figure`)
+says what its sample supports: the best value as an atom (`evt.atom`: interval open on the side
+of improvement) when it is hit twice or more, else the ASPLOS'12 estimate (`evt.analyze`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import evt
+
+#: plans of the other design measured for the comparison (0: none).  200 keeps `tasksolve run
+#: t2-ipfwd-intadd-x2` within a few seconds of its time without it (BENCHMARKS.md)
+DEFAULT_COMPARE = 200
+
+
+def resolve(requested: int | None, oracle_kind: str, primary_n: int) -> int:
+    """The other design's sample size: `requested`, or by default `DEFAULT_COMPARE` plans but no
+    more than the certificate's own sample, and none on the command oracle (each plan is a run of
+    the user's program)."""
+    if requested is not None:
+        return requested
+    return 0 if oracle_kind == "command" else min(DEFAULT_COMPARE, primary_n)
+
+
+def other_design(design: str) -> str:
+    return "random" if design == "local-optima" else "local-optima"
+
+
+def design_entry(values: np.ndarray, design: str, *, minimize: bool, confidence: float, seed: int) -> dict[str, Any]:
+    """What one design's sample says of the optimum (module docstring); values as sampled."""
+    entry: dict[str, Any] = {"design": design, "n": int(values.size), "confidence": confidence}
+    if values.size == 0:
+        return {**entry, "estimate": None, "lower": None, "upper": None, "error": "no sample"}
+    entry["best"] = float(values.min() if minimize else values.max())
+    atom = evt.top_atom(values, minimize=minimize, confidence=confidence)
+    if atom is not None:
+        lower, upper = atom.interval
+        return {**entry, "estimate": atom.best, "lower": lower, "upper": upper, "top_atom": atom.to_dict()}
+    try:
+        result = evt.analyze(values, minimize=minimize, confidence=confidence, seed=seed, gof_bootstrap=0)
+    except evt.EVTError as exc:
+        return {**entry, "estimate": None, "lower": None, "upper": None, "error": str(exc)}
+    return {
+        **entry,
+        "estimate": result.estimate,
+        "lower": result.lower,
+        "upper": result.upper,
+        "flags": list(result.flags),
+    }
+
+
+def primary_entry(certificate) -> dict[str, Any]:
+    """The certificate's own design as a `design_entry`."""
+    opt = certificate.optimum
+    entry = {"design": certificate.design, "n": certificate.samples["n"], "best": certificate.samples["best"]}
+    entry.update({k: opt.get(k) for k in ("estimate", "lower", "upper", "confidence")})
+    if opt.get("top_atom"):
+        entry["top_atom"] = opt["top_atom"]
+    else:
+        entry["flags"] = list(certificate.flags)
+    return entry
+
+
+#: the options of `solver.certify.run.certify` the other design's `SamplingService` shares
+SHARED = ("seed", "workers", "timeout", "oracle_factory", "scheduler", "oracle_kind", "pipeline")
+
+
+def compare_designs(spec, out_dir: Path, certificate, samples: int, options: dict[str, Any]) -> list[dict[str, Any]]:
+    """[the certificate's design, the other design on `samples` plans of its own] (module docstring);
+    `options` are `certify`'s (`SHARED`, ``resume``, ``force``)."""
+    from solver.certify.service import SamplingService
+
+    design = other_design(certificate.design)
+    service_options = {k: options[k] for k in SHARED if k in options}
+    resume, force = options.get("resume", False), options.get("force", False)
+    service = SamplingService(
+        spec, Path(out_dir) / f"samples-{design}.jsonl", design=design, max_samples=samples, **service_options
+    )
+    service.open(resume=resume, force=force)
+    service.ensure(samples)
+    minimize = spec.objective == "latency"
+    confidence = certificate.optimum.get("confidence", 0.95)
+    other = design_entry(
+        service.values(samples), design, minimize=minimize, confidence=confidence, seed=service_options.get("seed", 0)
+    )
+    return [primary_entry(certificate), other]
