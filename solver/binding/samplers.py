@@ -10,8 +10,9 @@ Constraints (``spec.constraints``):
 * ``pin``: pinned threads always sit on their context (both samplers, by construction);
 * ``forbid`` and ``max_threads``:
   - `uniform_plans` draws the other threads uniformly over the injective maps into the
-    remaining usable contexts and **rejects** the plans that break a ``forbid`` or a
-    ``max_threads`` cap, so the sample is uniform over the plans that satisfy every constraint
+    remaining usable contexts and **rejects** the plans that break a ``forbid``, a
+    ``max_threads`` cap or ``latency_max`` (on the closed form's latency, `BatchModel`, as CP-SAT
+    and the local search read the bound), so the sample is uniform over the plans that satisfy every constraint
     (ASPLOS'12 Step 1 restricted to the feasible set); it raises `SamplerError` when too few
     draws are accepted (the constraints are too tight for rejection);
   - `balanced_plans` places threads one at a time, each in the least-loaded domain at every
@@ -100,6 +101,7 @@ def uniform_plans(
         out[:, t] = c
     free_t = np.array(cons.free_threads, dtype=np.intp)
     need_check = cons.has_forbid or bool(cons.caps)
+    latency = _latency_filter(spec)
     max_draws = max_draws or max(100_000, 1000 * n)
     filled, drawn = 0, 0
     while filled < n:
@@ -113,15 +115,29 @@ def uniform_plans(
         drawn += batch
         if need_check:
             rows = rows[cons.valid(rows)]
+        if latency is not None:
+            rows = rows[latency(rows)]
         take = min(len(rows), n - filled)
         out[filled : filled + take] = rows[:take]
         filled += take
         if filled < n and drawn >= max_draws:
             raise SamplerError(
-                f"only {filled} of {drawn} uniform draws satisfy the constraints (forbid, max_threads); "
+                f"only {filled} of {drawn} uniform draws satisfy the constraints (forbid, max_threads, latency_max); "
                 "they are too tight for rejection sampling"
             )
     return out
+
+
+def _latency_filter(spec):
+    """Rows -> which meet ``latency_max`` on the closed form; None without a bound."""
+    bound = spec.constraints.latency_max
+    if bound is None:
+        return None
+    from simulate.analytic import BatchModel
+
+    model = BatchModel(spec)
+    seconds = bound.to_seconds(spec.topology.clock) * (1 + 1e-9)
+    return lambda rows: model.evaluate(rows).latency_max <= seconds
 
 
 # ------------------------------------------------------------------------------------- balanced

@@ -64,6 +64,18 @@ constraints:
     assert chi_square_ok(counts, feasible, 4000)
 
 
+def test_uniform_rejects_plans_over_the_latency_bound_and_stays_uniform_over_the_rest():
+    """``latency_max`` as CP-SAT and the local search read it (the closed form's latency): a -> b
+    costs 1 + message + 1 cycles at 1 GHz, the message 4 (same core), 10 (same socket) or 40
+    cycles, so a 15 ns bound keeps exactly the 24 ordered pairs inside one socket."""
+    spec = spec_from(FOUR_THREADS.replace("instances: 2", "instances: 1") + "constraints: {latency_max: 15ns}\n")
+    rows = uniform_plans(spec, 4800, seed=4)
+    feasible = [(a, b) for a in range(8) for b in range(8) if a != b and a // 4 == b // 4]
+    counts = Counter(map(tuple, rows.tolist()))
+    assert set(counts) == set(feasible)
+    assert chi_square_ok(counts, feasible, 4800)
+
+
 def test_samplers_honour_the_constrained_example():
     spec = load_spec("t2-constrained")
     for rows in (uniform_plans(spec, 300, seed=3), balanced_plans(spec, 300, seed=3)):
