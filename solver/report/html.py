@@ -83,7 +83,7 @@ def estimates_figure(certificate: dict[str, Any]):
     designs = certificate.get("designs") or [{"design": certificate.get("design", "random"), **certificate["optimum"]}]
     opened: dict[int, float] = {}  # row -> the finite limit of an interval open on one side (evt.atom)
     for entry in designs:
-        est = _finite(entry.get("estimate"))
+        est = _bounded(entry.get("estimate"))  # none to draw when the tail has no finite end
         low, high = (_bounded(entry.get(k)) for k in ("lower", "upper"))
         if est is not None and (low is None) != (high is None):
             opened[len(rows)] = low if low is not None else high
@@ -98,21 +98,21 @@ def estimates_figure(certificate: dict[str, Any]):
             )
         )
     bound = certificate.get("bound") or {}
-    if _finite(bound.get("bound")) is not None:
+    if _bounded(bound.get("bound")) is not None:
         rows.append(
             (
                 "bound" + ("" if bound.get("applies") else " (closed form only)"),
-                _finite(bound["bound"]),
+                _bounded(bound["bound"]),
                 None,
                 None,
                 "#1d7a36",
             )
         )
-    if _finite(bound.get("proven_optimum")) is not None:
-        rows.append(("proven optimum", _finite(bound["proven_optimum"]), None, None, "#1d7a36"))
+    if _bounded(bound.get("proven_optimum")) is not None:
+        rows.append(("proven optimum", _bounded(bound["proven_optimum"]), None, None, "#1d7a36"))
     for known in certificate.get("known_plans", [])[:-1]:
-        rows.append((known["plan"], _finite(known["value"]), None, None, "#888888"))
-    rows.append(("the plan", _finite(certificate["plan_performance"]["value"]), None, None, "#7b2cbf"))
+        rows.append((known["plan"], _bounded(known["value"]), None, None, "#888888"))
+    rows.append(("the plan", _bounded(certificate["plan_performance"]["value"]), None, None, "#7b2cbf"))
     fig, ax = plt.subplots(figsize=(7.5, 0.4 * len(rows) + 1.2))
     finite = [v for row in rows for v in row[1:4] if v is not None]
     low_edge, high_edge = (min(finite), max(finite)) if finite else (0.0, 1.0)
