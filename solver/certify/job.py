@@ -118,11 +118,7 @@ def run(
         progress=say,
     )
     seconds["solve"] = time.perf_counter() - clock
-    out_dir.mkdir(parents=True, exist_ok=True)
-    files = {name: out_dir / name for name in FILES}
-    report.plan.save(files["plan.yaml"])
-    files["pinning.txt"] = out_dir / "pinning.txt"
-    write_text_atomic(files["pinning.txt"], pinning_text(spec, report.plan, "taskset"))
+    files = write_plan_files(spec, report.plan, out_dir)
     if say:
         say("certifying the plan against the EVT-estimated optimum")
     clock = time.perf_counter()
@@ -154,6 +150,17 @@ def run(
     _write_report(files["report.html"], spec, report, certificate, outcome)
     seconds["report"] = time.perf_counter() - clock
     return JobResult(report, outcome, certificate, files, seconds)
+
+
+def write_plan_files(spec: Spec, plan, out_dir: Path) -> dict[str, Path]:
+    """The main job's output files by name, `plan.yaml` and `pinning.txt` (taskset lines)
+    written, each atomically."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    files = {name: out_dir / name for name in FILES}
+    plan.save(files["plan.yaml"])
+    files["pinning.txt"] = out_dir / "pinning.txt"
+    write_text_atomic(files["pinning.txt"], pinning_text(spec, plan, "taskset"))
+    return files
 
 
 def known_plans(report: SolveReport) -> list[tuple[str, float]]:

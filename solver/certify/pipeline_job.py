@@ -33,17 +33,16 @@ import numpy as np
 
 import evt
 from solver.certify.bounds import Rigorous
+from solver.certify.job import write_plan_files
 from solver.certify.run import CertifyOutcome, certify
 from solver.certify.service import check_start
 from solver.errors import SolverFailed
 from solver.pipeline.problem import PipelineError
 from specs import Spec
-from specs.exporters.pinning import pinning_text
-from specs.files import write_json_atomic, write_text_atomic
+from specs.files import write_json_atomic
 
 #: local-search restarts measured on the oracle as a known plan
 PROBES = 10
-FILES = ("plan.yaml", "certificate.json", "samples.jsonl", "report.html")
 
 
 @dataclass
@@ -101,11 +100,7 @@ def run_pipeline(
         progress=progress_steps,
     )
     seconds = {"solve": time.perf_counter() - clock}
-    out_dir.mkdir(parents=True, exist_ok=True)
-    files = {name: out_dir / name for name in FILES}
-    job.plan.save(files["plan.yaml"])
-    files["pinning.txt"] = out_dir / "pinning.txt"
-    write_text_atomic(files["pinning.txt"], pinning_text(spec, job.plan, "taskset"))
+    files = write_plan_files(spec, job.plan, out_dir)
     if say:
         say("certifying the plan against the EVT-estimated optimum (pipeline samples)")
     clock = time.perf_counter()

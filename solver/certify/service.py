@@ -280,36 +280,55 @@ def _alarm(signum, frame):  # pragma: no cover - runs in the worker
     raise SimulationTimeout("alarm")
 
 
-def _measure_one(worker: _Worker, index: int, contexts: Any, seed: int) -> Record:
-    """Measure sample `index` drawn as `contexts` (a binding's contexts, or a pipeline plan's JSON)."""
+def _measure_one(worker: _Worker, index: int, drawn: Any, seed: int) -> Record:
+    """Measure sample `index` drawn as `drawn` (a binding's contexts, or a pipeline plan's JSON):
+    as drawn (random design) or after its climb to a local optimum (local-optima design)."""
+    sample_seed = plan_seed(seed, index)
+    climbs = worker.design == "local-optima"
     if worker.pipeline is not None:
-        from solver.certify.pipeline_samples import measure
+        from solver.certify.pipeline_samples import flat_contexts
 
-        return measure(worker, index, contexts, seed)
+        def take():
+            plan, steps, m = worker.pipeline.sample(worker.oracle, drawn, sample_seed)
+            return flat_contexts(plan), steps, m, plan
+
+        return _attempts(worker, index, sample_seed, take, flat_contexts(drawn), drawn if climbs else None, drawn)
+
+    def take():
+        if worker.climber is None:
+            return (
+                list(drawn),
+                None,
+                worker.oracle.evaluate(Plan.from_contexts(worker.spec, drawn), seed=sample_seed),
+                None,
+            )
+        plan, steps, m = worker.climber.sample(worker.oracle, drawn, sample_seed)
+        return list(plan), steps, m, None
+
+    return _attempts(worker, index, sample_seed, take, drawn, None if worker.climber is None else drawn, None)
+
+
+def _attempts(worker: _Worker, index: int, sample_seed: int, take, contexts, start, pipeline) -> Record:
+    """`take()` -> (contexts, improving moves, measurement, pipeline plan or None), run at most
+    twice under the service's alarm (`_Worker.timeout`, main thread only); a failure of the
+    oracle is recorded with the drawn `contexts` / `pipeline`, not raised."""
     timeout = worker.timeout if threading.current_thread() is threading.main_thread() else None
     error = None
-    sample_seed = plan_seed(seed, index)
     for attempt in (1, 2):
         try:
             if timeout:
                 signal.signal(signal.SIGALRM, _alarm)
                 signal.setitimer(signal.ITIMER_REAL, timeout)
             try:
-                if worker.climber is None:
-                    plan, steps = contexts, None
-                    m = worker.oracle.evaluate(Plan.from_contexts(worker.spec, contexts), seed=sample_seed)
-                else:
-                    plan, steps, m = worker.climber.sample(worker.oracle, contexts, sample_seed)
+                plan, steps, m, measured = take()
             finally:
                 if timeout:
                     signal.setitimer(signal.ITIMER_REAL, 0)
-            value = objective_value(m, worker.objective)
-            start = None if worker.climber is None else contexts
             return Record(
                 index,
-                list(plan),
+                plan,
                 "ok",
-                float(value),
+                float(objective_value(m, worker.objective)),
                 float(m.throughput),
                 float(m.half_width),
                 float(m.latency_mean),
@@ -317,20 +336,13 @@ def _measure_one(worker: _Worker, index: int, contexts: Any, seed: int) -> Recor
                 seed=sample_seed,
                 start=start,
                 steps=steps,
+                pipeline=measured,
             )
         except SimulationTimeout as exc:  # the service's alarm, or the oracle's own cap (oracle.time_cap)
             error = f"timed out after {timeout:g}s" if str(exc) == "alarm" else f"{type(exc).__name__}: {exc}"
         except Exception as exc:  # an oracle failure is data, not a crash
             error = f"{type(exc).__name__}: {exc}"
-    return Record(
-        index,
-        contexts,
-        "failed",
-        attempts=2,
-        error=error,
-        seed=sample_seed,
-        start=None if worker.climber is None else contexts,
-    )
+    return Record(index, contexts, "failed", attempts=2, error=error, seed=sample_seed, start=start, pipeline=pipeline)
 
 
 def _measure_chunk(worker: _Worker, jobs: list[tuple[int, list[int], int]]) -> list[Record]:
