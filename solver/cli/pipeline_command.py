@@ -1,6 +1,6 @@
 """`tasksolve pipeline`: latency-constrained parallel pipelines of a task graph (LATA, DAC'10).
 
-The job is `solver.pipeline.job` (`solve_pipeline`, `sweep_pipeline`); this module parses the
+The jobs are `solver.pipeline.job.solve_pipeline` and `solver.pipeline.sweep.sweep_pipeline`; this module parses the
 options, shows the progress on stderr, and prints the stage diagram, the comparison table or the
 sweep tables.  Errors propagate to the CLI's one error path (`solver.cli.errors`).
 """
@@ -157,7 +157,8 @@ def pipeline_command(
     ),
     json_output: bool = options.json_option(),
 ) -> None:
-    from solver.pipeline.job import solve_pipeline, sweep_pipeline
+    from solver.pipeline.job import solve_pipeline
+    from solver.pipeline.sweep import sweep_pipeline
 
     spec = common.load_spec_or_fail(spec_path)
     splits = None

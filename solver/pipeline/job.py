@@ -11,10 +11,10 @@ CP-SAT's `search.top_k` best plans too, keeping the best measured one whose meas
 meets the bound (`remeasure_cpsat`) -- and explains an infeasible latency bound by the minimum
 latency CP-SAT can reach.  A measured plan's latency bound is checked on its latency at the
 offered load (``oracle.load`` of its maximum rate, `solver.pipeline.compare.Measured`), not on
-the saturated latency, which grows with the queues' capacity.  `sweep_pipeline` runs the methods over a range of latency bounds (LATA
-Figure 14) or core counts (Figure 15) and plots them.
+the saturated latency, which grows with the queues' capacity.  (`solver.pipeline.sweep.sweep_pipeline`
+runs the methods over a range of latency bounds or core counts.)
 
-Both take an optional ``progress(text, done, total)`` callback called when a step starts (see
+It takes an optional ``progress(text, done, total)`` callback called when a step starts (see
 `solver.pipeline.compare.Steps`); they print nothing themselves.  Bad input raises
 `PipelineError` (exit 2 in the CLI), a solver failing on a valid input `SolverFailed` (exit 3); a
 failing oracle is not fatal: the measurement is left out and said so in ``notes``.
@@ -358,78 +358,3 @@ def solve_pipeline(
         job.written = prepare_out_dir(out_dir) / "plan.yaml"
         job.plan.save(job.written)
     return job
-
-
-# ------------------------------------------------------------------------------ sweeps
-@dataclass
-class SweepResult:
-    """The answer of `sweep_pipeline`: ``(kind, point)`` pairs, kind ``latency`` or ``cores``."""
-
-    spec_name: str
-    problem: PipelineProblem
-    points: list[tuple[str, Any]]  # (kind, solver.pipeline.sweep.SweepPoint)
-    plots: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def kinds(self) -> list[str]:
-        return sorted({k for k, _ in self.points})
-
-    def of(self, kind: str) -> list:
-        return [p for k, p in self.points if k == kind]
-
-    def to_dict(self) -> dict:
-        p = self.problem
-        return {
-            "spec": self.spec_name,
-            "app": p.app,
-            "sequential_cycles": p.cycles(p.sequential),
-            "critical_path_cycles": p.cycles(p.critical_path),
-            "sweep": [dict(kind=k, **point.to_dict()) for k, point in self.points],
-            "plots": list(self.plots),
-        }
-
-
-def sweep_pipeline(
-    spec,
-    *,
-    app: str | None = None,
-    methods: list[str] | str = "all",
-    latency_max: str | None = None,
-    fractions: list[float] | None = None,
-    cores: list[int] | None = None,
-    time_limit: float | None = None,
-    workers: int = 1,
-    seed: int = 0,
-    out_dir: Path | str | None = None,
-    plot_file: Path | str | None = None,
-    progress: Progress | None = None,
-) -> SweepResult:
-    """Every method over latency bounds ``fractions x sequential`` (Figure 14) and/or the first
-    ``k`` contexts for each k in `cores` (Figure 15).  Plots go to `plot_file` (one per sweep,
-    ``stem-<kind>``, when both run), else to ``out_dir/sweep-<kind>.png``, else nowhere."""
-    from solver.pipeline.sweep import cores_sweep, latency_sweep, plot, plot_targets
-
-    if not fractions and not cores:
-        raise PipelineError("a sweep needs latency bounds (--sweep-latency) or a range of cores (--cores A:B)")
-    methods = parse_methods(methods) if isinstance(methods, str) else list(methods)
-    limit = float(time_limit if time_limit is not None else spec.search.time_limit)
-    problem = build_problem(spec, app, latency_max=latency_max)
-    if cores and max(cores) > problem.n_contexts:
-        raise PipelineError(
-            f"--cores {min(cores)}:{max(cores)}: the spec has only {problem.n_contexts} usable contexts"
-        )
-    steps = Steps(progress, (len(fractions or ()) + len(cores or ())) * len(methods))
-    options = dict(time_limit=limit, workers=workers, seed=seed, steps=steps)
-    points = [("latency", q) for q in latency_sweep(problem, list(fractions or ()), methods, **options)]
-    points += [("cores", q) for q in cores_sweep(problem, list(cores or ()), methods, **options)]
-    result = SweepResult(
-        spec_name=spec.name, problem=problem, points=points, notes=[n for n in [instance_note(spec, problem)] if n]
-    )
-    if out_dir is not None:
-        out_dir = prepare_out_dir(out_dir)
-    for kind, target in plot_targets(result.kinds, out_dir=out_dir, plot_file=plot_file).items():
-        what = "throughput vs latency bound" if kind == "latency" else "throughput vs cores"
-        plot(result.of(kind), str(target), kind=kind, title=f"{spec.name}: {problem.app}, {what}")
-        result.plots.append(str(target))
-    return result

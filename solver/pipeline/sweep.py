@@ -1,13 +1,16 @@
 """Sweeps: the throughput-latency trade-off over the latency bound (LATA, DAC'10, Figure 14) and
-throughput scaling with the number of cores (Figure 15), with their plots."""
+throughput scaling with the number of cores (Figure 15), with their plots; `sweep_pipeline` is the
+`tasksolve pipeline --sweep-latency` / `--cores A:B` job as a library call (progress and errors
+as `solver.pipeline.job.solve_pipeline`)."""
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from solver.pipeline.compare import Steps, compare
+from solver.pipeline.compare import Progress, Steps, compare
 from solver.pipeline.problem import PipelineError, PipelineProblem
 
 
@@ -189,3 +192,78 @@ def plot(points: list[SweepPoint], path: str, *, kind: str, title: str) -> None:
         raise PipelineError(f"cannot write {path}: {exc}") from None
     finally:
         plt.close(fig)
+
+
+# ------------------------------------------------------------------------------ the sweep job
+@dataclass
+class SweepResult:
+    """The answer of `sweep_pipeline`: ``(kind, point)`` pairs, kind ``latency`` or ``cores``."""
+
+    spec_name: str
+    problem: PipelineProblem
+    points: list[tuple[str, Any]]  # (kind, solver.pipeline.sweep.SweepPoint)
+    plots: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def kinds(self) -> list[str]:
+        return sorted({k for k, _ in self.points})
+
+    def of(self, kind: str) -> list:
+        return [p for k, p in self.points if k == kind]
+
+    def to_dict(self) -> dict:
+        p = self.problem
+        return {
+            "spec": self.spec_name,
+            "app": p.app,
+            "sequential_cycles": p.cycles(p.sequential),
+            "critical_path_cycles": p.cycles(p.critical_path),
+            "sweep": [dict(kind=k, **point.to_dict()) for k, point in self.points],
+            "plots": list(self.plots),
+        }
+
+
+def sweep_pipeline(
+    spec,
+    *,
+    app: str | None = None,
+    methods: list[str] | str = "all",
+    latency_max: str | None = None,
+    fractions: list[float] | None = None,
+    cores: list[int] | None = None,
+    time_limit: float | None = None,
+    workers: int = 1,
+    seed: int = 0,
+    out_dir: Path | str | None = None,
+    plot_file: Path | str | None = None,
+    progress: Progress | None = None,
+) -> SweepResult:
+    """Every method over latency bounds ``fractions x sequential`` (Figure 14) and/or the first
+    ``k`` contexts for each k in `cores` (Figure 15).  Plots go to `plot_file` (one per sweep,
+    ``stem-<kind>``, when both run), else to ``out_dir/sweep-<kind>.png``, else nowhere."""
+    from solver.pipeline.job import build_problem, instance_note, parse_methods, prepare_out_dir
+
+    if not fractions and not cores:
+        raise PipelineError("a sweep needs latency bounds (--sweep-latency) or a range of cores (--cores A:B)")
+    methods = parse_methods(methods) if isinstance(methods, str) else list(methods)
+    limit = float(time_limit if time_limit is not None else spec.search.time_limit)
+    problem = build_problem(spec, app, latency_max=latency_max)
+    if cores and max(cores) > problem.n_contexts:
+        raise PipelineError(
+            f"--cores {min(cores)}:{max(cores)}: the spec has only {problem.n_contexts} usable contexts"
+        )
+    steps = Steps(progress, (len(fractions or ()) + len(cores or ())) * len(methods))
+    options = dict(time_limit=limit, workers=workers, seed=seed, steps=steps)
+    points = [("latency", q) for q in latency_sweep(problem, list(fractions or ()), methods, **options)]
+    points += [("cores", q) for q in cores_sweep(problem, list(cores or ()), methods, **options)]
+    result = SweepResult(
+        spec_name=spec.name, problem=problem, points=points, notes=[n for n in [instance_note(spec, problem)] if n]
+    )
+    if out_dir is not None:
+        out_dir = prepare_out_dir(out_dir)
+    for kind, target in plot_targets(result.kinds, out_dir=out_dir, plot_file=plot_file).items():
+        what = "throughput vs latency bound" if kind == "latency" else "throughput vs cores"
+        plot(result.of(kind), str(target), kind=kind, title=f"{spec.name}: {problem.app}, {what}")
+        result.plots.append(str(target))
+    return result

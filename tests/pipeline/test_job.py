@@ -7,9 +7,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from solver.pipeline.compare import METHOD_NAMES, Steps
-from solver.pipeline.job import parse_methods, solve_pipeline, sweep_pipeline
+from solver.pipeline.job import parse_methods, solve_pipeline
 from solver.pipeline.problem import PipelineError
-from solver.pipeline.sweep import plot_targets
+from solver.pipeline.sweep import plot_targets, sweep_pipeline
 from tests.pipeline.helpers import make_spec
 
 TASKS = {"a": 10, "b": 30, "c": 20}
