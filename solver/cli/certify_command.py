@@ -27,17 +27,7 @@ from solver.cli.progress import Phases
 
 
 def _parse_gap(text: str | None) -> float | None:
-    if text is None:
-        return None
-    from specs.units import UnitError, parse_fraction
-
-    try:
-        value = parse_fraction(text)
-    except UnitError as exc:
-        fail(f"--target-gap: {exc}")
-    if value <= 0:
-        fail("--target-gap must be positive, e.g. 1% or 0.01")
-    return value
+    return options.parse_share(text, "--target-gap", lambda v: v > 0, "must be positive, e.g. 1% or 0.01")
 
 
 def _load_plan(path: Path, spec):

@@ -177,8 +177,9 @@ def load_option() -> typer.models.OptionInfo:
     )
 
 
-def parse_load(text: str | None) -> float | None:
-    """``--load``: a share in (0, 1] (``90%``, ``0.9``), or None for the spec's."""
+def parse_share(text: str | None, option: str, valid, requirement: str) -> float | None:
+    """A share option (``90%``, ``0.9``) as a float, None when not given; a unit error or a value
+    `valid` refuses stops with one line: ``{option} {requirement} (got {text})``."""
     if text is None:
         return None
     from solver.cli.common import fail
@@ -187,7 +188,12 @@ def parse_load(text: str | None) -> float | None:
     try:
         value = parse_fraction(text)
     except UnitError as exc:
-        fail(f"--load: {exc}")
-    if not 0 < value <= 1:
-        fail(f"--load must be a share of the maximum rate in (0, 1], e.g. 90% (got {text})")
+        fail(f"{option}: {exc}")
+    if not valid(value):
+        fail(f"{option} {requirement} (got {text})")
     return value
+
+
+def parse_load(text: str | None) -> float | None:
+    """``--load``: a share in (0, 1] (``90%``, ``0.9``), or None for the spec's."""
+    return parse_share(text, "--load", lambda v: 0 < v <= 1, "must be a share of the maximum rate in (0, 1], e.g. 90%")

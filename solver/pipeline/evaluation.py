@@ -146,14 +146,15 @@ def slowdowns(problem: PipelineProblem, cand: Candidate) -> list[list[Fraction]]
 
 
 def _times(problem: PipelineProblem, cand: Candidate, where: Sequence[int], pessimistic: bool, comm: str):
-    """Per group: work, incoming communication (its costliest replica's), slowdown (its slowest
-    replica's) and time ``T_g`` (its slowest replica's); contention only when mapped."""
+    """Per group: work, incoming communication (its costliest replica's), each replica's slowdown
+    and time ``T_g`` (its slowest replica's); contention only when mapped."""
     work = [sum(problem.work[t] for t in g.tasks) + retry_ticks(problem.sync, g.tasks) for g in cand.groups]
     if not cand.mapped:
         incoming = [0] * len(cand.groups)
         for e in problem.edges:
             incoming[where[e.target]] += edge_cost(problem, cand, e, where, True)
-        return work, incoming, [Fraction(1)] * len(work), [w + c for w, c in zip(work, incoming)]
+        ones = [[Fraction(1)] * g.replicas for g in cand.groups]
+        return work, incoming, ones, [w + c for w, c in zip(work, incoming)]
     if pessimistic or comm == "lca":
         worst = [0] * len(cand.groups)
         for e in problem.edges:
@@ -163,7 +164,7 @@ def _times(problem: PipelineProblem, cand: Candidate, where: Sequence[int], pess
         per_replica = replica_comm(problem, cand, where)
     slow = slowdowns(problem, cand)
     times = [max((w + c) * s for c, s in zip(cs, ss)) for w, cs, ss in zip(work, per_replica, slow)]
-    return work, [max(cs) for cs in per_replica], [max(ss) for ss in slow], times
+    return work, [max(cs) for cs in per_replica], slow, times
 
 
 def evaluate(
@@ -178,7 +179,8 @@ def evaluate(
     pessimistic = (not cand.mapped) if pessimistic is None else (pessimistic or not cand.mapped)
     where = cand.group_of(problem.n)
     G = len(cand.groups)
-    work, incoming, slow, times = _times(problem, cand, where, pessimistic, comm)
+    work, incoming, per_replica, times = _times(problem, cand, where, pessimistic, comm)
+    slow = [max(ss) for ss in per_replica]
     order = group_order(problem, cand)
     if order is None:
         raise PipelineError("the groups depend on each other in a cycle")
@@ -208,7 +210,6 @@ def evaluate(
     period = max(periods) if periods else Fraction(0)
     bottleneck = max(range(G), key=lambda g: (periods[g], -g)) if G else -1
     if problem.sync:
-        per_replica = slowdowns(problem, cand) if cand.mapped else [[Fraction(1)] * g.replicas for g in cand.groups]
         busy, holder = lock_period(problem.sync, cand.groups, per_replica)
         if busy > period:
             period, bottleneck = busy, holder

@@ -120,26 +120,27 @@ def oracle_kind(requested: str | None, spec) -> str:
     return kind
 
 
+def make_measurer(
+    spec, problem: PipelineProblem, kind: str, *, seed: int, packets: int | None = None, load: float | None = None
+) -> Measurer:
+    """The one `Measurer` of a solve (``packets`` applies to the simulation only); raises
+    `simulate.errors.OracleError` when the oracle is unavailable."""
+    overrides = {"packets": packets} if packets is not None and kind == "des" else {}
+    return Measurer(spec, problem, kind, seed=seed, load=load, **overrides)
+
+
 def measure_all(
-    spec,
+    measurer: Measurer,
     problem: PipelineProblem,
     results: dict[str, MethodResult],
     kind: str,
     *,
-    seed: int,
-    packets: int | None = None,
     steps: Steps | None = None,
-    load: float | None = None,
 ) -> tuple[dict[str, Measured], list[str]]:
-    """Every method's plan measured by the oracle `kind`; a failing oracle becomes a note."""
+    """Every method's plan measured by `measurer` (oracle `kind`); a failing oracle becomes a note."""
     from simulate.errors import OracleError
     from solver.pipeline.plans import to_plan
 
-    overrides = {"packets": packets} if packets is not None and kind == "des" else {}
-    try:
-        measurer = Measurer(spec, problem, kind, seed=seed, load=load, **overrides)
-    except OracleError as exc:
-        return {}, [f"not measured: the {kind} oracle is unavailable: {exc}"]
     measured: dict[str, Measured] = {}
     notes: list[str] = []
     for name, r in results.items():
@@ -153,27 +154,23 @@ def measure_all(
 
 
 def remeasure_cpsat(
-    spec,
+    measurer: Measurer,
     problem: PipelineProblem,
     results: dict[str, MethodResult],
     measured: dict[str, Measured],
     kind: str,
     *,
-    seed: int,
-    packets: int | None = None,
     steps: Steps | None = None,
-    load: float | None = None,
 ) -> list[str]:
     """CP-SAT's next best plans measured too; the best *measured* throughput whose measured
-    latency at the offered load (`Measured.latency`, `measured_meets_bound`) meets the bound replaces CP-SAT's result in `results` and
-    `measured` (the model's best stays when none meets it).  Returns notes."""
+    latency at the offered load (`Measured.latency`, `measured_meets_bound`) meets the bound
+    replaces CP-SAT's result in `results` and `measured` (the model's best stays when none meets
+    it).  Returns notes."""
     from simulate.errors import OracleError
     from solver.pipeline.evaluation import evaluate
     from solver.pipeline.plans import to_plan
 
     first = results["cpsat"]
-    overrides = {"packets": packets} if packets is not None and kind == "des" else {}
-    measurer = Measurer(spec, problem, kind, seed=seed, load=load, **overrides)
     options = [(first.candidate, measured["cpsat"])]
     for i, cand in enumerate(first.alternatives):
         if steps is not None:
@@ -332,12 +329,18 @@ def solve_pipeline(
     notes = [n for n in [instance_note(spec, problem)] if n]
     measured: dict[str, Measured] = {}
     if kind != "none":
-        measured, failed = measure_all(spec, problem, results, kind, seed=seed, packets=packets, steps=steps, load=load)
-        notes += failed
-        if "cpsat" in measured and results["cpsat"].alternatives:
-            notes += remeasure_cpsat(
-                spec, problem, results, measured, kind, seed=seed, packets=packets, steps=steps, load=load
-            )
+        from simulate.errors import OracleError
+
+        try:
+            measurer = make_measurer(spec, problem, kind, seed=seed, packets=packets, load=load)
+        except OracleError as exc:
+            measurer = None
+            notes.append(f"not measured: the {kind} oracle is unavailable: {exc}")
+        if measurer is not None:
+            measured, failed = measure_all(measurer, problem, results, kind, steps=steps)
+            notes += failed
+            if "cpsat" in measured and results["cpsat"].alternatives:
+                notes += remeasure_cpsat(measurer, problem, results, measured, kind, steps=steps)
         if measured_meets_bound(problem, measured.get(chosen)) is False:
             m = measured[chosen]
             at = "" if m.load is None else f" at {m.load:.0%} of its maximum rate"
