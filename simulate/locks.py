@@ -57,14 +57,19 @@ def sync_tables(spec, groups, instance_names, thread_lists, n) -> tuple[list[str
     return names, sync
 
 
+def mean_retry(speculate: float, section: float, rollback: float) -> float:
+    """Mean extra cycles per execution of an optimistic section failing with probability
+    `speculate`: ``p / (1 - p)`` failures (geometric), each costing the section plus its rollback."""
+    return speculate / (1.0 - speculate) * (section + rollback)
+
+
 def speculation_work(structure) -> np.ndarray:
-    """Mean extra cycles per packet of failed optimistic critical sections: ``p / (1 - p)``
-    failures (geometric) per execution, each costing the section plus its rollback."""
+    """Mean extra cycles per packet of failed optimistic critical sections (`mean_retry`)."""
     extra = np.zeros(structure.n_threads)
     for t, rows in enumerate(structure.sync):
         for c, row in zip(structure.task_cycles[t], rows or ()):
             if row.lock >= 0 and row.speculate:
-                extra[t] += row.speculate / (1.0 - row.speculate) * (row.critical * c + row.rollback)
+                extra[t] += mean_retry(row.speculate, row.critical * c, row.rollback)
     return extra
 
 

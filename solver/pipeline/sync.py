@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from fractions import Fraction
 from typing import NamedTuple
 
+from simulate.locks import mean_retry
 from specs.units import parse_fraction
 
 
@@ -47,8 +48,7 @@ def task_sync(task, scale: int) -> TaskSync | None:
     section = share * task.work
     lock, critical, retry = None, 0, 0
     if crit is not None and crit.speculate:
-        p = float(crit.speculate)
-        retry = round(p / (1.0 - p) * (section + float(crit.rollback)) * scale)
+        retry = round(mean_retry(float(crit.speculate), section, float(crit.rollback)) * scale)
     elif crit is not None:
         lock, critical = crit.lock, round(section * scale)
     signal = None if task.signal is None else Fraction(str(parse_fraction(task.signal)))
