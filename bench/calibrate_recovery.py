@@ -24,10 +24,10 @@ from pathlib import Path
 
 import numpy as np
 
-from solver.calibration.experiments import calibration_plans, measure
-from solver.calibration.fitting import fit
-from specs import Spec, load_spec
-from specs.loader import dump_spec
+from tasksolve.solver.calibration.experiments import calibration_plans, measure
+from tasksolve.solver.calibration.fitting import fit
+from tasksolve.specs import Spec, load_spec
+from tasksolve.specs.loader import dump_spec
 
 MACHINE = Path(__file__).with_name("simulated_machine.py")
 

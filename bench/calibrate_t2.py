@@ -31,9 +31,9 @@ import time
 
 import numpy as np
 
-from simulate import AnalyticOracle, SimulationOracle
-from solver.binding.samplers import balanced_plans, distinct_placements, is_balanced, uniform_plans
-from specs import load_spec
+from tasksolve.simulate import AnalyticOracle, SimulationOracle
+from tasksolve.solver.binding.samplers import balanced_plans, distinct_placements, is_balanced, uniform_plans
+from tasksolve.specs import load_spec
 
 VARIANTS = ["intadd", "intmul", "intdiv", "l1", "hashn-l1", "l2", "mem", "hashn-mem"]
 

@@ -14,8 +14,8 @@ import platform
 import tempfile
 from pathlib import Path
 
-from solver.certify.job import run
-from specs import load_spec
+from tasksolve.solver.certify.job import run
+from tasksolve.specs import load_spec
 
 
 def main() -> None:

@@ -55,14 +55,14 @@ from pathlib import Path
 
 import numpy as np
 
-import evt
-from simulate.analytic import BatchModel
-from simulate.oracle import make_oracle, plan_seed
-from solver.binding.samplers import uniform_plans
-from solver.certify.designs import PROBES, Climber, probe
-from solver.certify.service import SamplingService
-from solver.certify.truth import ClassTable
-from solver.certify.verdict import Evidence, decide
+from tasksolve import evt
+from tasksolve.simulate.analytic import BatchModel
+from tasksolve.simulate.oracle import make_oracle, plan_seed
+from tasksolve.solver.binding.samplers import uniform_plans
+from tasksolve.solver.certify.designs import PROBES, Climber, probe
+from tasksolve.solver.certify.service import SamplingService
+from tasksolve.solver.certify.truth import ClassTable
+from tasksolve.solver.certify.verdict import Evidence, decide
 
 sys.path.insert(0, str(Path(__file__).parent))
 from truth_cases import EXAMPLES, SIMULATED, VARIANTS, analytic_spec, proven_optimum
@@ -77,7 +77,7 @@ class Case:
     """One spec, its optimum and both designs' samplers."""
 
     def __init__(self, name: str, kind: str, pool: int, time_limit: float) -> None:
-        from specs import load_spec
+        from tasksolve.specs import load_spec
 
         self.name, self.kind = name, kind
         self.spec = spec = analytic_spec(name) if kind == "analytic" else load_spec(name)
@@ -218,7 +218,7 @@ def _run_chunk(args, jobs: list[tuple[str, str]]) -> list[list[str]]:
 
 
 def main() -> None:
-    from simulate.executor import Executor
+    from tasksolve.simulate.executor import Executor
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=10)

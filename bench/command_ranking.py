@@ -23,9 +23,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from simulate.oracle import make_oracle  # noqa: E402
-from specs import Plan  # noqa: E402
-from specs.loader import load_spec_text  # noqa: E402
+from tasksolve.simulate.oracle import make_oracle  # noqa: E402
+from tasksolve.specs import Plan  # noqa: E402
+from tasksolve.specs.loader import load_spec_text  # noqa: E402
 from tests.simulate.test_command import TOPOLOGY, WORKLOAD  # noqa: E402
 
 PLANS = {"same core (one CPU)": [0, 1], "two cores (two CPUs)": [0, 2]}

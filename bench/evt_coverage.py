@@ -27,8 +27,8 @@ from scipy import stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import evt
-from evt.gpd import gpd_rvs
+from tasksolve import evt
+from tasksolve.evt.gpd import gpd_rvs
 
 
 def cases(quick: bool) -> list[dict]:

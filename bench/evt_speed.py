@@ -22,9 +22,9 @@ from scipy import stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import evt
-from evt.endpoint import endpoint_interval
-from evt.gpd import fit_gpd
+from tasksolve import evt
+from tasksolve.evt.endpoint import endpoint_interval
+from tasksolve.evt.gpd import fit_gpd
 
 
 def timed(func, samples: list[np.ndarray]) -> np.ndarray:

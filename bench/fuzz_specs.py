@@ -34,9 +34,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from hypothesis import HealthCheck, given, seed, settings
 
-from solver.cli import main as cli_main
-from specs import load_spec
-from specs.errors import SpecsError
+from tasksolve.solver.cli import main as cli_main
+from tasksolve.specs import load_spec
+from tasksolve.specs.errors import SpecsError
 from tests.fuzz.mutations import byte_mutation, structure_mutation, text_mutation
 from tests.fuzz.test_spec_fuzz import MAX_MESSAGE, check_loaded
 

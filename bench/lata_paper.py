@@ -22,10 +22,10 @@ import time
 
 import yaml
 
-from solver.pipeline import baselines
-from solver.pipeline.lata import lata
-from solver.pipeline.problem import PipelineProblem
-from specs import dump_spec, load_spec, load_spec_text
+from tasksolve.solver.pipeline import baselines
+from tasksolve.solver.pipeline.lata import lata
+from tasksolve.solver.pipeline.problem import PipelineProblem
+from tasksolve.specs import dump_spec, load_spec, load_spec_text
 
 BOUNDS = ["75%", "80%", "85%", "90%", "95%", "100%"]
 GROUPS = {

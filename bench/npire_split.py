@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import argparse
 
-from solver.pipeline.lata import lata
-from solver.pipeline.npire import split_search
-from solver.pipeline.problem import PipelineProblem
-from specs import load_spec
+from tasksolve.solver.pipeline.lata import lata
+from tasksolve.solver.pipeline.npire import split_search
+from tasksolve.solver.pipeline.problem import PipelineProblem
+from tasksolve.specs import load_spec
 
 
 def main() -> None:

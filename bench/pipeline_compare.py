@@ -22,12 +22,12 @@ from pathlib import Path
 
 import yaml
 
-from solver.pipeline import cpsat
-from solver.pipeline.candidates import check_candidate
-from solver.pipeline.compare import Measurer, run_method
-from solver.pipeline.plans import pipeline_problems, to_plan
-from solver.pipeline.problem import PipelineProblem
-from specs import dump_spec, load_spec, load_spec_text
+from tasksolve.solver.pipeline import cpsat
+from tasksolve.solver.pipeline.candidates import check_candidate
+from tasksolve.solver.pipeline.compare import Measurer, run_method
+from tasksolve.solver.pipeline.plans import pipeline_problems, to_plan
+from tasksolve.solver.pipeline.problem import PipelineProblem
+from tasksolve.specs import dump_spec, load_spec, load_spec_text
 
 CASES = [
     # (label, spec, application file to swap in or None, bounds, cores)
@@ -44,7 +44,7 @@ def case_spec(name: str, app: str | None):
     if app is None:
         return spec
     data = yaml.safe_load(dump_spec(spec))
-    from specs.loader import builtin_path
+    from tasksolve.specs.loader import builtin_path
 
     application = yaml.safe_load(builtin_path("apps", app).read_text())
     for task in application["tasks"].values():  # its demands name the other machine's resources

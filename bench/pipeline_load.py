@@ -16,14 +16,14 @@ import time
 
 import numpy as np
 
-from simulate.experiments import latency_at_load
-from simulate.oracle import make_oracle
-from solver.pipeline.compare import compare
-from solver.pipeline.job import build_problem
-from solver.pipeline.local_search import climb
-from solver.pipeline.plans import to_plan
-from solver.pipeline.sampling import draw_plan, is_valid
-from specs import load_spec
+from tasksolve.simulate.experiments import latency_at_load
+from tasksolve.simulate.oracle import make_oracle
+from tasksolve.solver.pipeline.compare import compare
+from tasksolve.solver.pipeline.job import build_problem
+from tasksolve.solver.pipeline.local_search import climb
+from tasksolve.solver.pipeline.plans import to_plan
+from tasksolve.solver.pipeline.sampling import draw_plan, is_valid
+from tasksolve.specs import load_spec
 
 
 def main() -> None:

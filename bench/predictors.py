@@ -32,13 +32,13 @@ import time
 import numpy as np
 from scipy.stats import spearmanr
 
-from simulate.analytic import BatchModel
-from simulate.oracle import make_oracle
-from solver.binding.samplers import distinct_placements, uniform_plans
-from solver.predictors.batch import BatchPredictor
-from solver.predictors.selection import SELECTION_SIZE
-from solver.predictors.tables import ProfileTables
-from specs import Spec, load_spec
+from tasksolve.simulate.analytic import BatchModel
+from tasksolve.simulate.oracle import make_oracle
+from tasksolve.solver.binding.samplers import distinct_placements, uniform_plans
+from tasksolve.solver.predictors.batch import BatchPredictor
+from tasksolve.solver.predictors.selection import SELECTION_SIZE
+from tasksolve.solver.predictors.tables import ProfileTables
+from tasksolve.specs import Spec, load_spec
 
 SIX = [
     "t2-ipfwd-intadd-x2",
@@ -101,8 +101,8 @@ def ranking(name: str, oracle: str, des_plans: int, seed: int, communication: bo
 
 def scale_one(name: str, oracle: str, samples: int, seed: int) -> dict:
     """One spec end to end (run in its own process for its peak RSS)."""
-    from solver.predictors.candidates import Candidates
-    from solver.predictors.selection import run_predictor
+    from tasksolve.solver.predictors.candidates import Candidates
+    from tasksolve.solver.predictors.selection import run_predictor
 
     spec = load_spec(name)
     factory = lambda s: make_oracle(s, oracle)  # noqa: E731

@@ -22,9 +22,9 @@ import time
 
 import numpy as np
 
-from simulate import BatchModel, SimulationOracle
-from solver.binding.samplers import balanced_plans, uniform_plans
-from specs import load_spec
+from tasksolve.simulate import BatchModel, SimulationOracle
+from tasksolve.solver.binding.samplers import balanced_plans, uniform_plans
+from tasksolve.specs import load_spec
 
 
 def batch_speed(name: str, plans: int, repeats: int, seed: int) -> list[float]:

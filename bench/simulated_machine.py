@@ -11,8 +11,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from simulate.oracle import make_oracle
-from specs import Plan, load_spec
+from tasksolve.simulate.oracle import make_oracle
+from tasksolve.specs import Plan, load_spec
 
 
 def main() -> None:

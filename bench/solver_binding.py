@@ -14,9 +14,9 @@ import argparse
 import platform
 import time
 
-from solver.binding.cpsat import solve_binding
-from solver.binding.problem import BindingProblem
-from specs import load_spec
+from tasksolve.solver.binding.cpsat import solve_binding
+from tasksolve.solver.binding.problem import BindingProblem
+from tasksolve.specs import load_spec
 
 
 def proof_table(names: list[str], time_limit: float, workers: int, repeats: int, seed: int) -> list[str]:
@@ -43,10 +43,10 @@ def proof_table(names: list[str], time_limit: float, workers: int, repeats: int,
 
 
 def quality_table(names: list[str], time_limit: float, workers: int, seed: int, samples: int) -> list[str]:
-    from simulate.oracle import make_oracle
-    from solver.binding.compare import solve
-    from solver.binding.samplers import uniform_plans
-    from specs import Plan
+    from tasksolve.simulate.oracle import make_oracle
+    from tasksolve.solver.binding.compare import solve
+    from tasksolve.solver.binding.samplers import uniform_plans
+    from tasksolve.specs import Plan
 
     lines = [
         "| spec | CP-SAT (measured, Mpps) | best of random (measured) | balanced avg / worst | BlackBox top-5 | CP-SAT vs best random |",

@@ -23,8 +23,8 @@ import sys
 import time
 from pathlib import Path
 
-from solver.makespan import Schedule, ScheduledTask, schedule_violations, solve_makespan
-from solver.makespan.stg import read_optimal_csv, read_stg
+from tasksolve.solver.makespan import Schedule, ScheduledTask, schedule_violations, solve_makespan
+from tasksolve.solver.makespan.stg import read_optimal_csv, read_stg
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "stg" / "rand50"  # shared/ beside the checkout
 

@@ -19,11 +19,11 @@ from pathlib import Path
 
 import numpy as np
 
-from simulate.analytic import BatchModel
-from solver.certify.bounds import closed_form_bound
-from solver.certify.service import spec_hash
-from specs import load_spec
-from specs.loader import load_spec_text
+from tasksolve.simulate.analytic import BatchModel
+from tasksolve.solver.certify.bounds import closed_form_bound
+from tasksolve.solver.certify.service import spec_hash
+from tasksolve.specs import load_spec
+from tasksolve.specs.loader import load_spec_text
 
 CACHE = Path(tempfile.gettempdir()) / "tasksolve-truth-proofs"
 

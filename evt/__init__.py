@@ -22,17 +22,17 @@ Public API::
     EVTError (a ValueError) for every bad input
 """
 
-from evt.analysis import analyze
-from evt.atom import TopAtom, beat_bound, top_atom
-from evt.endpoint import EndpointInterval, endpoint_interval
-from evt.errors import EVTError
-from evt.gof import GoodnessOfFit, goodness_of_fit
-from evt.gpd import GPDFit, fit_gpd, gpd_loglik
-from evt.io import read_samples
-from evt.meanexcess import MeanExcess, mean_excess
-from evt.result import EVTResult, SequentialResult, SequentialStep
-from evt.samplesize import capture_probability, samples_needed
-from evt.sequential import sequential
+from tasksolve.evt.analysis import analyze
+from tasksolve.evt.atom import TopAtom, beat_bound, top_atom
+from tasksolve.evt.endpoint import EndpointInterval, endpoint_interval
+from tasksolve.evt.errors import EVTError
+from tasksolve.evt.gof import GoodnessOfFit, goodness_of_fit
+from tasksolve.evt.gpd import GPDFit, fit_gpd, gpd_loglik
+from tasksolve.evt.io import read_samples
+from tasksolve.evt.meanexcess import MeanExcess, mean_excess
+from tasksolve.evt.result import EVTResult, SequentialResult, SequentialStep
+from tasksolve.evt.samplesize import capture_probability, samples_needed
+from tasksolve.evt.sequential import sequential
 
 __all__ = [
     "EVTError",

@@ -14,13 +14,13 @@ from typing import Any
 
 import numpy as np
 
-from evt.endpoint import endpoint_interval
-from evt.errors import EVTError
-from evt.gof import goodness_of_fit
-from evt.gpd import standard_errors
-from evt.result import EVTResult
-from evt.sample import as_sample
-from evt.threshold import MIN_EXCEEDANCES, choose_threshold
+from tasksolve.evt.endpoint import endpoint_interval
+from tasksolve.evt.errors import EVTError
+from tasksolve.evt.gof import goodness_of_fit
+from tasksolve.evt.gpd import standard_errors
+from tasksolve.evt.result import EVTResult
+from tasksolve.evt.sample import as_sample
+from tasksolve.evt.threshold import MIN_EXCEEDANCES, choose_threshold
 
 #: share of repeated values beyond the threshold above which the ``ties`` flag is raised
 TIES_FRACTION = 0.10

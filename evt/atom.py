@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from evt.errors import EVTError
+from tasksolve.evt.errors import EVTError
 
 #: two values closer than this (relative) are the same value (a closed form's equal plans differ
 #: by rounding only)

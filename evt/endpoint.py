@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, stats
 
-from evt.gpd import GPDFit, profile_endpoint
+from tasksolve.evt.gpd import GPDFit, profile_endpoint
 
 #: relative offsets r of the interval search grid, theta = max(y) * (1 + r)
 _R_SEARCH = 10.0 ** np.linspace(-10.0, 12.0, 221)

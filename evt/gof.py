@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from evt.gpd import fit_gpd_batch, gpd_cdf, gpd_ppf, gpd_rvs
+from tasksolve.evt.gpd import fit_gpd_batch, gpd_cdf, gpd_ppf, gpd_rvs
 
 _EPS = 1e-12
 

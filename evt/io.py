@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from evt.errors import EVTError
+from tasksolve.evt.errors import EVTError
 
 
 def _number(text: str, where: str) -> float:

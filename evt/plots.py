@@ -24,7 +24,7 @@ import numpy as np
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
-    from evt.result import EVTResult, SequentialResult
+    from tasksolve.evt.result import EVTResult, SequentialResult
 
 FORMATS = ("png", "svg")
 

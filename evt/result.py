@@ -22,11 +22,11 @@ from typing import Any
 
 import numpy as np
 
-from evt.endpoint import EndpointInterval, profile_curve
-from evt.gof import GoodnessOfFit, qq_data
-from evt.gpd import GPDFit
-from evt.meanexcess import MeanExcess, mean_excess
-from evt.threshold import RULE, ThresholdChoice
+from tasksolve.evt.endpoint import EndpointInterval, profile_curve
+from tasksolve.evt.gof import GoodnessOfFit, qq_data
+from tasksolve.evt.gpd import GPDFit
+from tasksolve.evt.meanexcess import MeanExcess, mean_excess
+from tasksolve.evt.threshold import RULE, ThresholdChoice
 
 #: what each flag means (shown by `summary()` and included in `to_dict()`)
 FLAG_NOTES = {

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from evt.errors import EVTError
+from tasksolve.evt.errors import EVTError
 
 #: Fewest observations `analyze` accepts: below this no tail can be separated from the body.
 MIN_SAMPLE = 20

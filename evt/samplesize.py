@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from evt.errors import EVTError
+from tasksolve.evt.errors import EVTError
 
 
 def _check_p(p: float, name: str = "p") -> float:

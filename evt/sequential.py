@@ -22,9 +22,9 @@ from typing import Any
 
 import numpy as np
 
-from evt.analysis import analyze
-from evt.errors import EVTError
-from evt.result import EVTResult, SequentialResult, SequentialStep
+from tasksolve.evt.analysis import analyze
+from tasksolve.evt.errors import EVTError
+from tasksolve.evt.result import EVTResult, SequentialResult, SequentialStep
 
 
 def _draw(sampler: Callable[[int], Any], k: int) -> np.ndarray:

@@ -30,10 +30,10 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from evt.errors import EVTError
-from evt.gof import gof_statistics
-from evt.gpd import GPDFit, fit_gpd, gpd_rvs
-from evt.meanexcess import linearity_deviation
+from tasksolve.evt.errors import EVTError
+from tasksolve.evt.gof import gof_statistics
+from tasksolve.evt.gpd import GPDFit, fit_gpd, gpd_rvs
+from tasksolve.evt.meanexcess import linearity_deviation
 
 #: fewest excesses for which a fit is attempted at all
 MIN_FIT = 10
@@ -69,7 +69,7 @@ def simulate_critical_values(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Quantile `level` of A^2 and of the mean-excess deviation under GPD(xi, 1) samples of
     size `k`, each statistic computed against the sample's own maximum-likelihood fit."""
-    from evt.gof import null_statistics
+    from tasksolve.evt.gof import null_statistics
 
     ad_q, me_q = [], []
     for i, xi in enumerate(np.asarray(xi_values, dtype=float)):

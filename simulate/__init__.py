@@ -16,13 +16,13 @@ Every oracle implements the semantics of docs/design.md ("Semantics every oracle
 package never imports `solver` or `evt`.
 """
 
-from simulate.analytic import BatchModel, BatchResult, evaluate
-from simulate.des import DesSettings, Simulation, simulate
-from simulate.errors import InvalidPlanError, OracleError
-from simulate.experiments import IDEALS, MaxRate, ideal_runs, max_rate
-from simulate.measurement import OBJECTIVES, Measurement
-from simulate.model import ThreadGraph, compile_contexts, compile_plan
-from simulate.oracle import AnalyticOracle, Oracle, SimulationOracle, make_oracle, plan_seed
+from tasksolve.simulate.analytic import BatchModel, BatchResult, evaluate
+from tasksolve.simulate.des import DesSettings, Simulation, simulate
+from tasksolve.simulate.errors import InvalidPlanError, OracleError
+from tasksolve.simulate.experiments import IDEALS, MaxRate, ideal_runs, max_rate
+from tasksolve.simulate.measurement import OBJECTIVES, Measurement
+from tasksolve.simulate.model import ThreadGraph, compile_contexts, compile_plan
+from tasksolve.simulate.oracle import AnalyticOracle, Oracle, SimulationOracle, make_oracle, plan_seed
 
 __all__ = [
     "AnalyticOracle",

@@ -52,9 +52,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from simulate.locks import lock_bound, lock_holdings, speculation_work, unsent
-from simulate.measurement import Measurement
-from simulate.model import ThreadGraph, binding_structure, compile_plan
+from tasksolve.simulate.locks import lock_bound, lock_holdings, speculation_work, unsent
+from tasksolve.simulate.measurement import Measurement
+from tasksolve.simulate.model import ThreadGraph, binding_structure, compile_plan
 
 # ----------------------------------------------------------------------------- one plan
 

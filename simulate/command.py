@@ -41,16 +41,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from simulate.errors import (
+from tasksolve.simulate.errors import (
     CommandFailed,
     CommandTimeout,
     MetricNotFound,
     NonFiniteResultError,
     OracleError,
 )
-from simulate.measurement import Measurement
-from simulate.pinning import PlaceholderError, Placement
-from specs.placeholders import thread_placeholders
+from tasksolve.simulate.measurement import Measurement
+from tasksolve.simulate.pinning import PlaceholderError, Placement
+from tasksolve.specs.placeholders import thread_placeholders
 
 SETTINGS = ("command", "metric", "timeout", "repeats")
 SHOWN = 400  # characters of a program's output quoted in an error message
@@ -63,7 +63,7 @@ class CommandOracle:
     name = "command"
 
     def __init__(self, spec, **overrides) -> None:
-        from simulate.registry import OracleUnavailableError
+        from tasksolve.simulate.registry import OracleUnavailableError
 
         unknown = set(overrides) - set(SETTINGS)
         if unknown:
@@ -86,7 +86,7 @@ class CommandOracle:
             names = set(spec.thread_names)
             for name in thread_placeholders(self.argv):
                 if name not in names:
-                    from specs.errors import did_you_mean
+                    from tasksolve.specs.errors import did_you_mean
 
                     raise PlaceholderError(
                         f"placeholder {{cpu:{name}}} in oracle.command names no thread of "
@@ -102,7 +102,7 @@ class CommandOracle:
     # -- the protocol
     def evaluate(self, plan: Any, seed: int | None = None) -> Measurement:
         """Run the program `repeats` times on `plan` (a `specs.Plan` or context indices)."""
-        from specs import Plan
+        from tasksolve.specs import Plan
 
         if not hasattr(plan, "bindings"):
             plan = Plan.from_contexts(self.spec, [int(c) for c in plan])
@@ -115,7 +115,7 @@ class CommandOracle:
     ) -> list[Measurement]:
         """Every plan in turn (plan ``i`` with ``plan_seed(seed, i)``); `workers` is accepted for
         the protocol but runs never overlap: they would share the host they measure."""
-        from simulate.oracle import measure_many
+        from tasksolve.simulate.oracle import measure_many
 
         return measure_many(self, (self.spec, self.overrides), plans, int(seed or 0), 1)
 

@@ -63,7 +63,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any
 
-from simulate.errors import OracleError, SimulateError
+from tasksolve.simulate.errors import OracleError, SimulateError
 
 Chunk = list[tuple[int, Any]]  # (position in the job list, job)
 ChunkFn = Callable[[Any, list[Any]], list[Any]]

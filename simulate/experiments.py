@@ -25,10 +25,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from simulate.des import DesSettings, Simulation
-from simulate.errors import OracleError
-from simulate.measurement import Measurement
-from simulate.model import ThreadGraph, compile_plan
+from tasksolve.simulate.des import DesSettings, Simulation
+from tasksolve.simulate.errors import OracleError
+from tasksolve.simulate.measurement import Measurement
+from tasksolve.simulate.model import ThreadGraph, compile_plan
 
 IDEALS = ("contention", "communication", "queues", "locks")
 

@@ -38,8 +38,8 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from simulate.errors import InvalidPlanError
-from simulate.locks import speculation_work, sync_tables
+from tasksolve.simulate.errors import InvalidPlanError
+from tasksolve.simulate.locks import speculation_work, sync_tables
 
 
 @dataclass(frozen=True)

@@ -17,11 +17,11 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from simulate import analytic
-from simulate.des import DesSettings, Simulation
-from simulate.errors import OracleError
-from simulate.measurement import Measurement
-from simulate.model import Structure, ThreadGraph, binding_structure, compile_contexts, compile_plan
+from tasksolve.simulate import analytic
+from tasksolve.simulate.des import DesSettings, Simulation
+from tasksolve.simulate.errors import OracleError
+from tasksolve.simulate.measurement import Measurement
+from tasksolve.simulate.model import Structure, ThreadGraph, binding_structure, compile_contexts, compile_plan
 
 PlanLike = Any  # a specs.Plan, or a sequence of context indices (binding plans)
 
@@ -137,7 +137,7 @@ def measure_many(
     """``oracle.evaluate(plan_i, plan_seed(base, i))`` for every plan, in the plans' order, on
     the one executor (`simulate.executor`): inline with `oracle` itself for one worker, else in
     ``workers`` processes that each rebuild the oracle as ``type(oracle)(*rebuild[:1], **rebuild[1])``."""
-    from simulate.executor import Executor
+    from tasksolve.simulate.executor import Executor
 
     jobs = [(plan, plan_seed(base, i)) for i, plan in enumerate(plans)]
     workers = 1 if workers is None else max(1, int(workers))
@@ -174,6 +174,6 @@ def _measure_chunk(oracle, jobs) -> list[Measurement]:
 def make_oracle(spec, kind: str | None = None, **overrides) -> Oracle:
     """The oracle `kind` (a name of `simulate.registry.KINDS`; None: ``spec.oracle.kind``) for
     `spec`; raises `UnknownOracleError` (with a did-you-mean) or `OracleUnavailableError`."""
-    from simulate import registry
+    from tasksolve.simulate import registry
 
     return registry.factory(kind or spec.oracle.kind)(spec, **overrides)

@@ -24,8 +24,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from simulate.errors import InvalidPlanError
-from specs.placeholders import PLACEHOLDER
+from tasksolve.simulate.errors import InvalidPlanError
+from tasksolve.specs.placeholders import PLACEHOLDER
 
 
 class PlaceholderError(InvalidPlanError):
@@ -79,7 +79,7 @@ class Placement:
                 return forms[match.group(1)]
             name = match.group(2)
             if name not in cpu_of:
-                from specs.errors import did_you_mean
+                from tasksolve.specs.errors import did_you_mean
 
                 raise PlaceholderError(
                     f"placeholder {match.group(0)} in oracle.command names no thread of the "

@@ -13,8 +13,8 @@ import importlib
 from collections.abc import Callable
 from typing import Any
 
-from simulate.errors import OracleError, SimulateError
-from specs.oracles import (
+from tasksolve.simulate.errors import OracleError, SimulateError
+from tasksolve.specs.oracles import (
     DEFAULT_KIND,
     ORACLES,
     OracleKind,

@@ -5,15 +5,15 @@ file:line:column (`load_spec`, `SpecError`), units, JSON Schema, hardware symmet
 and the built-in example library (``specs/examples``).
 """
 
-from specs.application import Application, Edge, Task
-from specs.counting import count_distinct, count_placements
-from specs.errors import SpecError
-from specs.loader import builtin_names, dump_spec, load_spec, load_spec_text, load_topology
-from specs.plan import Plan, PlanThread, check_plan, load_plan
-from specs.spec import Spec, ThreadRef
-from specs.symmetry import UsableTree
-from specs.topology import MACHINE, Topology
-from specs.units import Duration
+from tasksolve.specs.application import Application, Edge, Task
+from tasksolve.specs.counting import count_distinct, count_placements
+from tasksolve.specs.errors import SpecError
+from tasksolve.specs.loader import builtin_names, dump_spec, load_spec, load_spec_text, load_topology
+from tasksolve.specs.plan import Plan, PlanThread, check_plan, load_plan
+from tasksolve.specs.spec import Spec, ThreadRef
+from tasksolve.specs.symmetry import UsableTree
+from tasksolve.specs.topology import MACHINE, Topology
+from tasksolve.specs.units import Duration
 
 __all__ = [
     "Application",

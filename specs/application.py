@@ -7,8 +7,18 @@ from typing import Annotated
 
 from pydantic import BeforeValidator, Field, WithJsonSchema
 
-from specs.fields import Cycles, Fraction, Name, NonNegativeInt, Number, PositiveNumber, Share, Size, StrictModel
-from specs.units import UnitError, parse_fraction
+from tasksolve.specs.fields import (
+    Cycles,
+    Fraction,
+    Name,
+    NonNegativeInt,
+    Number,
+    PositiveNumber,
+    Share,
+    Size,
+    StrictModel,
+)
+from tasksolve.specs.units import UnitError, parse_fraction
 
 
 def _part(value):
@@ -129,7 +139,7 @@ class Application(StrictModel):
 
     def find_cycle(self) -> list[str] | None:
         """A directed cycle as a list of task names (first repeated at the end), or None."""
-        from specs.graphs import CycleError, topological_order
+        from tasksolve.specs.graphs import CycleError, topological_order
 
         try:
             topological_order(list(self.tasks), self.predecessors.__getitem__)
@@ -140,7 +150,7 @@ class Application(StrictModel):
     @cached_property
     def topological_order(self) -> list[str]:
         """Tasks in a topological order, ties broken by the order they are given in."""
-        from specs.graphs import topological_order
+        from tasksolve.specs.graphs import topological_order
 
         return topological_order(list(self.tasks), self.predecessors.__getitem__)
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from collections import Counter
 
-from specs.application import Application
-from specs.errors import Problem, did_you_mean
-from specs.spec import Spec
-from specs.topology import MACHINE, CacheCommunication, DirectCommunication, Topology
+from tasksolve.specs.application import Application
+from tasksolve.specs.errors import Problem, did_you_mean
+from tasksolve.specs.spec import Spec
+from tasksolve.specs.topology import MACHINE, CacheCommunication, DirectCommunication, Topology
 
 
 def check_topology(topo: Topology, prefix: tuple = ()) -> list[Problem]:
@@ -353,7 +353,7 @@ def check_oracle(spec: Spec) -> list[Problem]:
     command = spec.oracle.command
     if not command or spec.problem != "binding":
         return []
-    from specs.placeholders import thread_placeholders
+    from tasksolve.specs.placeholders import thread_placeholders
 
     names = spec.thread_names
     problems = []

@@ -18,7 +18,7 @@ from fractions import Fraction
 from functools import cache
 from math import factorial, perm
 
-from specs.symmetry import Form, UsableTree
+from tasksolve.specs.symmetry import Form, UsableTree
 
 Poly = tuple[Fraction, ...]
 

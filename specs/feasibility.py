@@ -29,9 +29,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from specs.errors import Problem
-from specs.spec import Spec
-from specs.topology import MACHINE
+from tasksolve.specs.errors import Problem
+from tasksolve.specs.spec import Spec
+from tasksolve.specs.topology import MACHINE
 
 # Above this many thread-to-context arcs the placement check is skipped (a spec that large has
 # thousands of forbid entries; the solvers still name a conflict).
@@ -209,7 +209,7 @@ def check_latency(spec: Spec) -> list[Problem]:
     (cycles, path), app = worst
     if limit >= cycles * (1 - 1e-9):
         return []
-    from specs.display import frequency, seconds
+    from tasksolve.specs.display import frequency, seconds
 
     messages = " and the cheapest message costs" if spec.problem == "binding" else ""
     given = f"{limit:.6g} cycles" if bound.unit == "cycles" else f"{bound} ({limit:.6g} cycles at {frequency(clock)})"

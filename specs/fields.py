@@ -18,7 +18,7 @@ from pydantic import (
     WithJsonSchema,
 )
 
-from specs import units
+from tasksolve.specs import units
 
 NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_-]*$"
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path as FsPath
 from typing import Any, Literal
 
-from specs.errors import SpecError, did_you_mean, shorten
+from tasksolve.specs.errors import SpecError, did_you_mean, shorten
 
 Kind = Literal["spec", "topology", "application"]
 # The folder of each kind under specs/examples (`specs.loader.builtin_names`).
@@ -36,14 +36,14 @@ def detect_kind(data: Any) -> Kind | None:
 
 def all_builtins() -> dict[str, list[str]]:
     """Built-in names per kind."""
-    from specs.loader import builtin_names
+    from tasksolve.specs.loader import builtin_names
 
     return {kind: builtin_names(folder) for kind, folder in FOLDERS.items()}
 
 
 def find_builtin(name: str) -> tuple[Kind, FsPath] | None:
     """The kind and file of a built-in example named `name` (specs first), or None."""
-    from specs.loader import builtin_path
+    from tasksolve.specs.loader import builtin_path
 
     for kind, names in all_builtins().items():
         if name in names:
@@ -67,10 +67,10 @@ class Loaded:
 
 
 def _load_application(data: Any, locations, file: str):
-    from specs.application import Application
-    from specs.checks import check_application
-    from specs.loader import validate_model
-    from specs.yamlio import locate
+    from tasksolve.specs.application import Application
+    from tasksolve.specs.checks import check_application
+    from tasksolve.specs.loader import validate_model
+    from tasksolve.specs.yamlio import locate
 
     app = validate_model(Application, data, file, locations)
     problems = check_application(FsPath(file).stem, app, None)
@@ -81,8 +81,8 @@ def _load_application(data: Any, locations, file: str):
 
 def load_any(path: str | FsPath, *, allow_outside: bool = False, feasibility: bool = True) -> Loaded:
     """Load and check a spec, topology or application file (or a built-in of any kind by name)."""
-    from specs.loader import _confined, _display, _topology_from, spec_from_data
-    from specs.yamlio import read_yaml
+    from tasksolve.specs.loader import _confined, _display, _topology_from, spec_from_data
+    from tasksolve.specs.yamlio import read_yaml
 
     text = str(path)
     try:

@@ -21,15 +21,15 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from specs.application import Application
-from specs.checks import check_spec, check_topology
-from specs.errors import Path, Problem, SpecError, did_you_mean, shorten, shown
-from specs.feasibility import check_feasibility
-from specs.spec import FORMAT_VERSION, Spec
-from specs.topology import Topology
-from specs.yamlio import Locations, locate, parse_yaml_text, read_yaml
+from tasksolve.specs.application import Application
+from tasksolve.specs.checks import check_spec, check_topology
+from tasksolve.specs.errors import Path, Problem, SpecError, did_you_mean, shorten, shown
+from tasksolve.specs.feasibility import check_feasibility
+from tasksolve.specs.spec import FORMAT_VERSION, Spec
+from tasksolve.specs.topology import Topology
+from tasksolve.specs.yamlio import Locations, locate, parse_yaml_text, read_yaml
 
-EXAMPLES = resources.files("specs") / "examples"
+EXAMPLES = resources.files("tasksolve.specs") / "examples"
 HOST = "host"  # `topology: host`: the machine tasksolve runs on, read from /sys at load time
 # The directories references may point into while a spec loads (None: anywhere).
 _ROOTS: ContextVar[tuple[FsPath, ...] | None] = ContextVar("reference_roots", default=())
@@ -306,7 +306,7 @@ def _topology_from(
 
 def _host_topology() -> Topology:
     """``topology: host``: this machine, imported from /sys (`specs.importers.sysfs`)."""
-    from specs.importers.sysfs import host_topology
+    from tasksolve.specs.importers.sysfs import host_topology
 
     return host_topology().topology
 

@@ -30,17 +30,17 @@ ORACLES: dict[str, OracleKind] = {
         OracleKind(
             "des",
             "the SimPy discrete-event simulation of the processor and the applications",
-            "simulate.oracle:SimulationOracle",
+            "tasksolve.simulate.oracle:SimulationOracle",
         ),
         OracleKind(
             "analytic",
             "the closed-form model (every co-located thread always loads its resources)",
-            "simulate.oracle:AnalyticOracle",
+            "tasksolve.simulate.oracle:AnalyticOracle",
         ),
         OracleKind(
             "command",
             "the user's real program, run pinned on this host once per plan and repeat",
-            "simulate.command:CommandOracle",
+            "tasksolve.simulate.command:CommandOracle",
             exclusive=True,
         ),
     )

@@ -21,10 +21,10 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from specs.errors import Problem, SpecError
-from specs.fields import NonNegativeInt, StrictModel
-from specs.spec import Spec
-from specs.symmetry import Form, UsableTree
+from tasksolve.specs.errors import Problem, SpecError
+from tasksolve.specs.fields import NonNegativeInt, StrictModel
+from tasksolve.specs.spec import Spec
+from tasksolve.specs.symmetry import Form, UsableTree
 
 
 class PlanThread(StrictModel):
@@ -103,7 +103,7 @@ class Plan(StrictModel):
 
     def save(self, path: str | FsPath) -> None:
         """Write the plan atomically (YAML, or JSON for a ``.json`` path)."""
-        from specs.files import write_text_atomic
+        from tasksolve.specs.files import write_text_atomic
 
         path = FsPath(path)
         write_text_atomic(path, self.to_json() if path.suffix == ".json" else self.to_yaml())
@@ -111,7 +111,7 @@ class Plan(StrictModel):
 
 def check_plan(spec: Spec, plan: Plan) -> list[Problem]:
     """Everything that makes `plan` unusable for `spec`, as located-later problems."""
-    from specs.errors import did_you_mean
+    from tasksolve.specs.errors import did_you_mean
 
     problems: list[Problem] = []
     topo = spec.topology
@@ -188,8 +188,8 @@ def _check_pipeline_threads(spec: Spec, plan: Plan) -> list[Problem]:
 
 def load_plan(path: str | FsPath, spec: Spec | None = None) -> Plan:
     """Read a plan file (YAML or JSON); with `spec`, check it against the spec."""
-    from specs.loader import validate_model
-    from specs.yamlio import locate, read_yaml
+    from tasksolve.specs.loader import validate_model
+    from tasksolve.specs.yamlio import locate, read_yaml
 
     path = FsPath(path)
     data, locations = read_yaml(path)  # JSON is YAML

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from specs.spec import Spec
+from tasksolve.specs.spec import Spec
 
 
 def spec_json_schema() -> dict[str, Any]:
@@ -46,7 +46,7 @@ def spec_json_schema() -> dict[str, Any]:
 
 def _oracle_kinds(kind: dict[str, Any]) -> None:
     """The oracle names of `specs.oracles`."""
-    from specs.oracles import ORACLES
+    from tasksolve.specs.oracles import ORACLES
 
     kind["enum"] = list(ORACLES)
     kind["description"] = "the cost oracle: " + "; ".join(f"{k.name}: {k.description}" for k in ORACLES.values())

@@ -10,8 +10,8 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, WithJsonSchema, model_validator
 
-from specs.application import Application
-from specs.fields import (
+from tasksolve.specs.application import Application
+from tasksolve.specs.fields import (
     Count,
     Duration,
     Fraction,
@@ -21,7 +21,7 @@ from specs.fields import (
     Seconds,
     StrictModel,
 )
-from specs.topology import Topology
+from tasksolve.specs.topology import Topology
 
 FORMAT_VERSION = 1
 THREAD_PATTERN = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*)#(\d+)\.([A-Za-z_][A-Za-z0-9_-]*)$")
@@ -97,7 +97,7 @@ class Metric(StrictModel):
 
 def _registered_oracle(kind: str) -> str:
     """`kind` if it is one of the oracle kinds of `specs.oracles`."""
-    from specs.oracles import ORACLES, unknown_message
+    from tasksolve.specs.oracles import ORACLES, unknown_message
 
     if kind not in ORACLES:
         raise ValueError(unknown_message(kind))
@@ -274,7 +274,7 @@ class Spec(StrictModel):
 
     def parse_thread(self, name: str) -> ThreadRef:
         """``ipfwd#1.P`` -> ThreadRef; raises ValueError naming what is unknown."""
-        from specs.errors import did_you_mean
+        from tasksolve.specs.errors import did_you_mean
 
         match = THREAD_PATTERN.match(name) if isinstance(name, str) else None
         if not match:

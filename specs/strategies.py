@@ -4,7 +4,7 @@ Every strategy draws plain data (what ``yaml.safe_load`` would return), so it ca
 file, mutated, or loaded with `specs.load_spec_text`::
 
     from hypothesis import given
-    from specs import strategies as st_specs
+    from tasksolve.specs import strategies as st_specs
 
     @given(st_specs.spec_data())
     def test_my_tool(data):
@@ -25,7 +25,7 @@ import yaml
 from hypothesis import assume
 from hypothesis import strategies as st
 
-from specs.spec import Spec
+from tasksolve.specs.spec import Spec
 
 LEVEL_NAMES = ["socket", "core", "pipe", "strand", "smt", "die", "ccx"]
 
@@ -191,7 +191,7 @@ def load(data: dict[str, Any], feasibility: bool = False) -> Spec:
     The constraints of `spec_data` are drawn independently, so a drawn spec may admit no
     placement (solvers must then say so): the feasibility checks (`specs.feasibility`) run only
     with ``feasibility=True``."""
-    from specs.loader import load_spec_text
+    from tasksolve.specs.loader import load_spec_text
 
     return load_spec_text(yaml.safe_dump(data, sort_keys=False), "<generated>", feasibility=feasibility)
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from math import perm
 
-from specs.topology import Topology
+from tasksolve.specs.topology import Topology
 
 Form = int | tuple
 

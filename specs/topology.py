@@ -22,7 +22,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from specs.fields import Clock, Count, Name, NonNegativeInt, Number, Share, Size, StrictModel
+from tasksolve.specs.fields import Clock, Count, Name, NonNegativeInt, Number, Share, Size, StrictModel
 
 MACHINE = "machine"
 MAX_CONTEXTS = 65_536
@@ -169,7 +169,7 @@ class Topology(StrictModel):
 
     def parse_domain(self, text: str) -> tuple[int, int]:
         """``core3.pipe1`` -> (level index, domain index); raises ValueError with a suggestion."""
-        from specs.errors import did_you_mean
+        from tasksolve.specs.errors import did_you_mean
 
         if text == MACHINE:
             return -1, 0

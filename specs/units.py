@@ -16,7 +16,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from specs.errors import SpecsError, shown
+from tasksolve.specs.errors import SpecsError, shown
 
 __all__ = [
     "UnitError",

@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from specs.errors import Path, Problem, SpecError, shorten
+from tasksolve.specs.errors import Path, Problem, SpecError, shorten
 
 MAX_BYTES = 4 * 1024 * 1024
 MAX_NODES = 200_000

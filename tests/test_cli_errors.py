@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from solver.cli import errors, main
+from tasksolve.solver.cli import errors, main
 
 
 def run(capsys, *args: str) -> tuple[int, str, str]:
@@ -20,7 +20,7 @@ def run(capsys, *args: str) -> tuple[int, str, str]:
 
 
 def test_a_bug_exits_70_with_where_to_report_and_no_traceback(capsys, monkeypatch):
-    import specs
+    from tasksolve import specs
 
     def broken(*args, **kwargs):
         raise RuntimeError("boom")
@@ -54,8 +54,8 @@ def test_usage_errors_exit_2_without_traceback(capsys):
 
 
 def test_exit_codes_of_the_error_table():
-    from simulate.errors import InvalidPlanError, OracleError
-    from solver.errors import Infeasible, SolverFailed
+    from tasksolve.simulate.errors import InvalidPlanError, OracleError
+    from tasksolve.solver.errors import Infeasible, SolverFailed
 
     assert errors.classify(Infeasible("x")).code == 2
     assert errors.classify(SolverFailed("x")).code == 3
@@ -71,11 +71,11 @@ def test_sigterm_is_handled_like_ctrl_c(tmp_path):
     """A SIGTERM during a long command ends it with a message and exit 143, not a traceback."""
     script = (
         "import sys, time\n"
-        "from solver.cli import main, common\n"
+        "from tasksolve.solver.cli import main, common\n"
         "def slow(*a, **k):\n"
         "    print('ready', flush=True); time.sleep(60)\n"
         "common.load_spec_or_fail = slow\n"
-        "import solver.cli.spec_commands as s\n"
+        "import tasksolve.solver.cli.spec_commands as s\n"
         "s.load_spec_or_fail = slow\n"
         "sys.exit(main(['count', 't2-ipfwd-intadd-x2']))\n"
     )

@@ -7,8 +7,8 @@ import json
 import pytest
 import yaml
 
-from solver.cli import main
-from specs import builtin_names, load_spec
+from tasksolve.solver.cli import main
+from tasksolve.specs import builtin_names, load_spec
 
 
 def run(capsys, *args):
@@ -99,7 +99,7 @@ def test_examples_json(capsys):
     "name, folder", [("ultrasparc-t2", "topologies"), ("npire-router", "apps"), ("t2-constrained", "")]
 )
 def test_examples_shows_every_kind_verbatim(capsys, name, folder):
-    from specs.loader import builtin_path
+    from tasksolve.specs.loader import builtin_path
 
     code, out, _ = run(capsys, "examples", name)
     assert code == 0 and out == builtin_path(folder, name).read_text()
@@ -113,7 +113,7 @@ def test_examples_suggests_across_kinds(capsys):
 
 
 def test_examples_copy_keeps_an_edited_file_unless_forced(capsys, tmp_path):
-    from specs.loader import builtin_path
+    from tasksolve.specs.loader import builtin_path
 
     original = builtin_path("topologies", "ultrasparc-t2").read_text()
     target = tmp_path / "topologies" / "ultrasparc-t2.yaml"
@@ -139,7 +139,7 @@ def test_examples_copy_all_refuses_before_writing_anything(capsys, tmp_path):
 
 
 def test_validate_reads_topologies_and_applications(capsys, tmp_path):
-    from specs.loader import builtin_path
+    from tasksolve.specs.loader import builtin_path
 
     names = builtin_names("topologies") + builtin_names("apps")
     code, out, err = run(capsys, "validate", *names)

@@ -48,8 +48,8 @@ stops when the relative 95% half-width of the total throughput (and of the mean 
 ``stop_on`` latency) is at most ``precision``, or after ``packets`` departures.
 """
 
-from simulate.des.results import check_finite, simulate, to_measurement
-from simulate.des.run import RunResult, Simulation
-from simulate.des.settings import DesSettings
+from tasksolve.simulate.des.results import check_finite, simulate, to_measurement
+from tasksolve.simulate.des.run import RunResult, Simulation
+from tasksolve.simulate.des.settings import DesSettings
 
 __all__ = ["DesSettings", "RunResult", "Simulation", "check_finite", "simulate", "to_measurement"]

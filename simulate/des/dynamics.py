@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from simulate.des.phases import Phases
-from simulate.des.ports import BLOCKED, BUSY, IDLE, Port
-from simulate.des.tables import Tables
+from tasksolve.simulate.des.phases import Phases
+from tasksolve.simulate.des.ports import BLOCKED, BUSY, IDLE, Port
+from tasksolve.simulate.des.tables import Tables
 
 
 class Dynamics(Phases, Tables):

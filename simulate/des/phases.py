@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import simpy
 
-from simulate.des.ports import BLOCKED, BUSY, LOCKWAIT
-from simulate.service import failure_stream
+from tasksolve.simulate.des.ports import BLOCKED, BUSY, LOCKWAIT
+from tasksolve.simulate.service import failure_stream
 
 WORK, ACQUIRE, RELEASE, SIGNAL = 0, 1, 2, 3
 

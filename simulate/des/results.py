@@ -8,11 +8,11 @@ import math
 
 import numpy as np
 
-from simulate.des.run import RunResult, Simulation
-from simulate.des.settings import DesSettings
-from simulate.errors import NonFiniteResultError
-from simulate.measurement import Measurement
-from simulate.model import ThreadGraph
+from tasksolve.simulate.des.run import RunResult, Simulation
+from tasksolve.simulate.des.settings import DesSettings
+from tasksolve.simulate.errors import NonFiniteResultError
+from tasksolve.simulate.measurement import Measurement
+from tasksolve.simulate.model import ThreadGraph
 
 
 def to_measurement(sim: Simulation, raw: RunResult) -> Measurement:
@@ -103,7 +103,7 @@ def check_finite(figures: dict[str, float]) -> None:
 
 def simulate(spec, plan, graph: ThreadGraph | None = None, **overrides) -> Measurement:
     """Simulate a `specs.Plan` under `spec` (settings from ``spec.oracle``, then `overrides`)."""
-    from simulate.model import compile_plan
+    from tasksolve.simulate.model import compile_plan
 
     settings = DesSettings.from_spec(spec, **overrides)
     if graph is None:

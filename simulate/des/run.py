@@ -16,13 +16,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from simulate.analytic import solve
-from simulate.des.dynamics import Dynamics
-from simulate.des.ports import BLOCKED, BUSY
-from simulate.errors import OracleError, SimulationTimeout
-from simulate.measurement import Measurement
-from simulate.output import Analysis, analyse
-from simulate.service import arrival_stream
+from tasksolve.simulate.analytic import solve
+from tasksolve.simulate.des.dynamics import Dynamics
+from tasksolve.simulate.des.ports import BLOCKED, BUSY
+from tasksolve.simulate.errors import OracleError, SimulationTimeout
+from tasksolve.simulate.measurement import Measurement
+from tasksolve.simulate.output import Analysis, analyse
+from tasksolve.simulate.service import arrival_stream
 
 
 @dataclass
@@ -235,6 +235,6 @@ class Simulation(Dynamics):
         return [np.asarray(d, dtype=float) for d in self.lat]
 
     def run(self) -> Measurement:
-        from simulate.des.results import to_measurement
+        from tasksolve.simulate.des.results import to_measurement
 
         return to_measurement(self, self.run_raw())

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from simulate.errors import OracleError
+from tasksolve.simulate.errors import OracleError
 
 
 @dataclass(frozen=True)

@@ -19,10 +19,10 @@ from collections import deque
 
 import simpy
 
-from simulate.des.ports import IDLE, SCALE, Port
-from simulate.des.settings import DesSettings
-from simulate.model import ThreadGraph
-from simulate.service import service_stream
+from tasksolve.simulate.des.ports import IDLE, SCALE, Port
+from tasksolve.simulate.des.settings import DesSettings
+from tasksolve.simulate.model import ThreadGraph
+from tasksolve.simulate.service import service_stream
 
 
 class Tables:

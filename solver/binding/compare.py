@@ -26,16 +26,16 @@ from typing import Any
 
 import numpy as np
 
-from simulate.analytic import BatchModel
-from simulate.measurement import Measurement
-from simulate.oracle import make_oracle
-from simulate.registry import DEFAULT_KIND
-from solver.binding.conflicts import explain_infeasible
-from solver.binding.cpsat import solve_binding
-from solver.binding.problem import BindingProblem
-from solver.binding.samplers import SamplerError, balanced_plans, uniform_plans
-from solver.errors import Infeasible, SolverFailed
-from specs import Plan, Spec
+from tasksolve.simulate.analytic import BatchModel
+from tasksolve.simulate.measurement import Measurement
+from tasksolve.simulate.oracle import make_oracle
+from tasksolve.simulate.registry import DEFAULT_KIND
+from tasksolve.solver.binding.conflicts import explain_infeasible
+from tasksolve.solver.binding.cpsat import solve_binding
+from tasksolve.solver.binding.problem import BindingProblem
+from tasksolve.solver.binding.samplers import SamplerError, balanced_plans, uniform_plans
+from tasksolve.solver.errors import Infeasible, SolverFailed
+from tasksolve.specs import Plan, Spec
 
 METHODS = ("cpsat", "blackbox", "tsbsched", "random", "balanced")
 
@@ -214,9 +214,9 @@ class _Comparison:
 
     def predictor(self, method: str, samples: int, top_n: int | None, tables):
         """TSBSched or BlackBox: profile (one set of tables serves both), predict, select."""
-        from solver.predictors.candidates import Candidates
-        from solver.predictors.selection import run_predictor
-        from solver.predictors.tables import ProfileTables
+        from tasksolve.solver.predictors.candidates import Candidates
+        from tasksolve.solver.predictors.selection import run_predictor
+        from tasksolve.solver.predictors.tables import ProfileTables
 
         def factory(s):
             return make_oracle(s, self.oracle_kind)

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import linprog
 
-from solver.binding.configurations import (
+from tasksolve.solver.binding.configurations import (
     MAX_CONFIGURATIONS,
     ConfigurationValues,
     Layout,
@@ -36,8 +36,8 @@ from solver.binding.configurations import (
     count_configurations,
     enumerate_configurations,
 )
-from solver.binding.problem import BindingProblem
-from solver.errors import SolverFailed
+from tasksolve.solver.binding.problem import BindingProblem
+from tasksolve.solver.errors import SolverFailed
 
 
 class ConfigurationLPFailed(SolverFailed):

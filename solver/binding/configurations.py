@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from solver.binding.problem import BindingProblem
+from tasksolve.solver.binding.problem import BindingProblem
 
 MAX_CONFIGURATIONS = 3_000_000
 MAX_ASSIGNMENTS = 4096  # partner assignments enumerated per count vector

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from ortools.sat.python import cp_model
 
-from solver import cpsat
-from solver.binding.model import BindingModel
-from solver.binding.problem import BindingProblem, describe_group
+from tasksolve.solver import cpsat
+from tasksolve.solver.binding.model import BindingModel
+from tasksolve.solver.binding.problem import BindingProblem, describe_group
 
 
 def _infeasible_with(problem: BindingProblem, groups: list[str], time_limit: float) -> tuple[bool | None, list[str]]:

@@ -17,12 +17,12 @@ import math
 import time
 from dataclasses import dataclass, field
 
-from solver.binding.configuration_lp import ConfigurationBound, ConfigurationLPFailed, configuration_bound
-from solver.binding.configurations import NotApplicable
-from solver.binding.local_search import LocalSearchResult, improve_plan
-from solver.binding.model import THROUGHPUT_RESOLUTION, BindingModel
-from solver.binding.problem import BindingProblem
-from specs import UsableTree
+from tasksolve.solver.binding.configuration_lp import ConfigurationBound, ConfigurationLPFailed, configuration_bound
+from tasksolve.solver.binding.configurations import NotApplicable
+from tasksolve.solver.binding.local_search import LocalSearchResult, improve_plan
+from tasksolve.solver.binding.model import THROUGHPUT_RESOLUTION, BindingModel
+from tasksolve.solver.binding.problem import BindingProblem
+from tasksolve.specs import UsableTree
 
 __all__ = ["BindingResult", "BindingSolution", "StepOutcome", "solve_binding"]
 
@@ -82,7 +82,7 @@ def _exact_value(problem: BindingProblem, objective: str, contexts: list[int]) -
     """The closed form's value of a plan, in the objective's unit (seconds for the latency)."""
     import numpy as np
 
-    from simulate.analytic import BatchModel
+    from tasksolve.simulate.analytic import BatchModel
 
     value = float(BatchModel(problem.spec).evaluate(np.array([contexts])).values(objective)[0])
     return -value if objective == "latency" else value
@@ -92,7 +92,7 @@ def _heuristic(
     problem: BindingProblem, objective: str, hint: list[int] | None, seed: int, rounds: int, time_limit: float | None
 ) -> LocalSearchResult | None:
     """Iterated local search from the hint (or from one random plan); None if there is no start."""
-    from solver.binding.samplers import SamplerError, uniform_plans
+    from tasksolve.solver.binding.samplers import SamplerError, uniform_plans
 
     start = hint
     if start is None:

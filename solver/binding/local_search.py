@@ -22,8 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from simulate.analytic import BatchModel
-from solver.binding.samplers import PlacementConstraints
+from tasksolve.simulate.analytic import BatchModel
+from tasksolve.solver.binding.samplers import PlacementConstraints
 
 MAX_NEIGHBOURS = 20_000  # larger neighbourhoods are sampled
 

@@ -34,10 +34,10 @@ from functools import reduce
 
 from ortools.sat.python import cp_model
 
-from solver import cpsat
-from solver.binding.problem import BindingProblem
-from solver.binding.symmetry_breaking import SiblingClasses, add_value_precedence
-from solver.errors import SolverFailed
+from tasksolve.solver import cpsat
+from tasksolve.solver.binding.problem import BindingProblem
+from tasksolve.solver.binding.symmetry_breaking import SiblingClasses, add_value_precedence
+from tasksolve.solver.errors import SolverFailed
 
 DEMAND_SCALE = 1000  # demands and capacities in thousandths
 WORK_SCALE = 100  # cycles in hundredths (communication costs from the cache model are fractional)

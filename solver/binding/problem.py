@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from specs import Spec
+from tasksolve.specs import Spec
 
 
 @dataclass

@@ -32,8 +32,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from solver.errors import BadProblemError
-from specs import Plan, UsableTree
+from tasksolve.solver.errors import BadProblemError
+from tasksolve.specs import Plan, UsableTree
 
 
 class SamplerError(BadProblemError):
@@ -133,7 +133,7 @@ def _latency_filter(spec):
     bound = spec.constraints.latency_max
     if bound is None:
         return None
-    from simulate.analytic import BatchModel
+    from tasksolve.simulate.analytic import BatchModel
 
     model = BatchModel(spec)
     seconds = bound.to_seconds(spec.topology.clock) * (1 + 1e-9)

@@ -16,8 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
-from solver.binding.problem import BindingProblem
-from specs import UsableTree
+from tasksolve.solver.binding.problem import BindingProblem
+from tasksolve.specs import UsableTree
 
 Shape = tuple
 

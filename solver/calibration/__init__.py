@@ -4,7 +4,7 @@
 two together for the command line and writes the calibrated spec.
 """
 
-from solver.calibration.fitting import Fit, FittedParameter, calibrated_spec, fit
-from solver.calibration.job import CalibrationResult, calibrate
+from tasksolve.solver.calibration.fitting import Fit, FittedParameter, calibrated_spec, fit
+from tasksolve.solver.calibration.job import CalibrationResult, calibrate
 
 __all__ = ["CalibrationResult", "Fit", "FittedParameter", "calibrate", "calibrated_spec", "fit"]

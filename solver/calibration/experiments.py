@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from simulate.oracle import make_oracle
-from solver.binding.samplers import SamplerError, balanced_plans, uniform_plans
-from specs import Plan, Spec
-from specs.plan import check_plan
+from tasksolve.simulate.oracle import make_oracle
+from tasksolve.solver.binding.samplers import SamplerError, balanced_plans, uniform_plans
+from tasksolve.specs import Plan, Spec
+from tasksolve.specs.plan import check_plan
 
 
 def calibration_plans(spec: Spec, random: int, seed: int, balanced: int = 4) -> np.ndarray:

@@ -38,8 +38,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import least_squares
 
-from simulate.analytic import BatchModel
-from specs import Spec
+from tasksolve.simulate.analytic import BatchModel
+from tasksolve.specs import Spec
 
 IDENTIFICATION_STEP = 0.05  # relative move of a parameter that must change a prediction
 IDENTIFICATION_TOLERANCE = 1e-9  # ... by more than this (log-throughput)

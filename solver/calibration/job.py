@@ -9,10 +9,10 @@ from typing import Any
 
 import numpy as np
 
-from solver.calibration.experiments import calibration_plans, measure
-from solver.calibration.fitting import Fit, calibrated_spec, fit
-from solver.errors import BadProblemError
-from specs import Spec
+from tasksolve.solver.calibration.experiments import calibration_plans, measure
+from tasksolve.solver.calibration.fitting import Fit, calibrated_spec, fit
+from tasksolve.solver.errors import BadProblemError
+from tasksolve.specs import Spec
 
 
 @dataclass

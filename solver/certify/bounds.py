@@ -60,8 +60,8 @@ def closed_form_bound(
     spec, *, time_limit: float, workers: int = 1, seed: int = 0, oracle_kind: str = "analytic"
 ) -> Rigorous:
     """Solve the closed form with `solve_binding` (local search, CP-SAT, configuration LP)."""
-    from solver.binding.cpsat import solve_binding
-    from solver.binding.problem import BindingProblem
+    from tasksolve.solver.binding.cpsat import solve_binding
+    from tasksolve.solver.binding.problem import BindingProblem
 
     result = solve_binding(
         BindingProblem(spec), objective=spec.objective, time_limit=time_limit, workers=workers, seed=seed

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from solver.certify.verdict import VERDICTS
+from tasksolve.solver.certify.verdict import VERDICTS
 
 DEFAULT_TARGET_GAP = 0.05
 
@@ -49,7 +49,7 @@ class Certificate:
         return out
 
     def summary(self) -> str:
-        from specs import display
+        from tasksolve.specs import display
 
         def show(value) -> str:
             if not isinstance(value, (int, float)) or value != value:

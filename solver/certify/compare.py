@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-import evt
+from tasksolve import evt
 
 #: plans of the other design measured for the comparison (0: none).  200 keeps `tasksolve run
 #: t2-ipfwd-intadd-x2` within a few seconds of its time without it (BENCHMARKS.md)
@@ -81,7 +81,7 @@ SHARED = ("seed", "workers", "timeout", "oracle_factory", "scheduler", "oracle_k
 def compare_designs(spec, out_dir: Path, certificate, samples: int, options: dict[str, Any]) -> list[dict[str, Any]]:
     """[the certificate's design, the other design on `samples` plans of its own] (module docstring);
     `options` are `certify`'s (`SHARED`, ``resume``, ``force``)."""
-    from solver.certify.service import SamplingService
+    from tasksolve.solver.certify.service import SamplingService
 
     design = other_design(certificate.design)
     service_options = {k: options[k] for k in SHARED if k in options}

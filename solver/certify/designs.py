@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from solver.binding.local_search import LocalSearch
-from specs import Plan
+from tasksolve.solver.binding.local_search import LocalSearch
+from tasksolve.specs import Plan
 
 #: the default of `certify`, `run` and the CLI's --design (see BENCHMARKS.md, "Certificates against the truth")
 DEFAULT_DESIGN = "local-optima"
@@ -106,9 +106,9 @@ def probe(
     tail says nothing of an optimum of probability 1e-15: BENCHMARKS.md, "Certificates against
     the truth"); a few climbs from random starts reach far better plans.  Returns (value in the
     samples' orientation, plan), or None when no start is valid."""
-    from simulate.oracle import plan_seed
-    from solver.binding.samplers import uniform_plans
-    from solver.certify.service import objective_value
+    from tasksolve.simulate.oracle import plan_seed
+    from tasksolve.solver.binding.samplers import uniform_plans
+    from tasksolve.solver.certify.service import objective_value
 
     climber = Climber(spec, objective, screen=screen)
     starts = uniform_plans(spec, restarts, np.random.default_rng([seed, 0x70726F6265]))

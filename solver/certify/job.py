@@ -26,16 +26,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import evt
-from solver.binding.compare import METHODS, SolveReport, solve
-from solver.certify.bounds import from_report
-from solver.certify.designs import DEFAULT_SAMPLES
-from solver.certify.run import CertifyOutcome, certify
-from solver.certify.service import check_start
-from solver.errors import SolverFailed
-from specs import Spec
-from specs.exporters.pinning import pinning_text
-from specs.files import write_json_atomic, write_text_atomic
+from tasksolve import evt
+from tasksolve.solver.binding.compare import METHODS, SolveReport, solve
+from tasksolve.solver.certify.bounds import from_report
+from tasksolve.solver.certify.designs import DEFAULT_SAMPLES
+from tasksolve.solver.certify.run import CertifyOutcome, certify
+from tasksolve.solver.certify.service import check_start
+from tasksolve.solver.errors import SolverFailed
+from tasksolve.specs import Spec
+from tasksolve.specs.exporters.pinning import pinning_text
+from tasksolve.specs.files import write_json_atomic, write_text_atomic
 
 # What `tasksolve run` compares unless told otherwise: the methods that finish in about a minute
 # on the 24-thread examples. TSBSched and BlackBox profile with the oracle first, which takes
@@ -82,7 +82,7 @@ def run(
     default means all of them) and certified with pipeline samples (`pipeline_job.run_pipeline`).
     """
     if spec.problem == "pipeline":
-        from solver.certify.pipeline_job import run_pipeline
+        from tasksolve.solver.certify.pipeline_job import run_pipeline
 
         return run_pipeline(
             spec,
@@ -165,7 +165,7 @@ def write_plan_files(spec: Spec, plan, out_dir: Path) -> dict[str, Path]:
 
 def known_plans(report: SolveReport) -> list[tuple[str, float]]:
     """Every plan of the comparison measured on the oracle (label, value in the samples' orientation)."""
-    from solver.certify.service import objective_value
+    from tasksolve.solver.certify.service import objective_value
 
     out = []
     for row in report.comparison:
@@ -180,9 +180,9 @@ def known_plans(report: SolveReport) -> list[tuple[str, float]]:
 def _write_report(
     path: Path, spec: Spec, report: SolveReport, certificate: dict[str, Any], outcome: CertifyOutcome
 ) -> None:
-    from solver.report.html import write_report
-    from solver.report.render import plan_text
-    from specs.exporters.pinning import taskset_lines
+    from tasksolve.solver.report.html import write_report
+    from tasksolve.solver.report.render import plan_text
+    from tasksolve.specs.exporters.pinning import taskset_lines
 
     solved = report.to_dict()
     curves = {

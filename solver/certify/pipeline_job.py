@@ -31,15 +31,15 @@ from typing import Any
 
 import numpy as np
 
-import evt
-from solver.certify.bounds import Rigorous
-from solver.certify.job import write_plan_files
-from solver.certify.run import CertifyOutcome, certify
-from solver.certify.service import check_start
-from solver.errors import SolverFailed
-from solver.pipeline.problem import PipelineError
-from specs import Spec
-from specs.files import write_json_atomic
+from tasksolve import evt
+from tasksolve.solver.certify.bounds import Rigorous
+from tasksolve.solver.certify.job import write_plan_files
+from tasksolve.solver.certify.run import CertifyOutcome, certify
+from tasksolve.solver.certify.service import check_start
+from tasksolve.solver.errors import SolverFailed
+from tasksolve.solver.pipeline.problem import PipelineError
+from tasksolve.specs import Spec
+from tasksolve.specs.files import write_json_atomic
 
 #: local-search restarts measured on the oracle as a known plan
 PROBES = 10
@@ -75,8 +75,8 @@ def run_pipeline(
 ) -> PipelineJobResult:
     """Solve the pipeline problem of `spec`, certify the chosen plan, write the files (module
     docstring).  Options as `solver.certify.job.run`; `load` the offered load for latency."""
-    from solver.pipeline.compare import spec_for_problem
-    from solver.pipeline.job import solve_pipeline
+    from tasksolve.solver.pipeline.compare import spec_for_problem
+    from tasksolve.solver.pipeline.job import solve_pipeline
 
     if spec.objective == "latency":
         raise PipelineError(
@@ -164,10 +164,10 @@ def rigorous(job) -> Rigorous | None:
 
 def probe(spec, problem, oracle_kind: str, seed: int, restarts: int = PROBES) -> float | None:
     """The best throughput of `restarts` local optima (seeded random starts) on the oracle."""
-    from simulate.oracle import make_oracle, plan_seed
-    from solver.pipeline.local_search import climb
-    from solver.pipeline.plans import to_plan
-    from solver.pipeline.sampling import random_candidate
+    from tasksolve.simulate.oracle import make_oracle, plan_seed
+    from tasksolve.solver.pipeline.local_search import climb
+    from tasksolve.solver.pipeline.plans import to_plan
+    from tasksolve.solver.pipeline.sampling import random_candidate
 
     oracle = make_oracle(spec, oracle_kind)
     best = None
@@ -213,8 +213,8 @@ def latency_table(job) -> str:
     the offered load, on which the bound is checked."""
     import html
 
-    from solver.pipeline.job import measured_meets_bound
-    from specs import display
+    from tasksolve.solver.pipeline.job import measured_meets_bound
+    from tasksolve.specs import display
 
     p = job.problem
     bound = display.seconds(p.seconds(p.latency_max)) if p.latency_max is not None else "none"
@@ -241,9 +241,9 @@ def latency_table(job) -> str:
 
 
 def _write_report(path: Path, spec: Spec, job, certificate: dict[str, Any], outcome: CertifyOutcome) -> None:
-    from solver.report.html import write_report
-    from solver.report.render import plan_text
-    from specs.exporters.pinning import taskset_lines
+    from tasksolve.solver.report.html import write_report
+    from tasksolve.solver.report.render import plan_text
+    from tasksolve.specs.exporters.pinning import taskset_lines
 
     write_report(
         path,

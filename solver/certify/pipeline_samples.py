@@ -21,10 +21,10 @@ from typing import Any
 
 import numpy as np
 
-from solver.pipeline.local_search import climb
-from solver.pipeline.plans import to_plan
-from solver.pipeline.problem import PipelineProblem
-from solver.pipeline.sampling import decode, encode, random_candidate
+from tasksolve.solver.pipeline.local_search import climb
+from tasksolve.solver.pipeline.plans import to_plan
+from tasksolve.solver.pipeline.problem import PipelineProblem
+from tasksolve.solver.pipeline.sampling import decode, encode, random_candidate
 
 
 def identity(design: str) -> dict[str, Any]:

@@ -16,16 +16,16 @@ from typing import Any
 
 import numpy as np
 
-import evt
-from simulate.oracle import make_oracle
-from simulate.registry import DEFAULT_KIND
-from solver.binding.samplers import balanced_plans
-from solver.certify.bounds import Rigorous
-from solver.certify.certificate import DEFAULT_TARGET_GAP, Certificate, versions
-from solver.certify.designs import DEFAULT_DESIGN, DEFAULT_SAMPLES, PROBES, probe
-from solver.certify.service import SamplingService, acquire_lock, objective_value, release_lock
-from solver.certify.verdict import Evidence, decide
-from specs import Plan, Spec
+from tasksolve import evt
+from tasksolve.simulate.oracle import make_oracle
+from tasksolve.simulate.registry import DEFAULT_KIND
+from tasksolve.solver.binding.samplers import balanced_plans
+from tasksolve.solver.certify.bounds import Rigorous
+from tasksolve.solver.certify.certificate import DEFAULT_TARGET_GAP, Certificate, versions
+from tasksolve.solver.certify.designs import DEFAULT_DESIGN, DEFAULT_SAMPLES, PROBES, probe
+from tasksolve.solver.certify.service import SamplingService, acquire_lock, objective_value, release_lock
+from tasksolve.solver.certify.verdict import Evidence, decide
+from tasksolve.specs import Plan, Spec
 
 
 @dataclass
@@ -99,7 +99,7 @@ def certify(spec: Spec, *, out_dir: Path, compare_samples: int | None = 0, **opt
     try:
         outcome = _certify(spec, out_dir=out_dir, **options)
         options.setdefault("oracle_kind", DEFAULT_KIND)
-        from solver.certify.compare import compare_designs, resolve
+        from tasksolve.solver.certify.compare import compare_designs, resolve
 
         compare_samples = resolve(compare_samples, options["oracle_kind"], outcome.certificate.samples["n"])
         if compare_samples:

@@ -38,12 +38,12 @@ from typing import Any
 
 import numpy as np
 
-from simulate.errors import SimulationTimeout
-from simulate.executor import Executor
-from simulate.oracle import make_oracle, plan_seed
-from solver.binding.samplers import uniform_plans
-from solver.errors import BadProblemError
-from specs import Plan, Spec
+from tasksolve.simulate.errors import SimulationTimeout
+from tasksolve.simulate.executor import Executor
+from tasksolve.simulate.oracle import make_oracle, plan_seed
+from tasksolve.solver.binding.samplers import uniform_plans
+from tasksolve.solver.errors import BadProblemError
+from tasksolve.specs import Plan, Spec
 
 FORMAT = 1
 PLAN_BLOCK = 1024
@@ -117,7 +117,7 @@ def oracle_identity(spec: Spec, kind: str, factory: Callable[[Spec], Any] | None
     oracle's ``identity(spec)`` (`simulate.registry`), empty for an oracle without one."""
     if factory is not None:
         return {"kind": f"{factory.__module__}.{factory.__qualname__}", "settings": {}}
-    from simulate import registry
+    from tasksolve.simulate import registry
 
     identity = getattr(registry.factory(kind), "identity", None)
     settings = identity(spec) if identity is not None else {}
@@ -266,11 +266,11 @@ def _make_worker(
     oracle = oracle_factory(spec) if oracle_factory else make_oracle(spec, oracle_kind)
     climber = None
     if pipeline is not None:
-        from solver.certify.pipeline_samples import PipelineSampler
+        from tasksolve.solver.certify.pipeline_samples import PipelineSampler
 
         return _Worker(spec, oracle, objective, timeout, design, oracle_kind, None, PipelineSampler(pipeline, design))
     if design == "local-optima":
-        from solver.certify.designs import Climber
+        from tasksolve.solver.certify.designs import Climber
 
         climber = Climber(spec, objective, screen=oracle_kind != "analytic" or oracle_factory is not None)
     return _Worker(spec, oracle, objective, timeout, design, oracle_kind, climber)
@@ -286,7 +286,7 @@ def _measure_one(worker: _Worker, index: int, drawn: Any, seed: int) -> Record:
     sample_seed = plan_seed(seed, index)
     climbs = worker.design == "local-optima"
     if worker.pipeline is not None:
-        from solver.certify.pipeline_samples import flat_contexts
+        from tasksolve.solver.certify.pipeline_samples import flat_contexts
 
         def take():
             plan, steps, m = worker.pipeline.sample(worker.oracle, drawn, sample_seed)
@@ -387,7 +387,7 @@ class SamplingService:
         pipeline problem."""
         if self.pipeline is not None:
             if index not in self._drawn:
-                from solver.certify.pipeline_samples import PipelineSampler
+                from tasksolve.solver.certify.pipeline_samples import PipelineSampler
 
                 self._drawn[index] = PipelineSampler(self.pipeline, self.design).draw(self.seed, index)
             return self._drawn[index]
@@ -412,12 +412,12 @@ class SamplingService:
 
     def _plans_identity(self) -> dict[str, Any]:
         if self.pipeline is not None:
-            from solver.certify.pipeline_samples import identity as pipeline_identity
+            from tasksolve.solver.certify.pipeline_samples import identity as pipeline_identity
 
             return pipeline_identity(self.design)
         plans: dict[str, Any] = {"sampler": "uniform", "block": PLAN_BLOCK}
         if self.design == "local-optima":
-            from solver.certify.designs import identity
+            from tasksolve.solver.certify.designs import identity
 
             plans["local_search"] = identity(screen=self.oracle_kind != "analytic" or self.oracle_factory is not None)
         return plans
@@ -524,7 +524,7 @@ class SamplingService:
             self.design,
             self.pipeline,
         )
-        from simulate.registry import exclusive
+        from tasksolve.simulate.registry import exclusive
 
         alone = self.oracle_factory is None and exclusive(self.oracle_kind)  # e.g. a real program on this host
         executor = Executor(workers=1 if alone else self.workers, scheduler=None if alone else self.scheduler)

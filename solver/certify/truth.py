@@ -25,9 +25,9 @@ from typing import Any
 
 import numpy as np
 
-from solver.binding.samplers import distinct_placements
-from specs import Plan, Spec
-from specs.symmetry import UsableTree
+from tasksolve.solver.binding.samplers import distinct_placements
+from tasksolve.specs import Plan, Spec
+from tasksolve.specs.symmetry import UsableTree
 
 
 class ClassTable:

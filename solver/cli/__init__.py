@@ -13,7 +13,7 @@ from importlib.metadata import PackageNotFoundError, version
 
 import typer
 
-from solver.cli import common, errors
+from tasksolve.solver.cli import common, errors
 
 app = typer.Typer(
     name="tasksolve",
@@ -54,13 +54,13 @@ def _root(
     ),
 ) -> None:
     """tasksolve: which placement, how good is it, how good could it be."""
-    from specs.loader import ALLOW_OUTSIDE
+    from tasksolve.specs.loader import ALLOW_OUTSIDE
 
     ALLOW_OUTSIDE.set(allow_outside)
 
 
 def _register_commands() -> None:
-    from solver.cli import (
+    from tasksolve.solver.cli import (
         calibrate_command,
         certify_command,
         evt_command,
@@ -115,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     _signals.clear()
     previous = signal.signal(signal.SIGTERM, _raise_terminated)
-    from specs.loader import ALLOW_OUTSIDE
+    from tasksolve.specs.loader import ALLOW_OUTSIDE
 
     allow_token = ALLOW_OUTSIDE.set(False)  # the root option sets it for this invocation only
     try:

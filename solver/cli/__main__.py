@@ -2,6 +2,6 @@
 
 import sys
 
-from solver.cli import main
+from tasksolve.solver.cli import main
 
 sys.exit(main())

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import typer
 
-from solver.cli import options
-from solver.cli.common import check_oracle_kind, console, emit_json, fail, load_spec_or_fail
+from tasksolve.solver.cli import options
+from tasksolve.solver.cli.common import check_oracle_kind, console, emit_json, fail, load_spec_or_fail
 
 
 def calibrate(
@@ -34,11 +34,11 @@ def calibrate(
     reported as not identified and keep the spec's values.  Exit code 0 on success, 2 on bad
     input, 3 when the oracle fails.
     """
-    from solver.calibration import calibrate as run_calibration
-    from solver.cli.progress import Phases
-    from specs.display import share
-    from specs.files import write_text_atomic
-    from specs.loader import dump_spec
+    from tasksolve.solver.calibration import calibrate as run_calibration
+    from tasksolve.solver.cli.progress import Phases
+    from tasksolve.specs.display import share
+    from tasksolve.specs.files import write_text_atomic
+    from tasksolve.specs.loader import dump_spec
 
     spec = load_spec_or_fail(spec_path)
     if out.exists() and not force:
@@ -69,7 +69,7 @@ def calibrate(
 def _print(result, out: Path) -> None:
     from rich.table import Table
 
-    from specs.display import share
+    from tasksolve.specs.display import share
 
     fit = result.fit
     table = Table(

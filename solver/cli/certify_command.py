@@ -6,10 +6,10 @@ from pathlib import Path
 
 import typer
 
-from simulate.registry import DEFAULT_KIND
-from solver.certify.job import DEFAULT_METHODS
-from solver.cli import options
-from solver.cli.common import (
+from tasksolve.simulate.registry import DEFAULT_KIND
+from tasksolve.solver.certify.job import DEFAULT_METHODS
+from tasksolve.solver.cli import options
+from tasksolve.solver.cli.common import (
     EXIT_FAILURE,
     EXIT_INTERRUPTED,
     EXIT_NEGATIVE,
@@ -23,7 +23,7 @@ from solver.cli.common import (
     load_spec_or_fail,
     spec_error_text,
 )
-from solver.cli.progress import Phases
+from tasksolve.solver.cli.progress import Phases
 
 
 def _parse_gap(text: str | None) -> float | None:
@@ -31,7 +31,7 @@ def _parse_gap(text: str | None) -> float | None:
 
 
 def _load_plan(path: Path, spec):
-    from specs import SpecError, load_plan
+    from tasksolve.specs import SpecError, load_plan
 
     try:
         return load_plan(path, spec)
@@ -61,12 +61,12 @@ def _run_certify(
     time_limit=None,
     compare_samples=None,
 ):
-    import evt
-    from simulate.errors import OracleError
-    from simulate.executor import ExecutorError
-    from solver.binding.samplers import SamplerError
-    from solver.certify.bounds import closed_form_bound
-    from solver.certify.run import certify
+    from tasksolve import evt
+    from tasksolve.simulate.errors import OracleError
+    from tasksolve.simulate.executor import ExecutorError
+    from tasksolve.solver.binding.samplers import SamplerError
+    from tasksolve.solver.certify.bounds import closed_form_bound
+    from tasksolve.solver.certify.run import certify
 
     workers = options.resolve_workers(workers, spec)
     try:
@@ -143,7 +143,7 @@ def certify_command(
     Exit code 0 only when the verdict is `certified`, 1 otherwise (not certified, estimate
     refuted, no finite optimum).
     """
-    from solver.cli.common import write_json_atomic
+    from tasksolve.solver.cli.common import write_json_atomic
 
     spec = load_binding_spec_or_fail(spec_path)
     oracle = check_oracle_kind(oracle or spec.oracle.kind)
@@ -218,8 +218,8 @@ def run_command(
     self-contained page).  Exit code 0 only when the plan is certified, 1 when not (or when the
     estimate is refuted), 2 on bad input, 3 when an oracle or a solver step fails.
     """
-    from solver.binding.compare import METHODS
-    from solver.certify.job import run
+    from tasksolve.solver.binding.compare import METHODS
+    from tasksolve.solver.certify.job import run
 
     spec = load_spec_or_fail(spec_path)
     oracle = check_oracle_kind(oracle or spec.oracle.kind)
@@ -265,11 +265,11 @@ def run_command(
         )
     else:
         if pipeline:
-            from solver.cli.pipeline_command import _print_job
+            from tasksolve.solver.cli.pipeline_command import _print_job
 
             _print_job(result.report, False)
         else:
-            from solver.cli.solve_command import _print_report
+            from tasksolve.solver.cli.solve_command import _print_report
 
             _print_report(spec, result.report, result.files["plan.yaml"])
         console.print(result.outcome.certificate.summary(), markup=False)
@@ -283,7 +283,7 @@ def run_command(
 
 def _pipeline_methods(text: str) -> list[str]:
     """--method on a pipeline spec: the binding default means every pipeline method."""
-    from solver.pipeline.job import parse_methods
+    from tasksolve.solver.pipeline.job import parse_methods
 
     return parse_methods("all" if text == ",".join(DEFAULT_METHODS) else text)
 

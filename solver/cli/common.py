@@ -45,14 +45,14 @@ def fail(message: str, code: int = EXIT_BAD_INPUT) -> NoReturn:
 
 def to_json_text(obj: Any) -> str:
     """Serialise a result for ``--json`` (strict JSON: infinities become strings)."""
-    from specs.files import json_text
+    from tasksolve.specs.files import json_text
 
     return json_text(obj)
 
 
 def write_json_atomic(path, data: Any) -> None:
     """Write a result as JSON (as ``--json`` prints it), atomically."""
-    from specs.files import write_json_atomic as write
+    from tasksolve.specs.files import write_json_atomic as write
 
     write(path, data)
 
@@ -65,7 +65,7 @@ def emit_json(obj: Any) -> None:
 
 def load_spec_or_fail(path: str):
     """Load a spec (a file, or a built-in example's name) or stop with its located errors."""
-    from specs import SpecError, load_spec
+    from tasksolve.specs import SpecError, load_spec
 
     try:
         return load_spec(path)
@@ -83,7 +83,7 @@ def spec_error_text(exc, most: int = 10) -> str:
 
 
 def spec_error_json(exc) -> list[dict]:
-    from specs.errors import format_path
+    from tasksolve.specs.errors import format_path
 
     return [
         {"file": file, "line": line, "column": col, "field": format_path(path), "message": message}
@@ -104,7 +104,7 @@ def choices_or_fail(text: str, allowed: tuple[str, ...], what: str = "method") -
     requested = list(allowed) if text == "all" else [item.strip() for item in text.split(",")]
     for item in requested:
         if item not in allowed:
-            from specs.errors import did_you_mean
+            from tasksolve.specs.errors import did_you_mean
 
             fail(f"unknown {what} `{item}` (one of {', '.join(allowed)}, all){did_you_mean(item, allowed)}")
     return [item for item in allowed if item in requested]
@@ -112,7 +112,7 @@ def choices_or_fail(text: str, allowed: tuple[str, ...], what: str = "method") -
 
 def check_oracle_kind(kind: str) -> str:
     """`kind` if the oracle registry (`simulate.registry`) knows it, else stop (exit 2)."""
-    from simulate import registry
+    from tasksolve.simulate import registry
 
     if kind not in registry.KINDS:
         fail(registry.unknown_message(kind))

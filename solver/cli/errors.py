@@ -15,7 +15,7 @@ import tempfile
 import traceback
 from dataclasses import dataclass
 
-from solver.cli import common
+from tasksolve.solver.cli import common
 
 EXIT_INTERNAL = 70
 EXIT_TERMINATED = 143
@@ -58,10 +58,10 @@ def _internal(exc: BaseException) -> ErrorReport:
 
 def classify(exc: BaseException) -> ErrorReport:
     """The exit code and message of any exception (the table of docs/design.md)."""
-    import evt
-    from simulate.errors import InvalidPlanError, OracleError, SimulateError
-    from solver.errors import SolverError
-    from specs.errors import SpecError
+    from tasksolve import evt
+    from tasksolve.simulate.errors import InvalidPlanError, OracleError, SimulateError
+    from tasksolve.solver.errors import SolverError
+    from tasksolve.specs.errors import SpecError
 
     if isinstance(exc, common.CliError):
         return ErrorReport(exc.code, exc.message)

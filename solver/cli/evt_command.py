@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from solver.cli import common
+from tasksolve.solver.cli import common
 
 
 def _number(text: str, option: str, *, integer: bool = False) -> float:
@@ -91,7 +91,7 @@ def register(app: typer.Typer) -> None:
         json_output: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     ) -> None:
         """Estimate the best possible value of a sample (see `_HELP`)."""
-        import evt
+        from tasksolve import evt
 
         conf = _number(confidence, "--confidence")
         frac = _number(max_fraction, "--max-fraction")
@@ -121,7 +121,7 @@ def register(app: typer.Typer) -> None:
 
         written: list[Path] = []
         if plots is not None:
-            from evt import plots as evt_plots
+            from tasksolve.evt import plots as evt_plots
 
             try:
                 written = evt_plots.write_plots(result, plots)

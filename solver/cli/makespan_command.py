@@ -12,8 +12,8 @@ from pathlib import Path
 
 import typer
 
-from solver.cli import common, options
-from specs import display
+from tasksolve.solver.cli import common, options
+from tasksolve.specs import display
 
 SPEC_SUFFIXES = (".yaml", ".yml")
 DEFAULT_TIME_LIMIT = 10.0  # seconds, for STG files (a spec brings its search.time_limit)
@@ -21,7 +21,7 @@ DEFAULT_TIME_LIMIT = 10.0  # seconds, for STG files (a spec brings its search.ti
 
 def is_spec(graph: str) -> bool:
     """A spec file (by suffix) or, when no such file exists, a built-in example's name."""
-    from specs.loader import builtin_names
+    from tasksolve.specs.loader import builtin_names
 
     if graph.lower().endswith(SPEC_SUFFIXES):
         return True
@@ -32,15 +32,15 @@ def load_graph(graph: str, app_name: str | None):
     """``(TaskGraph, Spec or None)`` of GRAPH: one application of a spec (a file or a built-in
     example's name) through `solver.makespan.from_spec.graph_from_spec`, or an STG file.
     This is the single place where the command turns its GRAPH argument into a graph."""
-    from solver.makespan.stg import read_stg
+    from tasksolve.solver.makespan.stg import read_stg
 
     if is_spec(graph):
-        from solver.makespan.from_spec import graph_from_spec
-        from specs import load_spec
+        from tasksolve.solver.makespan.from_spec import graph_from_spec
+        from tasksolve.specs import load_spec
 
         spec = load_spec(graph)  # a SpecError is reported with its locations (exit 2)
         if app_name is not None and app_name not in spec.applications:
-            from specs.errors import did_you_mean
+            from tasksolve.specs.errors import did_you_mean
 
             apps = list(spec.applications)
             common.fail(
@@ -147,8 +147,8 @@ def makespan_command(
     json_output: bool = options.json_option(),
 ) -> None:
     """Find a shortest (latency-optimal) schedule of a task graph on P processors."""
-    from solver.errors import SolverFailed
-    from solver.makespan import solve_makespan
+    from tasksolve.solver.errors import SolverFailed
+    from tasksolve.solver.makespan import solve_makespan
 
     if processors < 1:
         common.fail(f"--processors must be at least 1 (got {processors})")

@@ -24,8 +24,8 @@ from pathlib import Path
 
 import typer
 
-from simulate.registry import KINDS as ORACLE_KINDS
-from simulate.registry import help_text as oracle_help
+from tasksolve.simulate.registry import KINDS as ORACLE_KINDS
+from tasksolve.simulate.registry import help_text as oracle_help
 
 
 def spec_argument() -> typer.models.ArgumentInfo:
@@ -113,7 +113,7 @@ DESIGNS = ("random", "local-optima")  # solver.certify.service.DESIGNS
 
 
 def _default_design() -> str:
-    from solver.certify.designs import DEFAULT_DESIGN
+    from tasksolve.solver.certify.designs import DEFAULT_DESIGN
 
     return DEFAULT_DESIGN
 
@@ -140,7 +140,7 @@ def compare_samples_option() -> typer.models.OptionInfo:
 
 
 def check_design(value: str) -> str:
-    from solver.cli.common import fail
+    from tasksolve.solver.cli.common import fail
 
     if value not in DESIGNS:
         fail(f"--design: {value!r} is not a design; choose one of {', '.join(DESIGNS)}")
@@ -182,8 +182,8 @@ def parse_share(text: str | None, option: str, valid, requirement: str) -> float
     `valid` refuses stops with one line: ``{option} {requirement} (got {text})``."""
     if text is None:
         return None
-    from solver.cli.common import fail
-    from specs.units import UnitError, parse_fraction
+    from tasksolve.solver.cli.common import fail
+    from tasksolve.specs.units import UnitError, parse_fraction
 
     try:
         value = parse_fraction(text)

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import typer
 
-from solver.cli.common import console, fail, load_spec_or_fail
-from specs.exporters.pinning import FORMATS
+from tasksolve.solver.cli.common import console, fail, load_spec_or_fail
+from tasksolve.specs.exporters.pinning import FORMATS
 
 
 def _spec_for(plan_path: Path, spec_path: str | None):
@@ -18,8 +18,8 @@ def _spec_for(plan_path: Path, spec_path: str | None):
         return load_spec_or_fail(spec_path)
     import yaml
 
-    from specs.loader import builtin_names, builtin_path
-    from specs.plan import load_plan
+    from tasksolve.specs.loader import builtin_names, builtin_path
+    from tasksolve.specs.plan import load_plan
 
     name = load_plan(plan_path).spec
     if name is None:
@@ -52,9 +52,9 @@ def pin(
     CPU numbers come from the topology's os_cpus (`tasksolve topology host` imports them); a
     topology without them gives flat context indices, and the output says so.
     """
-    from specs.errors import did_you_mean
-    from specs.exporters.pinning import pinning_text
-    from specs.plan import load_plan
+    from tasksolve.specs.errors import did_you_mean
+    from tasksolve.specs.exporters.pinning import pinning_text
+    from tasksolve.specs.plan import load_plan
 
     if form not in FORMATS:
         fail(f"unknown format `{form}` (one of {', '.join(FORMATS)}){did_you_mean(form, FORMATS)}")
@@ -64,7 +64,7 @@ def pin(
     if out is None:
         typer.echo(text, nl=False)
         return
-    from specs.files import write_text_atomic
+    from tasksolve.specs.files import write_text_atomic
 
     write_text_atomic(out, text)
     console.print(f"wrote {out}", markup=False)

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import typer
 
-from solver.cli import common, options
-from solver.pipeline.job import ORACLE_CHOICES
-from specs import display
+from tasksolve.solver.cli import common, options
+from tasksolve.solver.pipeline.job import ORACLE_CHOICES
+from tasksolve.specs import display
 
 METHOD_HELP = "cpsat|lata|parallel|list|greedy|random|bipar|all (or a comma-separated list)"
 
@@ -54,8 +54,8 @@ class StderrProgress:
 
 def _cores(text: str | None) -> tuple[int | None, list[int] | None]:
     """``--cores N`` (a count) or ``--cores A:B[:S]`` (a sweep)."""
-    from solver.pipeline.problem import PipelineError
-    from solver.pipeline.sweep import parse_range
+    from tasksolve.solver.pipeline.problem import PipelineError
+    from tasksolve.solver.pipeline.sweep import parse_range
 
     if text is None:
         return None, None
@@ -74,8 +74,8 @@ def _cores(text: str | None) -> tuple[int | None, list[int] | None]:
 
 
 def _fractions(text: str | None) -> list[float] | None:
-    from solver.pipeline.problem import PipelineError
-    from solver.pipeline.sweep import parse_range
+    from tasksolve.solver.pipeline.problem import PipelineError
+    from tasksolve.solver.pipeline.sweep import parse_range
 
     if text is None:
         return None
@@ -157,8 +157,8 @@ def pipeline_command(
     ),
     json_output: bool = options.json_option(),
 ) -> None:
-    from solver.pipeline.job import solve_pipeline
-    from solver.pipeline.sweep import sweep_pipeline
+    from tasksolve.solver.pipeline.job import solve_pipeline
+    from tasksolve.solver.pipeline.sweep import sweep_pipeline
 
     spec = common.load_spec_or_fail(spec_path)
     splits = None
@@ -209,9 +209,9 @@ def pipeline_command(
 
 def _split(spec, app_name, latency_max, cores, out):
     """`--split`: the split spec and the history of `solver.pipeline.npire.split_for_pipeline`."""
-    from solver.pipeline.npire import split_for_pipeline
-    from specs import dump_spec
-    from specs.files import write_text_atomic
+    from tasksolve.solver.pipeline.npire import split_for_pipeline
+    from tasksolve.specs import dump_spec
+    from tasksolve.specs.files import write_text_atomic
 
     count = None if cores is None or ":" in cores else int(cores)
     split_spec, history = split_for_pipeline(spec, app_name, latency_max=latency_max, cores=count)
@@ -335,7 +335,7 @@ def _comparison_table(job):
 
 
 def _print_job(job, trace: bool) -> None:
-    from solver.pipeline.problem import format_cycles
+    from tasksolve.solver.pipeline.problem import format_cycles
 
     console, problem, result = common.console, job.problem, job.result
     ev = result.evaluation

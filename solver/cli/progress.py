@@ -14,7 +14,7 @@ import time
 
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from solver.cli.common import err_console
+from tasksolve.solver.cli.common import err_console
 
 
 class Phases:

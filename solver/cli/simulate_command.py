@@ -7,8 +7,8 @@ from typing import Any
 
 import typer
 
-from solver.cli import options
-from solver.cli.common import (
+from tasksolve.solver.cli import options
+from tasksolve.solver.cli.common import (
     EXIT_BAD_INPUT,
     check_oracle_kind,
     console,
@@ -136,7 +136,7 @@ def _overrides(kind: str, *, seed, precision, packets, queue_capacity, arrival, 
     if arrival is not None:
         overrides["arrival"] = arrival.value
     if rate is not None:
-        from specs.units import UnitError, parse_rate
+        from tasksolve.specs.units import UnitError, parse_rate
 
         try:
             overrides["rate"] = parse_rate(rate)
@@ -158,11 +158,11 @@ def _plan(spec, plan_path: str | None, seed: int | None):
     """The plan to measure and where it came from (None: a seeded balanced placement)."""
     import numpy as np
 
-    from specs import Plan, load_plan
+    from tasksolve.specs import Plan, load_plan
 
     if plan_path is not None:
         return load_plan(plan_path, spec), plan_path
-    from solver.binding.samplers import balanced_plans
+    from tasksolve.solver.binding.samplers import balanced_plans
 
     if len(spec.threads) > len(spec.usable_contexts):
         fail(
@@ -176,9 +176,9 @@ def _plan(spec, plan_path: str | None, seed: int | None):
 
 def _measure(spec, plan, kind: str, overrides: dict[str, Any], ideal: list[Ideal], max_rate: bool):
     """The measurement, plus the idealised runs and the maximum rate when asked for."""
-    from simulate import IDEALS, compile_plan, ideal_runs, make_oracle
-    from simulate import max_rate as find_max_rate
-    from simulate.experiments import bounding_limit
+    from tasksolve.simulate import IDEALS, compile_plan, ideal_runs, make_oracle
+    from tasksolve.simulate import max_rate as find_max_rate
+    from tasksolve.simulate.experiments import bounding_limit
 
     graph = compile_plan(spec, plan)
     measurement = make_oracle(spec, kind, **overrides).evaluate(plan)
@@ -215,7 +215,7 @@ def _measure(spec, plan, kind: str, overrides: dict[str, Any], ideal: list[Ideal
 def _print_text(spec, plan, m, source, extra) -> None:
     from rich.table import Table
 
-    from specs import display
+    from tasksolve.specs import display
 
     what = f"plan {source}" if source else "a balanced placement (no --plan given; drawn with the seed)"
     console.print(f"{spec.name}: {what}, oracle {m.oracle}", markup=False, soft_wrap=True)

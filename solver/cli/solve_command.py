@@ -6,8 +6,8 @@ from pathlib import Path
 
 import typer
 
-from solver.cli import options
-from solver.cli.common import (
+from tasksolve.solver.cli import options
+from tasksolve.solver.cli.common import (
     EXIT_BAD_INPUT,
     EXIT_FAILURE,
     check_oracle_kind,
@@ -18,7 +18,7 @@ from solver.cli.common import (
     fail,
     load_binding_spec_or_fail,
 )
-from solver.cli.progress import Phases
+from tasksolve.solver.cli.progress import Phases
 
 
 def solve_command(
@@ -61,7 +61,7 @@ def solve_command(
     distinct plans are measured on the oracle and the best measured is the answer.  The table
     compares every method on the same oracle; loss is against the best measured.
     """
-    from solver.binding.compare import METHODS, Infeasible, solve
+    from tasksolve.solver.binding.compare import METHODS, Infeasible, solve
 
     spec = load_binding_spec_or_fail(spec_path)
     settings = spec.search
@@ -108,8 +108,8 @@ def solve_command(
 def _print_report(spec, report, out) -> None:
     from rich.table import Table
 
-    from solver.report.render import plan_tree
-    from specs import display
+    from tasksolve.solver.report.render import plan_tree
+    from tasksolve.specs import display
 
     objective = report.objective
     table = Table(

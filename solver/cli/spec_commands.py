@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from solver.cli.common import (
+from tasksolve.solver.cli.common import (
     EXIT_BAD_INPUT,
     console,
     emit_json,
@@ -40,7 +40,7 @@ def _summary(loaded) -> tuple[dict, str]:
             f"({len(value.usable_contexts)} usable contexts)",
         )
     if loaded.kind == "topology":
-        from specs.display import frequency
+        from tasksolve.specs.display import frequency
 
         shape = " x ".join(f"{level.count} {level.name}" for level in value.levels)
         return (
@@ -70,8 +70,8 @@ def validate(
     The kind of each file is read from its keys.  Exit code 0 when every file is valid, 2 when
     any is not (each problem is reported as file:line:column: field: message on stderr).
     """
-    from specs import SpecError
-    from specs.kinds import load_any
+    from tasksolve.specs import SpecError
+    from tasksolve.specs.kinds import load_any
 
     results = []
     bad = 0
@@ -98,13 +98,13 @@ def schema(
     out: Path | None = typer.Option(None, "--out", "-o", help="Write the schema to this file instead of stdout."),
 ) -> None:
     """Print the JSON Schema of the spec format (for editors such as yaml-language-server)."""
-    from specs.schema import spec_json_schema
+    from tasksolve.specs.schema import spec_json_schema
 
     text = json.dumps(spec_json_schema(), indent=2)
     if out is None:
         typer.echo(text)
     else:
-        from specs.files import write_text_atomic
+        from tasksolve.specs.files import write_text_atomic
 
         write_text_atomic(out, text + "\n")
         console.print(f"wrote {out}", markup=False)
@@ -112,8 +112,8 @@ def schema(
 
 def _example_rows() -> dict[str, list[dict]]:
     """Every built-in, by kind, with what a listing shows."""
-    from specs import SpecError
-    from specs.kinds import all_builtins, load_any
+    from tasksolve.specs import SpecError
+    from tasksolve.specs.kinds import all_builtins, load_any
 
     rows: dict[str, list[dict]] = {"specs": [], "topologies": [], "applications": []}
     for kind, names in all_builtins().items():
@@ -143,8 +143,8 @@ def _example_rows() -> dict[str, list[dict]]:
 def _copy_examples(chosen: list[tuple[str, str, Path]], folder: Path, force: bool) -> list[dict]:
     """Copy built-ins into `folder` (topologies and applications into its `topologies/` and `apps/`
     subfolders, as in the library); a file that differs from the built-in is kept unless `force`."""
-    from specs.files import write_text_atomic
-    from specs.kinds import FOLDERS
+    from tasksolve.specs.files import write_text_atomic
+    from tasksolve.specs.kinds import FOLDERS
 
     plan = []
     for kind, example, source in chosen:
@@ -184,8 +184,8 @@ def examples(
 ) -> None:
     """List the built-in example specs, topologies and applications; show one, or copy it out with
     --copy (a copied file that was edited since is kept unless --force)."""
-    from specs.kinds import FOLDERS, all_builtins, find_builtin, unknown_builtin
-    from specs.loader import builtin_path
+    from tasksolve.specs.kinds import FOLDERS, all_builtins, find_builtin, unknown_builtin
+    from tasksolve.specs.loader import builtin_path
 
     if name is not None:
         found = find_builtin(name)
@@ -243,7 +243,7 @@ SHOWN_DIGITS = 100
 
 def _count_text(value: int | None) -> str:
     """A count for people: exact up to SHOWN_DIGITS digits, else rounded with a clear note."""
-    from specs.counting import digits, scientific
+    from tasksolve.specs.counting import digits, scientific
 
     if value is None:
         return "not counted: the exact count would take too long"
@@ -264,8 +264,8 @@ def count(
     constraints.contexts is taken into account (pins and caps are not).  Counts are exact
     integers; long ones are shown rounded with the number of digits, and exactly with --json.
     """
-    from specs import UsableTree, count_distinct, count_placements
-    from specs.counting import digits, json_count, scientific
+    from tasksolve.specs import UsableTree, count_distinct, count_placements
+    from tasksolve.specs.counting import digits, json_count, scientific
 
     spec = load_spec_or_fail(spec_path)
     threads = len(spec.threads)

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import typer
 
-from solver.cli import options
-from solver.cli.common import console, emit_json, fail
+from tasksolve.solver.cli import options
+from tasksolve.solver.cli.common import console, emit_json, fail
 
 topology_app = typer.Typer(
     help="Real machines as topologies: import this host or an hwloc XML file, show a topology.", no_args_is_help=True
@@ -31,7 +31,7 @@ CAPACITY = typer.Option(
 
 
 def _options(name: str | None, clock: str | None, capacity: list[str] | None) -> dict:
-    from specs.units import UnitError, parse_clock
+    from tasksolve.specs.units import UnitError, parse_clock
 
     chosen: dict = {"name": name}
     if clock is not None:
@@ -53,8 +53,8 @@ def _options(name: str | None, clock: str | None, capacity: list[str] | None) ->
 
 
 def _emit(result, out: Path | None, as_json: bool) -> None:
-    from specs.exporters.topology_text import topology_data, topology_yaml
-    from specs.files import write_text_atomic
+    from tasksolve.specs.exporters.topology_text import topology_data, topology_yaml
+    from tasksolve.specs.files import write_text_atomic
 
     text = topology_yaml(result.topology, result.notes)
     if out is not None:
@@ -86,7 +86,7 @@ def host(
     Sockets, NUMA nodes, shared caches, cores and SMT threads become the levels; a spec can also
     say `topology: host`.
     """
-    from specs.importers.sysfs import host_topology
+    from tasksolve.specs.importers.sysfs import host_topology
 
     _emit(host_topology(**_options(name, clock, capacity)), out, as_json)
 
@@ -100,7 +100,7 @@ def import_command(
     as_json: bool = options.json_option(),
 ) -> None:
     """A topology from an hwloc XML file (written by `lstopo --of xml` on the machine to describe)."""
-    from specs.importers.hwloc import import_hwloc
+    from tasksolve.specs.importers.hwloc import import_hwloc
 
     _emit(import_hwloc(file, **_options(name, clock, capacity)), out, as_json)
 
@@ -112,11 +112,11 @@ def show(
     as_json: bool = options.json_option(),
 ) -> None:
     """An lstopo-like tree of a topology: levels, counts, resources and each context's CPU number."""
-    from specs.exporters.topology_text import topology_data, topology_tree
-    from specs.loader import load_topology, resolve_named_file
+    from tasksolve.specs.exporters.topology_text import topology_data, topology_tree
+    from tasksolve.specs.loader import load_topology, resolve_named_file
 
     if topology.endswith(".xml"):
-        from specs.importers.hwloc import import_hwloc
+        from tasksolve.specs.importers.hwloc import import_hwloc
 
         topo = import_hwloc(topology).topology
     else:

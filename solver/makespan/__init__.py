@@ -46,23 +46,23 @@ The pipeline of `solve_makespan`:
    than it. The lower bound returned is the maximum of ours and CP-SAT's best objective bound.
 """
 
-from solver.cpsat import DETERMINISTIC_WALL_GUARD
-from solver.makespan.bounds import ENERGETIC_MAX_TASKS, LowerBounds, lower_bounds
-from solver.makespan.lists import best_list_schedule, list_schedule
-from solver.makespan.model import (
+from tasksolve.solver.cpsat import DETERMINISTIC_WALL_GUARD
+from tasksolve.solver.makespan.bounds import ENERGETIC_MAX_TASKS, LowerBounds, lower_bounds
+from tasksolve.solver.makespan.lists import best_list_schedule, list_schedule
+from tasksolve.solver.makespan.model import (
     MakespanModel,
     ModelKind,
     assign_processors,
     build_model,
     canonical_processors,
 )
-from solver.makespan.schedule import (
+from tasksolve.solver.makespan.schedule import (
     Schedule,
     ScheduledTask,
     Status,
     schedule_violations,
 )
-from solver.makespan.solve import MakespanResult, solve_makespan
+from tasksolve.solver.makespan.solve import MakespanResult, solve_makespan
 
 __all__ = [
     "DETERMINISTIC_WALL_GUARD",

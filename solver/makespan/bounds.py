@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from solver.makespan.taskgraph import TaskGraph
+from tasksolve.solver.makespan.taskgraph import TaskGraph
 
 
 @dataclass(frozen=True)

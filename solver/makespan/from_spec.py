@@ -11,9 +11,9 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from solver.makespan.taskgraph import Edge, TaskGraph
-from specs import SpecError, load_spec
-from specs.errors import did_you_mean
+from tasksolve.solver.makespan.taskgraph import Edge, TaskGraph
+from tasksolve.specs import SpecError, load_spec
+from tasksolve.specs.errors import did_you_mean
 
 
 def graph_from_spec(path: str | Path, app_name: str | None = None) -> TaskGraph:

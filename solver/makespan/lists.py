@@ -6,8 +6,8 @@ import random
 from collections.abc import Sequence
 from typing import Literal
 
-from solver.makespan.schedule import Schedule, ScheduledTask, predecessor_delays
-from solver.makespan.taskgraph import TaskGraph
+from tasksolve.solver.makespan.schedule import Schedule, ScheduledTask, predecessor_delays
+from tasksolve.solver.makespan.taskgraph import TaskGraph
 
 Rule = Literal["hlfet", "etf"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from solver.makespan.taskgraph import TaskGraph
+from tasksolve.solver.makespan.taskgraph import TaskGraph
 
 
 class Status(str, Enum):

@@ -6,22 +6,22 @@ import math
 import time
 from dataclasses import dataclass
 
-from solver import cpsat
-from solver.errors import SolverFailed
-from solver.makespan.bounds import lower_bounds
-from solver.makespan.lists import best_list_schedule
-from solver.makespan.model import (
+from tasksolve.solver import cpsat
+from tasksolve.solver.errors import SolverFailed
+from tasksolve.solver.makespan.bounds import lower_bounds
+from tasksolve.solver.makespan.lists import best_list_schedule
+from tasksolve.solver.makespan.model import (
     ModelKind,
     assign_processors,
     build_model,
 )
-from solver.makespan.schedule import (
+from tasksolve.solver.makespan.schedule import (
     Schedule,
     ScheduledTask,
     Status,
     schedule_violations,
 )
-from solver.makespan.taskgraph import TaskGraph
+from tasksolve.solver.makespan.taskgraph import TaskGraph
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,8 @@ import csv
 from dataclasses import dataclass
 from pathlib import Path
 
-from solver.errors import BadProblemError
-from solver.makespan.taskgraph import Edge, TaskGraph, TaskGraphError
+from tasksolve.solver.errors import BadProblemError
+from tasksolve.solver.makespan.taskgraph import Edge, TaskGraph, TaskGraphError
 
 
 class StgFormatError(BadProblemError):

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 
-from solver.errors import BadProblemError
+from tasksolve.solver.errors import BadProblemError
 
 
 class TaskGraphError(BadProblemError):
@@ -190,8 +190,8 @@ class TaskGraph:
     @cached_property
     def topological_order(self) -> tuple[int, ...]:
         """Task indices in a topological order (`specs.graphs`: ties by index, so deterministic)."""
-        from specs.graphs import CycleError as GraphCycle
-        from specs.graphs import topological_order
+        from tasksolve.specs.graphs import CycleError as GraphCycle
+        from tasksolve.specs.graphs import topological_order
 
         try:
             return tuple(topological_order(range(len(self)), lambda j: [i for i, _ in self._preds[j]]))

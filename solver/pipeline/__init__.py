@@ -13,9 +13,9 @@
 * `compare`, `sweep` -- running methods side by side, measuring, Figures 14-15.
 """
 
-from solver.pipeline.candidates import Candidate, Group, check_candidate
-from solver.pipeline.evaluation import Evaluation, MethodResult, evaluate
-from solver.pipeline.problem import PipelineError, PipelineProblem
+from tasksolve.solver.pipeline.candidates import Candidate, Group, check_candidate
+from tasksolve.solver.pipeline.evaluation import Evaluation, MethodResult, evaluate
+from tasksolve.solver.pipeline.problem import PipelineError, PipelineProblem
 
 __all__ = [
     "Candidate",

@@ -19,13 +19,13 @@ import heapq
 import random
 import time
 
-from solver.pipeline.candidates import Candidate, Group, depth_stages
-from solver.pipeline.evaluation import MethodResult, evaluate, first_contexts, sequential_candidate
-from solver.pipeline.lata import estimate_profiles, fits, with_estimate
-from solver.pipeline.lata_premap import replicate_bottleneck
-from solver.pipeline.mapping import lata_map, random_map
-from solver.pipeline.problem import PipelineError, PipelineProblem
-from specs.graphs import topological_order
+from tasksolve.solver.pipeline.candidates import Candidate, Group, depth_stages
+from tasksolve.solver.pipeline.evaluation import MethodResult, evaluate, first_contexts, sequential_candidate
+from tasksolve.solver.pipeline.lata import estimate_profiles, fits, with_estimate
+from tasksolve.solver.pipeline.lata_premap import replicate_bottleneck
+from tasksolve.solver.pipeline.mapping import lata_map, random_map
+from tasksolve.solver.pipeline.problem import PipelineError, PipelineProblem
+from tasksolve.specs.graphs import topological_order
 
 
 def _result(problem: PipelineProblem, method: str, cand: Candidate, t0: float, notes=None) -> MethodResult:

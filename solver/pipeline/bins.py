@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from solver.pipeline.problem import PipelineProblem
+from tasksolve.solver.pipeline.problem import PipelineProblem
 
 
 @dataclass

@@ -16,9 +16,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from itertools import combinations, permutations
 
-from solver.pipeline.candidates import Candidate, Group, group_order
-from solver.pipeline.evaluation import Evaluation, evaluate, first_contexts
-from solver.pipeline.problem import PipelineProblem
+from tasksolve.solver.pipeline.candidates import Candidate, Group, group_order
+from tasksolve.solver.pipeline.evaluation import Evaluation, evaluate, first_contexts
+from tasksolve.solver.pipeline.problem import PipelineProblem
 
 
 def set_partitions(n: int) -> Iterator[list[list[int]]]:

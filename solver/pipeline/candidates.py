@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from solver.pipeline.problem import PipelineError, PipelineProblem
-from specs.graphs import CycleError, topological_order
+from tasksolve.solver.pipeline.problem import PipelineError, PipelineProblem
+from tasksolve.specs.graphs import CycleError, topological_order
 
 
 @dataclass(frozen=True)

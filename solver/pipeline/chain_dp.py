@@ -26,9 +26,9 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
-from solver.pipeline.candidates import Candidate, Group
-from solver.pipeline.evaluation import first_contexts
-from solver.pipeline.problem import PipelineError, PipelineProblem
+from tasksolve.solver.pipeline.candidates import Candidate, Group
+from tasksolve.solver.pipeline.evaluation import first_contexts
+from tasksolve.solver.pipeline.problem import PipelineError, PipelineProblem
 
 
 @dataclass(frozen=True)

@@ -14,11 +14,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from simulate.registry import DEFAULT_KIND
-from solver.pipeline import baselines
-from solver.pipeline.evaluation import MethodResult
-from solver.pipeline.lata import lata
-from solver.pipeline.problem import PipelineError, PipelineProblem
+from tasksolve.simulate.registry import DEFAULT_KIND
+from tasksolve.solver.pipeline import baselines
+from tasksolve.solver.pipeline.evaluation import MethodResult
+from tasksolve.solver.pipeline.lata import lata
+from tasksolve.solver.pipeline.problem import PipelineError, PipelineProblem
 
 METHOD_NAMES = ("cpsat", "lata", "parallel", "list", "greedy", "random", "bipar")
 
@@ -74,7 +74,7 @@ def run_method(
     if name == "lata":
         return lata(problem)
     if name == "cpsat":
-        from solver.pipeline import cpsat
+        from tasksolve.solver.pipeline import cpsat
 
         return cpsat.solve(
             problem, time_limit=time_limit, workers=workers, seed=seed, hint=hint, hints=hints, top_k=top_k
@@ -122,7 +122,7 @@ def spec_for_problem(spec, problem: PipelineProblem):
         return spec
     import yaml
 
-    from specs import dump_spec, load_spec_text
+    from tasksolve.specs import dump_spec, load_spec_text
 
     data = yaml.safe_load(dump_spec(spec))
     data["workload"] = [{"app": problem.app, "instances": 1}]
@@ -189,7 +189,7 @@ class Measurer:
         load_tolerance: float | None = None,
         **overrides,
     ) -> None:
-        from simulate.oracle import make_oracle
+        from tasksolve.simulate.oracle import make_oracle
 
         self.kind = kind
         self.seed = seed
@@ -203,7 +203,7 @@ class Measurer:
         t0 = time.perf_counter()
         loaded = None
         if self.kind == "des":
-            from simulate.experiments import latency_at_load
+            from tasksolve.simulate.experiments import latency_at_load
 
             loaded = latency_at_load(
                 self.spec, plan, self.load, tolerance=self.load_tolerance, seed=self.seed, **self.overrides

@@ -16,11 +16,11 @@ from fractions import Fraction
 
 from ortools.sat.python import cp_model
 
-from solver import cpsat
-from solver.pipeline.candidates import Candidate, check_candidate
-from solver.pipeline.evaluation import MethodResult, evaluate
-from solver.pipeline.model import MAX_EXACT_REPLICAS, add_hint, build_model, extract
-from solver.pipeline.problem import PipelineError, PipelineProblem
+from tasksolve.solver import cpsat
+from tasksolve.solver.pipeline.candidates import Candidate, check_candidate
+from tasksolve.solver.pipeline.evaluation import MethodResult, evaluate
+from tasksolve.solver.pipeline.model import MAX_EXACT_REPLICAS, add_hint, build_model, extract
+from tasksolve.solver.pipeline.problem import PipelineError, PipelineProblem
 
 
 def _solver(time_limit: float, workers: int, seed: int) -> cp_model.CpSolver:
@@ -61,7 +61,7 @@ def solve(
     if status == "INFEASIBLE" and problem.sync:
         status = "UNKNOWN"  # early signals shorten latencies the model does not see
     if status not in ("OPTIMAL", "FEASIBLE"):
-        from solver.pipeline.evaluation import first_contexts, sequential_candidate
+        from tasksolve.solver.pipeline.evaluation import first_contexts, sequential_candidate
 
         fallback = hint if hint is not None else first_contexts(problem, sequential_candidate(problem))
         return MethodResult(
@@ -191,8 +191,8 @@ def choose_hint(
     (LATA's and List's plans when none is given and `use_lata_hint`), each valid mapped one
     first improved by `remap` until `deadline`; `hint` itself when none of them is mapped."""
     if hint is None and not hints and use_lata_hint:
-        from solver.pipeline.baselines import list_hlfet
-        from solver.pipeline.lata import lata
+        from tasksolve.solver.pipeline.baselines import list_hlfet
+        from tasksolve.solver.pipeline.lata import lata
 
         hints = [lata(problem).candidate, list_hlfet(problem).candidate]  # LATA's, or the latency reference
     options = [
@@ -241,7 +241,7 @@ def min_latency(
     """The smallest latency any candidate achieves (ticks): ``(best found, proven lower bound,
     status)``; best is None when nothing was found in time."""
     pm = build_model(problem.with_bound(None), latency_bound=None)
-    from solver.pipeline.evaluation import first_contexts, sequential_candidate
+    from tasksolve.solver.pipeline.evaluation import first_contexts, sequential_candidate
 
     add_hint(pm, first_contexts(problem, sequential_candidate(problem)))
     pm.model.minimize(pm.latency)

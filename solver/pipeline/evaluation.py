@@ -10,9 +10,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from solver.pipeline.candidates import Candidate, Group, depth_stages, group_order, group_preds
-from solver.pipeline.problem import PipelineEdge, PipelineError, PipelineProblem
-from solver.pipeline.sync import early_ticks, lock_period, retry_ticks
+from tasksolve.solver.pipeline.candidates import Candidate, Group, depth_stages, group_order, group_preds
+from tasksolve.solver.pipeline.problem import PipelineEdge, PipelineError, PipelineProblem
+from tasksolve.solver.pipeline.sync import early_ticks, lock_period, retry_ticks
 
 
 @dataclass(frozen=True)

@@ -26,11 +26,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from simulate.registry import KINDS as ORACLE_KINDS
-from solver.errors import SolverFailed
-from solver.pipeline.compare import METHOD_NAMES, Measured, Measurer, Progress, Steps, compare
-from solver.pipeline.evaluation import MethodResult
-from solver.pipeline.problem import PipelineError, PipelineProblem, format_cycles
+from tasksolve.simulate.registry import KINDS as ORACLE_KINDS
+from tasksolve.solver.errors import SolverFailed
+from tasksolve.solver.pipeline.compare import METHOD_NAMES, Measured, Measurer, Progress, Steps, compare
+from tasksolve.solver.pipeline.evaluation import MethodResult
+from tasksolve.solver.pipeline.problem import PipelineError, PipelineProblem, format_cycles
 
 ORACLE_CHOICES = (*ORACLE_KINDS, "none")
 EXPLAIN_TIME_LIMIT = 20.0  # seconds CP-SAT may spend finding the minimum latency
@@ -38,7 +38,7 @@ EXPLAIN_TIME_LIMIT = 20.0  # seconds CP-SAT may spend finding the minimum latenc
 
 def parse_methods(text: str) -> list[str]:
     """``all`` or a comma-separated list of `METHOD_NAMES`, in the order given, without repeats."""
-    from specs.errors import did_you_mean
+    from tasksolve.specs.errors import did_you_mean
 
     names = [m.strip().lower() for m in str(text).split(",") if m.strip()]
     if not names:
@@ -89,7 +89,7 @@ def check_critical_path(problem: PipelineProblem) -> None:
 def explain_infeasible(problem: PipelineProblem, *, time_limit: float, workers: int, seed: int) -> None:
     """Raise `PipelineError` naming the bound and the smallest achievable latency, unless CP-SAT
     finds a plan within the bound after all (then the methods merely missed it)."""
-    from solver.pipeline import cpsat
+    from tasksolve.solver.pipeline import cpsat
 
     best, lower, status = cpsat.min_latency(
         problem, time_limit=min(time_limit, EXPLAIN_TIME_LIMIT), workers=workers, seed=seed
@@ -138,8 +138,8 @@ def measure_all(
     steps: Steps | None = None,
 ) -> tuple[dict[str, Measured], list[str]]:
     """Every method's plan measured by `measurer` (oracle `kind`); a failing oracle becomes a note."""
-    from simulate.errors import OracleError
-    from solver.pipeline.plans import to_plan
+    from tasksolve.simulate.errors import OracleError
+    from tasksolve.solver.pipeline.plans import to_plan
 
     measured: dict[str, Measured] = {}
     notes: list[str] = []
@@ -166,9 +166,9 @@ def remeasure_cpsat(
     latency at the offered load (`Measured.latency`, `measured_meets_bound`) meets the bound
     replaces CP-SAT's result in `results` and `measured` (the model's best stays when none meets
     it).  Returns notes."""
-    from simulate.errors import OracleError
-    from solver.pipeline.evaluation import evaluate
-    from solver.pipeline.plans import to_plan
+    from tasksolve.simulate.errors import OracleError
+    from tasksolve.solver.pipeline.evaluation import evaluate
+    from tasksolve.solver.pipeline.plans import to_plan
 
     first = results["cpsat"]
     options = [(first.candidate, measured["cpsat"])]
@@ -306,7 +306,7 @@ def solve_pipeline(
 ) -> PipelineResult:
     """Solve the pipeline problem of `spec` with `methods` (module docstring); with `out_dir`, write
     the chosen plan to ``out_dir/plan.yaml``.  Raises `PipelineError` for an unmeetable bound."""
-    from solver.pipeline.plans import to_plan
+    from tasksolve.solver.pipeline.plans import to_plan
 
     methods = parse_methods(methods) if isinstance(methods, str) else list(methods)
     kind = oracle_kind(oracle, spec)
@@ -329,7 +329,7 @@ def solve_pipeline(
     notes = [n for n in [instance_note(spec, problem)] if n]
     measured: dict[str, Measured] = {}
     if kind != "none":
-        from simulate.errors import OracleError
+        from tasksolve.simulate.errors import OracleError
 
         try:
             measurer = make_measurer(spec, problem, kind, seed=seed, packets=packets, load=load)

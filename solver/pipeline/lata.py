@@ -53,10 +53,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
-from solver.pipeline.candidates import Candidate, Group, group_preds, normalize_stages
-from solver.pipeline.evaluation import MethodResult, evaluate, first_contexts, sequential_candidate
-from solver.pipeline.mapping import lata_map
-from solver.pipeline.problem import PipelineError, PipelineProblem
+from tasksolve.solver.pipeline.candidates import Candidate, Group, group_preds, normalize_stages
+from tasksolve.solver.pipeline.evaluation import MethodResult, evaluate, first_contexts, sequential_candidate
+from tasksolve.solver.pipeline.mapping import lata_map
+from tasksolve.solver.pipeline.problem import PipelineError, PipelineProblem
 
 TIGHTEN = 6  # re-runs with a lowered internal bound when the mapped plan misses L0 (our addition)
 
@@ -463,7 +463,7 @@ def schedule(problem: PipelineProblem, trace: list[dict] | None = None) -> Candi
 def run_once(problem: PipelineProblem, profile: str | int, bound: int | None, trace: list[dict]) -> Candidate:
     """One LATA run: schedule with the `profile` estimate and internal bound `bound`, pre-map onto
     the contexts (§3.3.1), map (§3.3.2)."""
-    from solver.pipeline.lata_premap import premap_nodes
+    from tasksolve.solver.pipeline.lata_premap import premap_nodes
 
     estimate = with_estimate(problem, profile).with_bound(bound)
     cand = premap_nodes(estimate, schedule(estimate, trace), trace)

@@ -32,10 +32,10 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from solver.pipeline.candidates import Candidate, Group
-from solver.pipeline.evaluation import evaluate
-from solver.pipeline.lata import build, figures, fits, task_names, trace_step
-from solver.pipeline.problem import PipelineError, PipelineProblem
+from tasksolve.solver.pipeline.candidates import Candidate, Group
+from tasksolve.solver.pipeline.evaluation import evaluate
+from tasksolve.solver.pipeline.lata import build, figures, fits, task_names, trace_step
+from tasksolve.solver.pipeline.problem import PipelineError, PipelineProblem
 
 
 def combine(problem: PipelineProblem, cand: Candidate, trace: list[dict] | None = None) -> Candidate:

@@ -24,10 +24,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from solver.pipeline.candidates import Candidate, Group, check_candidate
-from solver.pipeline.evaluation import Evaluation, evaluate
-from solver.pipeline.problem import PipelineProblem
-from solver.pipeline.sampling import canonical
+from tasksolve.solver.pipeline.candidates import Candidate, Group, check_candidate
+from tasksolve.solver.pipeline.evaluation import Evaluation, evaluate
+from tasksolve.solver.pipeline.problem import PipelineProblem
+from tasksolve.solver.pipeline.sampling import canonical
 
 #: moves before a climb stops anyway (never reached on the examples: climbs end after tens)
 MAX_STEPS = 10_000

@@ -28,8 +28,8 @@ from __future__ import annotations
 import random
 from collections import defaultdict
 
-from solver.pipeline.candidates import Candidate, depth_stages
-from solver.pipeline.problem import PipelineProblem
+from tasksolve.solver.pipeline.candidates import Candidate, depth_stages
+from tasksolve.solver.pipeline.problem import PipelineProblem
 
 Thread = tuple[int, int]  # (group index, replica index)
 

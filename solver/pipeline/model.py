@@ -59,10 +59,10 @@ from functools import reduce
 
 from ortools.sat.python import cp_model
 
-from solver.errors import SolverFailed
-from solver.pipeline.bins import Bins
-from solver.pipeline.candidates import Candidate, Group, depth_stages
-from solver.pipeline.problem import PipelineProblem
+from tasksolve.solver.errors import SolverFailed
+from tasksolve.solver.pipeline.bins import Bins
+from tasksolve.solver.pipeline.candidates import Candidate, Group, depth_stages
+from tasksolve.solver.pipeline.problem import PipelineProblem
 
 MAX_EXACT_REPLICAS = 16
 INT_LIMIT = 2**62  # CP-SAT's integer domains

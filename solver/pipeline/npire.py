@@ -37,9 +37,9 @@ from typing import Any
 
 import yaml
 
-from solver.pipeline.problem import PipelineError, PipelineProblem
-from specs import dump_spec, load_spec_text
-from specs.application import Application
+from tasksolve.solver.pipeline.problem import PipelineError, PipelineProblem
+from tasksolve.specs import dump_spec, load_spec_text
+from tasksolve.specs.application import Application
 
 MAX_ITERATIONS = 5  # §2.5: "generally no benefit to performing more than five iterations"
 CANDIDATES = 3  # §2.5: "the top three bottleneck tasks"
@@ -172,10 +172,10 @@ def split_for_pipeline(
     history."""
     import time
 
-    from solver.pipeline.compare import run_method
-    from solver.pipeline.cpsat import remap
-    from solver.pipeline.evaluation import evaluate
-    from solver.pipeline.job import build_problem
+    from tasksolve.solver.pipeline.compare import run_method
+    from tasksolve.solver.pipeline.cpsat import remap
+    from tasksolve.solver.pipeline.evaluation import evaluate
+    from tasksolve.solver.pipeline.job import build_problem
 
     name = _one_app(spec, app)
 

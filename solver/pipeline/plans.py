@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from solver.pipeline.candidates import Candidate, Group, depth_stages
-from solver.pipeline.problem import PipelineError, PipelineProblem
-from specs import Plan, PlanThread, check_plan
+from tasksolve.solver.pipeline.candidates import Candidate, Group, depth_stages
+from tasksolve.solver.pipeline.problem import PipelineError, PipelineProblem
+from tasksolve.specs import Plan, PlanThread, check_plan
 
 
 def to_plan(problem: PipelineProblem, cand: Candidate, method: str | None = None) -> Plan:
@@ -79,7 +79,7 @@ def pipeline_problems(spec, plan: Plan) -> list[str]:
     of `specs.check_plan`, then for every application instance of the workload: every task is
     run by exactly one thread group, replicas of a group are numbered 0..R-1, and every task's
     predecessors are in an earlier stage or earlier in the same thread (LATA's rule)."""
-    from specs.errors import format_path
+    from tasksolve.specs.errors import format_path
 
     out = [f"{format_path(p.path)}: {p.message}" if p.path else p.message for p in check_plan(spec, plan)]
     if plan.threads is None:

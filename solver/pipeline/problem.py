@@ -89,8 +89,8 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from functools import cached_property
 
-from solver.errors import BadProblemError
-from solver.pipeline.sync import TaskSync, has_sync, task_sync
+from tasksolve.solver.errors import BadProblemError
+from tasksolve.solver.pipeline.sync import TaskSync, has_sync, task_sync
 
 SCALES = (1, 10, 100, 1000)
 DEMAND_SCALE = 1000  # demands and capacities in thousandths (as `solver.binding.model`)
@@ -196,7 +196,7 @@ class PipelineProblem:
                 )
             app = apps[0]
         if app not in spec.applications:
-            from specs.errors import did_you_mean
+            from tasksolve.specs.errors import did_you_mean
 
             raise PipelineError(f"unknown application `{app}`{did_you_mean(app, spec.applications)}")
         application = spec.applications[app]
@@ -413,7 +413,7 @@ def _choose_scale(values: Sequence[float]) -> tuple[int, bool]:
 
 def resolve_latency(spec, problem: PipelineProblem, latency_max) -> int | None:
     """The latency bound in ticks (see `PipelineProblem.from_spec`)."""
-    from specs.units import UnitError, parse_duration
+    from tasksolve.specs.units import UnitError, parse_duration
 
     if isinstance(latency_max, str) and latency_max == "spec":
         bound = spec.constraints.latency_max

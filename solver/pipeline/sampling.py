@@ -45,9 +45,9 @@ from typing import Any
 
 import numpy as np
 
-from solver.pipeline.candidates import Candidate, Group, check_candidate
-from solver.pipeline.evaluation import evaluate
-from solver.pipeline.problem import PipelineError, PipelineProblem
+from tasksolve.solver.pipeline.candidates import Candidate, Group, check_candidate
+from tasksolve.solver.pipeline.evaluation import evaluate
+from tasksolve.solver.pipeline.problem import PipelineError, PipelineProblem
 
 #: draws before a problem whose valid plans are too rare is refused
 MAX_DRAWS = 200_000

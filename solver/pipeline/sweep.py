@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from solver.pipeline.compare import Progress, Steps, compare
-from solver.pipeline.problem import PipelineError, PipelineProblem
+from tasksolve.solver.pipeline.compare import Progress, Steps, compare
+from tasksolve.solver.pipeline.problem import PipelineError, PipelineProblem
 
 
 @dataclass
@@ -157,7 +157,7 @@ def plot(points: list[SweepPoint], path: str, *, kind: str, title: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from solver.pipeline.compare import METHOD_NAMES
+    from tasksolve.solver.pipeline.compare import METHOD_NAMES
 
     fig, ax = plt.subplots(figsize=(7, 4.5))
     methods = list(dict.fromkeys(p.method for p in points))
@@ -242,7 +242,7 @@ def sweep_pipeline(
     """Every method over latency bounds ``fractions x sequential`` (Figure 14) and/or the first
     ``k`` contexts for each k in `cores` (Figure 15).  Plots go to `plot_file` (one per sweep,
     ``stem-<kind>``, when both run), else to ``out_dir/sweep-<kind>.png``, else nowhere."""
-    from solver.pipeline.job import build_problem, instance_note, parse_methods, prepare_out_dir
+    from tasksolve.solver.pipeline.job import build_problem, instance_note, parse_methods, prepare_out_dir
 
     if not fractions and not cores:
         raise PipelineError("a sweep needs latency bounds (--sweep-latency) or a range of cores (--cores A:B)")

@@ -26,8 +26,8 @@ from collections.abc import Sequence
 from fractions import Fraction
 from typing import NamedTuple
 
-from simulate.locks import mean_retry
-from specs.units import parse_fraction
+from tasksolve.simulate.locks import mean_retry
+from tasksolve.specs.units import parse_fraction
 
 
 class TaskSync(NamedTuple):

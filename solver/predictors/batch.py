@@ -25,9 +25,9 @@ from math import comb
 
 import numpy as np
 
-from solver.errors import BadProblemError
-from solver.predictors.codetable import CodeTable
-from solver.predictors.tables import ProfileTables, StressKey
+from tasksolve.solver.errors import BadProblemError
+from tasksolve.solver.predictors.codetable import CodeTable
+from tasksolve.solver.predictors.tables import ProfileTables, StressKey
 
 CHUNK = 8192  # plans per vectorised pass (arrays stay in cache)
 

@@ -22,9 +22,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from solver.binding.samplers import PlacementConstraints, uniform_plans
-from specs import UsableTree
-from specs.counting import count_distinct
+from tasksolve.solver.binding.samplers import PlacementConstraints, uniform_plans
+from tasksolve.specs import UsableTree
+from tasksolve.specs.counting import count_distinct
 
 CLASS_LIMIT = 200_000
 

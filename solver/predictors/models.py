@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from solver.predictors.tables import ProfileTables
+from tasksolve.solver.predictors.tables import ProfileTables
 
 
 @dataclass

@@ -21,11 +21,11 @@ from typing import Any
 
 import numpy as np
 
-from solver.errors import BadProblemError
-from solver.predictors.batch import BatchPredictor
-from solver.predictors.candidates import Candidates
-from solver.predictors.tables import OracleFactory, ProfileTables
-from specs import Plan, Spec, UsableTree
+from tasksolve.solver.errors import BadProblemError
+from tasksolve.solver.predictors.batch import BatchPredictor
+from tasksolve.solver.predictors.candidates import Candidates
+from tasksolve.solver.predictors.tables import OracleFactory, ProfileTables
+from tasksolve.specs import Plan, Spec, UsableTree
 
 SELECTION_SIZE = {"tsbsched": 10, "blackbox": 5}
 

@@ -38,9 +38,9 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from solver.errors import BadProblemError
-from specs import Plan, Spec, UsableTree
-from specs.symmetry import Form
+from tasksolve.solver.errors import BadProblemError
+from tasksolve.specs import Plan, Spec, UsableTree
+from tasksolve.specs.symmetry import Form
 
 TaskType = tuple[str, str]  # (application, task)
 StressKey = tuple[tuple[TaskType, ...], ...]  # per sharing level, innermost first: sorted types
@@ -76,7 +76,7 @@ def _measure_chunk(state: dict, jobs: list[tuple[Spec, Plan, int]]) -> list[Any]
             if state["factory"] is not None:
                 oracle = state["factory"](spec)
             else:
-                from simulate.oracle import make_oracle
+                from tasksolve.simulate.oracle import make_oracle
 
                 oracle = make_oracle(spec, state["kind"])
             state["oracles"][key] = oracle
@@ -218,7 +218,7 @@ class ProfileTables:
         """Measure `jobs` through the one executor; ``say`` gets the counts as chunks finish."""
         if not jobs:
             return 0
-        from simulate.executor import Executor
+        from tasksolve.simulate.executor import Executor
 
         started = time.perf_counter()
         if self.oracle_kind == "analytic":
@@ -243,7 +243,7 @@ class ProfileTables:
         """The closed-form oracle measures a batch of experiments at once: one
         `simulate.analytic.BatchModel` per derived spec (the same figures as its `evaluate`:
         instance throughput, and a thread's busy time per packet ``s_t / clock``)."""
-        from simulate.analytic import BatchModel
+        from tasksolve.simulate.analytic import BatchModel
 
         groups: dict[int, list[int]] = {}
         for k, (_, spec, _) in enumerate(jobs):

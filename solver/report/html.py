@@ -13,7 +13,7 @@ import html
 import io
 from typing import Any
 
-from specs import Plan, Spec, display
+from tasksolve.specs import Plan, Spec, display
 
 
 def _png(fig) -> str:
@@ -61,7 +61,7 @@ def selection_figure(curves: dict[str, list[float]]):
 
 
 def ecdf_with_plan(analysis, plan_value: float, objective: str):
-    from evt.plots import plot_ecdf
+    from tasksolve.evt.plots import plot_ecdf
 
     fig = plot_ecdf(analysis)
     ax = fig.axes[0]
@@ -138,7 +138,7 @@ def _figures(
     certificate: dict[str, Any], analysis, history, comparison, selection_curves: dict[str, list[float]] | None = None
 ) -> list[tuple[str, str, str]]:
     """(id, caption, PNG data URL) of every plot of the page; each caption says what to read in it."""
-    from evt import plots
+    from tasksolve.evt import plots
 
     objective = certificate["objective"]
     figures: list[tuple[str, str, str]] = []
@@ -269,7 +269,7 @@ def write_report(
             f"{num(bound['bound'])} ({e(str(bound.get('bound_source')))}, CP-SAT {e(str(bound.get('status')))}); "
             + bound_html
         )
-    from evt.result import FLAG_NOTES
+    from tasksolve.evt.result import FLAG_NOTES
 
     flags_html = (
         "<br>".join(
@@ -321,7 +321,7 @@ the same plan; ± is the 95% half-width of a simulated figure; loss is against t
 <pre>{e(chr(10).join(pin_lines))}</pre>
 </body></html>
 """
-    from specs.files import write_text_atomic
+    from tasksolve.specs.files import write_text_atomic
 
     write_text_atomic(path, page)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rich.tree import Tree
 
-from specs import Plan, Spec
+from tasksolve.specs import Plan, Spec
 
 
 def plan_tree(spec: Spec, plan: Plan, title: str | None = None) -> Tree:

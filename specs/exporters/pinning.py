@@ -25,8 +25,8 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-from specs.plan import Plan
-from specs.spec import Spec
+from tasksolve.specs.plan import Plan
+from tasksolve.specs.spec import Spec
 
 OS_NUMBERS = "OS CPU numbers from the topology"
 FLAT_NUMBERS = (

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from specs.display import frequency
-from specs.topology import MACHINE, Topology
+from tasksolve.specs.display import frequency
+from tasksolve.specs.topology import MACHINE, Topology
 
 TREE_MOST_LINES = 160  # beyond this, the tree shows the first domain of each level in full
 

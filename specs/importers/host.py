@@ -24,9 +24,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from specs.errors import SpecError, did_you_mean
-from specs.topology import MACHINE, Topology
-from specs.units import format_size
+from tasksolve.specs.errors import SpecError, did_you_mean
+from tasksolve.specs.topology import MACHINE, Topology
+from tasksolve.specs.units import format_size
 
 DEFAULT_CLOCK_HZ = 1e9
 # When two groupings are the same partition of the CPUs, the level takes the first name here.

@@ -15,8 +15,8 @@ import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from specs.errors import SpecError, shorten
-from specs.importers.host import Cache, HostDescription, HostTopology, build_topology
+from tasksolve.specs.errors import SpecError, shorten
+from tasksolve.specs.importers.host import Cache, HostDescription, HostTopology, build_topology
 
 _CACHE_TYPES = {"0": "unified", "1": "data", "2": "instruction"}
 _CACHE_TAG = re.compile(r"^L(\d)(i?)Cache$")

@@ -18,8 +18,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from specs.errors import SpecError, shorten
-from specs.importers.host import Cache, HostDescription, HostTopology, build_topology
+from tasksolve.specs.errors import SpecError, shorten
+from tasksolve.specs.importers.host import Cache, HostDescription, HostTopology, build_topology
 
 HOST_ROOT = Path("/sys")
 _LIST_ITEM = re.compile(r"^(\d+)(?:-(\d+))?$")

@@ -8,10 +8,10 @@ import json
 import numpy as np
 import pytest
 
-from solver.calibration import calibrated_spec, fit
-from solver.calibration.experiments import calibration_plans, measure
-from solver.cli import main
-from specs import Spec, load_spec
+from tasksolve.solver.calibration import calibrated_spec, fit
+from tasksolve.solver.calibration.experiments import calibration_plans, measure
+from tasksolve.solver.cli import main
+from tasksolve.specs import Spec, load_spec
 
 TRUTH = "t2-ipfwd-intadd-x2"
 
@@ -71,7 +71,7 @@ def test_throughputs_alone_identify_less_but_what_they_identify_is_right(experim
 
 
 def test_the_calibrated_spec_reproduces_the_measurements(experiment):
-    from simulate.analytic import BatchModel
+    from tasksolve.simulate.analytic import BatchModel
 
     truth, prior, plans, throughput, times = experiment
     result = fit(prior, plans, throughput, times, starts=1, seed=0)
@@ -88,8 +88,8 @@ def test_the_calibrated_spec_reproduces_the_measurements(experiment):
 def test_plans_are_distinct_and_valid():
     spec = load_spec("t2-constrained")
     plans = calibration_plans(spec, 30, seed=1)
-    from specs import Plan
-    from specs.plan import check_plan
+    from tasksolve.specs import Plan
+    from tasksolve.specs.plan import check_plan
 
     assert len({tuple(row) for row in plans}) == len(plans)
     assert all(not check_plan(spec, Plan.from_contexts(spec, list(map(int, row)))) for row in plans)

@@ -8,8 +8,8 @@ import math
 
 import numpy as np
 
-from solver.certify.compare import design_entry, other_design
-from solver.cli import main
+from tasksolve.solver.certify.compare import design_entry, other_design
+from tasksolve.solver.cli import main
 
 
 def test_run_reports_both_designs(tmp_path, capsys):

@@ -7,11 +7,11 @@ import json
 import numpy as np
 import pytest
 
-from simulate.analytic import BatchModel
-from simulate.oracle import make_oracle
-from solver.certify.designs import Climber
-from solver.certify.service import SamplingError, SamplingService
-from specs import load_spec
+from tasksolve.simulate.analytic import BatchModel
+from tasksolve.simulate.oracle import make_oracle
+from tasksolve.solver.certify.designs import Climber
+from tasksolve.solver.certify.service import SamplingError, SamplingService
+from tasksolve.specs import load_spec
 
 SPEC = "t2-ipfwd-mix-x8"
 

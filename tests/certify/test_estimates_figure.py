@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from solver.report.html import estimates_figure
+from tasksolve.solver.report.html import estimates_figure
 
 
 def certificate(optimum: dict, designs=None) -> dict:

@@ -10,15 +10,15 @@ import json
 
 import numpy as np
 
-import evt
-from simulate.analytic import BatchModel
-from solver.binding.local_search import improve_plan
-from solver.binding.samplers import uniform_plans
-from solver.certify.bounds import closed_form_bound
-from solver.certify.run import certify
-from solver.certify.verdict import Evidence, decide
-from solver.cli import main
-from specs import load_spec
+from tasksolve import evt
+from tasksolve.simulate.analytic import BatchModel
+from tasksolve.solver.binding.local_search import improve_plan
+from tasksolve.solver.binding.samplers import uniform_plans
+from tasksolve.solver.certify.bounds import closed_form_bound
+from tasksolve.solver.certify.run import certify
+from tasksolve.solver.certify.verdict import Evidence, decide
+from tasksolve.solver.cli import main
+from tasksolve.specs import load_spec
 
 
 def test_intadd_x2_with_100_random_plans_is_not_certified(tmp_path):

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from solver.certify.pipeline_job import run_pipeline
-from solver.certify.service import Record, SamplingService
-from solver.cli import main
-from solver.pipeline.job import build_problem
-from solver.pipeline.plans import pipeline_problems, to_plan
-from solver.pipeline.sampling import decode, is_valid
-from specs import load_spec, load_spec_text
+from tasksolve.solver.certify.pipeline_job import run_pipeline
+from tasksolve.solver.certify.service import Record, SamplingService
+from tasksolve.solver.cli import main
+from tasksolve.solver.pipeline.job import build_problem
+from tasksolve.solver.pipeline.plans import pipeline_problems, to_plan
+from tasksolve.solver.pipeline.sampling import decode, is_valid
+from tasksolve.specs import load_spec, load_spec_text
 from tests.pipeline.helpers import spec_text
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -125,7 +125,7 @@ def test_a_latency_objective_on_a_pipeline_spec_is_refused_in_words(tmp_path, ca
 def test_run_on_the_example_starts(tmp_path):
     """xeon-lata-dag is accepted (no more "use tasksolve pipeline"): 20 samples, closed form."""
     done = subprocess.run(
-        [sys.executable, "-m", "solver.cli", "run", "xeon-lata-dag", "--out", str(tmp_path / "x")]
+        [sys.executable, "-m", "tasksolve.solver.cli", "run", "xeon-lata-dag", "--out", str(tmp_path / "x")]
         + ["--samples", "20", "--oracle", "analytic", "--time-limit", "3", "--json"],
         cwd=ROOT,
         capture_output=True,
@@ -141,7 +141,7 @@ class _Failing:
     """The analytic oracle, failing on plans using the context pair0.core0."""
 
     def __init__(self, spec):
-        from simulate.oracle import make_oracle
+        from tasksolve.simulate.oracle import make_oracle
 
         self.inner = make_oracle(spec, "analytic")
 
@@ -175,7 +175,7 @@ def test_kill_9_during_sampling_and_resume_gives_the_uninterrupted_certificate(t
     import time
 
     def command(out: Path, *extra: str) -> list[str]:
-        return [sys.executable, "-m", "solver.cli", "run", str(tiny), "--out", str(out)] + [
+        return [sys.executable, "-m", "tasksolve.solver.cli", "run", str(tiny), "--out", str(out)] + [
             "--samples",
             "150",
             "--workers",

@@ -16,8 +16,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import evt
-from solver.certify.verdict import Evidence, decide
+from tasksolve import evt
+from tasksolve.solver.certify.verdict import Evidence, decide
 
 
 def draw(rng: np.random.Generator, n: int, top_mass: float) -> np.ndarray:

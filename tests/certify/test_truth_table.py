@@ -10,11 +10,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from simulate.oracle import make_oracle, plan_seed
-from solver.certify.designs import Climber
-from solver.certify.service import SamplingService
-from solver.certify.truth import ClassTable
-from specs import load_spec
+from tasksolve.simulate.oracle import make_oracle, plan_seed
+from tasksolve.solver.certify.designs import Climber
+from tasksolve.solver.certify.service import SamplingService
+from tasksolve.solver.certify.truth import ClassTable
+from tasksolve.specs import load_spec
 
 N = 12
 
@@ -53,8 +53,8 @@ def test_a_plan_moved_by_a_symmetry_has_its_class_value(case):
     spec, table = case
     rng = np.random.default_rng(0)
     oracle = make_oracle(spec, "des")
-    from solver.binding.samplers import apply_symmetry, uniform_plans
-    from specs import Plan
+    from tasksolve.solver.binding.samplers import apply_symmetry, uniform_plans
+    from tasksolve.specs import Plan
 
     for row in uniform_plans(spec, 5, rng):
         moved = apply_symmetry(row, table.tree.random_automorphism(__import__("random").Random(int(row[0]))))

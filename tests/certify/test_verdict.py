@@ -7,7 +7,7 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 
-from solver.certify.verdict import BLOCKING_FLAGS, MIN_SAMPLES, Evidence, decide, in_words, signed_gap
+from tasksolve.solver.certify.verdict import BLOCKING_FLAGS, MIN_SAMPLES, Evidence, decide, in_words, signed_gap
 
 
 def evidence(**changes) -> Evidence:

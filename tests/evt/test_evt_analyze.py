@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-import evt
-from evt.gpd import gpd_rvs
-from solver.cli.common import to_json_text
+from tasksolve import evt
+from tasksolve.evt.gpd import gpd_rvs
+from tasksolve.solver.cli.common import to_json_text
 
 KEYS = {"n", "best_observed", "threshold", "exceedances", "xi", "sigma", "optimum", "gap", "gof", "flags"}
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from solver.cli import main
+from tasksolve.solver.cli import main
 
 
 @pytest.fixture(scope="module")

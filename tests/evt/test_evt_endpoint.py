@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-import evt
-from evt.endpoint import deviance, endpoint_interval
-from evt.gpd import fit_gpd, gpd_rvs
+from tasksolve import evt
+from tasksolve.evt.endpoint import deviance, endpoint_interval
+from tasksolve.evt.gpd import fit_gpd, gpd_rvs
 
 REPS = 200
 

@@ -8,9 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from evt.gof import gof_statistics, goodness_of_fit, qq_data
-from evt.gpd import fit_gpd, gpd_ppf, gpd_rvs
-from evt.meanexcess import linearity_deviation, mean_excess
+from tasksolve.evt.gof import gof_statistics, goodness_of_fit, qq_data
+from tasksolve.evt.gpd import fit_gpd, gpd_ppf, gpd_rvs
+from tasksolve.evt.meanexcess import linearity_deviation, mean_excess
 
 
 def test_statistics_match_scipy() -> None:

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from evt.gpd import (
+from tasksolve.evt.gpd import (
     fit_gpd,
     fit_gpd_batch,
     gpd_cdf,

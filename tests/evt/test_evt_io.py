@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from evt import EVTError, read_samples
+from tasksolve.evt import EVTError, read_samples
 
 
 def write(tmp_path: Path, name: str, text: str) -> Path:

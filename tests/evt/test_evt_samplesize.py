@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evt import EVTError, capture_probability, samples_needed
+from tasksolve.evt import EVTError, capture_probability, samples_needed
 
 
 def test_formula() -> None:

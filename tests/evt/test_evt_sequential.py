@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-import evt
+from tasksolve import evt
 
 
 def weibull_sampler(seed: int):

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from evt.errors import EVTError
-from evt.gof import null_statistics
-from evt.threshold import _AD_CRIT, _XI_TABLE, MIN_FIT, candidate_counts, choose_threshold, critical_values
+from tasksolve.evt.errors import EVTError
+from tasksolve.evt.gof import null_statistics
+from tasksolve.evt.threshold import _AD_CRIT, _XI_TABLE, MIN_FIT, candidate_counts, choose_threshold, critical_values
 
 
 def test_candidate_counts_respect_max_fraction() -> None:

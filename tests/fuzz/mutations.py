@@ -14,8 +14,8 @@ EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "specs" / "examples").g
 def _inlined() -> list[str]:
     """The examples with their topology and applications written out, so that mutations reach
     every field (clock, capacities, cycles, demands), not only names of built-ins."""
-    from specs import load_spec
-    from specs.loader import dump_spec
+    from tasksolve.specs import load_spec
+    from tasksolve.specs.loader import dump_spec
 
     return [dump_spec(load_spec(path)) for path in EXAMPLES[:6]]
 

@@ -13,9 +13,9 @@ import math
 
 from hypothesis import HealthCheck, given, settings
 
-from solver.cli import main
-from specs import load_spec
-from specs.errors import SpecsError
+from tasksolve.solver.cli import main
+from tasksolve.specs import load_spec
+from tasksolve.specs.errors import SpecsError
 from tests.fuzz.mutations import any_mutation, byte_mutation
 
 MAX_MESSAGE = 20_000

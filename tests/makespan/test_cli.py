@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from solver.cli import main
+from tasksolve.solver.cli import main
 
 GRAPH = """\
 4
@@ -90,8 +90,8 @@ def test_help(capsys) -> None:
 
 
 def test_a_builtin_example_name_like_every_command(capsys) -> None:
-    from solver.makespan.from_spec import graph_from_spec
-    from specs.loader import builtin_path
+    from tasksolve.solver.makespan.from_spec import graph_from_spec
+    from tasksolve.specs.loader import builtin_path
 
     assert main(["makespan", "xeon-lata-dag", "--processors", "4", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
@@ -124,12 +124,12 @@ def test_seed_and_workers_follow_the_shared_options(stg: Path, capsys) -> None:
 
 
 def test_a_failing_solver_exits_3_without_traceback(stg: Path, capsys, monkeypatch) -> None:
-    import solver.makespan
+    import tasksolve.solver.makespan as makespan_module
 
     def broken(*args, **kwargs):
         raise RuntimeError("CP-SAT answered MODEL_INVALID for a feasible model")
 
-    monkeypatch.setattr(solver.makespan, "solve_makespan", broken)
+    monkeypatch.setattr(makespan_module, "solve_makespan", broken)
     for extra in ([], ["--json"]):
         assert main(["makespan", str(stg), "-P", "2", *extra]) == 3
         captured = capsys.readouterr()

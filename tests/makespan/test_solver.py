@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from solver.makespan import (
+from tasksolve.solver.makespan import (
     Status,
     best_list_schedule,
     list_schedule,
@@ -23,7 +23,7 @@ from solver.makespan import (
     schedule_violations,
     solve_makespan,
 )
-from solver.makespan.taskgraph import TaskGraph
+from tasksolve.solver.makespan.taskgraph import TaskGraph
 
 
 def exact_makespan(graph: TaskGraph, processors: int, comm_delays: bool) -> int:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 
-from solver.cli import main
-from solver.makespan.from_spec import graph_from_spec
-from specs import load_spec
-from specs.loader import builtin_path
+from tasksolve.solver.cli import main
+from tasksolve.solver.makespan.from_spec import graph_from_spec
+from tasksolve.specs import load_spec
+from tasksolve.specs.loader import builtin_path
 
 
 def test_graph_from_spec_keeps_work_and_edges():

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from solver.makespan import Status, solve_makespan
-from solver.makespan.stg import read_optimal_csv, read_stg
+from tasksolve.solver.makespan import Status, solve_makespan
+from tasksolve.solver.makespan.stg import read_optimal_csv, read_stg
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "stg"
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from solver.makespan.stg import BestKnown, StgFormatError, parse_stg, read_optimal_csv, read_stg
-from solver.makespan.taskgraph import CycleError, DuplicateError, TaskGraph, TaskGraphError, UnknownTaskError
+from tasksolve.solver.makespan.stg import BestKnown, StgFormatError, parse_stg, read_optimal_csv, read_stg
+from tasksolve.solver.makespan.taskgraph import CycleError, DuplicateError, TaskGraph, TaskGraphError, UnknownTaskError
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "stg"
 needs_data = pytest.mark.skipif(False, reason="the STG subset ships in tests/data/stg")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import yaml
 from hypothesis import strategies as st
 
-from specs import load_spec_text
+from tasksolve.specs import load_spec_text
 
 
 def spec_text(

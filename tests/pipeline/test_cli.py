@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from solver.cli import main
-from solver.pipeline.plans import pipeline_problems
-from specs import load_plan, load_spec
+from tasksolve.solver.cli import main
+from tasksolve.solver.pipeline.plans import pipeline_problems
+from tasksolve.specs import load_plan, load_spec
 from tests.pipeline.helpers import spec_text
 
 
@@ -66,8 +66,8 @@ def diamond(tmp_path, latency_max=None):
 
 
 def test_infeasible_bound_names_the_minimum(capsys, tmp_path):
-    from solver.pipeline.brute import brute_force
-    from solver.pipeline.problem import PipelineProblem
+    from tasksolve.solver.pipeline.brute import brute_force
+    from tasksolve.solver.pipeline.problem import PipelineProblem
 
     path = diamond(tmp_path)
     p = PipelineProblem.from_spec(load_spec(str(path)), latency_max=None)
@@ -86,9 +86,9 @@ def test_infeasible_bound_names_the_minimum(capsys, tmp_path):
 
 
 def _latencies(p):
-    from solver.pipeline.brute import context_assignments, set_partitions
-    from solver.pipeline.candidates import Candidate, Group, group_order
-    from solver.pipeline.evaluation import evaluate
+    from tasksolve.solver.pipeline.brute import context_assignments, set_partitions
+    from tasksolve.solver.pipeline.candidates import Candidate, Group, group_order
+    from tasksolve.solver.pipeline.evaluation import evaluate
 
     for parts in set_partitions(p.n):
         base = Candidate(tuple(Group(tuple(x)) for x in parts))
@@ -167,7 +167,7 @@ def test_sweeps_print_and_plot(capsys, tmp_path):
     for p in data["sweep"]:
         if p["kind"] == "latency":
             latency.setdefault(p["method"], []).append(p)
-    from solver.pipeline.problem import PipelineProblem
+    from tasksolve.solver.pipeline.problem import PipelineProblem
 
     p = PipelineProblem.from_spec(load_spec(str(diamond(tmp_path))), latency_max=None)
     minimum = min(ev.latency for ev in _latencies(p))
@@ -284,7 +284,7 @@ def terminal(monkeypatch):
     """stderr seen as a terminal, so that the progress bar is drawn (captured by capsys)."""
     from rich.console import Console
 
-    from solver.cli import common
+    from tasksolve.solver.cli import common
 
     monkeypatch.setenv("TERM", "xterm")  # rich draws nothing on a dumb terminal
     monkeypatch.setattr(common, "err_console", Console(stderr=True, highlight=False, force_terminal=True))
@@ -314,8 +314,8 @@ def test_no_progress_with_json(capsys, tmp_path, terminal):
 
 
 def test_a_failing_solver_exits_3_without_traceback(capsys, tmp_path, monkeypatch):
-    from solver.errors import SolverFailed
-    from solver.pipeline import cpsat
+    from tasksolve.solver.errors import SolverFailed
+    from tasksolve.solver.pipeline import cpsat
 
     def broken(*args, **kwargs):
         raise SolverFailed("CP-SAT stopped: out of workers")
@@ -332,7 +332,7 @@ def test_a_failing_solver_exits_3_without_traceback(capsys, tmp_path, monkeypatc
 def test_an_invalid_cpsat_model_is_a_solver_failure_not_a_row(capsys, tmp_path, monkeypatch):
     from dataclasses import replace
 
-    from solver.pipeline import cpsat
+    from tasksolve.solver.pipeline import cpsat
 
     real = cpsat.solve
     monkeypatch.setattr(cpsat, "solve", lambda *a, **k: replace(real(*a, **k), status="MODEL_INVALID"))
@@ -341,8 +341,8 @@ def test_an_invalid_cpsat_model_is_a_solver_failure_not_a_row(capsys, tmp_path, 
 
 
 def test_a_failing_oracle_is_reported_in_notes(capsys, tmp_path, monkeypatch):
-    from simulate.errors import OracleError
-    from solver.pipeline.compare import Measurer
+    from tasksolve.simulate.errors import OracleError
+    from tasksolve.solver.pipeline.compare import Measurer
 
     def failing(self, plan):
         raise OracleError("the simulation diverged")
@@ -358,7 +358,7 @@ def test_a_failing_oracle_is_reported_in_notes(capsys, tmp_path, monkeypatch):
 
 
 def test_a_bug_in_the_oracle_is_not_hidden(capsys, tmp_path, monkeypatch):
-    from solver.pipeline.compare import Measurer
+    from tasksolve.solver.pipeline.compare import Measurer
 
     def buggy(self, plan):
         raise ZeroDivisionError("division by zero")
@@ -388,7 +388,7 @@ def test_split_scores_the_best_heuristic_under_the_bound_and_keeps_the_spec_when
 def test_split_keeps_a_split_that_raises_the_score(monkeypatch, tmp_path):
     """The feedback loop keeps a split only when the score rises, and `--out` then holds the
     split spec the plan refers to."""
-    from solver.pipeline import npire
+    from tasksolve.solver.pipeline import npire
 
     def fake_search(spec, evaluate, app=None, **_):
         split = npire.split_spec(spec, {"route": 2}, app)

@@ -7,12 +7,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from solver.pipeline import cpsat
-from solver.pipeline.brute import brute_force, set_partitions
-from solver.pipeline.candidates import check_candidate
-from solver.pipeline.chain_dp import chain_dp, is_chain
-from solver.pipeline.evaluation import evaluate
-from solver.pipeline.problem import PipelineError, PipelineProblem
+from tasksolve.solver.pipeline import cpsat
+from tasksolve.solver.pipeline.brute import brute_force, set_partitions
+from tasksolve.solver.pipeline.candidates import check_candidate
+from tasksolve.solver.pipeline.chain_dp import chain_dp, is_chain
+from tasksolve.solver.pipeline.evaluation import evaluate
+from tasksolve.solver.pipeline.problem import PipelineError, PipelineProblem
 from tests.pipeline.helpers import chains, dags, make_spec
 
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -199,8 +199,8 @@ def test_min_latency_equals_brute_force():
 
 
 def _all_candidates(p):
-    from solver.pipeline.brute import context_assignments, set_partitions
-    from solver.pipeline.candidates import Candidate, Group, group_order
+    from tasksolve.solver.pipeline.brute import context_assignments, set_partitions
+    from tasksolve.solver.pipeline.candidates import Candidate, Group, group_order
 
     for parts in set_partitions(p.n):
         if len(parts) > p.n_contexts:
@@ -217,7 +217,7 @@ def test_remap_moves_contended_threads_apart_to_meet_the_bound():
     300-cycle bound (latency 180 + 189 = 369), on two pairs they meet it (100 + 130)."""
     import time
 
-    from solver.pipeline.candidates import Candidate, Group
+    from tasksolve.solver.pipeline.candidates import Candidate, Group
 
     demand = {"a": {"port": 0.9}, "b": {"port": 0.9}}
     spec = make_spec(

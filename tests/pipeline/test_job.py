@@ -6,10 +6,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from solver.pipeline.compare import METHOD_NAMES, Steps
-from solver.pipeline.job import parse_methods, solve_pipeline
-from solver.pipeline.problem import PipelineError
-from solver.pipeline.sweep import plot_targets, sweep_pipeline
+from tasksolve.solver.pipeline.compare import METHOD_NAMES, Steps
+from tasksolve.solver.pipeline.job import parse_methods, solve_pipeline
+from tasksolve.solver.pipeline.problem import PipelineError
+from tasksolve.solver.pipeline.sweep import plot_targets, sweep_pipeline
 from tests.pipeline.helpers import make_spec
 
 TASKS = {"a": 10, "b": 30, "c": 20}
@@ -151,11 +151,11 @@ def test_steps_count_up_and_never_exceed_the_total(ops, total):
 
 
 def test_cpsat_keeps_distinct_next_best_plans_within_the_bound():
-    from solver.pipeline import cpsat
-    from solver.pipeline.brute import brute_force
-    from solver.pipeline.candidates import check_candidate
-    from solver.pipeline.evaluation import evaluate
-    from solver.pipeline.problem import PipelineProblem
+    from tasksolve.solver.pipeline import cpsat
+    from tasksolve.solver.pipeline.brute import brute_force
+    from tasksolve.solver.pipeline.candidates import check_candidate
+    from tasksolve.solver.pipeline.evaluation import evaluate
+    from tasksolve.solver.pipeline.problem import PipelineProblem
 
     p = PipelineProblem.from_spec(spec(latency_max=80), latency_max="spec")
     r = cpsat.solve(p, time_limit=10, workers=1, top_k=4)
@@ -176,7 +176,7 @@ class _Fake:
         pass
 
     def measure(self, plan):
-        from solver.pipeline.compare import Measured
+        from tasksolve.solver.pipeline.compare import Measured
 
         return Measured(len(plan.bindings), self.latency, self.latency, 0.0, "fake", 0.0)
 
@@ -185,7 +185,7 @@ class _Fake:
 def test_the_best_measured_plan_within_the_bound_is_chosen(monkeypatch, latency, chooses):
     """CP-SAT's K best plans are measured; the best *measured* one whose measured latency meets the
     bound replaces the model's best (here: the one with most threads), else the model's stays."""
-    import solver.pipeline.job as job_module
+    import tasksolve.solver.pipeline.job as job_module
 
     monkeypatch.setattr(job_module, "Measurer", _Fake)
     monkeypatch.setattr(_Fake, "latency", latency)

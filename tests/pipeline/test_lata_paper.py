@@ -9,13 +9,13 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from solver.pipeline import baselines
-from solver.pipeline.candidates import check_candidate
-from solver.pipeline.lata import by_levels, eliminate, figures, hide, lata, shorten, switch, with_estimate
-from solver.pipeline.lata_premap import bipartition
-from solver.pipeline.problem import PipelineError, PipelineProblem
-from specs import dump_spec, load_spec, load_spec_text
-from specs.errors import SpecsError
+from tasksolve.solver.pipeline import baselines
+from tasksolve.solver.pipeline.candidates import check_candidate
+from tasksolve.solver.pipeline.lata import by_levels, eliminate, figures, hide, lata, shorten, switch, with_estimate
+from tasksolve.solver.pipeline.lata_premap import bipartition
+from tasksolve.solver.pipeline.problem import PipelineError, PipelineProblem
+from tasksolve.specs import dump_spec, load_spec, load_spec_text
+from tasksolve.specs.errors import SpecsError
 from tests.pipeline.helpers import dags, make_spec, spec_text
 
 FLAT = [{"name": "cpu", "count": 4}]
@@ -73,10 +73,10 @@ def test_frequency_is_honoured_by_the_oracles():
     """Two threads a | b with b visited a quarter of the time: b's work per packet is 100 cycles,
     so a (300) is the bottleneck: 1 GHz / 300 packets per second, latency 300 + 9 + 100 cycles --
     in the closed form, the analytic oracle and the simulation alike."""
-    from simulate.oracle import make_oracle
-    from solver.pipeline.candidates import Candidate, Group
-    from solver.pipeline.evaluation import evaluate
-    from solver.pipeline.plans import to_plan
+    from tasksolve.simulate.oracle import make_oracle
+    from tasksolve.solver.pipeline.candidates import Candidate, Group
+    from tasksolve.solver.pipeline.evaluation import evaluate
+    from tasksolve.solver.pipeline.plans import to_plan
 
     text = spec_text({"a": 300, "b": 400}, [("a", "b", 64)], levels=FLAT, communication={"machine": 9})
     spec = with_fields(text, {"b": {"frequency": 0.25}})

@@ -7,11 +7,11 @@ import math
 
 import pytest
 
-from simulate.errors import OracleError
-from simulate.experiments import latency_at_load
-from solver.pipeline.compare import Measurer
-from solver.pipeline.job import build_problem
-from solver.pipeline.plans import to_plan
+from tasksolve.simulate.errors import OracleError
+from tasksolve.simulate.experiments import latency_at_load
+from tasksolve.solver.pipeline.compare import Measurer
+from tasksolve.solver.pipeline.job import build_problem
+from tasksolve.solver.pipeline.plans import to_plan
 from tests.pipeline.helpers import make_spec
 
 CYCLES = 1000  # one task of 1000 cycles at 1 GHz: service time 1 us, capacity 1 Mpps
@@ -20,7 +20,7 @@ CYCLES = 1000  # one task of 1000 cycles at 1 GHz: service time 1 us, capacity 1
 def one_thread():
     spec = make_spec({"a": CYCLES}, [])
     problem = build_problem(spec)
-    from solver.pipeline.candidates import Candidate, Group
+    from tasksolve.solver.pipeline.candidates import Candidate, Group
 
     plan = to_plan(problem, Candidate((Group((0,), 1, (problem.contexts[0],)),)), "one")
     return spec, plan
@@ -64,7 +64,7 @@ def test_measurer_carries_both_latencies_and_the_load():
     spec, plan = one_thread()
     problem = build_problem(spec)
     m = Measurer(spec, problem, "des", seed=3, load=0.5).measure(plan)
-    from simulate.oracle import make_oracle
+    from tasksolve.simulate.oracle import make_oracle
 
     alone = make_oracle(spec, "des").evaluate(plan, seed=3)  # the saturated figures are the oracle's own
     assert (m.throughput, m.latency_mean, m.half_width) == (alone.throughput, alone.latency_mean, alone.half_width)
@@ -79,8 +79,8 @@ def test_the_bound_is_checked_on_the_loaded_latency():
     """A two-stage chain a (500 cycles) -> b (1000), bound 2.5 us: at 90% load a packet takes
     1.5 us; with a saturated source b's queue stays full and a packet waits for the 16 ahead of
     it -- the plan must not miss the bound for that."""
-    from solver.pipeline.candidates import Candidate, Group
-    from solver.pipeline.job import measured_meets_bound
+    from tasksolve.solver.pipeline.candidates import Candidate, Group
+    from tasksolve.solver.pipeline.job import measured_meets_bound
 
     spec = make_spec({"a": 500, "b": 1000}, [("a", "b", 0)], latency_max="2.5us")
     problem = build_problem(spec)

@@ -6,15 +6,15 @@ import os
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from solver.pipeline import baselines
-from solver.pipeline.candidates import Candidate, Group, check_candidate
-from solver.pipeline.compare import METHOD_NAMES, compare, run_method
-from solver.pipeline.evaluation import evaluate
-from solver.pipeline.lata import lata
-from solver.pipeline.mapping import lata_map, premap
-from solver.pipeline.plans import from_plan, pipeline_problems, to_plan
-from solver.pipeline.problem import PipelineProblem
-from specs import load_spec
+from tasksolve.solver.pipeline import baselines
+from tasksolve.solver.pipeline.candidates import Candidate, Group, check_candidate
+from tasksolve.solver.pipeline.compare import METHOD_NAMES, compare, run_method
+from tasksolve.solver.pipeline.evaluation import evaluate
+from tasksolve.solver.pipeline.lata import lata
+from tasksolve.solver.pipeline.mapping import lata_map, premap
+from tasksolve.solver.pipeline.plans import from_plan, pipeline_problems, to_plan
+from tasksolve.solver.pipeline.problem import PipelineProblem
+from tasksolve.specs import load_spec
 from tests.pipeline.helpers import dags, make_spec
 
 SCALE = max(1, int(os.environ.get("TASKSOLVE_PIPELINE_EXAMPLES", "0")) // 25)

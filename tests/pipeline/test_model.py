@@ -5,11 +5,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from solver.pipeline.candidates import Candidate, Group, check_candidate
-from solver.pipeline.evaluation import evaluate
-from solver.pipeline.plans import to_plan
-from solver.pipeline.problem import PipelineError, PipelineProblem
-from specs import load_spec
+from tasksolve.solver.pipeline.candidates import Candidate, Group, check_candidate
+from tasksolve.solver.pipeline.evaluation import evaluate
+from tasksolve.solver.pipeline.plans import to_plan
+from tasksolve.solver.pipeline.problem import PipelineError, PipelineProblem
+from tasksolve.specs import load_spec
 from tests.pipeline.helpers import dags, make_spec
 
 FLAT = [{"name": "cpu", "count": 4}]
@@ -149,8 +149,8 @@ def test_closed_form_matches_the_analytic_oracle(dag, data):
     """`simulate.analytic` (an independent implementation of the same semantics) agrees with
     `evaluate` without resource demands, on a flat topology or not, with replicas: each replica
     pays the mean cost of the producer replicas it hears from in both."""
-    pytest.importorskip("simulate.oracle")
-    from simulate.oracle import make_oracle
+    pytest.importorskip("tasksolve.simulate.oracle")
+    from tasksolve.simulate.oracle import make_oracle
 
     tasks, edges = dag
     flat = data.draw(st.booleans())
@@ -190,7 +190,7 @@ def test_contended_closed_form_is_the_binding_closed_form(name, data):
     up to a thousandth: each load is over by less than k/1000 for k threads, and a slowdown is a
     multiple of 1/Q rounded up, so the pipeline figures are never better and off by at most
     ``threads/1000/min capacity + 1/Q`` relative."""
-    from simulate.analytic import evaluate as analytic
+    from tasksolve.simulate.analytic import evaluate as analytic
 
     spec = load_spec(name)
     p = PipelineProblem.from_spec(spec, latency_max=None)
@@ -224,7 +224,7 @@ def test_contended_closed_form_is_the_binding_closed_form(name, data):
 
 def test_contended_closed_form_is_exact_when_demands_are_round():
     """With every group's mean demand a multiple of 0.001 there is no rounding: equal to 1e-12."""
-    from simulate.analytic import evaluate as analytic
+    from tasksolve.simulate.analytic import evaluate as analytic
 
     spec = load_spec("t2-npire-router")
     p = PipelineProblem.from_spec(spec, latency_max=None)
@@ -245,9 +245,9 @@ def test_a_lock_bounds_the_period_as_in_the_binding_closed_form():
     `simulate.analytic`'s within the stated demand rounding."""
     import math
 
-    from simulate.analytic import evaluate as analytic
-    from solver.pipeline.evaluation import slowdowns
-    from solver.pipeline.sync import lock_period
+    from tasksolve.simulate.analytic import evaluate as analytic
+    from tasksolve.solver.pipeline.evaluation import slowdowns
+    from tasksolve.solver.pipeline.sync import lock_period
 
     spec = load_spec("t2-npire-locks")
     p = PipelineProblem.from_spec(spec, latency_max=None)

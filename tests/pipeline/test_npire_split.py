@@ -7,12 +7,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from solver.pipeline.npire import piece_names, split_problem, split_search, split_spec, split_task
-from solver.pipeline.problem import PipelineError
-from specs import load_spec
-from specs.application import Application
-from specs.checks import check_application
-from specs.strategies import application_data
+from tasksolve.solver.pipeline.npire import piece_names, split_problem, split_search, split_spec, split_task
+from tasksolve.solver.pipeline.problem import PipelineError
+from tasksolve.specs import load_spec
+from tasksolve.specs.application import Application
+from tasksolve.specs.checks import check_application
+from tasksolve.specs.strategies import application_data
 
 
 @st.composite

@@ -13,13 +13,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from solver.pipeline.brute import context_assignments, replica_vectors, set_partitions
-from solver.pipeline.candidates import Candidate, Group, group_order
-from solver.pipeline.evaluation import evaluate
-from solver.pipeline.local_search import climb, neighbours
-from solver.pipeline.plans import pipeline_problems, to_plan
-from solver.pipeline.problem import PipelineError, PipelineProblem
-from solver.pipeline.sampling import canonical, context_sets, decode, encode, is_valid, random_candidate
+from tasksolve.solver.pipeline.brute import context_assignments, replica_vectors, set_partitions
+from tasksolve.solver.pipeline.candidates import Candidate, Group, group_order
+from tasksolve.solver.pipeline.evaluation import evaluate
+from tasksolve.solver.pipeline.local_search import climb, neighbours
+from tasksolve.solver.pipeline.plans import pipeline_problems, to_plan
+from tasksolve.solver.pipeline.problem import PipelineError, PipelineProblem
+from tasksolve.solver.pipeline.sampling import canonical, context_sets, decode, encode, is_valid, random_candidate
 from tests.pipeline.helpers import dags, make_spec
 
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow], max_examples=25)
@@ -160,7 +160,7 @@ def test_local_search_only_improves_and_ends_at_a_local_optimum(dag, contexts, s
 
 def test_local_search_reaches_the_brute_force_optimum_on_a_small_problem():
     """Not a property of local search in general: on the diamond every restart of 20 must reach it."""
-    from solver.pipeline.brute import brute_force
+    from tasksolve.solver.pipeline.brute import brute_force
 
     problem = diamond(None)
     truth, _, _ = brute_force(problem)

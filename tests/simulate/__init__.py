@@ -7,7 +7,7 @@ import textwrap
 import numpy as np
 import yaml
 
-from specs import dump_spec, load_spec_text
+from tasksolve.specs import dump_spec, load_spec_text
 
 # a small machine: 2 sockets x 2 cores x 2 strands (8 contexts); resource `port` per core,
 # `bus` per socket; communication by innermost shared level
@@ -54,7 +54,7 @@ def resting(spec):
 def random_pipeline_plan(spec, rng: np.random.Generator):
     """A random pipeline plan: each instance's tasks in topological order cut into consecutive
     groups (one stage each), one group replicated twice when contexts allow, random contexts."""
-    from specs import Plan, PlanThread
+    from tasksolve.specs import Plan, PlanThread
 
     threads = {}
     per_instance = len(spec.usable_contexts) // len(spec.instances)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from simulate import AnalyticOracle, BatchModel, InvalidPlanError, compile_plan, evaluate
-from simulate.analytic import solve
-from solver.binding.samplers import uniform_plans
-from specs import Plan, PlanThread, builtin_names, load_spec
+from tasksolve.simulate import AnalyticOracle, BatchModel, InvalidPlanError, compile_plan, evaluate
+from tasksolve.simulate.analytic import solve
+from tasksolve.solver.binding.samplers import uniform_plans
+from tasksolve.specs import Plan, PlanThread, builtin_names, load_spec
 from tests.simulate import spec_from
 
 CHAIN = """

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from solver.binding.samplers import uniform_plans
-from solver.cli import main
-from specs import Plan, load_spec
+from tasksolve.solver.binding.samplers import uniform_plans
+from tasksolve.solver.cli import main
+from tasksolve.specs import Plan, load_spec
 
 
 def run(capsys, *args):

@@ -11,16 +11,16 @@ from pathlib import Path
 
 import pytest
 
-from simulate.command import CommandOracle
-from simulate.errors import CommandFailed, CommandTimeout, MetricNotFound, OracleError, SimulationTimeout
-from simulate.oracle import make_oracle
-from simulate.pinning import PlaceholderError
-from simulate.registry import OracleUnavailableError
-from solver.certify.service import SamplingService
-from solver.cli import main
-from specs import Plan
-from specs.errors import SpecError
-from specs.loader import load_spec_text
+from tasksolve.simulate.command import CommandOracle
+from tasksolve.simulate.errors import CommandFailed, CommandTimeout, MetricNotFound, OracleError, SimulationTimeout
+from tasksolve.simulate.oracle import make_oracle
+from tasksolve.simulate.pinning import PlaceholderError
+from tasksolve.simulate.registry import OracleUnavailableError
+from tasksolve.solver.certify.service import SamplingService
+from tasksolve.solver.cli import main
+from tasksolve.specs import Plan
+from tasksolve.specs.errors import SpecError
+from tasksolve.specs.loader import load_spec_text
 
 WORKLOAD = Path(__file__).resolve().parents[1] / "data" / "workload.py"
 TOPOLOGY = """tasksolve: 1
@@ -352,7 +352,7 @@ def test_tsbsched_on_a_program_is_refused_with_the_reason(tmp_path, capsys):
 
 
 def test_instances_go_with_a_json_metric():
-    from specs import SpecError
+    from tasksolve.specs import SpecError
 
     with pytest.raises(SpecError, match="goes with `json`"):
         load_spec_text(TOPOLOGY + "oracle: {kind: command, command: [x], metric: {regex: 'r=(.*)', instances: i}}\n")

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from simulate import DesSettings, OracleError, ideal_runs, max_rate, simulate
-from simulate.des import Simulation
-from simulate.model import compile_plan
-from specs import Plan, PlanThread
+from tasksolve.simulate import DesSettings, OracleError, ideal_runs, max_rate, simulate
+from tasksolve.simulate.des import Simulation
+from tasksolve.simulate.model import compile_plan
+from tasksolve.specs import Plan, PlanThread
 from tests.simulate import spec_from
 
 FLOAT = 1e-9

@@ -11,12 +11,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simulate import AnalyticOracle, BatchModel, SimulationOracle, ideal_runs, simulate
-from simulate.experiments import bounding_limit
-from simulate.locks import lock_period
-from solver.binding.samplers import uniform_plans
-from solver.cli import main
-from specs import Plan, PlanThread, dump_spec
+from tasksolve.simulate import AnalyticOracle, BatchModel, SimulationOracle, ideal_runs, simulate
+from tasksolve.simulate.experiments import bounding_limit
+from tasksolve.simulate.locks import lock_period
+from tasksolve.solver.binding.samplers import uniform_plans
+from tasksolve.solver.cli import main
+from tasksolve.specs import Plan, PlanThread, dump_spec
 from tests.simulate import spec_from
 
 FLOAT = 1e-9

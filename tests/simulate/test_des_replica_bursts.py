@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from simulate.analytic import evaluate as closed_form
-from simulate.des import simulate
-from specs import Plan, PlanThread, load_spec
+from tasksolve.simulate.analytic import evaluate as closed_form
+from tasksolve.simulate.des import simulate
+from tasksolve.specs import Plan, PlanThread, load_spec
 
 
 @pytest.mark.parametrize("replicas", [8, 64])

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from simulate import simulate
-from specs import Plan
+from tasksolve.simulate import simulate
+from tasksolve.specs import Plan
 from tests.simulate import spec_from
 
 FLOAT = 1e-9

@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from simulate import AnalyticOracle, SimulationOracle
-from solver.binding.samplers import to_plans, uniform_plans
-from specs import builtin_names, load_spec
+from tasksolve.simulate import AnalyticOracle, SimulationOracle
+from tasksolve.solver.binding.samplers import to_plans, uniform_plans
+from tasksolve.specs import builtin_names, load_spec
 from tests.simulate import random_pipeline_plan, resting, spinning
 
 FLOAT = 1e-9  # deterministic runs can report a half-width of exactly 0

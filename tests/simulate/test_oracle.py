@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from simulate import AnalyticOracle, Oracle, OracleError, SimulationOracle, make_oracle, plan_seed
-from solver.binding.samplers import to_plans, uniform_plans
-from specs import load_spec
+from tasksolve.simulate import AnalyticOracle, Oracle, OracleError, SimulationOracle, make_oracle, plan_seed
+from tasksolve.solver.binding.samplers import to_plans, uniform_plans
+from tasksolve.specs import load_spec
 
 SPEC = load_spec("t2-ipfwd-intmul-x2").model_copy(
     update={

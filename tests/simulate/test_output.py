@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.stats import t as student
 
-from simulate.output import _T975, analyse, batch_stats, mser_truncation, t_quantile
+from tasksolve.simulate.output import _T975, analyse, batch_stats, mser_truncation, t_quantile
 
 
 def test_t_table_matches_scipy():

@@ -7,9 +7,9 @@ from types import SimpleNamespace
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simulate.pinning import Placement, os_cpus
-from specs import load_spec
-from specs.placeholders import PLACEHOLDER
+from tasksolve.simulate.pinning import Placement, os_cpus
+from tasksolve.specs import load_spec
+from tasksolve.specs.placeholders import PLACEHOLDER
 
 SPEC = load_spec("t2-ipfwd-intmul-x2")
 

@@ -6,15 +6,15 @@ import json
 
 import pytest
 
-from simulate import registry
-from simulate.errors import SimulateError
-from simulate.oracle import make_oracle
-from simulate.registry import OracleKind, OracleUnavailableError, UnknownOracleError
-from solver.cli import main
-from specs import load_spec
-from specs.errors import SpecError
-from specs.loader import load_spec_text
-from specs.schema import spec_json_schema
+from tasksolve.simulate import registry
+from tasksolve.simulate.errors import SimulateError
+from tasksolve.simulate.oracle import make_oracle
+from tasksolve.simulate.registry import OracleKind, OracleUnavailableError, UnknownOracleError
+from tasksolve.solver.cli import main
+from tasksolve.specs import load_spec
+from tasksolve.specs.errors import SpecError
+from tasksolve.specs.loader import load_spec_text
+from tasksolve.specs.schema import spec_json_schema
 
 SPEC = load_spec("t2-ipfwd-intmul-x2")
 TEXT = """tasksolve: 1
@@ -43,14 +43,18 @@ def test_an_unknown_name_is_a_bad_input_with_a_suggestion():
 
 
 def test_a_registered_oracle_whose_module_is_missing_is_unavailable(monkeypatch):
-    monkeypatch.setitem(registry.ORACLES, "ghost", OracleKind("ghost", "nothing", "simulate.no_such_module:Ghost"))
+    monkeypatch.setitem(
+        registry.ORACLES, "ghost", OracleKind("ghost", "nothing", "tasksolve.simulate.no_such_module:Ghost")
+    )
     monkeypatch.setattr(registry, "KINDS", (*registry.KINDS, "ghost"))
     with pytest.raises(OracleUnavailableError, match="ghost oracle is not available"):
         make_oracle(SPEC, "ghost")
 
 
 def test_a_new_registry_line_is_accepted_by_the_spec_and_the_cli(monkeypatch):
-    monkeypatch.setitem(registry.ORACLES, "fake", OracleKind("fake", "a test oracle", "simulate.oracle:AnalyticOracle"))
+    monkeypatch.setitem(
+        registry.ORACLES, "fake", OracleKind("fake", "a test oracle", "tasksolve.simulate.oracle:AnalyticOracle")
+    )
     monkeypatch.setattr(registry, "KINDS", (*registry.KINDS, "fake"))
     spec = load_spec_text(TEXT % "fake", "tiny.yaml")
     assert spec.oracle.kind == "fake"

@@ -8,7 +8,7 @@ from collections import Counter
 import pytest
 from scipy.stats import chi2
 
-from solver.binding.samplers import (
+from tasksolve.solver.binding.samplers import (
     SamplerError,
     balanced_plans,
     distinct_placements,
@@ -16,7 +16,7 @@ from solver.binding.samplers import (
     to_plans,
     uniform_plans,
 )
-from specs import UsableTree, check_plan, count_distinct, load_spec
+from tasksolve.specs import UsableTree, check_plan, count_distinct, load_spec
 from tests.simulate import spec_from
 
 FOUR_THREADS = """
@@ -86,7 +86,7 @@ def test_samplers_honour_the_constrained_example():
 def test_too_tight_constraints_are_reported():
     """Loading finds the constraints infeasible (`specs.feasibility`); loaded without that check,
     the samplers say so too instead of drawing forever."""
-    from specs import SpecError
+    from tasksolve.specs import SpecError
 
     text = (
         FOUR_THREADS

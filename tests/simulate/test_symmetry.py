@@ -7,9 +7,9 @@ import random
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from simulate import AnalyticOracle, SimulationOracle
-from solver.binding.samplers import apply_symmetry, uniform_plans
-from specs import UsableTree, load_spec
+from tasksolve.simulate import AnalyticOracle, SimulationOracle
+from tasksolve.solver.binding.samplers import apply_symmetry, uniform_plans
+from tasksolve.specs import UsableTree, load_spec
 
 BASE = load_spec("t2-ipfwd-mix-x8")
 # stochastic service makes every event time depend on the random streams: a strict test

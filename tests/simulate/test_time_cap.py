@@ -6,14 +6,14 @@ import math
 
 import pytest
 
-from simulate import SimulationOracle
-from simulate.des import DesSettings, check_finite
-from simulate.errors import NonFiniteResultError, OracleError, SimulateError, SimulationTimeout
-from solver.binding.samplers import uniform_plans
-from solver.certify.service import SamplingService, oracle_identity
-from specs import load_spec
-from specs.errors import SpecError
-from specs.loader import load_spec_text
+from tasksolve.simulate import SimulationOracle
+from tasksolve.simulate.des import DesSettings, check_finite
+from tasksolve.simulate.errors import NonFiniteResultError, OracleError, SimulateError, SimulationTimeout
+from tasksolve.solver.binding.samplers import uniform_plans
+from tasksolve.solver.certify.service import SamplingService, oracle_identity
+from tasksolve.specs import load_spec
+from tasksolve.specs.errors import SpecError
+from tasksolve.specs.loader import load_spec_text
 
 SPEC = load_spec("t2-ipfwd-intmul-x2")
 TEXT = """tasksolve: 1

@@ -9,12 +9,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from simulate.analytic import BatchModel
-from solver.binding.conflicts import explain_infeasible
-from solver.binding.cpsat import solve_binding
-from solver.binding.problem import BindingProblem
-from specs import Plan, check_plan, load_spec, load_spec_text
-from specs import strategies as spec_st
+from tasksolve.simulate.analytic import BatchModel
+from tasksolve.solver.binding.conflicts import explain_infeasible
+from tasksolve.solver.binding.cpsat import solve_binding
+from tasksolve.solver.binding.problem import BindingProblem
+from tasksolve.specs import Plan, check_plan, load_spec, load_spec_text
+from tasksolve.specs import strategies as spec_st
 
 
 def feasible_placements(problem: BindingProblem) -> np.ndarray:
@@ -133,7 +133,7 @@ def test_infeasible_constraints_are_named(extra, expected):
 
 
 def test_symmetry_representative_is_a_solution_hint():
-    from solver.binding.model import BindingModel
+    from tasksolve.solver.binding.model import BindingModel
 
     spec = load_spec("t2-ipfwd-intadd-x2")
     model = BindingModel(BindingProblem(spec))

@@ -9,11 +9,11 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from simulate.analytic import BatchModel
-from solver.binding.cpsat import solve_binding
-from solver.binding.model import INT_LIMIT, BindingModel
-from solver.binding.problem import BindingProblem
-from specs import load_spec_text
+from tasksolve.simulate.analytic import BatchModel
+from tasksolve.solver.binding.cpsat import solve_binding
+from tasksolve.solver.binding.model import INT_LIMIT, BindingModel
+from tasksolve.solver.binding.problem import BindingProblem
+from tasksolve.specs import load_spec_text
 
 SPEC = """
 tasksolve: 1

@@ -7,11 +7,11 @@ import json
 
 import pytest
 
-from simulate.oracle import make_oracle
-from solver.certify.run import certify
-from solver.certify.service import SamplingService
-from solver.cli import main
-from specs import load_spec
+from tasksolve.simulate.oracle import make_oracle
+from tasksolve.solver.certify.run import certify
+from tasksolve.solver.certify.service import SamplingService
+from tasksolve.solver.cli import main
+from tasksolve.specs import load_spec
 
 SPEC = "t2-ipfwd-intadd-x2"
 
@@ -146,7 +146,7 @@ def test_ctrl_c_keeps_the_samples_and_says_how_to_resume(tmp_path):
     command = [
         sys.executable,
         "-m",
-        "solver.cli",
+        "tasksolve.solver.cli",
         "certify",
         SPEC,
         "--samples",

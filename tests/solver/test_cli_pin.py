@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from solver.cli import main
-from specs import Plan, load_spec
-from specs.exporters.pinning import FORMATS, pinning_text
-from specs.exporters.topology_text import topology_yaml
-from specs.importers.sysfs import import_sysfs
+from tasksolve.solver.cli import main
+from tasksolve.specs import Plan, load_spec
+from tasksolve.specs.exporters.pinning import FORMATS, pinning_text
+from tasksolve.specs.exporters.topology_text import topology_yaml
+from tasksolve.specs.importers.sysfs import import_sysfs
 
 DATA = Path(__file__).parent.parent / "data"
 CPU_LIST = r"\d+(?:-\d+)?(?:,\d+(?:-\d+)?)*"  # util-linux / likwid / numactl CPU lists

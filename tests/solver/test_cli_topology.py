@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from solver.cli import main
-from specs import load_spec_text, load_topology
+from tasksolve.solver.cli import main
+from tasksolve.specs import load_spec_text, load_topology
 
 DATA = Path(__file__).parent.parent / "data"
 LINUX = sys.platform.startswith("linux") and Path("/sys/devices/system/cpu/cpu0/topology").is_dir()

@@ -12,9 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linprog
 
-from simulate.analytic import BatchModel
-from solver.binding.configuration_lp import column_generation, configuration_bound
-from solver.binding.configurations import (
+from tasksolve.simulate.analytic import BatchModel
+from tasksolve.solver.binding.configuration_lp import column_generation, configuration_bound
+from tasksolve.solver.binding.configurations import (
     ConfigurationValues,
     Layout,
     NotApplicable,
@@ -23,9 +23,9 @@ from solver.binding.configurations import (
     count_configurations,
     enumerate_configurations,
 )
-from solver.binding.problem import BindingProblem
-from specs import load_spec, load_spec_text
-from specs import strategies as spec_st
+from tasksolve.solver.binding.problem import BindingProblem
+from tasksolve.specs import load_spec, load_spec_text
+from tasksolve.specs import strategies as spec_st
 from tests.solver.test_binding_cpsat import feasible_placements
 
 EXAMPLES = int(os.environ.get("BRUTE_EXAMPLES", 40))
@@ -152,7 +152,7 @@ def test_column_generation_reaches_the_full_lp():
 
 
 def test_bound_covers_the_proven_optimum_of_the_examples():
-    from solver.binding.cpsat import solve_binding
+    from tasksolve.solver.binding.cpsat import solve_binding
 
     spec = load_spec("t2-ipfwd-intadd-x2")
     problem = BindingProblem(spec)
@@ -185,7 +185,7 @@ constraints:
   pin: {"a#0.P": core0.pipe0.strand0, "a#1.P": core0.pipe0.strand1}
 """
     spec = load_spec_text(text)
-    from solver.binding.cpsat import solve_binding
+    from tasksolve.solver.binding.cpsat import solve_binding
 
     optimum = solve_binding(BindingProblem(spec), time_limit=30, workers=1, seed=0, configuration=False)
     assert optimum.status == "OPTIMAL"
@@ -196,9 +196,9 @@ def test_the_configuration_lp_solves_on_the_60_thread_t2():
     """HiGHS failed ("Solve error") on t2-ipfwd-x20 when the LP carried throughputs of 1e7 with
     penalties of 1e10; with values scaled to order 1 it converges to the bound BENCHMARKS.md
     reports (38.261 Mpps), which no plan of the local search exceeds."""
-    from solver.binding.configuration_lp import configuration_bound
-    from solver.binding.local_search import improve_plan
-    from solver.binding.samplers import uniform_plans
+    from tasksolve.solver.binding.configuration_lp import configuration_bound
+    from tasksolve.solver.binding.local_search import improve_plan
+    from tasksolve.solver.binding.samplers import uniform_plans
 
     spec = load_spec("t2-ipfwd-x20")
     bound = configuration_bound(BindingProblem(spec))

@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = """
 import os, signal, sys, time
 from ortools.sat.python import cp_model
-from solver import cpsat
+from tasksolve.solver import cpsat
 m = cp_model.CpModel(); x = m.new_int_var(0, 10, "x"); m.maximize(x)
 solver = cpsat.make_solver(time_limit=1, workers=1)
 {solve}
@@ -41,7 +41,7 @@ def test_ortools_alone_swallows_ctrl_c_after_a_solve():
 
 
 def test_deterministic_parameters_do_not_depend_on_the_worker_count():
-    from solver.cpsat import make_solver
+    from tasksolve.solver.cpsat import make_solver
 
     params = [make_solver(time_limit=5, workers=w, seed=3, deterministic_time=2).parameters for w in (1, 2, 8)]
     for p in params:
@@ -53,9 +53,9 @@ def test_deterministic_parameters_do_not_depend_on_the_worker_count():
 def test_deterministic_solve_gives_the_same_plans_for_one_and_two_workers():
     """The three best plans of a deterministic binding solve (ties among them are broken by the
     search path) are the same with 1 and 2 workers, and on a second run."""
-    from solver.binding.cpsat import solve_binding
-    from solver.binding.problem import BindingProblem
-    from specs import load_spec
+    from tasksolve.solver.binding.cpsat import solve_binding
+    from tasksolve.solver.binding.problem import BindingProblem
+    from tasksolve.specs import load_spec
 
     problem = BindingProblem(load_spec("t2-ipfwd-intadd-x2"))
     runs = [

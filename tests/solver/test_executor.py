@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simulate.executor import Executor, ExecutorError
+from tasksolve.simulate.executor import Executor, ExecutorError
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -135,7 +135,7 @@ def test_an_unreachable_scheduler_is_an_executor_error():
 # ------------------------------------------------------------------ life cycle in a subprocess
 SCRIPT = textwrap.dedent("""
     import sys, time
-    from simulate.executor import Executor
+    from tasksolve.simulate.executor import Executor
 
     def sleepy(state, jobs):
         time.sleep(60)

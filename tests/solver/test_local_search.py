@@ -9,13 +9,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from simulate.analytic import BatchModel
-from solver.binding.cpsat import solve_binding
-from solver.binding.local_search import LocalSearch, improve_plan
-from solver.binding.problem import BindingProblem
-from solver.binding.samplers import SamplerError, uniform_plans
-from specs import Plan, check_plan, load_spec
-from specs import strategies as spec_st
+from tasksolve.simulate.analytic import BatchModel
+from tasksolve.solver.binding.cpsat import solve_binding
+from tasksolve.solver.binding.local_search import LocalSearch, improve_plan
+from tasksolve.solver.binding.problem import BindingProblem
+from tasksolve.solver.binding.samplers import SamplerError, uniform_plans
+from tasksolve.specs import Plan, check_plan, load_spec
+from tasksolve.specs import strategies as spec_st
 
 EXAMPLES = int(os.environ.get("BRUTE_EXAMPLES", 40))
 

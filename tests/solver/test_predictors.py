@@ -7,11 +7,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from simulate.oracle import make_oracle
-from solver.predictors.batch import BatchPredictor
-from solver.predictors.models import predict_blackbox, predict_tsbsched
-from solver.predictors.tables import Experiment, ProfileTables
-from specs import load_spec
+from tasksolve.simulate.oracle import make_oracle
+from tasksolve.solver.predictors.batch import BatchPredictor
+from tasksolve.solver.predictors.models import predict_blackbox, predict_tsbsched
+from tasksolve.solver.predictors.tables import Experiment, ProfileTables
+from tasksolve.specs import load_spec
 
 R, P, T = ("ipfwd", "R"), ("ipfwd", "P"), ("ipfwd", "T")
 EMPTY = ((), ())
@@ -148,7 +148,7 @@ def test_slowdown_experiments_isolate_the_target_instance(spec, target, pipe, co
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 10_000))
 def test_batch_predictor_equals_the_per_plan_formulas(spec, seed):
-    from solver.binding.samplers import uniform_plans
+    from tasksolve.solver.binding.samplers import uniform_plans
 
     tables = ProfileTables(spec, analytic)
     plans = uniform_plans(spec, 20, seed)
@@ -165,8 +165,8 @@ def test_tsbsched_ranks_every_class_like_the_closed_form(spec):
     closed form's optimum."""
     from scipy.stats import spearmanr
 
-    from simulate.analytic import BatchModel
-    from solver.binding.samplers import distinct_placements
+    from tasksolve.simulate.analytic import BatchModel
+    from tasksolve.solver.binding.samplers import distinct_placements
 
     plans, _ = distinct_placements(spec)
     truth = BatchModel(spec).throughput(plans)
@@ -178,7 +178,7 @@ def test_tsbsched_ranks_every_class_like_the_closed_form(spec):
 
 def test_closed_form_profiling_batch_equals_one_by_one(spec):
     """The batched closed-form profiling fills the same tables as the oracle run per experiment."""
-    from solver.binding.samplers import uniform_plans
+    from tasksolve.solver.binding.samplers import uniform_plans
 
     plans = uniform_plans(spec, 40, 3)
     one = ProfileTables(spec, analytic)
@@ -197,11 +197,11 @@ def test_closed_form_profiling_batch_equals_one_by_one(spec):
 def test_selection_over_every_class_reaches_the_closed_form_optimum(spec):
     """Every class predicted (1526), the papers' N measured (TSBSched 10, BlackBox 5): both pick
     the closed-form optimum; the selection curve starts at the top 1 and ends at the answer."""
-    from simulate.analytic import BatchModel
-    from solver.binding.samplers import distinct_placements
-    from solver.predictors.candidates import Candidates
-    from solver.predictors.selection import run_predictor
-    from solver.report.html import selection_figure
+    from tasksolve.simulate.analytic import BatchModel
+    from tasksolve.solver.binding.samplers import distinct_placements
+    from tasksolve.solver.predictors.candidates import Candidates
+    from tasksolve.solver.predictors.selection import run_predictor
+    from tasksolve.solver.report.html import selection_figure
 
     optimum = BatchModel(spec).throughput(distinct_placements(spec)[0]).max()
     tables = ProfileTables(spec, analytic, oracle_kind="analytic")
@@ -229,8 +229,8 @@ def test_blackbox_ranks_every_class_like_the_closed_form(name):
     closed-form throughputs differ."""
     from scipy.stats import spearmanr
 
-    from simulate.analytic import BatchModel
-    from solver.binding.samplers import distinct_placements
+    from tasksolve.simulate.analytic import BatchModel
+    from tasksolve.solver.binding.samplers import distinct_placements
 
     spec = load_spec(name)
     plans, _ = distinct_placements(spec)

@@ -9,13 +9,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from simulate.oracle import make_oracle
-from solver.binding.samplers import uniform_plans
-from solver.predictors.batch import BatchPredictor
-from solver.predictors.codetable import DENSE_LIMIT, CodeTable
-from solver.predictors.models import predict_blackbox, predict_tsbsched
-from solver.predictors.tables import ProfileTables
-from specs import load_spec
+from tasksolve.simulate.oracle import make_oracle
+from tasksolve.solver.binding.samplers import uniform_plans
+from tasksolve.solver.predictors.batch import BatchPredictor
+from tasksolve.solver.predictors.codetable import DENSE_LIMIT, CodeTable
+from tasksolve.solver.predictors.models import predict_blackbox, predict_tsbsched
+from tasksolve.solver.predictors.tables import ProfileTables
+from tasksolve.specs import load_spec
 
 
 @settings(max_examples=60, deadline=None)

@@ -12,11 +12,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from simulate.analytic import BatchModel
-from simulate.oracle import make_oracle
-from solver.predictors.models import predict_blackbox, predict_tsbsched
-from solver.predictors.tables import ProfileTables
-from specs import load_spec
+from tasksolve.simulate.analytic import BatchModel
+from tasksolve.simulate.oracle import make_oracle
+from tasksolve.solver.predictors.models import predict_blackbox, predict_tsbsched
+from tasksolve.solver.predictors.tables import ProfileTables
+from tasksolve.specs import load_spec
 
 CLOCK = 1.4e9
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from solver.cli.progress import Phases
+from tasksolve.solver.cli.progress import Phases
 
 
 def test_update_shows_counts_in_the_running_phase_without_a_new_phase():

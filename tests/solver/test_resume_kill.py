@@ -19,7 +19,7 @@ def _command(out: Path, *extra: str) -> list[str]:
     return [
         sys.executable,
         "-m",
-        "solver.cli",
+        "tasksolve.solver.cli",
         "certify",
         "t2-ipfwd-intadd-x2",
         "--oracle",

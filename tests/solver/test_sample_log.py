@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from solver.certify.designs import DEFAULT_DESIGN
-from solver.certify.run import certify
-from solver.certify.service import SamplingError, SamplingService, spec_hash
-from solver.cli import main
-from specs import load_spec
+from tasksolve.solver.certify.designs import DEFAULT_DESIGN
+from tasksolve.solver.certify.run import certify
+from tasksolve.solver.certify.service import SamplingError, SamplingService, spec_hash
+from tasksolve.solver.cli import main
+from tasksolve.specs import load_spec
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -188,7 +188,7 @@ def test_a_damaged_or_foreign_file_is_refused(tmp_path):
 HOLDER = textwrap.dedent("""
     import sys, time
     from pathlib import Path
-    from solver.certify.service import acquire_lock
+    from tasksolve.solver.certify.service import acquire_lock
     acquire_lock(Path(sys.argv[1]))
     print("locked", flush=True)
     time.sleep(60)

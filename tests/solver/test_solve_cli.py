@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from solver.cli import main
-from specs import load_plan, load_spec
+from tasksolve.solver.cli import main
+from tasksolve.specs import load_plan, load_spec
 
 
 def test_solve_json(tmp_path, capsys):
@@ -73,8 +73,8 @@ def test_solve_rejects_unknown_method(capsys):
 def test_a_failed_solver_step_is_visible_and_exits_3(capsys, monkeypatch):
     """A configuration LP that fails must not pass as success: the step is named in the text and
     the JSON, and the exit code is 3 (it was 0 with a silently weaker bound)."""
-    from solver.binding import cpsat
-    from solver.binding.configuration_lp import ConfigurationLPFailed
+    from tasksolve.solver.binding import cpsat
+    from tasksolve.solver.binding.configuration_lp import ConfigurationLPFailed
 
     def failing(*args, **kwargs):
         raise ConfigurationLPFailed("the configuration LP failed: (HiGHS Status 4: Solve error)")

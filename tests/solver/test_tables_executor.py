@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from simulate.oracle import make_oracle
-from solver.predictors.tables import ProfileTables
-from specs import load_spec
+from tasksolve.simulate.oracle import make_oracle
+from tasksolve.solver.predictors.tables import ProfileTables
+from tasksolve.specs import load_spec
 
 
 def _tables(spec, workers: int) -> ProfileTables:

@@ -14,9 +14,9 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from solver.cli import main
-from specs import Topology, UsableTree, count_distinct, count_placements
-from specs.counting import digits, json_count, scientific, work_estimate
+from tasksolve.solver.cli import main
+from tasksolve.specs import Topology, UsableTree, count_distinct, count_placements
+from tasksolve.specs.counting import digits, json_count, scientific, work_estimate
 
 
 @given(st.integers(1, 6), st.integers(0, 6))

@@ -7,7 +7,7 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 
-from specs import display
+from tasksolve.specs import display
 
 
 def test_examples():

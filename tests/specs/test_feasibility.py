@@ -9,11 +9,11 @@ import pytest
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
-from solver.cli import main
-from specs import load_spec, load_spec_text
-from specs import strategies as spec_st
-from specs.errors import SpecError
-from specs.feasibility import check_feasibility, check_placement, critical_path
+from tasksolve.solver.cli import main
+from tasksolve.specs import load_spec, load_spec_text
+from tasksolve.specs import strategies as spec_st
+from tasksolve.specs.errors import SpecError
+from tasksolve.specs.feasibility import check_feasibility, check_placement, critical_path
 
 T2 = """tasksolve: 1
 name: s
@@ -177,7 +177,7 @@ def test_the_latency_bound_names_the_critical_path():
 @given(spec_st.spec_data(max_threads=7, max_contexts=16, constraints=False), st.integers(0, 2**31 - 1))
 def test_no_placement_beats_the_critical_path(data, seed):
     """Soundness: the closed form's latency of every drawn placement is at least the bound."""
-    from simulate.analytic import BatchModel
+    from tasksolve.simulate.analytic import BatchModel
 
     spec = spec_st.load(data)
     if spec.problem != "binding":
@@ -191,7 +191,7 @@ def test_no_placement_beats_the_critical_path(data, seed):
 
 
 def test_every_example_is_feasible():
-    from specs.loader import builtin_names
+    from tasksolve.specs.loader import builtin_names
 
     for name in builtin_names(""):
         assert check_feasibility(load_spec(name, feasibility=False)) == []

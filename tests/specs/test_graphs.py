@@ -7,7 +7,7 @@ import random
 from hypothesis import given
 from hypothesis import strategies as st
 
-from specs.graphs import CycleError, topological_order
+from tasksolve.specs.graphs import CycleError, topological_order
 
 
 @st.composite

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from specs import load_spec, load_spec_text
-from specs.errors import SpecError, SpecsError
+from tasksolve.specs import load_spec, load_spec_text
+from tasksolve.specs.errors import SpecError, SpecsError
 
 BASE = """tasksolve: 1
 name: x
@@ -154,7 +154,7 @@ def test_references_stay_inside_the_spec_folder(tmp_path):
 
 
 def test_references_inside_the_folder_and_builtins_load(tmp_path):
-    from specs.loader import builtin_path
+    from tasksolve.specs.loader import builtin_path
 
     (tmp_path / "hw").mkdir()
     (tmp_path / "hw" / "t2.yaml").write_text(builtin_path("topologies", "ultrasparc-t2").read_text())
@@ -163,8 +163,8 @@ def test_references_inside_the_folder_and_builtins_load(tmp_path):
 
 
 def test_the_cli_option_allows_outside_references(tmp_path, capsys):
-    from solver.cli import main
-    from specs.loader import builtin_path
+    from tasksolve.solver.cli import main
+    from tasksolve.specs.loader import builtin_path
 
     (tmp_path / "t2.yaml").write_text(builtin_path("topologies", "ultrasparc-t2").read_text())
     spec = write_spec(tmp_path / "sub", "../t2.yaml")
@@ -174,7 +174,7 @@ def test_the_cli_option_allows_outside_references(tmp_path, capsys):
 
 
 def test_a_mistyped_example_name_gets_a_suggestion(capsys):
-    from solver.cli import main
+    from tasksolve.solver.cli import main
 
     assert main(["count", "t2-ipfwd-intad-x2"]) == 2
     err = capsys.readouterr().err

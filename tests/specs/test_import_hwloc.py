@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from specs import SpecError
-from specs.importers.hwloc import import_hwloc
-from specs.importers.sysfs import import_sysfs
+from tasksolve.specs import SpecError
+from tasksolve.specs.importers.hwloc import import_hwloc
+from tasksolve.specs.importers.sysfs import import_sysfs
 
 DATA = Path(__file__).parent.parent / "data"
 

@@ -16,9 +16,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from specs import SpecError, load_spec_text
-from specs.importers.host import Cache, HostDescription, build_topology
-from specs.importers.sysfs import import_sysfs, parse_cpu_list
+from tasksolve.specs import SpecError, load_spec_text
+from tasksolve.specs.importers.host import Cache, HostDescription, build_topology
+from tasksolve.specs.importers.sysfs import import_sysfs, parse_cpu_list
 
 DATA = Path(__file__).parent.parent / "data" / "sysfs"
 

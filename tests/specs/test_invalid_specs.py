@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from solver.cli import main
-from specs import SpecError, load_spec
+from tasksolve.solver.cli import main
+from tasksolve.specs import SpecError, load_spec
 
 BASE = """\
 tasksolve: 1

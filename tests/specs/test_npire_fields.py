@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from solver.cli import main
-from specs import SpecError, dump_spec, load_spec, load_spec_text
-from specs.schema import spec_json_schema
+from tasksolve.solver.cli import main
+from tasksolve.specs import SpecError, dump_spec, load_spec, load_spec_text
+from tasksolve.specs.schema import spec_json_schema
 
 SPEC = """tasksolve: 1
 name: t

@@ -13,11 +13,20 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from solver.cli import main
-from specs import Plan, SpecError, UsableTree, count_distinct, count_placements, dump_spec, load_spec, load_spec_text
-from specs import strategies as spec_st
-from specs.spec import Spec
-from specs.topology import Topology
+from tasksolve.solver.cli import main
+from tasksolve.specs import (
+    Plan,
+    SpecError,
+    UsableTree,
+    count_distinct,
+    count_placements,
+    dump_spec,
+    load_spec,
+    load_spec_text,
+)
+from tasksolve.specs import strategies as spec_st
+from tasksolve.specs.spec import Spec
+from tasksolve.specs.topology import Topology
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 
@@ -40,7 +49,7 @@ def test_plans_round_trip_and_check(data):
     again = Plan.model_validate(yaml.safe_load(plan.to_yaml()))
     assert again == plan
     assert again.contexts(spec) == contexts
-    from specs import check_plan
+    from tasksolve.specs import check_plan
 
     assert check_plan(spec, plan) == []
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from specs import load_spec_text, load_topology
-from specs.topology import Topology
+from tasksolve.specs import load_spec_text, load_topology
+from tasksolve.specs.topology import Topology
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from specs import units
+from tasksolve.specs import units
 
 
 @pytest.mark.parametrize(
