@@ -1,0 +1,122 @@
+"""The fluid bound's linear program in matrix form, solved by HiGHS and certified by weak duality
+(`solver.certify.fluid_bound`; docs/design.md, "A bound on the simulation").
+
+Variables, in this order, all in packets or work per cycle: ``X_i`` (instance throughput),
+``x_u`` (packets of thread u), ``y_u`` (work of u), ``s_u`` (idle fraction of u) and, for
+``min_throughput``, ``z <= X_i``.  Every variable lies in a finite box ``[0, ub]``, which the
+weak-duality bound needs: for multipliers ``p >= 0`` (inequalities) and ``q`` (equalities),
+``max c.v <= p.b_ub + q.b_eq + sum_j max(0, r_j) * ub_j`` with ``r = c - A_ub' p - A_eq' q``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass
+class LinearProgram:
+    """``max c.v`` s.t. ``A_ub v <= b_ub``, ``A_eq v = b_eq``, ``0 <= v <= ub``."""
+
+    c: np.ndarray
+    A_ub: np.ndarray
+    b_ub: np.ndarray
+    A_eq: np.ndarray
+    b_eq: np.ndarray
+    ub: np.ndarray
+    n_instances: int
+
+
+class _Rows:
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.rows: list[np.ndarray] = []
+        self.rhs: list[float] = []
+
+    def add(self, coefs: dict[int, float], rhs: float) -> None:
+        row = np.zeros(self.n)
+        for j, value in coefs.items():
+            row[j] += value
+        self.rows.append(row)
+        self.rhs.append(rhs)
+
+    def matrix(self) -> tuple[np.ndarray, np.ndarray]:
+        if not self.rows:
+            return np.zeros((0, self.n)), np.zeros(0)
+        return np.array(self.rows), np.array(self.rhs)
+
+
+def build(problem, objective: str) -> LinearProgram:
+    """The LP of a `FluidProblem` (see the module docstring of `solver.certify.fluid_bound`)."""
+    p = problem
+    n_inst, T = p.n_instances, len(p.w_lo)
+    X, x, y, s = 0, n_inst, n_inst + T, n_inst + 2 * T
+    minimum = objective == "min_throughput"
+    n = n_inst + 3 * T + (1 if minimum else 0)
+    ub_rows, eq_rows = _Rows(n), _Rows(n)
+    ub = np.ones(n)
+    x_cap = 1.0 / np.maximum(p.w_lo, 1e-12)
+    ub[x : x + T] = x_cap
+    ub[y : y + T] = p.rho_max
+    inst_cap = np.full(n_inst, np.inf)
+    for (i, threads), shared in zip(p.groups, p.shared):
+        R = len(threads)
+        inst_cap[i] = min(inst_cap[i], float(sum(x_cap[t] for t in threads)))
+        target = eq_rows if p.bounded else ub_rows
+        if shared:  # sum_u x_u (= or >=) X_i
+            target.add({X + i: 1.0, **{x + t: -1.0 for t in threads}}, 0.0)
+        else:
+            for t in threads:  # x_u (= or >=) X_i / R
+                target.add({X + i: 1.0 / R, x + t: -1.0}, 0.0)
+    if p.arrival is not None:
+        inst_cap = np.minimum(inst_cap, p.arrival)
+    ub[X : X + n_inst] = inst_cap
+    for t in range(T):
+        ub_rows.add({y + t: 1.0, x + t: -p.w_hi[t]}, 0.0)  # y <= x w_hi
+        ub_rows.add({x + t: p.w_lo[t], y + t: -1.0}, 0.0)  # x w_lo <= y
+        ub_rows.add({s + t: -1.0, y + t: -1.0 / p.rho_min[t]}, -1.0)  # s >= 1 - y / rho_min
+    for sl in p.slots:
+        coefs: dict[int, float] = {}
+        for t, d, i in sl.members:
+            if d:
+                coefs[y + t] = coefs.get(y + t, 0.0) + d
+            if i and sl.k:
+                coefs[s + t] = coefs.get(s + t, 0.0) + sl.k * i
+        ub_rows.add(coefs, sl.capacity)
+    for holders in p.locks:
+        ub_rows.add({x + t: cycles / p.rho_max[t] for t, cycles in holders}, 1.0)
+    c = np.zeros(n)
+    if minimum:
+        c[n - 1] = 1.0
+        ub[n - 1] = float(inst_cap.min())
+        for i in range(n_inst):
+            ub_rows.add({n - 1: 1.0, X + i: -1.0}, 0.0)
+    else:
+        c[X : X + n_inst] = 1.0
+    A_ub, b_ub = ub_rows.matrix()
+    A_eq, b_eq = eq_rows.matrix()
+    return LinearProgram(c, A_ub, b_ub, A_eq, b_eq, ub, n_inst)
+
+
+def certified_max(lp: LinearProgram) -> tuple[float, float, np.ndarray]:
+    """(HiGHS's optimum, a weak-duality upper bound on the true optimum, the X_i at HiGHS's
+    optimum).  Raises RuntimeError when HiGHS fails (the LP is always feasible: v = 0)."""
+    from scipy.optimize import linprog
+
+    res = linprog(
+        -lp.c,
+        A_ub=lp.A_ub if len(lp.b_ub) else None,
+        b_ub=lp.b_ub if len(lp.b_ub) else None,
+        A_eq=lp.A_eq if len(lp.b_eq) else None,
+        b_eq=lp.b_eq if len(lp.b_eq) else None,
+        bounds=list(zip(np.zeros(len(lp.c)), lp.ub)),
+        method="highs",
+    )
+    if res.status != 0:
+        raise RuntimeError(f"HiGHS could not solve the fluid LP: {res.message}")
+    p_ub = np.maximum(0.0, -res.ineqlin.marginals) if len(lp.b_ub) else np.zeros(0)
+    q_eq = -res.eqlin.marginals if len(lp.b_eq) else np.zeros(0)
+    reduced = lp.c - lp.A_ub.T @ p_ub - lp.A_eq.T @ q_eq
+    bound = float(p_ub @ lp.b_ub + q_eq @ lp.b_eq + np.maximum(0.0, reduced) @ lp.ub)
+    return float(-res.fun), bound, res.x[: lp.n_instances]
