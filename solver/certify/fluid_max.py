@@ -1,0 +1,194 @@
+"""The fluid bound's maximum over every plan of a binding spec: an upper bound on the simulated
+optimum (docs/design.md, "A bound on the simulation", "Over all plans").
+
+Two ways, both valid for every plan the spec's constraints allow:
+
+* **enumeration** (`enumerated_max`): the per-plan bound (`solver.certify.fluid_bound`) of every
+  placement class (`solver.binding.samplers.distinct_placements`, plans equal up to the symmetries
+  of the usable contexts), when there are at most `limit` classes.  The per-plan LP depends only
+  on who shares each domain and on the levels messages cross, which those symmetries keep, so its
+  maximum over the representatives is its maximum over every plan.  Classes breaking a
+  ``max_threads`` cap (a count per domain: the same for a whole class) are skipped; ``pin``,
+  ``forbid`` and ``latency_max`` are not applied (they are not class properties): the maximum is
+  over a superset of the allowed plans, still an upper bound.
+* **relaxation** (`relaxed_max`): one LP whose data hold for every plan at once: per resource
+  below the machine, the sum of its domains' constraints (2) (capacity ``C`` times the number of
+  domains threads can occupy), with the smallest ``k`` any domain can have; per thread the lowest
+  ``rho_min`` and the highest ``rho_max`` any co-location gives (alone in its domains, or with the
+  heaviest others a domain's contexts can hold), and the work's range over the levels a message
+  can cross.  Each of these moves a constraint of the per-plan LP only outwards, so its optimum is
+  at least every plan's bound.  It is cheap and loose; it is what larger specs get.
+
+`max_bound` returns the smaller of the two (the enumeration when affordable).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from tasksolve.solver.certify.fluid_bound import FluidProblem, Slot, _round, lock_rows, slot, solve_problem
+
+#: the most placement classes `max_bound` enumerates by default
+CLASS_LIMIT = 5000
+
+
+@dataclass
+class MaxBound:
+    """An upper bound on the simulated optimum over every plan (packets/s, objective's sense)."""
+
+    value: float
+    method: str  # "enumeration" or "relaxation"
+    classes: int | None  # placement classes enumerated (None for the relaxation)
+    contexts: list[int] | None  # the class with the largest per-plan bound (enumeration)
+    seconds: float
+
+
+def _cap_ok(spec, contexts: np.ndarray) -> bool:
+    topo = spec.topology
+    for level_name, cap in spec.constraints.max_threads.items():
+        level = topo.level_index(level_name)
+        domains = contexts // topo.strides[level] if level >= 0 else np.zeros_like(contexts)
+        if np.bincount(domains).max() > cap:
+            return False
+    return True
+
+
+def enumerated_max(spec, settings, objective: str, limit: int = CLASS_LIMIT) -> MaxBound | None:
+    """The per-plan bound's maximum over every placement class, or None when there are more
+    than `limit` classes (or the spec is a pipeline problem: its plans also choose threads)."""
+    from tasksolve.simulate.model import binding_structure, compile_contexts
+    from tasksolve.solver.binding.samplers import distinct_placements
+    from tasksolve.solver.certify.fluid_bound import plan_problem
+    from tasksolve.specs.counting import count_distinct
+    from tasksolve.specs.symmetry import UsableTree
+
+    if spec.problem != "binding":
+        return None
+    begin = time.perf_counter()
+    tree = UsableTree.of(spec.topology, spec.usable_contexts)
+    count = count_distinct(tree, len(spec.threads), max_work=50 * limit)
+    if count is None or count > limit:
+        return None
+    structure = binding_structure(spec)
+    reps, _orbits = distinct_placements(spec)
+    best, where = -np.inf, None
+    for row in reps:
+        if not _cap_ok(spec, row):
+            continue
+        graph = compile_contexts(spec, row, structure)
+        value = solve_problem(plan_problem(graph, settings), objective).value
+        if value > best:
+            best, where = value, [int(c) for c in row]
+    if where is None:
+        return None
+    return MaxBound(float(best), "enumeration", len(reps), where, time.perf_counter() - begin)
+
+
+def relaxed_max(spec, settings, objective: str) -> MaxBound | None:
+    """The relaxation's optimum (see the module docstring); None for a pipeline spec."""
+    if spec.problem != "binding":
+        return None
+    begin = time.perf_counter()
+    value = solve_problem(relaxed_problem(spec, settings), objective).value
+    return MaxBound(value, "relaxation", None, None, time.perf_counter() - begin)
+
+
+def max_bound(spec, settings=None, objective: str | None = None, limit: int = CLASS_LIMIT) -> MaxBound | None:
+    """The smaller of `enumerated_max` (when affordable) and `relaxed_max`; None when neither
+    applies (a pipeline spec, a latency objective)."""
+    from tasksolve.simulate.des import DesSettings
+
+    objective = objective or spec.objective
+    if objective not in ("total_throughput", "min_throughput") or spec.problem != "binding":
+        return None
+    settings = settings or DesSettings.from_spec(spec)
+    found = [b for b in (enumerated_max(spec, settings, objective, limit), relaxed_max(spec, settings, objective)) if b]
+    return min(found, key=lambda b: b.value) if found else None
+
+
+# ------------------------------------------------------------------------------ relaxation
+def relaxed_problem(spec, settings) -> FluidProblem:
+    """The plan-independent fluid LP of a binding spec (see the module docstring)."""
+    from tasksolve.simulate.model import binding_structure
+
+    s = binding_structure(spec)
+    topo = spec.topology
+    T = s.n_threads
+    usable = np.array(spec.usable_contexts)
+    d = np.array([[_round(v) for v in row] for row in s.demand])
+    i = np.array([[_round(v) for v in row] for row in s.idle_demand])
+    slots: list[Slot] = []
+    rho_min, rho_max = np.ones(T), np.ones(T)
+    for r, level in enumerate(s.resource_level):
+        cap = _round(float(s.capacity[r]))
+        if not np.isfinite(s.capacity[r]):
+            continue
+        members = [(t, float(d[t, r]), float(i[t, r])) for t in range(T) if d[t, r] or i[t, r]]
+        if not members:
+            continue
+        if level < 0:
+            one = slot(cap, members)
+            slots.append(one)
+            _limit_rates(rho_min, rho_max, one.members, cap, len(members), alone=False)
+            continue
+        per_domain = np.bincount(usable // topo.strides[level])
+        size = int(per_domain.max())
+        cap_here = spec.constraints.max_threads.get(topo.levels[level].name)
+        if cap_here is not None:
+            size = min(size, int(cap_here))
+        domains = min(int(np.count_nonzero(per_domain)), T)
+        peak = sum(sorted((max(a, b) for _, a, b in members), reverse=True)[:size])
+        k = min(1.0, cap / peak) if peak > 0 else 1.0
+        slots.append(Slot(cap * domains, k, members))
+        _limit_rates(rho_min, rho_max, members, cap, size, alone=True)
+    w_lo, w_hi = _work_bounds(spec, s)
+    return FluidProblem(
+        clock=float(topo.clock),
+        n_instances=len(s.instances),
+        groups=[(g.instance, g.threads) for g in s.groups],
+        shared=[False] * len(s.groups),
+        bounded=settings.queue_capacity is not None,
+        w_lo=w_lo,
+        w_hi=w_hi,
+        rho_min=rho_min,
+        rho_max=rho_max,
+        slots=slots,
+        locks=lock_rows(s),
+        arrival=None if settings.arrival == "saturated" else settings.rate / float(topo.clock),
+    )
+
+
+def _limit_rates(rho_min, rho_max, members, cap: float, size: int, alone: bool) -> None:
+    """Lower `rho_min` to the worst co-location of at most `size` threads in one domain, and
+    `rho_max` to the best (alone when `alone`, else every other member at ``min(d, i)``)."""
+    for t, d, _i in members:
+        if d <= 0:
+            continue
+        others = sorted((max(a, b) for u, a, b in members if u != t), reverse=True)[: size - 1]
+        worst = d + sum(others)
+        best = d if alone else d + sum(min(a, b) for u, a, b in members if u != t)
+        rho_min[t] = min(rho_min[t], cap / worst if worst > cap else 1.0)
+        rho_max[t] = min(rho_max[t], cap / best if best > cap else 1.0)
+
+
+def _work_bounds(spec, structure) -> tuple[np.ndarray, np.ndarray]:
+    """Per thread, its work per packet with every incoming message at its cheapest and at its
+    dearest level (any level, the machine included), failed optimistic sections' mean added."""
+    from tasksolve.simulate.locks import speculation_work
+
+    topo = spec.topology
+    levels = range(-1, len(topo.levels))
+    base = np.array(structure.cycles, dtype=float)
+    if any(structure.sync):
+        base = base + speculation_work(structure)
+    lo, hi = base.copy(), base.copy()
+    for group in structure.groups:
+        for sizes in group.edge_bytes:
+            costs = [sum(float(topo.message_cycles(level, b)) for b in sizes) for level in levels]
+            for t in group.threads:
+                lo[t] += min(costs)
+                hi[t] += max(costs)
+    return lo, hi
