@@ -53,6 +53,15 @@ SPECS = (
     "t2-asplos12-mix",
     "t2-ipfwd-x20",
 )
+#: contended variants built in memory: name -> ({application: instances}, usable contexts)
+VARIANTS = {
+    "intadd-x2@core0": ({"ipfwd-intadd": 2}, ["core0"]),
+    "l1-x2@core0": ({"ipfwd-l1": 2}, ["core0"]),
+    "hashn-l1-x2@core0": ({"ipfwd-hashn-l1": 2}, ["core0"]),
+    "intmul-x2@2pipes": ({"ipfwd-intmul": 2}, ["core0.pipe0", "core1.pipe0"]),
+    "intadd-x2@core0+pipe": ({"ipfwd-intadd": 2}, ["core0", "core1.pipe0"]),
+    "intadd+l1@core0+pipe": ({"ipfwd-intadd": 1, "ipfwd-l1": 1}, ["core0", "core1.pipe0"]),
+}
 MODULES = [
     "solver/certify/fluid_bound.py",
     "solver/certify/fluid_lp.py",
@@ -60,6 +69,18 @@ MODULES = [
     "solver/certify/bounds.py",
     "simulate/des/dynamics.py",
 ]
+
+
+def variant_spec(name: str):
+    """A contended variant (`VARIANTS`): IPFwd instances confined to a few contexts."""
+    from tasksolve.specs.loader import load_spec_text
+
+    apps, contexts = VARIANTS[name]
+    lines = ["tasksolve: 1", f"name: {name}", "topology: ultrasparc-t2", "applications:"]
+    lines += [f"  a{k}: {app}" for k, app in enumerate(apps)]
+    lines += ["workload:"] + [f"  - {{app: a{k}, instances: {n}}}" for k, n in enumerate(apps.values())]
+    lines += ["constraints:", f"  contexts: {contexts}"]
+    return load_spec_text("\n".join(lines) + "\n", f"<{name}>")
 
 
 def contention_free(spec, contexts) -> float:
@@ -85,7 +106,7 @@ def truth(spec, oracle, workers: int) -> dict:
 
 
 def one_spec(name: str, cpsat_seconds: float, class_limit: int, workers: int) -> dict:
-    spec = load_spec(name)
+    spec = variant_spec(name) if name in VARIANTS else load_spec(name)
     settings = DesSettings.from_spec(spec)
     oracle = SimulationOracle(spec)
     row: dict = {"spec": name, "threads": len(spec.threads)}
@@ -165,10 +186,11 @@ def render_markdown(data: dict) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--specs", default=",".join(SPECS))
+    parser.add_argument("--specs", default=",".join(SPECS + tuple(VARIANTS)))
     parser.add_argument("--cpsat-seconds", type=float, default=10.0)
     parser.add_argument("--class-limit", type=int, default=CLASS_LIMIT)
     parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--append", action="store_true", help="keep the other specs' rows of the results file")
     parser.add_argument("--render", action="store_true", help="print the section of the results file and stop")
     args = parser.parse_args()
     if args.render:
@@ -176,6 +198,8 @@ def main() -> None:
         print(render_markdown({**record["data"], "machine": record["machine"]["cpu_model"]}))
         return
     rows = []
+    if args.append:  # add to (or replace in) the rows of the results file
+        rows = [r for r in read_results(NAME)["data"]["rows"] if r["spec"] not in args.specs.split(",")]
     for name in args.specs.split(","):
         begin = time.perf_counter()
         row = one_spec(name, args.cpsat_seconds, args.class_limit, args.workers)
