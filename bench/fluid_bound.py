@@ -116,7 +116,12 @@ def one_spec(name: str, cpsat_seconds: float, class_limit: int, workers: int) ->
     row["enumeration"] = (
         None
         if enumerated is None
-        else {"value": enumerated.value, "seconds": enumerated.seconds, "classes": enumerated.classes}
+        else {
+            "value": enumerated.value,
+            "seconds": enumerated.seconds,
+            "classes": enumerated.classes,
+            "solved": enumerated.solved,
+        }
     )
     row["bound"] = min(relaxed.value, enumerated.value) if enumerated else relaxed.value
     row["method"] = "enumeration" if enumerated and enumerated.value <= relaxed.value else "relaxation"
@@ -170,7 +175,7 @@ def render_markdown(data: dict) -> str:
             method = r["method"]
             seconds = (r["enumeration"] or {}).get("seconds") if method == "enumeration" else r["relaxation"]["seconds"]
             if method == "enumeration":
-                method += f", {r['enumeration']['classes']} classes"
+                method += f", {r['enumeration']['classes']} classes, {r['enumeration'].get('solved', '?')} LPs"
             cp = r.get("cpsat_plan")
             per_plan = f"{cp['plan_bound'] / cp['simulated'] - 1:+.2%}" if cp else "-"
             optimum = r["closed_form"]["optimum"]

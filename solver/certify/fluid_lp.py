@@ -101,8 +101,10 @@ def build(problem, objective: str) -> LinearProgram:
 
 def certified_max(lp: LinearProgram) -> tuple[float, float, np.ndarray]:
     """(HiGHS's optimum, a weak-duality upper bound on the true optimum, the X_i at HiGHS's
-    optimum).  Raises RuntimeError when HiGHS fails (the LP is always feasible: v = 0)."""
+    optimum).  Raises `SolverFailed` when HiGHS fails (the LP is always feasible: v = 0)."""
     from scipy.optimize import linprog
+
+    from tasksolve.solver.errors import SolverFailed
 
     res = linprog(
         -lp.c,
@@ -114,7 +116,7 @@ def certified_max(lp: LinearProgram) -> tuple[float, float, np.ndarray]:
         method="highs",
     )
     if res.status != 0:
-        raise RuntimeError(f"HiGHS could not solve the fluid LP: {res.message}")
+        raise SolverFailed(f"fluid bound: HiGHS could not solve the LP ({res.message})")
     p_ub = np.maximum(0.0, -res.ineqlin.marginals) if len(lp.b_ub) else np.zeros(0)
     q_eq = -res.eqlin.marginals if len(lp.b_eq) else np.zeros(0)
     reduced = lp.c - lp.A_ub.T @ p_ub - lp.A_eq.T @ q_eq
