@@ -17,8 +17,10 @@ work per packet and ``y_u = x_u * w_u`` its work per cycle (the time average of 
 
 where ``s_u`` is u's idle fraction and ``rho_min_u`` the lowest rate u can ever have (its slots
 with every other member at ``max(d, i)``): u is busy at least ``y_u / rho_max_u`` and at most
-``y_u / rho_min_u`` of the time.  Further: ``y_u <= rho_max_u`` (its best rate: every other member
-at ``min(d, i)``), one lock's critical sections ``sum_h x_h * crit_h / rho_max_h <= 1``, each
+``y_u / rho_min_u`` of the time.  Further: ``y_u <= rho_max_u (1 - s_u)`` (its best rate: every
+other member at ``min(d, i)``); per slot and member, u's rate below a line in the load, whose
+busy part is the time u shares with each neighbour busy, bounded by Frechet's inequalities
+(`solver.certify.fluid_lp.slot_chords`, constraint 8 of docs/design.md); one lock's critical sections ``sum_h x_h * crit_h / rho_max_h <= 1``, each
 instance's throughput ``X_i <= `` its arrival rate, and the flow of every instance: with bounded
 queues every group processes ``X_i`` packets per cycle in the long run (``>= X_i`` with unbounded
 ones), split equally between replicas that take packets in turn, in any way with a shared queue.
@@ -51,6 +53,7 @@ class Slot:
     capacity: float
     k: float
     members: list[tuple[int, float, float]]
+    colocated: bool = True  # one real domain (False: a relaxation's sum of domains)
 
 
 @dataclass

@@ -53,7 +53,11 @@ def build(problem, objective: str) -> LinearProgram:
     n_inst, T = p.n_instances, len(p.w_lo)
     X, x, y, s = 0, n_inst, n_inst + T, n_inst + 2 * T
     minimum = objective == "min_throughput"
-    n = n_inst + 3 * T + (1 if minimum else 0)
+    chords = [chord for sl in p.slots if sl.colocated for chord in slot_chords(sl)]
+    pairs = sorted({tuple(sorted((u, v))) for _, u, _, terms in chords for v, _ in terms})
+    w = n_inst + 3 * T
+    pair_index = {pair: w + k for k, pair in enumerate(pairs)}
+    n = w + len(pairs) + (1 if minimum else 0)
     ub_rows, eq_rows = _Rows(n), _Rows(n)
     ub = np.ones(n)
     x_cap = 1.0 / np.maximum(p.w_lo, 1e-12)
@@ -76,6 +80,17 @@ def build(problem, objective: str) -> LinearProgram:
         ub_rows.add({y + t: 1.0, x + t: -p.w_hi[t]}, 0.0)  # y <= x w_hi
         ub_rows.add({x + t: p.w_lo[t], y + t: -1.0}, 0.0)  # x w_lo <= y
         ub_rows.add({s + t: -1.0, y + t: -1.0 / p.rho_min[t]}, -1.0)  # s >= 1 - y / rho_min
+        ub_rows.add({y + t: 1.0, s + t: p.rho_max[t]}, p.rho_max[t])  # y <= rho_max (1 - s)
+    for (u, v), j in pair_index.items():  # w_uv: the time both are busy, b = 1 - s
+        ub_rows.add({j: -1.0, s + u: -1.0, s + v: -1.0}, -1.0)  # w >= b_u + b_v - 1
+        ub_rows.add({j: 1.0, s + u: 1.0}, 1.0)  # w <= b_u
+        ub_rows.add({j: 1.0, s + v: 1.0}, 1.0)  # w <= b_v
+    for intercept, u, slope, terms in chords:  # y_u <= intercept b_u + slope sum_v e_v w_uv
+        coefs = {y + u: 1.0, s + u: intercept}
+        for v, e in terms:
+            j = pair_index[tuple(sorted((u, v)))]
+            coefs[j] = coefs.get(j, 0.0) - slope * e
+        ub_rows.add(coefs, intercept)
     for sl in p.slots:
         coefs: dict[int, float] = {}
         for t, d, i in sl.members:
@@ -97,6 +112,28 @@ def build(problem, objective: str) -> LinearProgram:
     A_ub, b_ub = ub_rows.matrix()
     A_eq, b_eq = eq_rows.matrix()
     return LinearProgram(c, A_ub, b_ub, A_eq, b_eq, ub, n_inst)
+
+
+def slot_chords(sl) -> list[tuple[float, int, float, list[tuple[int, float]]]]:
+    """Per member u demanding the slot while busy: ``(A, u, beta, [(v, e_v)])`` with
+    ``y_u <= A b_u + beta sum_v e_v w_uv`` (constraint 8 of docs/design.md): while u is busy the
+    load is ``L = d_u + sum_v (i_v + busy_v e_v)``, ``e_v = d_v - i_v``, in ``[L_lo, L_hi]``, and
+    u's rate is at most ``min(1, C / L)``, which lies below the line through ``(L_hi, C / L_hi)``
+    and ``(max(L_lo, C), min(1, C / L_lo))`` on that interval (convex above C, 1 below)."""
+    out = []
+    C = sl.capacity
+    for u, d, _i in sl.members:
+        others = [(v, dv, iv) for v, dv, iv in sl.members if v != u]
+        lo = d + sum(min(dv, iv) for _, dv, iv in others)
+        hi = d + sum(max(dv, iv) for _, dv, iv in others)
+        terms = [(v, dv - iv) for v, dv, iv in others if dv != iv]
+        if d <= 0 or hi <= C or hi - lo <= 1e-12 * hi or not terms:
+            continue
+        left = max(lo, C)
+        slope = (C / hi - C / left) / (hi - left)
+        base = C / left - slope * left  # the line at L = 0
+        out.append((base + slope * (d + sum(iv for _, _, iv in others)), u, slope, terms))
+    return out
 
 
 def certified_max(lp: LinearProgram) -> tuple[float, float, np.ndarray]:

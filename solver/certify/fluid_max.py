@@ -158,7 +158,7 @@ def relaxed_problem(spec, settings) -> FluidProblem:
         domains = min(int(np.count_nonzero(per_domain)), T)
         peak = sum(sorted((max(a, b) for _, a, b in members), reverse=True)[:size])
         k = min(1.0, cap / peak) if peak > 0 else 1.0
-        slots.append(Slot(cap * domains, k, members))
+        slots.append(Slot(cap * domains, k, members, colocated=False))
         _limit_rates(rho_min, rho_max, members, cap, size, alone=True)
     w_lo, w_hi = _work_bounds(spec, s)
     return FluidProblem(
