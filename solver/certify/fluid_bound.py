@@ -23,7 +23,8 @@ busy part is the time u shares with each neighbour busy, bounded by Frechet's in
 (`solver.certify.fluid_lp.slot_chords`, constraint 8 of docs/design.md); one lock's critical sections ``sum_h x_h * crit_h / rho_max_h <= 1``, each
 instance's throughput ``X_i <= `` its arrival rate, and the flow of every instance: with bounded
 queues every group processes ``X_i`` packets per cycle in the long run (``>= X_i`` with unbounded
-ones), split equally between replicas that take packets in turn, in any way with a shared queue.
+ones), split equally between replicas that take packets in turn where a one-thread group of the
+instance holds them to one pace (`equal_split`), in any way otherwise.
 
 Work per packet: the task cycles (service factors have mean 1), the mean cost of failed optimistic
 sections, and the incoming messages' cost -- its long-run mean over the producer replicas under
@@ -63,7 +64,7 @@ class FluidProblem:
     clock: float
     n_instances: int
     groups: list[tuple[int, tuple[int, ...]]]  # (instance, threads) per group
-    shared: list[bool]  # per group: replicas share one queue (any split)
+    equal: list[bool]  # per group: its replicas process X_i / R each (else only their sum is known)
     bounded: bool  # bounded queues: every group processes exactly X_i
     w_lo: np.ndarray  # (T,) work per packet, lower end
     w_hi: np.ndarray  # (T,) upper end
@@ -112,7 +113,7 @@ def plan_problem(graph, settings) -> FluidProblem:
         clock=graph.clock,
         n_instances=len(s.instances),
         groups=[(g.instance, g.threads) for g in s.groups],
-        shared=[settings.shared_queue and len(g.threads) > 1 for g in s.groups],
+        equal=equal_split(s, settings),
         bounded=settings.queue_capacity is not None,
         w_lo=w_lo,
         w_hi=w_hi,
@@ -145,6 +146,24 @@ def thread_rates(T: int, slots: list[Slot]) -> tuple[np.ndarray, np.ndarray]:
             lo[t] = min(lo[t], sl.capacity / load_worst if load_worst > sl.capacity else 1.0)
             hi[t] = min(hi[t], sl.capacity / load_best if load_best > sl.capacity else 1.0)
     return lo, hi
+
+
+def equal_split(structure, settings) -> list[bool]:
+    """Per group: do its replicas each process ``X_i / R`` packets per cycle in the long run?
+
+    Round robin sends packet k to replica ``k mod R``, but replicas are held to the same pace only
+    by a thread that sees every packet: a group of one thread processes packets in order, so
+    with bounded queues the departed packets are, up to what the queues hold, a prefix 0..N and
+    every residue class gets its share.  Without such a group the replicas can form independent
+    chains (two saturated entry replicas each feeding their own consumer replica run at their
+    own speeds), and with unbounded queues nothing ties them: then only the group's total is
+    known.  A shared queue never fixes the split."""
+    instances = {g.instance for g in structure.groups if len(g.threads) == 1}
+    bounded = settings.queue_capacity is not None
+    return [
+        len(g.threads) == 1 or (bounded and not settings.shared_queue and g.instance in instances)
+        for g in structure.groups
+    ]
 
 
 def work_range(graph, shared_queue: bool) -> tuple[np.ndarray, np.ndarray]:

@@ -64,15 +64,15 @@ def build(problem, objective: str) -> LinearProgram:
     ub[x : x + T] = x_cap
     ub[y : y + T] = p.rho_max
     inst_cap = np.full(n_inst, np.inf)
-    for (i, threads), shared in zip(p.groups, p.shared):
+    for (i, threads), equal in zip(p.groups, p.equal):
         R = len(threads)
         inst_cap[i] = min(inst_cap[i], float(sum(x_cap[t] for t in threads)))
-        target = eq_rows if p.bounded else ub_rows
-        if shared:  # sum_u x_u (= or >=) X_i
-            target.add({X + i: 1.0, **{x + t: -1.0 for t in threads}}, 0.0)
-        else:
-            for t in threads:  # x_u (= or >=) X_i / R
+        target = eq_rows if p.bounded else ub_rows  # unbounded queues: a group may run ahead
+        if equal:  # x_u (= or >=) X_i / R (see `fluid_bound.equal_split`)
+            for t in threads:
                 target.add({X + i: 1.0 / R, x + t: -1.0}, 0.0)
+        else:  # sum_u x_u (= or >=) X_i
+            target.add({X + i: 1.0, **{x + t: -1.0 for t in threads}}, 0.0)
     if p.arrival is not None:
         inst_cap = np.minimum(inst_cap, p.arrival)
     ub[X : X + n_inst] = inst_cap

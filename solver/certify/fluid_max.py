@@ -165,7 +165,7 @@ def relaxed_problem(spec, settings) -> FluidProblem:
         clock=float(topo.clock),
         n_instances=len(s.instances),
         groups=[(g.instance, g.threads) for g in s.groups],
-        shared=[False] * len(s.groups),
+        equal=[True] * len(s.groups),  # binding: one thread per group
         bounded=settings.queue_capacity is not None,
         w_lo=w_lo,
         w_hi=w_hi,

@@ -18,7 +18,7 @@ from tasksolve.solver.binding.samplers import distinct_placements
 from tasksolve.solver.certify.bounds import Rigorous, SimulationBound, simulation_bound
 from tasksolve.solver.certify.fluid_bound import plan_bound, plan_problem, solve_problem
 from tasksolve.solver.certify.fluid_max import enumerated_max, relaxed_max
-from tasksolve.specs import Plan, load_spec
+from tasksolve.specs import Plan, PlanThread, load_spec
 from tasksolve.specs import strategies as st_specs
 
 FLOAT = 1e-9  # relative: float rounding (the bound carries a 1e-9 margin of its own)
@@ -209,3 +209,54 @@ def test_relaxation_is_above_every_plan_bound_on_a_larger_spec():
         contexts = rng.permutation(64)[: len(spec.threads)]
         per_plan = plan_bound(spec, Plan.from_contexts(spec, contexts), settings=settings_).value
         assert relaxed.value >= per_plan * (1 - FLOAT)
+
+
+@st.composite
+def pipeline_case(draw):
+    """A two-stage pipeline on SMALL_TOPOLOGY (a port per core, a bus per socket, messages dearer
+    across sockets): x then y, each replicated 1-3 times, loading the port (idle demand from none
+    to above the busy one), y's last cycles optionally under a lock or optimistic, and the
+    simulation's options: shared queue, queue capacity, service law."""
+    from tests.simulate import spec_from
+
+    rx, ry = draw(st.integers(1, 2)), draw(st.integers(1, 3))
+    load = st.sampled_from([0.3, 0.6, 0.9])
+    idle = st.sampled_from([0.0, 0.3, 0.9])
+    critical = draw(
+        st.sampled_from(["", ", critical: {lock: t, cycles: 40%}", ", critical: {lock: t, speculate: 20%}"])
+    )
+    body = f"""
+applications:
+  a:
+    tasks:
+      x: {{cycles: {draw(st.sampled_from([60, 150]))}, demand: {{port: {draw(load)}}}, idle_demand: {{port: {draw(idle)}}}}}
+      y: {{cycles: {draw(st.sampled_from([100, 300]))}, demand: {{port: {draw(load)}, bus: 0.3}}, idle_demand: {{port: {draw(idle)}}}{critical}}}
+    edges: [{{from: x, to: y, bytes: 64}}]
+workload: [{{app: a}}]
+problem: pipeline
+"""
+    spec = spec_from(body)
+    contexts = draw(st.permutations(range(8)))
+    threads, bindings = {}, {}
+    for k, (task, stage, r) in enumerate([("x", 0, r) for r in range(rx)] + [("y", 1, r) for r in range(ry)]):
+        name = f"{task}{r}"
+        threads[name] = PlanThread(app="a", instance=0, tasks=[task], stage=stage, replica=r)
+        bindings[name] = spec.topology.context_names[contexts[k]]
+    options = {
+        "shared_queue": draw(st.booleans()),
+        "queue_capacity": draw(st.sampled_from([16, 2, None])),
+        "service": draw(st.sampled_from(["deterministic", "exponential"])),
+    }
+    return spec, Plan(bindings=bindings, threads=threads), options
+
+
+@settings(max_examples=25, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(pipeline_case())
+def test_never_below_the_simulation_on_pipelines(case):
+    """Replicated producers and consumers, shared queues, locks, random work: the per-plan bound
+    stays above the simulated throughput (beyond its half-width)."""
+    spec, plan, options = case
+    oracle = SimulationOracle(spec, **SIM, **options)
+    m = oracle.evaluate(plan)
+    bound = plan_bound(spec, plan, settings=oracle.settings).value
+    assert bound >= m.throughput - m.half_width - FLOAT * m.throughput, (bound, m.throughput, m.half_width)
