@@ -17,7 +17,7 @@ execution units.
   ``level`` being what the two contexts share (``context``, ``core``, ``machine``), times ``1.25``
   when its own core is busy on both strands (the line competes with the other strand);
 * a stage's rate is ``clock * speed[core] * share / (cycles * slowdown + communication)``, the
-  cores' speeds differing by up to 2.5% (``CORE_SPEED``: turbo bins, a neighbour's heat), which
+  cores' speeds differing by up to 4% (``CORE_SPEED``: turbo bins, a neighbour's heat), which
   the spec does not know.
 
 The spec's closed form (linear shares, per-level message cycles) can only approximate this, so
@@ -46,7 +46,7 @@ CYCLES = (900.0, 1300.0, 700.0)
 PRESSURE = (0.5, 0.9, 0.4)
 LINES = 4
 HOP = {"context": 5.0, "core": 20.0, "machine": 90.0}
-CORE_SPEED = (1.0, 0.988, 0.975, 0.994)
+CORE_SPEED = (1.0, 0.982, 0.96, 0.993)
 A = 0.8
 BUSY_CORE = 1.25
 OUTLIER_LOW, OUTLIER_HIGH = 0.6, 0.85

@@ -41,6 +41,8 @@ import statistics
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 
+LOOKS = 8  # Hsu's stop is tested after n0, 2 n0, 4 n0, ... rounds: Bonferroni over these 8 looks
+
 
 @dataclass
 class PlanStats:
@@ -131,7 +133,7 @@ def race(
     *,
     zone: float = 0.02,
     alpha: float = 0.05,
-    n0: int = 10,
+    n0: int = 20,
     warmup: int = 1,
     confirm: int = 5,
     budget: int | None = None,
@@ -192,7 +194,11 @@ def _screen(stats, alive, one_round, rounds, zone, alpha, n0, budget, counts):
             if i != j:
                 diffs = [a - b for a, b in zip(first[i], first[j])]
                 s2[i, j] = statistics.variance(diffs)
-    delta = zone * abs(max(statistics.fmean(first[i]) for i in alive))
+    lead = max(alive, key=lambda i: statistics.fmean(first[i]))
+    delta = zone * max(abs(statistics.fmean(first[lead])) - t_half_width(first[lead]), 0.0)
+    if delta <= 0:
+        delta = zone * abs(statistics.fmean(first[lead]))
+    looks = {n0 * 2**m for m in range(LOOKS)}
     while True:
         means = {i: statistics.fmean(stats[i].values[:rounds]) for i in alive}
         survivors = []
@@ -205,7 +211,7 @@ def _screen(stats, alive, one_round, rounds, zone, alpha, n0, budget, counts):
         alive = survivors or [max(alive, key=means.get)]
         if len(alive) == 1:
             return alive, "one plan left", rounds
-        if _within_zone(stats, alive, rounds, delta, alpha, k):
+        if rounds in looks and _within_zone(stats, alive, rounds, delta, alpha / LOOKS, k):
             return alive, "the rest within the zone", rounds
         if budget is not None and sum(counts) + len(alive) > budget:
             return alive, "budget spent", rounds
