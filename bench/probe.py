@@ -104,6 +104,22 @@ def measure_here(runs: int, repeats: int, cpus: list[int]) -> dict:
     }
 
 
+def synthetic_tree(cpus: list[int]) -> dict:
+    """One probe of this machine analysed against a synthetic sysfs tree (tests/data/sysfs/vm-2core)."""
+    from tasksolve.specs.importers.sysfs import import_sysfs
+
+    topology = import_sysfs(ROOT / "tests" / "data" / "sysfs" / "vm-2core").topology
+    data = probe(cpus, 3, "compiled", seed=99)
+    analysis = analyse(data.repetitions, topology)
+    return {
+        "tree": "tests/data/sysfs/vm-2core",
+        "seconds": round(data.seconds, 2),
+        "notes": data.notes,
+        "costs": [c.to_dict() for c in analysis.costs],
+        "findings": analysis.findings,
+    }
+
+
 def real_guest() -> dict:
     topology = load_topology(REAL / "topology-host.yaml")
     runs = [read_csv(REAL / f"latency-interference-run{i}.csv") for i in (1, 2)]
@@ -129,6 +145,7 @@ def main() -> None:
     load_before = wait_for_quiet(args.max_load, args.wait_s)
     data = {"load_before": load_before, "here": measure_here(args.runs, args.repeats, cpus)}
     data["load_after"] = [round(x, 2) for x in os.getloadavg()]
+    data["synthetic_tree"] = synthetic_tree(cpus)
     data["real_guest"] = real_guest()
     write_results(
         "probe",
@@ -168,6 +185,16 @@ def render_markdown(data: dict) -> str:
         f"Probe runtime (compiled, {here['repeats']} repetitions): median {here['runtime_s_median']} s "
         f"({', '.join(map(str, here['runtime_s']))}). Costs written per run: {costs}. "
         f"Share of pairs keeping their latency class across repetitions, per run: {here['stable_share']}.",
+        "",
+    ]
+    tree = data["synthetic_tree"]
+    lines += [
+        f"The same probe against the synthetic sysfs tree `{tree['tree']}` ({tree['seconds']} s, 3 repetitions): "
+        + "; ".join(f"`{c['level']}` {c['latency_ns']} ns = {c['cycles']} cycles" for c in tree["costs"])
+        + ". Notes: "
+        + " ".join(tree["notes"][1:] or ["none"])
+        + " Findings: "
+        + " ".join(tree["findings"]),
         "",
     ]
     real = data["real_guest"]

@@ -13,6 +13,10 @@ from pathlib import Path
 def _topology(name: str):
     from tasksolve.specs.loader import load_topology, resolve_named_file
 
+    if Path(name, "devices", "system", "cpu").is_dir():  # a sysfs tree (a captured or synthetic one)
+        from tasksolve.specs.importers.sysfs import import_sysfs
+
+        return import_sysfs(name).topology
     if name.endswith(".xml"):
         from tasksolve.specs.importers.hwloc import import_hwloc
 

@@ -268,6 +268,11 @@ def findings(analysis: Analysis, topology=None) -> list[str]:
             f"{cost.left_out} pair(s) of level {cost.level} left out of its cost: the uniform tree cannot express them"
         )
     for inner, outer in zip(analysis.costs, analysis.costs[1:]):
+        if outer.low_ns <= inner.latency_ns <= outer.high_ns and inner.low_ns <= outer.latency_ns <= inner.high_ns:
+            said.append(
+                f"levels {inner.level} and {outer.level} cost the same within their ranges "
+                f"({inner.latency_ns:g} and {outer.latency_ns:g} ns): the tree distinguishes what this host does not"
+            )
         if inner.low_ns > outer.high_ns:
             said.append(
                 f"level {inner.level} costs more than the level {outer.level} around it "

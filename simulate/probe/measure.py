@@ -109,6 +109,7 @@ def probe(cpus: list[int], repeats: int = 3, prefer: str = "auto", seed: int = 0
     if len(cpus) < 2:
         raise ProbeError("the probe needs at least two CPUs")
     backend, note = choose_backend(prefer)
+    load_before = os.getloadavg()[0]
     pairs = [(a, b) for i, a in enumerate(cpus) for b in cpus[i + 1 :]]
     rng = random.Random(seed)
     began = time.perf_counter()
@@ -122,4 +123,11 @@ def probe(cpus: list[int], repeats: int = 3, prefer: str = "auto", seed: int = 0
             if progress is not None:
                 progress(r, k + 1, len(order))
         repetitions.append(rep)
-    return ProbeData(repetitions, backend.name, [note], time.perf_counter() - began)
+    notes = [note]
+    load = max(load_before, os.getloadavg()[0])
+    if load > len(allowed) / 2:
+        notes.append(
+            f"the host was busy (load average {load:.1f} on {len(allowed)} CPUs): other processes shared the "
+            "CPUs, so the interference ratios include their time (latencies are batch medians, less affected)"
+        )
+    return ProbeData(repetitions, backend.name, notes, time.perf_counter() - began)

@@ -137,7 +137,11 @@ def show(
 
 
 def probe(
-    topology: str = typer.Option("host", "--topology", help="The topology the pairs are compared with and written to."),
+    topology: str = typer.Option(
+        "host",
+        "--topology",
+        help="The topology the pairs are compared with and written to: host, a file, an hwloc XML or a sysfs tree.",
+    ),
     cpus: str | None = typer.Option(None, "--cpus", help="CPUs to probe (0-3,8). Default: all of the topology's."),
     repeats: int = typer.Option(3, "--repeats", min=1, max=50, help="Repetitions, pairs shuffled in each."),
     out: Path | None = OUT_FILE,

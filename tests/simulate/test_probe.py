@@ -194,3 +194,15 @@ def test_cli_loads_saved_runs_and_writes_a_topology_that_loads_back(capsys, tmp_
 def test_cli_bad_input_exits_2_with_one_message(capsys, args, message):
     code, _, err = run_cli(capsys, "topology", "probe", *args)
     assert code == 2 and message in err and "Traceback" not in err
+
+
+def test_a_tree_that_distinguishes_what_the_host_does_not_is_reported(capsys):
+    """The real guest's matrices against a synthetic two-socket sysfs tree: CPUs 0-7 share a
+    socket there, yet their latencies are those of the rest."""
+    sysfs = Path(__file__).resolve().parents[1] / "data" / "sysfs" / "server-2s"
+    args = ["topology", "probe", "--topology", str(sysfs), "--json"]
+    code, stdout, _ = run_cli(capsys, *args, *[a for path in RUNS for a in ("--load", str(path))])
+    assert code == 0
+    analysis = json.loads(stdout)["analysis"]
+    assert [c["level"] for c in analysis["costs"]] == ["socket", "machine"]
+    assert any("cost the same" in f for f in analysis["findings"])
