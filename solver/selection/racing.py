@@ -27,8 +27,9 @@ of the best first-stage plan: "within 2%"); the first ``warmup`` rounds are meas
 discarded (caches, frequency, page cache); every round measures every surviving plan once, in
 a fresh random order whose first plan is never the last one measured (interleaved, never back to
 back, so that a slow drift of the host falls on all plans alike and on the pairwise differences
-KN works with); a ``budget`` of measurements may stop the race early (the survivors are then
-reported as ties, with ``stopped`` saying so); and the winner is re-measured ``confirm`` times,
+KN works with); a ``budget`` of measurements may stop the race early, checked after the first stage (which
+always completes: ``(warmup + n0) * k`` measurements); the survivors are then reported as ties,
+with ``stopped`` saying so; and the winner is re-measured ``confirm`` times,
 interleaved with its closest rival, so that its reported interval is free of the winner's curse
 (the race's own mean of the winner is biased upward by its selection).
 """
