@@ -1,7 +1,8 @@
 """The probe without a C compiler: the same two measurements with Python processes.
 
 Coarse, and said so: a Python spin loop needs a few hundred nanoseconds per iteration, so the
-one-way latencies it reports are the interpreter's microseconds, not the cache's nanoseconds;
+one-way latencies it reports are mostly interpreter time (236 ns against the compiled helper's
+62 ns on the 2-core development VM: 3.5x; BENCHMARKS.md, "Real machines: topology probe");
 they still rank pairs when the differences are large (a remote socket), never SMT against a
 shared cache.  The compute loop's interference is measured the same way as the helper's, with
 interpreter loops (processes, so that the interpreter lock does not serialise them).
@@ -16,8 +17,8 @@ import struct
 import time
 
 COARSE_NOTE = (
-    "no compiled helper: latencies measured by Python processes (microseconds of interpreter time "
-    "per transfer, typically 10-50x the cache's true latency); they rank far pairs, not near ones"
+    "no compiled helper: latencies measured by Python processes include the interpreter's time per "
+    "transfer (3.5x the compiled figure on a 2-core VM, bench/probe.py): they rank far pairs, not near ones"
 )
 
 
