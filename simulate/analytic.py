@@ -241,27 +241,20 @@ class BatchModel:
         }
         self._set_demand(np.asarray(structure.demand, dtype=float))
         # communication: one (C*C) table per message size, indexed by producer * C + consumer
-        tables: dict[int, np.ndarray] = {}
-        self.edges: list[tuple[int, int, np.ndarray]] = []
         C = self.n_contexts
         shared = np.full((C, C), -1, dtype=int)
         ctx = np.arange(C)
         for k in range(len(topo.levels)):
             same = (ctx[:, None] // topo.strides[k]) == (ctx[None, :] // topo.strides[k])
             shared[same] = k
-        levels_present = sorted(set(shared.ravel().tolist()))
-        for group in structure.groups:
-            t = group.threads[0]
-            for p, sizes in zip(group.preds, group.edge_bytes):
-                q = structure.groups[p].threads[0]
-                for size in sizes:
-                    if size not in tables:
-                        lookup = np.zeros(max(levels_present) + 2)
-                        for lv in levels_present:
-                            lookup[lv + 1] = topo.message_cycles(lv, size)
-                        tables[size] = lookup[shared + 1].ravel()
-                    if tables[size].any():
-                        self.edges.append((q, t, tables[size]))
+        self._shared = shared
+        self._messages = [
+            (structure.groups[p].threads[0], group.threads[0], size)
+            for group in structure.groups
+            for p, sizes in zip(group.preds, group.edge_bytes)
+            for size in sizes
+        ]
+        self.edges = self._edge_tables(topo.message_cycles)
         # instances: contiguous blocks of threads in spec.threads order
         self.n_instances = len(structure.instances)
         self.instance_names = structure.instances
@@ -278,6 +271,30 @@ class BatchModel:
         self.sinks = [
             [structure.groups[g].threads[0] for g in structure.sink_groups[i]] for i in range(self.n_instances)
         ]
+
+    def _edge_tables(self, cost) -> list[tuple[int, int, np.ndarray]]:
+        """(producer, consumer, cycles by producer * C + consumer context) of every message that
+        costs something somewhere; `cost(shared_level, size)` is the cycles of one message."""
+        levels_present = sorted(set(self._shared.ravel().tolist()))
+        tables: dict[int, np.ndarray] = {}
+        edges = []
+        for q, t, size in self._messages:
+            if size not in tables:
+                lookup = np.zeros(max(levels_present) + 2)
+                for lv in levels_present:
+                    lookup[lv + 1] = cost(lv, size)
+                tables[size] = lookup[self._shared + 1].ravel()
+            if tables[size].any():
+                edges.append((q, t, tables[size]))
+        return edges
+
+    def with_communication(self, cycles: dict[int, float]) -> BatchModel:
+        """The same model with a direct communication section: `cycles[level]` per message
+        between threads whose innermost shared level is `level` (-1: the machine), any size
+        (what fitting them to measurements evaluates, `solver.calibration`)."""
+        clone = copy.copy(self)
+        clone.edges = self._edge_tables(lambda level, size: float(cycles.get(level, 0.0)))
+        return clone
 
     def _sync_tables(self, structure) -> None:
         """NPIRE's synchronisation (`simulate.locks`): optimistic sections' mean cost in the

@@ -46,6 +46,7 @@ def test_the_wheel_has_one_top_level_name(tmp_path: Path) -> None:
     tops = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
     assert tops == {"tasksolve"}
     assert "tasksolve/specs/examples/t2-ipfwd-intadd-x2.yaml" in names  # the example library travels
+    assert "tasksolve/simulate/probe/pingpong.c" in names  # the probe helper's source too
     assert "tasksolve/__main__.py" in names
 
 

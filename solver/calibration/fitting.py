@@ -49,18 +49,23 @@ EQUAL_COST = 1e-9  # two fits whose costs differ by less are equally good
 AGREEMENT = 0.01  # equally good fits must agree on a parameter to this (relative)
 SIGNIFICANT_DIGITS = 6  # of the values written into the calibrated spec
 CYCLES_RANGE = 8.0  # random starts draw cycles within [prior / 8, prior * 8]
+COMM_RANGE = (0.1, 1e5)  # cycles per message a fitted communication cost may take
 
 
 @dataclass(frozen=True)
 class Parameter:
-    """One fitted number: a task's ``cycles`` or its ``demand`` on one resource."""
+    """One fitted number: a task's ``cycles`` or its ``demand`` on one resource, or the cycles of
+    a message between threads sharing one level of the topology (``level``; app and task empty)."""
 
     app: str
     task: str
     resource: str | None  # None: cycles
+    level: str | None = None  # a communication cost
 
     @property
     def name(self) -> str:
+        if self.level is not None:
+            return f"communication.{self.level}"
         what = "cycles" if self.resource is None else f"demand.{self.resource}"
         return f"{self.app}.{self.task}.{what}"
 
@@ -78,6 +83,7 @@ class FittedParameter:
             "app": self.parameter.app,
             "task": self.parameter.task,
             "resource": self.parameter.resource,
+            "level": self.parameter.level,
             "prior": self.prior,
             "value": self.value,
             "identified": self.identified,
@@ -108,6 +114,20 @@ class Fit:
         )
 
     @property
+    def rms_before(self) -> float:
+        return float(np.sqrt(np.mean(self.prior_residuals**2))) if len(self.prior_residuals) else 0.0
+
+    @property
+    def worse_than_spec(self) -> bool:
+        """Whether the spec's own values describe the measurements better than the fit (rms):
+        such a fit is not to be written without being forced."""
+        return self.rms > self.rms_before * (1 + 1e-9) + 1e-12  # beyond rounding
+
+    @property
+    def identified(self) -> list[str]:
+        return [p.parameter.name for p in self.parameters if p.identified]
+
+    @property
     def worst(self) -> float:
         return float(np.max(np.abs(self.residuals))) if len(self.residuals) else 0.0
 
@@ -115,15 +135,18 @@ class Fit:
 class ParameterSpace:
     """The map from a parameter vector to the closed form's per-thread arrays."""
 
-    def __init__(self, spec: Spec, fit_all_resources: bool = False) -> None:
+    def __init__(
+        self, spec: Spec, fit_all_resources: bool = False, fit_communication: bool = False, fit_tasks: bool = True
+    ) -> None:
         self.spec = spec
+        self.fit_tasks = fit_tasks
         self.model = BatchModel(spec)
         resources = [r.name for r in spec.topology.resources]
         self.resource_index = {name: r for r, name in enumerate(resources)}
         used_apps = {app for app, _ in spec.instances}
         self.parameters: list[Parameter] = []
         prior = []
-        for app in sorted(used_apps):
+        for app in sorted(used_apps) if fit_tasks else []:
             for task_name, task in spec.applications[app].tasks.items():
                 self.parameters.append(Parameter(app, task_name, None))
                 prior.append(float(task.work))  # the model's cycles are per packet: cycles x frequency
@@ -131,12 +154,18 @@ class ParameterSpace:
                     if fit_all_resources or task.demand.get(resource, 0) > 0:
                         self.parameters.append(Parameter(app, task_name, resource))
                         prior.append(float(task.demand.get(resource, 0.0)))
+        self.comm_levels: list[tuple[int, int]] = []  # (parameter, level index: -1 machine)
+        for level, cycles in communication_priors(spec.topology) if fit_communication else []:
+            self.comm_levels.append((len(self.parameters), spec.topology.level_index(level)))
+            self.parameters.append(Parameter("", "", None, level))
+            prior.append(cycles)
         self.prior = np.array(prior)
-        self.is_cycles = np.array([p.resource is None for p in self.parameters])
+        self.is_cycles = np.array([p.resource is None for p in self.parameters])  # log-scaled
+        self.is_comm = np.array([p.level is not None for p in self.parameters])
         index = {(p.app, p.task, p.resource): j for j, p in enumerate(self.parameters)}
         threads = spec.threads
         self.base_demand = np.zeros((len(threads), len(resources)))
-        self.cycles_of = np.array([index[(t.app, t.task, None)] for t in threads])
+        self.cycles_of = np.array([index[(t.app, t.task, None)] for t in threads] if fit_tasks else [], dtype=int)
         self.demand_slots: list[tuple[int, int, int]] = []  # (thread, resource, parameter)
         for n, thread in enumerate(threads):
             task = spec.applications[thread.app].tasks[thread.task]
@@ -158,13 +187,21 @@ class ParameterSpace:
         log_prior = np.log(np.maximum(self.prior, 1e-12))
         low = np.where(self.is_cycles, log_prior - 4 * math.log(CYCLES_RANGE), 0.0)
         high = np.where(self.is_cycles, log_prior + 4 * math.log(CYCLES_RANGE), 1.0)
+        # a message costs COMM_RANGE cycles at most; a spec's 0 (no section) is no scale to start from
+        low = np.where(self.is_comm, math.log(COMM_RANGE[0]), low)
+        high = np.where(self.is_comm, math.log(COMM_RANGE[1]), high)
         return low, high
 
     def model_with(self, values: np.ndarray) -> BatchModel:
+        if not self.fit_tasks:
+            return self.model.with_communication({level: values[j] for j, level in self.comm_levels})
         demand = self.base_demand.copy()
         for n, r, j in self.demand_slots:
             demand[n, r] = values[j]
-        return self.model.with_parameters(values[self.cycles_of], demand)
+        model = self.model.with_parameters(values[self.cycles_of], demand)
+        if self.comm_levels:
+            model = model.with_communication({level: values[j] for j, level in self.comm_levels})
+        return model
 
     def predict(
         self, values: np.ndarray, plans: np.ndarray, with_times: bool = False, totals: bool = False
@@ -179,6 +216,19 @@ class ParameterSpace:
             figures.append(model.times(plans).T)
         with np.errstate(divide="ignore"):
             return np.log(np.hstack(figures))
+
+
+def communication_priors(topology) -> list[tuple[str, float]]:
+    """The levels whose message cost calibration can fit, with the topology's own cycles: every
+    level two threads can share, when the topology has a direct communication section or none
+    (the cache form's latencies and hit rates are not one number per level: not fitted)."""
+    from tasksolve.specs.topology import CacheCommunication
+
+    comm = topology.communication
+    if isinstance(comm, CacheCommunication):
+        return []
+    cycles = {} if comm is None else comm.cycles
+    return [(name, float(cycles.get(name, 0.0))) for name in topology.shared_level_names]
 
 
 def _step(space: ParameterSpace, j: int, value: float) -> float:
@@ -279,12 +329,20 @@ def fit(
     starts: int = 8,
     seed: int = 0,
     fit_all_resources: bool = False,
+    fit_communication: bool = False,
+    fit_tasks: bool = True,
 ) -> Fit:
     """Fit the closed form's cycles and demands to `measured` throughputs -- per instance (plans x
     instances, in `spec.instances` order), or the total (plans x 1) when that is all the oracle
     reports -- and, when the oracle reports them, every thread's time per packet `times` (plans x
-    threads, cycles; module docstring)."""
-    space = ParameterSpace(spec, fit_all_resources)
+    threads, cycles; module docstring).  `fit_communication` adds the cycles of a message at each
+    level (`communication_priors`); with the tasks' cycles fitted too, a shift of every level's
+    cost taken off its consumers' cycles changes no prediction, so only the differences between
+    levels are identified (and the output says so); `fit_tasks=False` holds the tasks at the
+    spec's values and fits the communication alone."""
+    space = ParameterSpace(spec, fit_all_resources, fit_communication, fit_tasks)
+    if not space.parameters:
+        raise ValueError("nothing to fit: no task parameter and no communication level")
     plans = np.asarray(plans, dtype=np.intp)
     measured = np.asarray(measured, dtype=float)
     n_instances = len(spec.instances)
@@ -306,9 +364,10 @@ def fit(
     rng = np.random.default_rng(seed)
     first = np.clip(space.to_theta(space.prior), low, high)
     points = [first] + [rng.uniform(low, high) for _ in range(starts)]
+    tasks = space.is_cycles & ~space.is_comm
     for point in points[1:]:  # random cycles near the spec's: within CYCLES_RANGE
         spread = math.log(CYCLES_RANGE)
-        point[space.is_cycles] = first[space.is_cycles] + rng.uniform(-spread, spread, int(space.is_cycles.sum()))
+        point[tasks] = first[tasks] + rng.uniform(-spread, spread, int(tasks.sum()))
     results = [
         least_squares(
             residuals, point, bounds=(low, high), method="trf", x_scale="jac", diff_step=1e-4, max_nfev=100 * len(point)
@@ -340,8 +399,13 @@ def calibrated_spec(spec: Spec, parameters: list[FittedParameter]) -> Spec:
     """The spec with the fitted values, to `SIGNIFICANT_DIGITS` (idle demands keep their ratio to
     the busy demand)."""
     data = spec.model_dump(by_alias=True, exclude_none=True)
+    comm = {f.parameter.level: float(f"{f.value:.{SIGNIFICANT_DIGITS}g}") for f in parameters if f.parameter.level}
+    if comm:
+        data["topology"]["communication"] = {"model": "direct", "cycles": comm}
     for fitted in parameters:
         p = fitted.parameter
+        if p.level is not None:
+            continue
         value = float(f"{fitted.value:.{SIGNIFICANT_DIGITS}g}")
         task = data["applications"][p.app]["tasks"][p.task]
         if p.resource is None:  # the fitted work per packet, back to cycles per visit

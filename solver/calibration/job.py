@@ -34,8 +34,10 @@ class CalibrationResult:
             "residuals": {
                 "rms": self.fit.rms,
                 "worst": self.fit.worst,
-                "rms_before": float(np.sqrt(np.mean(self.fit.prior_residuals**2))),
+                "rms_before": self.fit.rms_before,
             },
+            "worse_than_spec": self.fit.worse_than_spec,
+            "identified": self.fit.identified,
             "warning": self.fit.warning,
             "parameters": [p.to_dict() for p in self.fit.parameters],
             "seconds": self.seconds,
@@ -51,6 +53,7 @@ def calibrate(
     seed: int = 0,
     workers: int = 1,
     fit_all_resources: bool = False,
+    fit_communication: bool = False,
     progress: Callable[[str], None] | None = None,
 ) -> CalibrationResult:
     """Measure `plans` random plans (plus packed and balanced ones) on `oracle_kind` and fit the
@@ -73,7 +76,16 @@ def calibrate(
         f"fitting {spec.name}'s cycles and demands ({starts + 1} starts"
         + (", thread times included)" if times is not None else ", throughputs only)")
     )
-    result = fit(spec, chosen, measured, times, starts=starts, seed=seed, fit_all_resources=fit_all_resources)
+    result = fit(
+        spec,
+        chosen,
+        measured,
+        times,
+        starts=starts,
+        seed=seed,
+        fit_all_resources=fit_all_resources,
+        fit_communication=fit_communication,
+    )
     return CalibrationResult(
         calibrated_spec(spec, result.parameters),
         result,

@@ -136,7 +136,29 @@ def show(
         console.print(line, markup=False, soft_wrap=True)
 
 
+def probe(
+    topology: str = typer.Option(
+        "host",
+        "--topology",
+        help="The topology the pairs are compared with and written to: host, a file, an hwloc XML or a sysfs tree.",
+    ),
+    cpus: str | None = typer.Option(None, "--cpus", help="CPUs to probe (0-3,8). Default: all of the topology's."),
+    repeats: int = typer.Option(3, "--repeats", min=1, max=50, help="Repetitions, pairs shuffled in each."),
+    out: Path | None = OUT_FILE,
+    load: list[Path] | None = typer.Option(None, "--load", help="Analyse saved matrices (CSV, one per repetition)."),
+    backend: str = typer.Option("auto", "--backend", help="auto, compiled (C helper) or python (coarse)."),
+    as_json: bool = options.json_option(),
+) -> None:
+    """Measure this host: core-to-core latency and compute interference of every pair of CPUs,
+    repeated; report hidden sharing and unstable placement, and write measured communication
+    costs per level into the topology (docs/design.md, "Real machines")."""
+    from tasksolve.solver.probe import run_probe
+
+    run_probe(topology, cpus, repeats, out, load or [], backend, as_json)
+
+
 def register(app: typer.Typer) -> None:
+    topology_app.command("probe")(probe)
     topology_app.command("host")(host)
     topology_app.command("import")(import_command)
     topology_app.command("show")(show)

@@ -137,3 +137,47 @@ def test_a_fit_that_cannot_match_says_so(experiment):
     ) * np.random.default_rng(1).uniform(0.5, 2.0, throughput.shape)
     result = fit(prior, plans, scrambled, None, starts=1, seed=0)
     assert result.rms > 0.02 and result.warning is not None and "off the measurements" in result.warning
+
+
+def with_communication(spec: Spec, cycles: dict | None) -> Spec:
+    data = spec.model_dump(by_alias=True, exclude_none=True)
+    data["topology"].pop("communication", None)
+    if cycles is not None:
+        data["topology"]["communication"] = {"model": "direct", "cycles": cycles}
+    return Spec.model_validate(data)
+
+
+@pytest.mark.parametrize("start", [{"core": 5.0, "machine": 30.0}, None])
+def test_communication_costs_per_level_are_fitted_and_written(start):
+    """The test bed's spec (bench/testbed) measured by its closed form with 20/90 cycles per
+    message; fitted from wrong costs or from no communication section at all."""
+    from pathlib import Path
+
+    truth = load_spec(Path(__file__).resolve().parents[2] / "bench" / "testbed" / "testbed.yaml")
+    prior = with_communication(truth, start)
+    plans = calibration_plans(prior, 30, seed=1)
+    throughput, times = measure(truth, plans, "analytic", seed=0, workers=1)
+    joint = fit(prior, plans, throughput, times, starts=2, seed=0, fit_communication=True)
+    by_name = {p.parameter.name: p for p in joint.parameters}
+    # a shift of both levels' costs taken off the consumers' cycles changes nothing: only the
+    # difference between the levels is determined, and neither level is called identified
+    assert joint.rms < 1e-6
+    assert by_name["communication.machine"].value - by_name["communication.core"].value == pytest.approx(70.0, rel=1e-3)
+    assert not by_name["communication.core"].identified and not by_name["communication.machine"].identified
+    result = fit(prior, plans, throughput, times, starts=2, seed=0, fit_communication=True, fit_tasks=False)
+    by_name = {p.parameter.name: p for p in result.parameters}
+    assert set(by_name) == {"communication.core", "communication.machine"}
+    assert by_name["communication.core"].identified and by_name["communication.machine"].identified
+    assert by_name["communication.core"].value == pytest.approx(20.0, rel=1e-3)
+    assert by_name["communication.machine"].value == pytest.approx(90.0, rel=1e-3)
+    assert result.rms < 1e-6 and not result.worse_than_spec and "communication.core" in result.identified
+    written = calibrated_spec(prior, result.parameters)
+    assert written.topology.communication.cycles == pytest.approx({"core": 20.0, "machine": 90.0}, rel=1e-3)
+
+
+def test_a_fit_worse_than_the_spec_is_flagged(experiment):
+    truth, prior, plans, throughput, times = experiment
+    result = fit(truth, plans, throughput, times, starts=0, seed=0)
+    assert result.rms_before < 1e-9 and not result.worse_than_spec  # the truth fits itself
+    result.residuals = result.prior_residuals + 0.1  # a fit that ended worse than where it started
+    assert result.worse_than_spec

@@ -1,0 +1,58 @@
+"""The test bed as a program for the command oracle (standard library only, starts in ~30 ms).
+
+    python3 bench/testbed/program.py --plan PLAN.json [--cv 0.05] [--outliers 0.02] [--drift 0.01]
+                                     [--period-s 20] [--noise-seed N] [--seconds 0]
+
+Reads the plan file the command oracle writes (``{plan_file}``, or ``$TASKSOLVE_PLAN``); its
+``cpus`` are the contexts of the test bed's topology (``testbed.yaml`` has no ``os_cpus``, so
+context ``c`` is CPU ``c``).  Prints one JSON line: ``rate`` (items/s: the true rate of
+`truth.true_rate` times one draw of `truth.Noise`) and ``instances`` (each instance's rate, the
+same noise draw).  The noise is drawn fresh each run (``--noise-seed`` fixes it, for tests); the
+drift follows the wall clock with period ``--period-s``.  ``--seconds`` sleeps that long first,
+to stand for a program's run time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+import truth
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--plan", default=os.environ.get("TASKSOLVE_PLAN"))
+    parser.add_argument("--cv", type=float, default=0.05)
+    parser.add_argument("--outliers", type=float, default=0.02)
+    parser.add_argument("--drift", type=float, default=0.01)
+    parser.add_argument("--period-s", type=float, default=20.0)
+    parser.add_argument("--noise-seed", type=int, default=None)
+    parser.add_argument("--seconds", type=float, default=0.0)
+    args = parser.parse_args(argv)
+    if not args.plan:
+        print("testbed: no plan (--plan FILE or TASKSOLVE_PLAN)", file=sys.stderr)
+        return 2
+    with open(args.plan) as handle:
+        plan = tuple(int(c) for c in json.load(handle)["cpus"])
+    seed = args.noise_seed if args.noise_seed is not None else time.time_ns() ^ os.getpid()
+    noise = truth.Noise(cv=args.cv, outlier_p=args.outliers, drift=args.drift, period=args.period_s, seed=seed)
+    if args.seconds > 0:
+        time.sleep(args.seconds)
+    try:
+        rates = truth.instance_rates(plan)
+    except ValueError as exc:
+        print(f"testbed: {exc}", file=sys.stderr)
+        return 2
+    noise.phase = 0.0  # the drift is one slow wave of the wall clock, shared by every run
+    factor = noise.factor(time.time())
+    instances = {f"pipe#{i}": r * factor for i, r in enumerate(rates)}
+    print(json.dumps({"rate": sum(rates) * factor, "instances": instances}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
