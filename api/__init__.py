@@ -11,6 +11,8 @@ statsmodels or matplotlib.
     value = oracle.measure(plan)                            # a Measurement with its half-width
     result = tasksolve.run(spec, "out/", seed=0)             # the main job: solve, certify, report
     print(result.summary())                                 # the verdict's sentence first
+    result.verdict, result.certified, result.to_dict()      # typed result, its JSON
+    tasksolve.Objective.of(spec.objective).format(result.solve.value)   # "10.94 Mpps"
     sample = tasksolve.analyze(values)                      # EVT on any column of numbers
 
 The four packages are importable as ``tasksolve.specs`` (the problem), ``tasksolve.simulate``
@@ -29,6 +31,7 @@ _EXPORTS: dict[str, str] = {
     "Spec": "tasksolve.specs.spec",
     "Plan": "tasksolve.specs.plan",
     "SpecError": "tasksolve.specs.errors",
+    "Objective": "tasksolve.specs.objective",
     "load_spec": "tasksolve.specs.loader",
     "load_plan": "tasksolve.specs.plan",
     # measuring a plan
@@ -38,6 +41,10 @@ _EXPORTS: dict[str, str] = {
     "solve": "tasksolve.solver.api",
     "certify": "tasksolve.solver.api",
     "run": "tasksolve.solver.api",
+    "Job": "tasksolve.solver.job.job",
+    "JobResult": "tasksolve.solver.job.result",
+    "JobSettings": "tasksolve.solver.job.settings",
+    "SolveReport": "tasksolve.solver.binding.report",
     # statistics on any column of numbers
     "analyze": "tasksolve.evt.analysis",
     "EVTResult": "tasksolve.evt.result",
@@ -45,8 +52,13 @@ _EXPORTS: dict[str, str] = {
 
 __all__ = [
     "EVTResult",
+    "Job",
+    "JobResult",
+    "JobSettings",
     "Measurement",
+    "Objective",
     "Plan",
+    "SolveReport",
     "Spec",
     "SpecError",
     "__version__",
@@ -65,8 +77,13 @@ if TYPE_CHECKING:  # for type checkers and editors; never executed
     from tasksolve.simulate.measurement import Measurement
     from tasksolve.simulate.oracle import make_oracle
     from tasksolve.solver.api import certify, run, solve
+    from tasksolve.solver.binding.report import SolveReport
+    from tasksolve.solver.job.job import Job
+    from tasksolve.solver.job.result import JobResult
+    from tasksolve.solver.job.settings import JobSettings
     from tasksolve.specs.errors import SpecError
     from tasksolve.specs.loader import load_spec
+    from tasksolve.specs.objective import Objective
     from tasksolve.specs.plan import Plan, load_plan
     from tasksolve.specs.spec import Spec
 
