@@ -70,12 +70,10 @@ class Objective:
             return None
         return value / best - 1.0 if self.minimize else 1.0 - value / best
 
-    def format(self, value: float | None, digits: int = 4) -> str:
-        """The one formatter of an objective's value (``10.94 Mpps``, ``2.130 us``; ``-`` for
-        None), `specs.display` doing the scaling."""
-        if value is None:
-            return "-"
-        return display.seconds(value, digits) if self.minimize else display.rate(value, digits)
+    def format(self, value: float | None, half_width: float | None = None, digits: int = 4) -> str:
+        """The one formatter of an objective's value: ``10.94 Mpps``, ``2.130 us``, ``-`` for None,
+        ``10.94 Mpps ± 0.03`` with a half-width (`specs.display.quantity` does the scaling)."""
+        return display.quantity(value, self.unit, half_width, digits)
 
     def axis(self) -> tuple[float, str]:
         """A plot axis: the factor from the unit to the shown one, and the axis title."""

@@ -7,9 +7,9 @@ and the options; `JobResult` is what a job produced. This package sits above `bi
 `pipeline`, `certify` and `report`, and none of them imports it.
 """
 
-from tasksolve.solver.job.job import Job, run
+from tasksolve.solver.job.job import Job, run, strategy_for
 from tasksolve.solver.job.result import JobResult
 from tasksolve.solver.job.settings import JobSettings
-from tasksolve.solver.job.strategy import Strategy, strategy_for
+from tasksolve.solver.job.strategy import Strategy
 
 __all__ = ["Job", "JobResult", "JobSettings", "Strategy", "run", "strategy_for"]

@@ -26,12 +26,20 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from tasksolve import evt
+from tasksolve.evt.errors import EVTError
 from tasksolve.solver.errors import SolverFailed
+from tasksolve.solver.job.binding import BindingStrategy
+from tasksolve.solver.job.pipeline import PipelineStrategy
 from tasksolve.solver.job.result import JobResult
 from tasksolve.solver.job.settings import JobSettings
-from tasksolve.solver.job.strategy import Strategy, strategy_for
+from tasksolve.solver.job.strategy import Strategy
 from tasksolve.specs import Spec
+
+
+def strategy_for(spec: Spec, settings: JobSettings) -> Strategy:
+    """The strategy of `spec`'s problem kind (the one place that decides binding or pipeline)."""
+    kind = PipelineStrategy if spec.problem == "pipeline" else BindingStrategy
+    return kind(spec, settings)
 
 
 class Job:
@@ -120,7 +128,7 @@ class Job:
                 **sampler,
                 **options,
             )
-        except evt.EVTError as exc:
+        except EVTError as exc:
             raise SolverFailed(f"the {strategy.samples_name} sample cannot be analysed: {exc}") from None
 
     def write_results(self, result: JobResult) -> None:

@@ -6,8 +6,9 @@ for what differs: the solve, the plan it chose, the solver's bound, the known pl
 refute the estimate (the comparison's measured plans and a probe), the sampler's identity (the
 spec the samples are drawn for and, for pipelines, the problem whose plans they are) and the
 report's sections.  One strategy per problem kind: `solver.job.binding.BindingStrategy`,
-`solver.job.pipeline.PipelineStrategy`; `solver.job.given.GivenPlan` certifies a plan given by
-the caller without solving (``tasksolve certify``).
+`solver.job.pipeline.PipelineStrategy` (`solver.job.job.strategy_for` picks it);
+`solver.job.given.GivenPlan` certifies a plan given by the caller without solving
+(``tasksolve certify``).
 """
 
 from __future__ import annotations
@@ -72,14 +73,3 @@ class Strategy:
         """The solve's parts of report.html: keyword arguments of `solver.report.html.write_report`
         (``comparison`` and the optional sections); None writes no report."""
         return None
-
-
-def strategy_for(spec: Spec, settings: JobSettings) -> Strategy:
-    """The strategy of `spec`'s problem kind (the one place that decides binding or pipeline)."""
-    if spec.problem == "pipeline":
-        from tasksolve.solver.job.pipeline import PipelineStrategy
-
-        return PipelineStrategy(spec, settings)
-    from tasksolve.solver.job.binding import BindingStrategy
-
-    return BindingStrategy(spec, settings)
