@@ -118,6 +118,9 @@ class Job:
         sampler = strategy.sampler()
         spec = sampler.pop("spec")
         known = strategy.known_plans()
+        probed = strategy.probe()
+        if probed is not None:
+            known.append(probed)
         try:
             return certify(
                 spec,

@@ -82,17 +82,18 @@ class PipelineStrategy(Strategy):
         """Every plan of the comparison measured on the oracle that is in the samples' space --
         within the latency bound on the closed form, as every sample is (label, throughput); a
         plan over the bound (e.g. Parallel's) is faster and must not refute an estimate of the
-        bounded optimum -- and the probe's best."""
+        bounded optimum."""
         job = self.report
-        known = [
+        return [
             (f"{name} plan", float(m.throughput))
             for name, m in job.measured.items()
             if job.results[name].evaluation.feasible
         ]
-        probed = probe(self.alone, job.problem, self.settings.oracle_kind, self.settings.seed)
-        if probed is not None:
-            known.append((f"best of {PROBES} local-search restarts", probed))
-        return known
+
+    def probe(self) -> tuple[str, float] | None:
+        """The best of `PROBES` local optima of the pipeline closed form, measured."""
+        best = probe(self.alone, self.report.problem, self.settings.oracle_kind, self.settings.seed)
+        return None if best is None else (f"best of {PROBES} local-search restarts", best)
 
     def report_sections(self) -> dict[str, Any]:
         return {"comparison": comparison_rows(self.report), "methods_html": latency_table(self.report)}

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any
 
+from tasksolve.solver.certify.designs import DEFAULT_DESIGN, DEFAULT_SAMPLES
 from tasksolve.solver.errors import BadProblemError
 from tasksolve.specs import Spec
 
@@ -27,10 +28,13 @@ class JobSettings:
     """Every setting of one main job (or of one ``certify`` of a given plan).
 
     ``methods`` are the resolved method names of the spec's problem kind; ``samples`` the fixed
-    sample size (None: `solver.certify.run` picks the design's default); ``target_gap`` switches
-    to the sequential algorithm; ``solve_samples`` the random plans of the binding comparison;
-    ``balanced`` the balanced plans the certificate measures beside the sample (None: the
-    strategy's default, `Strategy.balanced`); ``load`` the offered load of a pipeline's latency."""
+    sample size (the spec's ``certify.samples``, else the design's default); ``target_gap``
+    switches to the sequential algorithm (``n_init``, ``n_delta``, ``max_samples``; the spec's
+    ``certify.target_gap`` only sets the verdict's target, `solver.certify.run`);
+    ``compare_samples`` None lets `solver.certify.compare.resolve` size the other design's
+    sample; ``solve_samples`` the random plans of the binding comparison; ``balanced`` the
+    balanced plans the certificate measures beside the sample (None: the strategy's default,
+    `Strategy.balanced`); ``load`` the offered load of a pipeline's latency."""
 
     methods: tuple[str, ...]
     time_limit: float
@@ -38,13 +42,13 @@ class JobSettings:
     seed: int
     workers: int
     oracle_kind: str
-    samples: int | None = None
+    design: str
+    samples: int
+    confidence: float
+    n_init: int
+    n_delta: int
+    max_samples: int
     target_gap: float | None = None
-    confidence: float | None = None
-    n_init: int | None = None
-    n_delta: int | None = None
-    max_samples: int | None = None
-    design: str | None = None
     compare_samples: int | None = None
     solve_samples: int | None = None
     balanced: int | None = None
@@ -69,28 +73,35 @@ class JobSettings:
         pipeline = spec.problem == "pipeline"
         if "load" in given and not pipeline:
             raise BadProblemError("--load applies to pipeline specs (latency at an offered load)")
-        workers = given.pop("workers", None) or spec.search.workers or 1
+        search, certify = spec.search, spec.certify
+        design = given.pop("design", DEFAULT_DESIGN)
+        default_samples = certify.samples or DEFAULT_SAMPLES.get(design, DEFAULT_SAMPLES["random"])
         return cls(
             methods=_pipeline_methods(methods) if pipeline else _binding_methods(methods),
-            time_limit=float(given.pop("time_limit", None) or spec.search.time_limit),
-            top_k=int(given.pop("top_k", spec.search.top_k)),
-            seed=int(given.pop("seed", spec.search.seed)),
-            workers=int(workers),
+            time_limit=float(given.pop("time_limit", None) or search.time_limit),
+            top_k=int(given.pop("top_k", search.top_k)),
+            seed=int(given.pop("seed", search.seed)),
+            workers=int(given.pop("workers", None) or search.workers or 1),
             oracle_kind=given.pop("oracle_kind", None) or spec.oracle.kind,
+            design=design,
+            samples=int(given.pop("samples", None) or default_samples),
+            confidence=float(given.pop("confidence", certify.confidence)),
+            n_init=int(given.pop("n_init", None) or certify.n_init),
+            n_delta=int(given.pop("n_delta", None) or certify.n_delta),
+            max_samples=int(given.pop("max_samples", None) or certify.max_samples),
             **given,
         )
 
     def solve_sample_size(self, spec: Spec) -> int:
-        """Random plans the binding comparison draws: ``solve_samples``, else the certificate's
-        sample size up to `SOLVE_SAMPLES_MAX`."""
-        from tasksolve.solver.certify.designs import DEFAULT_SAMPLES
-
+        """Random plans the binding comparison draws: ``solve_samples``, else the spec's
+        ``certify.samples`` (or the random design's default) up to `SOLVE_SAMPLES_MAX`."""
         return self.solve_samples or min(SOLVE_SAMPLES_MAX, spec.certify.samples or DEFAULT_SAMPLES["random"])
 
     def certify_options(self) -> dict[str, Any]:
         """The options of `solver.certify.run.certify` these settings fix (the strategy adds the
         plan, the bound, the known plans and the sampler)."""
-        options = {
+        return {
+            "design": self.design,
             "samples": self.samples,
             "target_gap": self.target_gap,
             "confidence": self.confidence,
@@ -106,9 +117,6 @@ class JobSettings:
             "scheduler": self.scheduler,
             "compare_samples": self.compare_samples,
         }
-        if self.design is not None:
-            options["design"] = self.design
-        return options
 
 
 def _names(methods: str | list[str] | tuple[str, ...]) -> list[str]:

@@ -3,7 +3,7 @@
 `solver.job.job.Job` runs the same steps for every problem kind -- take the output directory,
 solve, write the plan, certify, write the certificate and the report -- and asks its strategy
 for what differs: the solve, the plan it chose, the solver's bound, the known plans that can
-refute the estimate (the comparison's measured plans and a probe), the sampler's identity (the
+refute the estimate (the comparison's measured plans) and the probe, the sampler's identity (the
 spec the samples are drawn for and, for pipelines, the problem whose plans they are) and the
 report's sections.  One strategy per problem kind: `solver.job.binding.BindingStrategy`,
 `solver.job.pipeline.PipelineStrategy` (`solver.job.job.strategy_for` picks it);
@@ -61,9 +61,14 @@ class Strategy:
         return None
 
     def known_plans(self) -> list[tuple[str, float]]:
-        """Plans measured on the same oracle that can refute the estimate (label, natural value),
-        the probe's included."""
+        """Plans the solve measured on the same oracle that can refute the estimate (label,
+        natural value)."""
         return []
+
+    def probe(self) -> tuple[str, float] | None:
+        """One more known plan the strategy measures itself (label, natural value), or None when
+        the certificate measures its own (`solver.certify.designs.probe`, binding samples)."""
+        return None
 
     def solve_dict(self) -> dict[str, Any] | None:
         """The solve's JSON (the certificate's ``"solve"``), None without a solve."""

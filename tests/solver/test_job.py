@@ -8,6 +8,7 @@ import json
 import pytest
 
 import tasksolve
+from tasksolve.solver.certify.designs import DEFAULT_SAMPLES
 from tasksolve.solver.errors import BadProblemError
 from tasksolve.solver.job import Job, JobSettings, strategy_for
 from tasksolve.solver.job.binding import BindingStrategy
@@ -31,7 +32,16 @@ def test_unset_options_take_the_spec_values_once():
     )
     assert s.methods == ("cpsat", "random", "balanced") and s.workers == (spec.search.workers or 1)
     given = JobSettings.resolve(spec, "random", seed=7, time_limit=2, oracle_kind="analytic", samples=None)
-    assert (given.seed, given.time_limit, given.oracle_kind, given.samples) == (7, 2.0, "analytic", None)
+    assert (given.seed, given.time_limit, given.oracle_kind) == (7, 2.0, "analytic")
+    assert given.samples == (
+        spec.certify.samples or DEFAULT_SAMPLES[given.design]
+    )  # None: the spec's, else the design's
+    assert (given.confidence, given.n_init, given.max_samples) == (
+        spec.certify.confidence,
+        spec.certify.n_init,
+        spec.certify.max_samples,
+    )
+    assert JobSettings.resolve(spec, design="random", samples=300).certify_options()["samples"] == 300
     assert given.methods == ("cpsat", "random")  # CP-SAT always runs: its plan is the answer
     assert JobSettings.resolve(spec, "all").methods == ("cpsat", "blackbox", "tsbsched", "random", "balanced")
     assert JobSettings.resolve(spec, seed=0).seed == 0  # 0 is a value, not "unset"
