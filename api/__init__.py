@@ -7,12 +7,13 @@ statsmodels or matplotlib.
     import tasksolve
 
     spec = tasksolve.load_spec("t2-ipfwd-intadd-x2")        # a built-in name or a YAML path
-    oracle = tasksolve.make_oracle("analytic", spec)        # "des" (default), "analytic", "command"
-    value = oracle.measure(plan)                            # a Measurement with its half-width
-    result = tasksolve.run(spec, "out/", seed=0)             # the main job: solve, certify, report
+    oracle = tasksolve.make_oracle(spec, "analytic")        # "des" (default), "analytic", "command"
+    measured = oracle.evaluate(plan)                        # a Measurement with its half-width
+    result = tasksolve.run(spec, "out/", seed=0)            # the main job: solve, certify, report
     print(result.summary())                                 # the verdict's sentence first
-    result.verdict, result.certified, result.to_dict()      # typed result, its JSON
-    tasksolve.Objective.of(spec.objective).format(result.solve.value)   # "10.94 Mpps"
+    result.verdict, result.certified, result.to_dict()      # the typed result and its JSON
+    objective = tasksolve.Objective.of(spec.objective)      # direction, unit, the one formatter
+    objective.format(result.solve.value)                    # "10.94 Mpps"
     sample = tasksolve.analyze(values)                      # EVT on any column of numbers
 
 The four packages are importable as ``tasksolve.specs`` (the problem), ``tasksolve.simulate``

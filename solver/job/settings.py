@@ -63,8 +63,8 @@ class JobSettings:
     def resolve(cls, spec: Spec, methods: str | list[str] | tuple[str, ...] | None = None, **options: Any):
         """The settings of a job on `spec`: `methods` as ``all``, a comma-separated string or a
         list (None: the problem's default), `options` by their `JobSettings` field names, None
-        meaning the spec's value. Raises `BadProblemError` on an unknown option or method, or a
-        ``load`` on a binding spec."""
+        meaning the spec's value. Raises `BadProblemError` on an unknown option or method, a
+        ``load`` on a binding spec or ``deterministic`` on a pipeline spec."""
         known = {f.name for f in fields(cls)} - {"methods"}
         unknown = sorted(set(options) - known)
         if unknown:
@@ -73,6 +73,10 @@ class JobSettings:
         pipeline = spec.problem == "pipeline"
         if "load" in given and not pipeline:
             raise BadProblemError("--load applies to pipeline specs (latency at an offered load)")
+        if given.get("deterministic") and pipeline:
+            raise BadProblemError(
+                "--deterministic applies to binding specs (CP-SAT's binding solve in deterministic time)"
+            )
         search, certify = spec.search, spec.certify
         design = given.pop("design", DEFAULT_DESIGN)
         default_samples = certify.samples or DEFAULT_SAMPLES.get(design, DEFAULT_SAMPLES["random"])

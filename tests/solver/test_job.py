@@ -63,6 +63,8 @@ def test_one_strategy_per_problem_kind():
     settings = JobSettings.resolve(pipeline, load=0.8)
     assert isinstance(strategy_for(pipeline, settings), PipelineStrategy) and settings.load == 0.8
     assert len(settings.methods) > 3  # the binding default means every pipeline method
+    with pytest.raises(BadProblemError, match="--deterministic applies to binding specs"):
+        JobSettings.resolve(pipeline, deterministic=True)
     with pytest.raises(BadProblemError, match="tasksolve run"):
         Job(pipeline, "unused", settings, strategy=GivenPlan(pipeline, settings)).run()
 
