@@ -35,11 +35,13 @@ from tasksolve.solver.job.settings import JobSettings
 from tasksolve.solver.job.strategy import Strategy
 from tasksolve.specs import Spec
 
+#: one strategy per problem kind (the spec's ``problem``)
+STRATEGIES: dict[str, type[Strategy]] = {"binding": BindingStrategy, "pipeline": PipelineStrategy}
+
 
 def strategy_for(spec: Spec, settings: JobSettings) -> Strategy:
-    """The strategy of `spec`'s problem kind (the one place that decides binding or pipeline)."""
-    kind = PipelineStrategy if spec.problem == "pipeline" else BindingStrategy
-    return kind(spec, settings)
+    """The strategy of `spec`'s problem kind."""
+    return STRATEGIES[spec.problem](spec, settings)
 
 
 class Job:

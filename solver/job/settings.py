@@ -70,18 +70,14 @@ class JobSettings:
         if unknown:
             raise BadProblemError(f"unknown job option(s) {', '.join(unknown)} (one of {', '.join(sorted(known))})")
         given = {k: v for k, v in options.items() if v is not None}
-        pipeline = spec.problem == "pipeline"
-        if "load" in given and not pipeline:
-            raise BadProblemError("--load applies to pipeline specs (latency at an offered load)")
-        if given.get("deterministic") and pipeline:
-            raise BadProblemError(
-                "--deterministic applies to binding specs (CP-SAT's binding solve in deterministic time)"
-            )
+        for option, (problem, message) in _ONE_KIND_ONLY.items():
+            if given.get(option) and spec.problem != problem:
+                raise BadProblemError(message)
         search, certify = spec.search, spec.certify
         design = given.pop("design", DEFAULT_DESIGN)
         default_samples = certify.samples or DEFAULT_SAMPLES.get(design, DEFAULT_SAMPLES["random"])
         return cls(
-            methods=_pipeline_methods(methods) if pipeline else _binding_methods(methods),
+            methods=_METHODS[spec.problem](methods),
             time_limit=float(given.pop("time_limit", None) or search.time_limit),
             top_k=int(given.pop("top_k", search.top_k)),
             seed=int(given.pop("seed", search.seed)),
@@ -153,3 +149,15 @@ def _pipeline_methods(methods) -> tuple[str, ...]:
     if methods is None or tuple(_names(methods)) == BINDING_DEFAULT_METHODS:
         return tuple(parse_methods("all"))
     return tuple(parse_methods(",".join(_names(methods))))
+
+
+#: the methods of each problem kind (by the spec's ``problem``)
+_METHODS = {"binding": _binding_methods, "pipeline": _pipeline_methods}
+#: options that apply to one problem kind only, and the message for the other
+_ONE_KIND_ONLY = {
+    "load": ("pipeline", "--load applies to pipeline specs (latency at an offered load)"),
+    "deterministic": (
+        "binding",
+        "--deterministic applies to binding specs (CP-SAT's binding solve in deterministic time)",
+    ),
+}
