@@ -96,3 +96,14 @@ def test_the_output_directory_is_taken_before_solving(tmp_path):
     with pytest.raises(Exception, match="--resume"):
         tasksolve.run(spec, out, oracle_kind="analytic", samples=30, time_limit=2)
     assert not (out / "plan.yaml").exists()  # refused before the solve wrote anything
+
+
+def test_the_pipeline_solve_is_typed_too():
+    from tasksolve.specs import load_spec_text
+    from tests.pipeline.helpers import spec_text
+
+    text = spec_text({"a": 200, "b": 300, "c": 250}, [("a", "b", 64), ("b", "c", 64)], latency_max="2us")
+    report = tasksolve.solve(load_spec_text(text), "lata,parallel", oracle_kind="analytic", time_limit=2)
+    first, *others = report.summary().splitlines()
+    assert first.startswith(f"{report.chosen} plan (") and len(others) >= len(report.results) - 1
+    assert report.to_dict()["method"] == report.chosen and set(report.results) >= {"lata", "parallel"}
