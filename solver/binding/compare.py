@@ -9,13 +9,16 @@ Methods (docs/design.md, "Methods and their sources"):
 * ``tsbsched`` / ``blackbox`` -- profile with the oracle, predict every placement class (a random
   sample when there are too many, `solver.predictors.candidates`), measure the predicted top N
   (the papers' N: 10 and 5), keep the best measured (selection phase); the top 1 is reported
-  too, and ``details[method]["selection_curve"]`` holds the best measured among the first n;
+  too, and ``details.predictors[method].selection_curve`` holds the best measured among the
+  first n;
 * ``cpsat`` -- the closed form solved exactly, hinted with the best random plan improved by local
   search; the K best distinct plans are measured on the oracle and the best measured is the
   answer.  For total throughput the bound is the tighter of CP-SAT's and the configuration LP's.
 
 Every figure in the comparison is measured with the same oracle and the same seeds, so rows
-can be compared; `predicted` is the closed form's value for the same plan.
+can be compared; `predicted` is the closed form's value for the same plan. Figures are in the
+objective's natural orientation (`specs.objective`); the result is a typed
+`solver.binding.report.SolveReport`.
 """
 
 from __future__ import annotations
