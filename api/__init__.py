@@ -7,10 +7,13 @@ statsmodels or matplotlib.
     import tasksolve
 
     spec = tasksolve.load_spec("t2-ipfwd-intadd-x2")        # a built-in name or a YAML path
-    oracle = tasksolve.make_oracle("analytic", spec)        # "des" (default), "analytic", "command"
-    value = oracle.measure(plan)                            # a Measurement with its half-width
-    result = tasksolve.run(spec, "out/", seed=0)             # the main job: solve, certify, report
+    oracle = tasksolve.make_oracle(spec, "analytic")        # "des" (default), "analytic", "command"
+    measured = oracle.evaluate(plan)                        # a Measurement with its half-width
+    result = tasksolve.run(spec, "out/", seed=0)            # the main job: solve, certify, report
     print(result.summary())                                 # the verdict's sentence first
+    result.verdict, result.certified, result.to_dict()      # the typed result and its JSON
+    objective = tasksolve.Objective.of(spec.objective)      # direction, unit, the one formatter
+    objective.format(result.solve.value)                    # "10.94 Mpps"
     sample = tasksolve.analyze(values)                      # EVT on any column of numbers
 
 The four packages are importable as ``tasksolve.specs`` (the problem), ``tasksolve.simulate``
@@ -29,6 +32,7 @@ _EXPORTS: dict[str, str] = {
     "Spec": "tasksolve.specs.spec",
     "Plan": "tasksolve.specs.plan",
     "SpecError": "tasksolve.specs.errors",
+    "Objective": "tasksolve.specs.objective",
     "load_spec": "tasksolve.specs.loader",
     "load_plan": "tasksolve.specs.plan",
     # measuring a plan
@@ -38,6 +42,10 @@ _EXPORTS: dict[str, str] = {
     "solve": "tasksolve.solver.api",
     "certify": "tasksolve.solver.api",
     "run": "tasksolve.solver.api",
+    "Job": "tasksolve.solver.job.job",
+    "JobResult": "tasksolve.solver.job.result",
+    "JobSettings": "tasksolve.solver.job.settings",
+    "SolveReport": "tasksolve.solver.binding.report",
     # statistics on any column of numbers
     "analyze": "tasksolve.evt.analysis",
     "EVTResult": "tasksolve.evt.result",
@@ -45,8 +53,13 @@ _EXPORTS: dict[str, str] = {
 
 __all__ = [
     "EVTResult",
+    "Job",
+    "JobResult",
+    "JobSettings",
     "Measurement",
+    "Objective",
     "Plan",
+    "SolveReport",
     "Spec",
     "SpecError",
     "__version__",
@@ -65,8 +78,13 @@ if TYPE_CHECKING:  # for type checkers and editors; never executed
     from tasksolve.simulate.measurement import Measurement
     from tasksolve.simulate.oracle import make_oracle
     from tasksolve.solver.api import certify, run, solve
+    from tasksolve.solver.binding.report import SolveReport
+    from tasksolve.solver.job.job import Job
+    from tasksolve.solver.job.result import JobResult
+    from tasksolve.solver.job.settings import JobSettings
     from tasksolve.specs.errors import SpecError
     from tasksolve.specs.loader import load_spec
+    from tasksolve.specs.objective import Objective
     from tasksolve.specs.plan import Plan, load_plan
     from tasksolve.specs.spec import Spec
 

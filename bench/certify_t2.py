@@ -14,7 +14,7 @@ import platform
 import tempfile
 from pathlib import Path
 
-from tasksolve.solver.certify.job import run
+from tasksolve.solver.job import run
 from tasksolve.specs import load_spec
 
 

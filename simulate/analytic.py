@@ -55,6 +55,7 @@ import numpy as np
 from tasksolve.simulate.locks import lock_bound, lock_holdings, speculation_work, unsent
 from tasksolve.simulate.measurement import Measurement
 from tasksolve.simulate.model import ThreadGraph, binding_structure, compile_plan
+from tasksolve.specs.objective import Objective
 
 # ----------------------------------------------------------------------------- one plan
 
@@ -204,13 +205,8 @@ class BatchResult:
     def values(self, objective: str) -> np.ndarray:
         """The number to maximise per plan (as `Measurement.value`: total or minimum throughput,
         or minus the slowest instance's latency ``-max_i L_i``)."""
-        if objective == "total_throughput":
-            return self.total
-        if objective == "min_throughput":
-            return self.min_instance
-        if objective == "latency":
-            return -self.latency_max
-        raise ValueError(f"unknown objective `{objective}`")
+        figure = {"total_throughput": self.total, "min_throughput": self.min_instance, "latency": self.latency_max}
+        return Objective.of(objective).score(figure[objective])
 
 
 class BatchModel:

@@ -50,6 +50,7 @@ from tasksolve.simulate.errors import (
 )
 from tasksolve.simulate.measurement import Measurement
 from tasksolve.simulate.pinning import PlaceholderError, Placement
+from tasksolve.specs.objective import Objective
 from tasksolve.specs.placeholders import thread_placeholders
 
 SETTINGS = ("command", "metric", "timeout", "repeats")
@@ -81,7 +82,7 @@ class CommandOracle:
         self.timeout = float(settings["timeout"])
         self.repeats = int(settings["repeats"])
         self.overrides = dict(overrides)
-        self.latency = spec.objective == "latency"
+        self.latency = Objective.of(spec.objective).minimize  # the program reports a latency
         if spec.problem == "binding":
             names = set(spec.thread_names)
             for name in thread_placeholders(self.argv):

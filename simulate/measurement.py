@@ -6,7 +6,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-OBJECTIVES = ("total_throughput", "min_throughput", "latency")
+from tasksolve.specs.objective import OBJECTIVES as OBJECTIVES  # re-exported by tasksolve.simulate
+from tasksolve.specs.objective import Objective
 
 
 @dataclass
@@ -43,20 +44,22 @@ class Measurement:
     seed: int | None = None
     notes: list[str] = field(default_factory=list)
 
-    def value(self, objective: str) -> float:
-        """The number to maximise for `objective`: total or minimum per-instance throughput
-        (packets/s), or minus the latency of the slowest instance (s): ``-max_i`` of the mean
-        packet latency of instance ``i`` (the closed form's ``-max_i L_i``, which the CP-SAT
-        binding model minimises; for one instance, minus the mean latency)."""
+    def natural(self, objective: str) -> float:
+        """The figure `objective` judges, in its natural orientation (`specs.objective`): total
+        or minimum per-instance throughput (packets/s), or the latency of the slowest instance
+        (s): ``max_i`` of the mean packet latency of instance ``i`` (the closed form's
+        ``max_i L_i``, which the CP-SAT binding model minimises; for one instance, the mean)."""
+        Objective.of(objective)  # an unknown name is an error
         if objective == "total_throughput":
             return self.throughput
         if objective == "min_throughput":
             return self.min_throughput
-        if objective == "latency":
-            if self.per_instance_latency:
-                return -max(self.per_instance_latency.values())
-            return -self.latency_mean
-        raise ValueError(f"unknown objective `{objective}` (one of {', '.join(OBJECTIVES)})")
+        return max(self.per_instance_latency.values()) if self.per_instance_latency else self.latency_mean
+
+    def value(self, objective: str) -> float:
+        """The number to maximise for `objective`: `natural`'s figure as `Objective.score`
+        orients it (minus the latency)."""
+        return Objective.of(objective).score(self.natural(objective))
 
     @property
     def relative_half_width(self) -> float:

@@ -54,24 +54,35 @@ def share(fraction: float | None, decimals: int = 2) -> str:
     return f"{fraction * 100:.{decimals}f}%"
 
 
-def objective_value(value: float | None, objective: str, digits: int = 4) -> str:
-    """A value of the objective: a rate for the throughput objectives, a time for ``latency``
-    (which the project records as minus the latency when it maximises, so the sign is dropped)."""
-    if value is None:
-        return "-"
-    return seconds(abs(value), digits) if objective == "latency" else rate(value, digits)
+_UNITS = {"packets/s": (rate, _RATE), "s": (seconds, _TIME)}
 
 
-def with_half_width(value: float | None, half_width: float | None, objective: str) -> str:
-    """``10.94 Mpps ± 0.03`` in the value's unit; the ± part is left out when it is below the
-    value's last digit (float noise of a deterministic oracle)."""
-    main = objective_value(value, objective)
+def quantity(value: float | None, unit: str, half_width: float | None = None, digits: int = 4) -> str:
+    """A value in `unit` (``packets/s`` or ``s``, `specs.objective.Objective.unit`), with its
+    half-width in the value's unit: ``10.94 Mpps ± 0.03``; the ± part is left out when it is below
+    the value's last digit (float noise of a deterministic oracle). `Objective.format` calls it."""
+    show, scales = _UNITS[unit]
+    main = show(value, digits)
     if value is None or not half_width or not math.isfinite(half_width):
         return main
-    scales = _TIME if objective == "latency" else _RATE
-    text, _, scale = _scaled(abs(value) if objective == "latency" else value, scales, 4)
+    text, _, scale = _scaled(value, scales, digits)
     decimals = len(text.split(".")[1]) if "." in text else 0
     shown = abs(half_width) / scale
     if shown < 0.5 * 10 ** (-decimals):
         return main
     return f"{main} ± {shown:.{decimals}f}"
+
+
+def objective_value(value: float | None, objective: str, digits: int = 4) -> str:
+    """A value of the objective named `objective` (either sign for ``latency``, as older callers
+    record minus the latency); new code calls `specs.objective.Objective.format`."""
+    return with_half_width(value, None, objective, digits)
+
+
+def with_half_width(value: float | None, half_width: float | None, objective: str, digits: int = 4) -> str:
+    """`quantity` for the objective named `objective` (either sign for ``latency``); new code
+    calls `specs.objective.Objective.format`, which knows the unit (this module cannot import it:
+    `specs.objective` imports this one)."""
+    latency = objective == "latency"
+    shown = abs(value) if latency and value is not None else value
+    return quantity(shown, "s" if latency else "packets/s", half_width, digits)

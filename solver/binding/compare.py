@@ -9,20 +9,22 @@ Methods (docs/design.md, "Methods and their sources"):
 * ``tsbsched`` / ``blackbox`` -- profile with the oracle, predict every placement class (a random
   sample when there are too many, `solver.predictors.candidates`), measure the predicted top N
   (the papers' N: 10 and 5), keep the best measured (selection phase); the top 1 is reported
-  too, and ``details[method]["selection_curve"]`` holds the best measured among the first n;
+  too, and ``details.predictors[method].selection_curve`` holds the best measured among the
+  first n;
 * ``cpsat`` -- the closed form solved exactly, hinted with the best random plan improved by local
   search; the K best distinct plans are measured on the oracle and the best measured is the
   answer.  For total throughput the bound is the tighter of CP-SAT's and the configuration LP's.
 
 Every figure in the comparison is measured with the same oracle and the same seeds, so rows
-can be compared; `predicted` is the closed form's value for the same plan.
+can be compared; `predicted` is the closed form's value for the same plan. Figures are in the
+objective's natural orientation (`specs.objective`); the result is a typed
+`solver.binding.report.SolveReport`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
@@ -33,81 +35,13 @@ from tasksolve.simulate.registry import DEFAULT_KIND
 from tasksolve.solver.binding.conflicts import explain_infeasible
 from tasksolve.solver.binding.cpsat import solve_binding
 from tasksolve.solver.binding.problem import BindingProblem
+from tasksolve.solver.binding.report import CpsatDetails, PredictorDetails, Row, SolveDetails, SolveReport, half_width
 from tasksolve.solver.binding.samplers import SamplerError, balanced_plans, uniform_plans
 from tasksolve.solver.errors import Infeasible, SolverFailed
 from tasksolve.specs import Plan, Spec
+from tasksolve.specs.objective import Objective
 
 METHODS = ("cpsat", "blackbox", "tsbsched", "random", "balanced")
-
-
-@dataclass
-class Row:
-    """One line of the comparison."""
-
-    method: str
-    predicted: float | None  # closed-form value of the plan (objective's unit)
-    simulated: float | None  # measured value
-    half_width: float | None
-    contexts: list[int] | None = None
-    note: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "method": self.method,
-            "predicted": self.predicted,
-            "simulated": self.simulated,
-            "half_width": self.half_width,
-            "note": self.note,
-        }
-
-
-@dataclass
-class SolveReport:
-    method: str
-    objective: str
-    status: str
-    model_objective: float | None
-    bound: float | None
-    gap: float | None
-    plan: Plan | None
-    predicted: float | None
-    measured: Measurement | None
-    comparison: list[Row] = field(default_factory=list)
-    details: dict[str, Any] = field(default_factory=dict)
-    failed_steps: list[str] = field(default_factory=list)  # solver steps that failed: the answer may be weaker
-
-    def _details(self, best: float | None) -> dict[str, Any]:
-        """`details`, each predictor's selection curve also as a loss against the best measured
-        row (TPDS Figure 8)."""
-        details = dict(self.details)
-        for method in ("tsbsched", "blackbox"):
-            entry = details.get(method)
-            if entry and entry.get("selection_curve") and best and self.objective != "latency":
-                details[method] = {**entry, "selection_loss": [1.0 - v / best for v in entry["selection_curve"]]}
-        return details
-
-    def to_dict(self) -> dict[str, Any]:
-        best = max((r.simulated for r in self.comparison if r.simulated is not None), default=None)
-        rows = []
-        for row in self.comparison:
-            entry = row.to_dict()
-            if best and row.simulated is not None and self.objective != "latency":
-                entry["loss"] = 1.0 - row.simulated / best
-            rows.append(entry)
-        return {
-            "method": self.method,
-            "objective_kind": self.objective,
-            "status": self.status,
-            "objective": self.model_objective,
-            "bound": self.bound,
-            "gap": self.gap,
-            "plan": self.plan.to_dict() if self.plan else None,
-            "predicted": self.predicted,
-            "simulated": self.measured.to_dict() if self.measured else None,
-            "comparison": rows,
-            "details": self._details(best),
-            "failed_steps": self.failed_steps,
-        }
 
 
 @dataclass
@@ -122,15 +56,32 @@ class _Comparison:
     say: Callable[[str], None]
     count: Callable[[str], None]
     rows: list[Row] = field(default_factory=list)
-    details: dict[str, Any] = field(default_factory=dict)
+    details: SolveDetails = field(default_factory=SolveDetails)
 
     def __post_init__(self) -> None:
         self.objective = self.spec.objective
+        self.kind = Objective.of(self.objective)
         self.batch = BatchModel(self.spec)
         self.oracle = make_oracle(self.spec, self.oracle_kind)
 
     def predicted(self, contexts: list[int]) -> float:
-        return float(self.batch.evaluate(np.array([contexts])).values(self.objective)[0])
+        """The closed form's value of one plan (natural orientation)."""
+        return float(self.kind.score(self.batch.evaluate(np.array([contexts])).values(self.objective)[0]))
+
+    def natural(self, measurement: Measurement) -> float:
+        """A measured plan's value (natural orientation, `specs.objective`)."""
+        return float(self.kind.score(measurement.value(self.objective)))
+
+    def row(self, method: str, contexts: list[int], measurement: Measurement, note: str = "") -> Row:
+        """The row of one measured plan."""
+        return Row(
+            method,
+            self.predicted(contexts),
+            self.natural(measurement),
+            half_width(measurement, self.kind),
+            contexts,
+            note,
+        )
 
     def measure(self, plans: list[list[int]], label: str) -> list[Measurement]:
         self.say(f"measuring {len(plans)} {label} plan(s) on the {self.oracle_kind} oracle")
@@ -150,45 +101,29 @@ class _Comparison:
             methods = ["cpsat"]
             self.plans = np.empty((0, len(self.spec.threads)), dtype=np.intp)
         self.values = self.batch.evaluate(self.plans).values(self.objective) if len(self.plans) else np.empty(0)
-        self.details["samples"] = int(len(self.plans))
+        self.details.samples = int(len(self.plans))
         return methods
 
     def random(self, baseline_plans: int) -> None:
         """The best predicted plan of the sample, and the naive baseline (first plans of the sample)."""
-        objective, sample = self.objective, self.plans
+        sample, kind = self.plans, self.kind
         best_index = int(np.argmax(self.values))
         naive = [list(map(int, r)) for r in sample[:baseline_plans]]
         chosen = [list(map(int, sample[best_index]))] + naive
         results = self.measure(chosen, "random")
-        self.rows.append(
-            Row(
-                f"random best of {len(sample)}",
-                float(self.values[best_index]),
-                results[0].value(objective),
-                results[0].half_width,
-                chosen[0],
-            )
-        )
-        values = [m.value(objective) for m in results[1:]]
-        worst = int(np.argmin(values))
+        self.rows.append(self.row(f"random best of {len(sample)}", chosen[0], results[0]))
+        values = [self.natural(m) for m in results[1:]]
+        worst = _worst(values, kind)
         self.rows.append(
             Row(
                 f"naive avg of {len(values)}",
-                float(np.mean(self.values[: len(naive)])),
+                float(np.mean(kind.score(self.values[: len(naive)]))),
                 float(np.mean(values)),
                 None,
                 note="unaware scheduler",
             )
         )
-        self.rows.append(
-            Row(
-                f"naive worst of {len(values)}",
-                float(self.values[worst]),
-                values[worst],
-                results[1 + worst].half_width,
-                naive[worst],
-            )
-        )
+        self.rows.append(self.row(f"naive worst of {len(values)}", naive[worst], results[1 + worst]))
 
     def balanced(self, baseline_plans: int) -> None:
         """Average and worst of a few balanced plans."""
@@ -198,19 +133,11 @@ class _Comparison:
             self.say(f"balanced: {exc}")
             return
         results = self.measure(plans, "balanced")
-        values = [m.value(self.objective) for m in results]
-        preds = self.batch.evaluate(np.array(plans)).values(self.objective)
-        worst = int(np.argmin(values))
+        values = [self.natural(m) for m in results]
+        preds = self.kind.score(self.batch.evaluate(np.array(plans)).values(self.objective))
+        worst = _worst(values, self.kind)
         self.rows.append(Row(f"balanced avg of {len(plans)}", float(np.mean(preds)), float(np.mean(values)), None))
-        self.rows.append(
-            Row(
-                f"balanced worst of {len(plans)}",
-                float(preds[worst]),
-                values[worst],
-                results[worst].half_width,
-                plans[worst],
-            )
-        )
+        self.rows.append(self.row(f"balanced worst of {len(plans)}", plans[worst], results[worst]))
 
     def predictor(self, method: str, samples: int, top_n: int | None, tables):
         """TSBSched or BlackBox: profile (one set of tables serves both), predict, select."""
@@ -240,36 +167,25 @@ class _Comparison:
             say=self.count,
         )
         n, top1 = len(result.measured), result.measured[0]
+        self.rows.append(self.row(f"{method} top 1", result.ranked[0][1], top1, "no selection phase"))
         self.rows.append(
-            Row(
-                f"{method} top 1",
-                self.predicted(result.ranked[0][1]),
-                top1.value(self.objective),
-                top1.half_width,
-                result.ranked[0][1],
-                note="no selection phase",
-            )
-        )
-        self.rows.append(
-            Row(
+            self.row(
                 f"{method} top {n}",
-                self.predicted(result.best_contexts),
-                result.best_measured.value(self.objective),
-                result.best_measured.half_width,
                 result.best_contexts,
-                note=f"{result.experiments} profiling runs",
+                result.best_measured,
+                f"{result.experiments} profiling runs",
             )
         )
-        self.details[method] = {
-            "experiments": result.experiments,
-            "table_size": result.table_size,
-            "candidates": result.candidates,
-            "predicted_plans": result.predicted_plans,
-            "predict_seconds": result.predict_seconds,
-            "profiling_seconds": tables.profiling_seconds,
-            "selection_size": n,
-            "selection_curve": result.selection_curve(self.objective),
-        }
+        self.details.predictors[method] = PredictorDetails(
+            experiments=result.experiments,
+            table_size=result.table_size,
+            candidates=result.candidates,
+            predicted_plans=result.predicted_plans,
+            predict_seconds=result.predict_seconds,
+            profiling_seconds=tables.profiling_seconds,
+            selection_size=n,
+            selection_curve=[float(self.kind.score(v)) for v in result.selection_curve(self.objective)],
+        )
         return result, tables
 
     def cpsat(self, problem: BindingProblem, top_k: int, time_limit: float, deterministic: bool):
@@ -293,42 +209,39 @@ class _Comparison:
         plans = [s.contexts for s in result.solutions]
         measured = self.measure(plans, "cpsat")
         k = max(range(len(plans)), key=lambda i: measured[i].value(self.objective))
-        self.rows.insert(
-            0,
-            Row(
-                f"cpsat top {len(plans)}",
-                self.predicted(plans[k]),
-                measured[k].value(self.objective),
-                measured[k].half_width,
-                plans[k],
-                note=f"{result.status}, model rank {k + 1}",
-            ),
-        )
-        self.details["cpsat"] = _cpsat_details(result, measured, self.objective)
+        row = self.row(f"cpsat top {len(plans)}", plans[k], measured[k], f"{result.status}, model rank {k + 1}")
+        self.rows.insert(0, row)
+        self.details.cpsat = _cpsat_details(result, [self.natural(m) for m in measured])
         return result, plans[k], measured[k]
 
     def best_row(self) -> tuple[str, list[int], Measurement]:
         """Without CP-SAT: the best measured plan of the comparison, measured again."""
         candidates = [r for r in self.rows if r.contexts is not None and r.simulated is not None]
-        best = max(candidates, key=lambda r: r.simulated)
+        best = max(candidates, key=lambda r: self.kind.score(r.simulated))
         measurement = self.oracle.evaluate(Plan.from_contexts(self.spec, best.contexts), seed=self.seed)
         return best.method.split(" ")[0], best.contexts, measurement
 
 
-def _cpsat_details(result, measured: list[Measurement], objective: str) -> dict[str, Any]:
-    """CP-SAT's steps, bound, local search and configuration LP, for the JSON and the report."""
+def _worst(values: list[float], objective: Objective) -> int:
+    """The index of the worst of natural `values` (the first of equals)."""
+    return min(range(len(values)), key=lambda i: objective.score(values[i]))
+
+
+def _cpsat_details(result, measured: list[float]) -> CpsatDetails:
+    """CP-SAT's steps, bound, local search and configuration LP; `measured` the natural values
+    of its K best plans."""
     best = result.solutions[0]
     heuristic, configuration = result.local_search, result.configuration_bound
-    return {
-        "status": result.status,
-        "wall_time": result.wall_time,
-        "symmetry_constraints": result.symmetry_constraints,
-        "bound_source": best.bound_source,
-        "found_by": best.found_by,
-        "local_search": None
+    return CpsatDetails(
+        status=result.status,
+        wall_time=result.wall_time,
+        symmetry_constraints=result.symmetry_constraints,
+        bound_source=best.bound_source,
+        found_by=best.found_by,
+        local_search=None
         if heuristic is None
         else {"value": heuristic.value, "rounds": heuristic.rounds, "wall_time": heuristic.wall_time},
-        "configuration_bound": None
+        configuration_bound=None
         if configuration is None
         else {
             "value": configuration.value,
@@ -338,13 +251,11 @@ def _cpsat_details(result, measured: list[Measurement], objective: str) -> dict[
             "converged": configuration.converged,
             "wall_time": configuration.wall_time,
         },
-        "notes": result.notes,
-        "steps": [step.to_dict() for step in result.steps],
-        "failed_steps": [step.step for step in result.failed_steps],
-        "top_k": [
-            {"predicted": s.objective, "measured": m.value(objective)} for s, m in zip(result.solutions, measured)
-        ],
-    }
+        notes=list(result.notes),
+        steps=[step.to_dict() for step in result.steps],
+        failed_steps=[step.step for step in result.failed_steps],
+        top_k=[{"predicted": s.objective, "measured": m} for s, m in zip(result.solutions, measured)],
+    )
 
 
 def solve(
@@ -389,7 +300,7 @@ def solve(
         answer = run.best_row()
     method, contexts, measurement = answer
     return SolveReport(
-        failed_steps=list(run.details.get("cpsat", {}).get("failed_steps", [])),
+        failed_steps=list(run.details.cpsat.failed_steps) if run.details.cpsat else [],
         method=method,
         objective=run.objective,
         status=status,

@@ -23,6 +23,7 @@ from tasksolve.solver.binding.local_search import LocalSearchResult, improve_pla
 from tasksolve.solver.binding.model import THROUGHPUT_RESOLUTION, BindingModel
 from tasksolve.solver.binding.problem import BindingProblem
 from tasksolve.specs import UsableTree
+from tasksolve.specs.objective import Objective
 
 __all__ = ["BindingResult", "BindingSolution", "StepOutcome", "solve_binding"]
 
@@ -84,8 +85,8 @@ def _exact_value(problem: BindingProblem, objective: str, contexts: list[int]) -
 
     from tasksolve.simulate.analytic import BatchModel
 
-    value = float(BatchModel(problem.spec).evaluate(np.array([contexts])).values(objective)[0])
-    return -value if objective == "latency" else value
+    score = float(BatchModel(problem.spec).evaluate(np.array([contexts])).values(objective)[0])
+    return Objective.of(objective).score(score)
 
 
 def _heuristic(
@@ -255,15 +256,11 @@ def _better(first: BindingResult, second: BindingResult) -> BindingResult:
         return first
     if first.best is None:
         return second
-    latency = first.objective_kind == "latency"
-    keep = (
-        second
-        if (second.best.objective < first.best.objective if latency else second.best.objective > first.best.objective)
-        else first
-    )
+    objective = Objective.of(first.objective_kind)
+    keep = second if objective.better(second.best.objective, first.best.objective) else first
     other = first if keep is second else second
     for solution in keep.solutions[:1]:
-        tighter = max(solution.bound, other.best.bound) if latency else min(solution.bound, other.best.bound)
+        tighter = min(solution.bound, other.best.bound, key=objective.score)  # the bound nearer the plans
         if tighter != solution.bound:
             solution.bound = tighter
             solution.gap = (
@@ -284,12 +281,13 @@ def _plan_form(problem: BindingProblem):
 def _keep_heuristic(result: BindingResult, problem: BindingProblem, heuristic: LocalSearchResult) -> None:
     """Put the local search's plan first when CP-SAT ended below it (the model's value is the
     closed form's, up to the throughput resolution)."""
-    value = -heuristic.value if result.objective_kind == "latency" else heuristic.value
+    objective = Objective.of(result.objective_kind)
+    value = objective.score(heuristic.value)  # the local search maximises the score
     best = result.best
     if best is not None:
         better = (
             value < best.objective * (1 - 1e-9)
-            if result.objective_kind == "latency"
+            if objective.minimize
             else value > best.objective * (1 + 2.0 / THROUGHPUT_RESOLUTION)
         )
         if not better:
@@ -297,7 +295,7 @@ def _keep_heuristic(result: BindingResult, problem: BindingProblem, heuristic: L
     form = _plan_form(problem)
     heuristic_form = form(heuristic.contexts)
     result.solutions = [s for s in result.solutions if form(s.contexts) != heuristic_form]
-    bound = best.bound if best is not None else (math.inf if result.objective_kind != "latency" else 0.0)
+    bound = best.bound if best is not None else (0.0 if objective.minimize else math.inf)
     gap = abs(bound - value) / abs(value) if value else math.inf
     result.solutions.insert(
         0, BindingSolution(list(heuristic.contexts), "FEASIBLE", value, bound, gap, 0.0, found_by="local search")
@@ -359,7 +357,7 @@ def _solve_model(
             value = _exact_value(problem, model.objective, contexts)
             bound = (
                 bound / (1 + model.slowdown_error)
-                if model.objective == "latency"
+                if Objective.of(model.objective).minimize
                 else bound * (1 + model.slowdown_error)
             )
         gap = abs(bound - value) / abs(value) if value else math.inf

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from tasksolve import evt
+from tasksolve.specs.objective import Objective
 
 #: plans of the other design measured for the comparison (0: none).  200 keeps `tasksolve run
 #: t2-ipfwd-intadd-x2` within a few seconds of its time without it (BENCHMARKS.md)
@@ -91,7 +92,7 @@ def compare_designs(spec, out_dir: Path, certificate, samples: int, options: dic
     )
     service.open(resume=resume, force=force)
     service.ensure(samples)
-    minimize = spec.objective == "latency"
+    minimize = Objective.of(spec.objective).minimize
     confidence = certificate.optimum.get("confidence", 0.95)
     other = design_entry(
         service.values(samples), design, minimize=minimize, confidence=confidence, seed=service_options.get("seed", 0)

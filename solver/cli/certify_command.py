@@ -1,4 +1,4 @@
-"""``tasksolve certify`` and ``tasksolve run`` (the main job)."""
+"""``tasksolve certify`` and ``tasksolve run``: parse, call the main job (`solver.job`), print."""
 
 from __future__ import annotations
 
@@ -6,15 +6,12 @@ from pathlib import Path
 
 import typer
 
-from tasksolve.simulate.registry import DEFAULT_KIND
-from tasksolve.solver.certify.job import DEFAULT_METHODS
 from tasksolve.solver.cli import options
 from tasksolve.solver.cli.common import (
     EXIT_FAILURE,
     EXIT_INTERRUPTED,
     EXIT_NEGATIVE,
     check_oracle_kind,
-    choices_or_fail,
     console,
     emit_json,
     err_console,
@@ -39,77 +36,16 @@ def _load_plan(path: Path, spec):
         fail(spec_error_text(exc))
 
 
-def _run_certify(
-    spec,
-    out: Path,
-    *,
-    plan=None,
-    samples=None,
-    target_gap=None,
-    confidence=None,
-    n_init=None,
-    n_delta=None,
-    max_samples=None,
-    workers=None,
-    seed=0,
-    oracle=DEFAULT_KIND,
-    resume=False,
-    quiet=False,
-    force=False,
-    scheduler=None,
-    design="local-optima",
-    time_limit=None,
-    compare_samples=None,
-):
-    from tasksolve import evt
-    from tasksolve.simulate.errors import OracleError
-    from tasksolve.simulate.executor import ExecutorError
-    from tasksolve.solver.binding.samplers import SamplerError
-    from tasksolve.solver.certify.bounds import closed_form_bound
-    from tasksolve.solver.certify.run import certify
-
-    workers = options.resolve_workers(workers, spec)
+def _run_job(job, out: Path):
+    """`job.run()`; Ctrl-C becomes one message saying how to continue."""
     try:
-        rigorous = None
-        if oracle == "analytic":  # the closed form: CP-SAT's bound is a proof (solver.certify.bounds)
-            rigorous = closed_form_bound(
-                spec, time_limit=time_limit or spec.search.time_limit, workers=workers, seed=seed
-            )
-        return certify(
-            spec,
-            out_dir=out,
-            plan=plan,
-            samples=samples,
-            target_gap=target_gap,
-            confidence=confidence,
-            n_init=n_init,
-            n_delta=n_delta,
-            max_samples=max_samples,
-            workers=workers,
-            seed=seed,
-            oracle_kind=oracle,
-            resume=resume,
-            progress=not quiet,
-            force=force,
-            scheduler=scheduler,
-            design=design,
-            rigorous=rigorous,
-            compare_samples=compare_samples,
-        )
+        return job.run()
     except KeyboardInterrupt:
         fail(
             f"interrupted: every finished measurement is in {out / 'samples.jsonl'}; "
             "continue with the same command and --resume",
             EXIT_INTERRUPTED,
         )
-    except evt.EVTError as exc:
-        fail(f"the random sample cannot be analysed: {exc}", EXIT_FAILURE)
-    except SamplerError as exc:
-        fail(f"cannot draw random plans: {exc}")
-    except ExecutorError as exc:
-        fail(f"the measurements failed: {exc}", EXIT_FAILURE)
-    except OracleError as exc:
-        fail(f"the {oracle} oracle failed: {exc}", EXIT_FAILURE)
 
 
 def certify_command(
@@ -143,41 +79,37 @@ def certify_command(
     Exit code 0 only when the verdict is `certified`, 1 otherwise (not certified, estimate
     refuted, no finite optimum).
     """
-    from tasksolve.solver.cli.common import write_json_atomic
+    from tasksolve.solver.job import Job, JobSettings
+    from tasksolve.solver.job.given import GivenPlan
 
     spec = load_binding_spec_or_fail(spec_path)
-    oracle = check_oracle_kind(oracle or spec.oracle.kind)
-    seed = spec.search.seed if seed is None else seed
     plan = _load_plan(plan_path, spec) if plan_path else None
-    outcome = _run_certify(
+    settings = JobSettings.resolve(
         spec,
-        out,
-        plan=plan,
         samples=samples,
         target_gap=_parse_gap(target_gap),
         confidence=confidence,
         n_init=n_init,
         n_delta=n_delta,
         max_samples=max_samples,
-        workers=workers,
+        workers=options.resolve_workers(workers, spec),
         seed=seed,
-        oracle=oracle,
+        oracle_kind=check_oracle_kind(oracle or spec.oracle.kind),
         resume=resume,
-        quiet=as_json,
         force=force,
+        progress=not as_json,
         scheduler=scheduler,
         design=options.check_design(design),
         time_limit=time_limit,
         compare_samples=compare_samples,
     )
-    certificate = outcome.certificate.to_dict()
-    write_json_atomic(out / "certificate.json", certificate)
+    result = _run_job(Job(spec, out, settings, strategy=GivenPlan(spec, settings, plan)), out)
     if as_json:
-        emit_json(certificate)
+        emit_json(result.certificate_dict())
     else:
-        console.print(outcome.certificate.summary(), markup=False)
-        console.print(f"wrote {out / 'certificate.json'} and {outcome.service.path}", markup=False)
-    if outcome.certificate.verdict != "certified":
+        console.print(result.certificate.summary(), markup=False)
+        console.print(f"wrote {result.files['certificate.json']} and {result.files['samples.jsonl']}", markup=False)
+    if not result.certified:
         raise typer.Exit(EXIT_NEGATIVE)
 
 
@@ -186,13 +118,15 @@ def run_command(
     out: Path = options.out_dir_option(
         Path("tasksolve-out"), "plan.yaml, certificate.json, samples.jsonl and report.html"
     ),
-    methods: str = typer.Option(
-        ",".join(DEFAULT_METHODS),
+    methods: str | None = typer.Option(
+        None,
         "--method",
         "--methods",
         "-m",
-        help="Methods to compare: all, or a comma-separated list (cpsat always runs). "
-        "tsbsched and blackbox profile on the oracle first and take minutes.",
+        show_default=False,
+        help="Methods to compare: all, or a comma-separated list (cpsat always runs). Default: "
+        "cpsat,random,balanced on a binding spec (tsbsched and blackbox profile on the oracle first and "
+        "take minutes), every pipeline method on a pipeline spec.",
     ),
     time_limit: float | None = options.time_limit_option(),
     samples: int | None = options.samples_option(),
@@ -206,6 +140,12 @@ def run_command(
     design: str = options.design_option(),
     compare_samples: int | None = options.compare_samples_option(),
     load: str | None = options.load_option(),
+    deterministic: bool = typer.Option(
+        False,
+        "--deterministic",
+        help="Binding specs: CP-SAT counts the time limit in deterministic time with a fixed portfolio, "
+        "so the same plan comes out on every run and for every --workers.",
+    ),
     as_json: bool = options.json_option(),
 ) -> None:
     """The main job: solve (CP-SAT + selection on the oracle), compare methods, certify, report.
@@ -218,74 +158,52 @@ def run_command(
     self-contained page).  Exit code 0 only when the plan is certified, 1 when not (or when the
     estimate is refuted), 2 on bad input, 3 when an oracle or a solver step fails.
     """
-    from tasksolve.solver.binding.compare import METHODS
-    from tasksolve.solver.certify.job import run
+    from tasksolve.solver.job import Job, JobSettings
 
     spec = load_spec_or_fail(spec_path)
-    oracle = check_oracle_kind(oracle or spec.oracle.kind)
-    pipeline = spec.problem == "pipeline"
-    extra = {"load": options.parse_load(load)} if pipeline else {}
-    if load is not None and not pipeline:
-        fail("--load applies to pipeline specs (latency at an offered load)")
-
-    try:
-        with Phases(enabled=not as_json) as say:
-            result = run(
-                spec,
-                out,
-                methods=_pipeline_methods(methods) if pipeline else choices_or_fail(methods, METHODS),
-                time_limit=time_limit,
-                samples=samples,
-                target_gap=_parse_gap(target_gap),
-                workers=options.resolve_workers(workers, spec),
-                seed=seed,
-                oracle_kind=oracle,
-                resume=resume,
-                progress=not as_json,
-                say=say,
-                force=force,
-                scheduler=scheduler,
-                design=options.check_design(design),
-                compare_samples=compare_samples,
-                **extra,
-            )
-    except KeyboardInterrupt:
-        fail(
-            f"interrupted: every finished measurement is in {out / 'samples.jsonl'}; "
-            "continue with the same command and --resume",
-            EXIT_INTERRUPTED,
-        )
+    settings = JobSettings.resolve(
+        spec,
+        methods,
+        time_limit=time_limit,
+        samples=samples,
+        target_gap=_parse_gap(target_gap),
+        workers=options.resolve_workers(workers, spec),
+        seed=seed,
+        oracle_kind=check_oracle_kind(oracle or spec.oracle.kind),
+        resume=resume,
+        force=force,
+        progress=not as_json,
+        scheduler=scheduler,
+        design=options.check_design(design),
+        compare_samples=compare_samples,
+        load=options.parse_load(load),
+        deterministic=deterministic,
+    )
+    with Phases(enabled=not as_json) as say:
+        result = _run_job(Job(spec, out, settings, say=say), out)
     if as_json:
-        emit_json(
-            {
-                "solve": result.report.to_dict(),
-                "certificate": result.outcome.certificate.to_dict(),
-                "files": {name: str(path) for name, path in result.files.items()},
-            }
-        )
+        emit_json(result.to_dict())
     else:
-        if pipeline:
-            from tasksolve.solver.cli.pipeline_command import _print_job
-
-            _print_job(result.report, False)
-        else:
-            from tasksolve.solver.cli.solve_command import _print_report
-
-            _print_report(spec, result.report, result.files["plan.yaml"])
-        console.print(result.outcome.certificate.summary(), markup=False)
+        _print_solve(spec, result)
+        console.print(result.certificate.summary(), markup=False)
         console.print(f"wrote {out}/plan.yaml, certificate.json, samples.jsonl, report.html, pinning.txt", markup=False)
-    if getattr(result.report, "failed_steps", None):
-        err_console.print(f"error: solver step(s) failed: {', '.join(result.report.failed_steps)}", markup=False)
+    if result.failed_steps:
+        err_console.print(f"error: solver step(s) failed: {', '.join(result.failed_steps)}", markup=False)
         raise typer.Exit(EXIT_FAILURE)
-    if result.outcome.certificate.verdict != "certified":
+    if not result.certified:
         raise typer.Exit(EXIT_NEGATIVE)
 
 
-def _pipeline_methods(text: str) -> list[str]:
-    """--method on a pipeline spec: the binding default means every pipeline method."""
-    from tasksolve.solver.pipeline.job import parse_methods
+def _print_solve(spec, result) -> None:
+    """The solve's table, as ``tasksolve solve`` or ``tasksolve pipeline`` prints it."""
+    if result.kind == "pipeline":
+        from tasksolve.solver.cli.pipeline_command import _print_job
 
-    return parse_methods("all" if text == ",".join(DEFAULT_METHODS) else text)
+        _print_job(result.solve, False)
+    else:
+        from tasksolve.solver.cli.solve_command import _print_report
+
+        _print_report(spec, result.solve, result.files["plan.yaml"])
 
 
 def register(app: typer.Typer) -> None:

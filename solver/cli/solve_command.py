@@ -110,10 +110,12 @@ def _print_report(spec, report, out) -> None:
 
     from tasksolve.solver.report.render import plan_tree
     from tasksolve.specs import display
+    from tasksolve.specs.objective import Objective
 
-    objective = report.objective
+    objective = Objective.of(report.objective)
     table = Table(
-        title=f"{spec.name}: {objective} ({len(spec.threads)} threads on {spec.topology.name})", title_justify="left"
+        title=f"{spec.name}: {objective.name} ({len(spec.threads)} threads on {spec.topology.name})",
+        title_justify="left",
     )
     show_hw = any(
         row.half_width and row.simulated and abs(row.half_width) > 1e-6 * abs(row.simulated)
@@ -125,13 +127,9 @@ def _print_report(spec, report, out) -> None:
     data = report.to_dict()["comparison"]
     for row, entry in zip(report.comparison, data):
         loss = entry.get("loss")
-        cells = [
-            row.method,
-            display.objective_value(row.predicted, objective),
-            display.objective_value(row.simulated, objective),
-        ]
+        cells = [row.method, objective.format(row.predicted), objective.format(row.simulated)]
         if show_hw:
-            cells.append(display.objective_value(row.half_width, objective) if row.half_width else "")
+            cells.append(objective.format(row.half_width) if row.half_width else "")
         cells.append(f"{loss:.1%}" if loss is not None else "")
         table.add_row(*cells)
     console.print(table)
@@ -140,17 +138,17 @@ def _print_report(spec, report, out) -> None:
             console.print(f"  {row.method}: {row.note}", markup=False)
     if report.status != "NOT_RUN":
         gap = display.share(report.gap)
-        cpsat = report.details.get("cpsat", {})
-        source = cpsat.get("bound_source", "cpsat")
+        cpsat = report.details.cpsat
+        source = cpsat.bound_source if cpsat else "cpsat"
         console.print(
-            f"CP-SAT: {report.status}, model objective {display.objective_value(report.model_objective, objective)}, "
-            f"bound {display.objective_value(report.bound, objective)}"
+            f"CP-SAT: {report.status}, model objective {objective.format(report.model_objective)}, "
+            f"bound {objective.format(report.bound)}"
             f"{' (configuration LP)' if source != 'cpsat' else ''}, gap {gap}",
             markup=False,
         )
-        for note in cpsat.get("notes", []):
+        for note in cpsat.notes if cpsat else []:
             console.print(f"  {note}", markup=False)
-        for step in cpsat.get("steps", []):
+        for step in cpsat.steps if cpsat else []:
             if step["outcome"] in ("failed", "no answer in time"):
                 console.print(
                     f"  {step['step']}: {step['outcome']}" + (f" ({step['detail']})" if step["detail"] else ""),

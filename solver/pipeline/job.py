@@ -215,6 +215,23 @@ class PipelineResult:
     def meets_bound(self) -> bool:
         return bool(self.result.evaluation.feasible)
 
+    def summary(self) -> str:
+        """The chosen plan first (method, model throughput and latency, measured throughput),
+        then the other methods and the notes."""
+        from tasksolve.specs import display
+
+        lines = []
+        for name, result in self.results.items():
+            ev, m = result.evaluation, self.measured.get(name)
+            measured = "" if m is None else f", measured {display.rate(m.throughput)}"
+            over = "" if ev.feasible else " (over the latency bound)"
+            lines.append(
+                f"{name}: throughput {display.rate(ev.throughput)}, latency {display.seconds(ev.latency_seconds)}"
+                f"{measured}{over}"
+            )
+        chosen = lines.pop(list(self.results).index(self.chosen))
+        return "\n".join([f"{self.chosen} plan ({self.result.status}) -- {chosen}", *lines, *self.notes])
+
     def rows(self) -> list[dict]:
         return [comparison_row(self.problem, name, r, self.measured.get(name)) for name, r in self.results.items()]
 

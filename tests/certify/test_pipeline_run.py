@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from tasksolve.solver.certify.pipeline_job import run_pipeline
 from tasksolve.solver.certify.service import Record, SamplingService
 from tasksolve.solver.cli import main
+from tasksolve.solver.job import run as run_job
 from tasksolve.solver.pipeline.job import build_problem
 from tasksolve.solver.pipeline.plans import pipeline_problems, to_plan
 from tasksolve.solver.pipeline.sampling import decode, is_valid
@@ -89,15 +89,15 @@ def test_run_on_a_pipeline_spec_through_the_cli(tiny, tmp_path, capsys):
 def test_resume_after_a_kill_and_the_same_seed_give_the_same_certificate(tiny, tmp_path):
     spec = load_spec(tiny)
     options = dict(samples=40, time_limit=5, seed=2, design="random")
-    run_pipeline(spec, tmp_path / "full", **options)
-    run_pipeline(spec, tmp_path / "again", **options)
+    run_job(spec, tmp_path / "full", **options)
+    run_job(spec, tmp_path / "again", **options)
     assert _certificate(tmp_path / "full") == _certificate(tmp_path / "again")
     # what kill -9 leaves: some records and a line cut in the middle
     cut = tmp_path / "cut"
     cut.mkdir()
     lines = (tmp_path / "full" / "samples.jsonl").read_text().splitlines(keepends=True)
     (cut / "samples.jsonl").write_text("".join(lines[:16]) + lines[16][:30])
-    run_pipeline(spec, cut, resume=True, **options)
+    run_job(spec, cut, resume=True, **options)
     assert _certificate(cut) == _certificate(tmp_path / "full")
 
 

@@ -1,0 +1,68 @@
+"""The main job's binding strategy: the binding methods side by side, CP-SAT's plan certified.
+
+1. **Solve** with `solver.binding.compare.solve`: CP-SAT's K best plans of the closed form
+   measured on the oracle, the best measured one the answer, beside the other methods.
+2. **Certify** against random binding plans or local optima (`solver.certify.designs`); the
+   bound is CP-SAT's (`solver.certify.bounds.from_report`: a proof on the closed form, for
+   information on another oracle); every measured plan of the comparison is a known plan, and
+   the certificate measures its own local-search probe (`solver.certify.designs.probe`).
+3. **Report**: the comparison and the predictors' selection curves (TPDS Figure 8).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from tasksolve.solver.binding.report import SolveReport
+from tasksolve.solver.job.strategy import Strategy
+from tasksolve.specs.objective import Objective
+
+
+class BindingStrategy(Strategy):
+    kind = "binding"
+    report: SolveReport
+
+    def solve(self, say: Callable[[str], None] | None) -> SolveReport:
+        from tasksolve.solver.binding.compare import solve
+
+        s = self.settings
+        self.report = solve(
+            self.spec,
+            list(s.methods),
+            oracle_kind=s.oracle_kind,
+            top_k=s.top_k,
+            time_limit=s.time_limit,
+            workers=s.workers,
+            seed=s.seed,
+            samples=s.solve_sample_size(self.spec),
+            deterministic=s.deterministic,
+            progress=say,
+        )
+        return self.report
+
+    def bound(self) -> Any:
+        from tasksolve.solver.certify.bounds import from_report
+
+        return from_report(self.report, self.settings.oracle_kind)
+
+    def known_plans(self) -> list[tuple[str, float]]:
+        """Every plan of the comparison measured on the oracle, and the answer (natural values)."""
+        report = self.report
+        out = [
+            (f"{row.method} plan", float(row.simulated))
+            for row in report.comparison
+            if row.contexts is not None and row.simulated is not None
+        ]
+        if report.value is not None:
+            out.append((f"{report.method} answer", float(report.value)))
+        return out
+
+    def report_sections(self) -> dict[str, Any]:
+        objective, best = Objective.of(self.report.objective), self.report.best_measured()
+        curves = {}
+        for name, details in self.report.details.predictors.items():
+            losses = [objective.loss(v, best) for v in details.selection_curve]
+            if losses and all(loss is not None for loss in losses):
+                curves[name] = losses
+        return {"comparison": self.report.to_dict()["comparison"], "selection_curves": curves}

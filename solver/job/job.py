@@ -1,0 +1,189 @@
+"""The main job as one object: take the output directory, solve, certify, write the report.
+
+`Job.run` is what ``tasksolve run``, ``tasksolve certify``, the library calls of `solver.api` and
+the benchmarks run (docs/design.md, "Purpose"). It writes into one output directory
+
+* ``plan.yaml`` -- the chosen plan (binding: CP-SAT's K best, selected on the oracle; pipeline:
+  CP-SAT's grouping, `solver.pipeline.job`);
+* ``pinning.txt`` -- the plan as ``taskset`` lines (``tasksolve pin`` writes other formats);
+* ``samples.jsonl`` -- every sample measured for the certificate (resumable; random plans or
+  local optima, see `solver.certify.designs`);
+* ``certificate.json`` -- the certificate, with the solve's report under ``"solve"``;
+* ``report.html`` -- one self-contained page (plan, comparison, certificate and plots).
+
+What differs between problem kinds -- the solve, the bound, the known plans, the sampler, the
+report's sections -- is the `Strategy`'s (`solver.job.strategy`); the settings are resolved once
+into a `JobSettings`. Every file is written atomically, and nothing is written before the step
+that produces it has finished, so an interruption never leaves a half-written file; the output
+directory is taken in one place (`Job.take_out_dir`) before anything is written.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from tasksolve.evt.errors import EVTError
+from tasksolve.solver.errors import SolverFailed
+from tasksolve.solver.job.binding import BindingStrategy
+from tasksolve.solver.job.pipeline import PipelineStrategy
+from tasksolve.solver.job.result import JobResult
+from tasksolve.solver.job.settings import JobSettings
+from tasksolve.solver.job.strategy import Strategy
+from tasksolve.specs import Spec
+
+#: one strategy per problem kind (the spec's ``problem``)
+STRATEGIES: dict[str, type[Strategy]] = {"binding": BindingStrategy, "pipeline": PipelineStrategy}
+
+
+def strategy_for(spec: Spec, settings: JobSettings) -> Strategy:
+    """The strategy of `spec`'s problem kind."""
+    return STRATEGIES[spec.problem](spec, settings)
+
+
+class Job:
+    """One main job on `spec` into `out_dir`: `settings` (or `options`, resolved by
+    `JobSettings.resolve`), a `strategy` (default: the spec's problem kind, `strategy_for`);
+    `say` receives one line per phase."""
+
+    def __init__(
+        self,
+        spec: Spec,
+        out_dir: str | Path,
+        settings: JobSettings | None = None,
+        *,
+        strategy: Strategy | None = None,
+        say: Callable[[str], None] | None = None,
+        **options: Any,
+    ) -> None:
+        if settings is not None and options:
+            raise TypeError("give either settings or options, not both")
+        self.spec = spec
+        self.out_dir = Path(out_dir)
+        self.settings = settings or JobSettings.resolve(spec, **options)
+        self.strategy = strategy or strategy_for(spec, self.settings)
+        self.say = say
+        self.seconds: dict[str, float] = {}
+
+    def run(self) -> JobResult:
+        """Solve, write the plan, certify, write the certificate and the report."""
+        self.strategy.check()
+        self.take_out_dir()
+        with self._timed("solve"):
+            self.strategy.solve(self.say)
+        files = self.write_plan_files()
+        self._say(f"certifying the plan against the EVT-estimated optimum ({self.strategy.samples_name} samples)")
+        with self._timed("certify"):
+            outcome = self.certify()
+        result = JobResult(self.spec.name, self.strategy.kind, self.strategy.report, outcome, files, self.seconds)
+        with self._timed("report"):
+            self.write_results(result)
+        return result
+
+    def take_out_dir(self) -> None:
+        """The one place where the job takes its output directory, before anything is written:
+        contradictory options and finished samples that neither --resume nor --force covers
+        are refused here, before minutes of solving."""
+        from tasksolve.solver.certify.service import check_start
+
+        s = self.settings
+        check_start(self.out_dir / "samples.jsonl", s.resume, s.force)
+
+    def write_plan_files(self) -> dict[str, Path]:
+        """plan.yaml and pinning.txt (taskset lines), each atomically, when the strategy writes
+        them; the paths of every file by name."""
+        from tasksolve.specs.exporters.pinning import pinning_text
+        from tasksolve.specs.files import write_text_atomic
+
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        names = ("certificate.json", "samples.jsonl", *self.strategy.plan_files)
+        files = {name: self.out_dir / name for name in names}
+        plan = self.strategy.plan
+        if "plan.yaml" in files and plan is not None:
+            plan.save(files["plan.yaml"])
+            write_text_atomic(files["pinning.txt"], pinning_text(self.spec, plan, "taskset"))
+        return files
+
+    def certify(self):
+        """The certificate of the strategy's plan (`solver.certify.run.certify`), the sampler,
+        bound and known plans the strategy's; a sample EVT cannot analyse is a solver failure."""
+        from tasksolve.solver.certify.run import certify
+
+        strategy = self.strategy
+        options = self.settings.certify_options()
+        balanced = self.settings.balanced if self.settings.balanced is not None else strategy.balanced
+        if balanced is not None:
+            options["balanced"] = balanced
+        sampler = strategy.sampler()
+        spec = sampler.pop("spec")
+        known = strategy.known_plans()
+        probed = strategy.probe()
+        if probed is not None:
+            known.append(probed)
+        try:
+            return certify(
+                spec,
+                out_dir=self.out_dir,
+                plan=strategy.plan,
+                rigorous=strategy.bound(),
+                known=known,
+                **sampler,
+                **options,
+            )
+        except EVTError as exc:
+            raise SolverFailed(f"the {strategy.samples_name} sample cannot be analysed: {exc}") from None
+
+    def write_results(self, result: JobResult) -> None:
+        """certificate.json (`JobResult.certificate_dict`) and report.html, each atomically;
+        `result.files` names them."""
+        from tasksolve.specs.files import write_json_atomic
+
+        files = result.files
+        files["samples.jsonl"] = result.outcome.service.path
+        certificate = result.certificate_dict()
+        write_json_atomic(files["certificate.json"], certificate)
+        sections = self.strategy.report_sections()
+        if sections is not None:
+            files["report.html"] = self.out_dir / "report.html"
+            _write_report(files["report.html"], self.spec, self.strategy.plan, certificate, result.outcome, sections)
+
+    def _say(self, text: str) -> None:
+        if self.say:
+            self.say(text)
+
+    @contextmanager
+    def _timed(self, phase: str) -> Iterator[None]:
+        clock = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[phase] = time.perf_counter() - clock
+
+
+def _write_report(path: Path, spec: Spec, plan, certificate: dict[str, Any], outcome, sections: dict) -> None:
+    from tasksolve.solver.report.html import write_report
+    from tasksolve.solver.report.render import plan_text
+    from tasksolve.specs.exporters.pinning import taskset_lines
+
+    sections = dict(sections)
+    comparison = sections.pop("comparison")
+    write_report(
+        path,
+        spec,
+        plan,
+        certificate,
+        outcome.analysis,
+        outcome.history,
+        comparison,
+        plan_text(spec, plan),
+        taskset_lines(spec, plan),
+        **sections,
+    )
+
+
+def run(spec: Spec, out_dir: str | Path, *, say: Callable[[str], None] | None = None, **options: Any) -> JobResult:
+    """The main job on `spec` (`Job`), `options` by `JobSettings`'s names."""
+    return Job(spec, out_dir, say=say, **options).run()

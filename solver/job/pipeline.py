@@ -1,0 +1,177 @@
+"""The main job's pipeline strategy: LATA, its comparison systems and CP-SAT, then pipeline samples.
+
+1. **Solve** with `solver.pipeline.job.solve_pipeline`: LATA, its five comparison systems and
+   CP-SAT, every plan measured on the oracle (throughput saturated; latency at ``oracle.load`` of
+   the plan's maximum rate, on which ``latency_max`` is checked); the chosen plan is CP-SAT's.
+2. **Certify** the chosen plan with EVT like a binding, the samples being pipeline plans
+   (`solver.certify.pipeline_samples`: random valid plans or local optima of the pipeline closed
+   form).  Known plans that can refute the estimate: every measured plan of the comparison within
+   the latency bound and the best of `PROBES` local-search restarts measured on the oracle.
+   CP-SAT's bound is on its pipeline model, which charges the binding closed form's contention
+   but a replicated group's messages at its worst producer-consumer pair and group demands
+   rounded up to a thousandth (`solver.pipeline.model`): a pessimistic model, so its bound on
+   the period bounds no oracle; it is recorded for information (``applies: false``) and never
+   certifies alone.
+3. **Report**: the comparison (plans over the bound marked) and the latency table.
+
+The certificate's objective is the throughput (LATA's: maximise it under the latency bound); a
+pipeline spec asking for ``objective: latency`` is refused before anything is written.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable
+from typing import Any
+
+from tasksolve.solver.job.strategy import Strategy
+from tasksolve.solver.pipeline.problem import PipelineError
+from tasksolve.specs.objective import Objective
+
+#: local-search restarts measured on the oracle as a known plan
+PROBES = 10
+
+
+class PipelineStrategy(Strategy):
+    kind = "pipeline"
+    samples_name = "pipeline"
+
+    def check(self) -> None:
+        if Objective.of(self.spec.objective).minimize:
+            raise PipelineError(
+                "`objective: latency` on a pipeline spec: the pipeline methods maximise throughput under "
+                "constraints.latency_max (LATA); use objective total_throughput and a latency bound"
+            )
+
+    def solve(self, say: Callable[[str], None] | None):
+        from tasksolve.solver.pipeline.compare import spec_for_problem
+        from tasksolve.solver.pipeline.job import solve_pipeline
+
+        s = self.settings
+        self.report = solve_pipeline(
+            self.spec,
+            methods=list(s.methods),
+            time_limit=s.time_limit,
+            workers=s.workers,
+            seed=s.seed,
+            oracle=s.oracle_kind,
+            load=s.load,
+            progress=(lambda text, done, total: say(text)) if say else None,
+        )
+        self.alone = spec_for_problem(self.spec, self.report.problem)
+        return self.report
+
+    def sampler(self) -> dict[str, Any]:
+        """Pipeline plans of the solved problem, drawn for the spec of that application alone;
+        the binding probes are off (`known_plans` measures the pipeline's)."""
+        return {"spec": self.alone, "pipeline": self.report.problem, "probes": 0}
+
+    def bound(self) -> Any:
+        """CP-SAT's bound on the pipeline closed form, for information (module docstring)."""
+        from tasksolve.solver.certify.bounds import Rigorous
+
+        result = self.report.results.get("cpsat")
+        if result is None or result.status in (None, "NOT_RUN", "UNKNOWN", "MODEL_INVALID"):
+            return None
+        p = self.report.problem
+        bound = None if result.bound is None else result.throughput_bound(p)
+        objective = result.evaluation.throughput if result.evaluation.feasible else None
+        return Rigorous(result.status, bound, "cpsat (pipeline closed form)", objective, None, [], applies=False)
+
+    def known_plans(self) -> list[tuple[str, float]]:
+        """Every plan of the comparison measured on the oracle that is in the samples' space --
+        within the latency bound on the closed form, as every sample is (label, throughput); a
+        plan over the bound (e.g. Parallel's) is faster and must not refute an estimate of the
+        bounded optimum."""
+        job = self.report
+        return [
+            (f"{name} plan", float(m.throughput))
+            for name, m in job.measured.items()
+            if job.results[name].evaluation.feasible
+        ]
+
+    def probe(self) -> tuple[str, float] | None:
+        """The best of `PROBES` local optima of the pipeline closed form, measured."""
+        best = probe(self.alone, self.report.problem, self.settings.oracle_kind, self.settings.seed)
+        return None if best is None else (f"best of {PROBES} local-search restarts", best)
+
+    def report_sections(self) -> dict[str, Any]:
+        return {"comparison": comparison_rows(self.report), "methods_html": latency_table(self.report)}
+
+
+def probe(spec, problem, oracle_kind: str, seed: int, restarts: int = PROBES) -> float | None:
+    """The best throughput of `restarts` local optima (seeded random starts) on the oracle."""
+    import numpy as np
+
+    from tasksolve.simulate.oracle import make_oracle, plan_seed
+    from tasksolve.solver.pipeline.local_search import climb
+    from tasksolve.solver.pipeline.plans import to_plan
+    from tasksolve.solver.pipeline.sampling import random_candidate
+
+    oracle = make_oracle(spec, oracle_kind)
+    best = None
+    for i in range(restarts):
+        try:
+            start = random_candidate(problem, np.random.default_rng([seed, 0x70726F6265, i]))
+            cand, _, _ = climb(problem, start)
+            value = float(oracle.evaluate(to_plan(problem, cand, "probe"), seed=plan_seed(seed + 1, i)).throughput)
+        except Exception:  # the probe is evidence, not a must
+            continue
+        best = value if best is None else max(best, value)
+    return best
+
+
+def comparison_rows(job) -> list[dict[str, Any]]:
+    """The comparison in the report's form (`solver.report.html`: method, predicted, simulated,
+    half_width, loss against the best measured plan within the latency bound); a plan over the
+    bound on the closed form is marked so and has no loss."""
+    throughput = Objective.of("total_throughput")
+    rows = []
+    for name, result in job.results.items():
+        m = job.measured.get(name)
+        label = (
+            name + (" (chosen)" if name == job.chosen else "") + ("" if result.evaluation.feasible else " (over L0)")
+        )
+        rows.append(
+            {
+                "method": label,
+                "predicted": result.evaluation.throughput,
+                "simulated": None if m is None else m.throughput,
+                "half_width": None if m is None else m.half_width,
+                "feasible": result.evaluation.feasible,
+            }
+        )
+    best = max((r["simulated"] for r in rows if r["simulated"] is not None and r["feasible"]), default=None)
+    for r in rows:
+        r["loss"] = throughput.loss(r["simulated"], best) if r["feasible"] else None
+    return rows
+
+
+def latency_table(job) -> str:
+    """The latencies of every plan (HTML): the model's, the simulated saturated one and the one at
+    the offered load, on which the bound is checked."""
+    from tasksolve.solver.pipeline.job import measured_meets_bound
+    from tasksolve.specs import display
+
+    p = job.problem
+    bound = display.seconds(p.seconds(p.latency_max)) if p.latency_max is not None else "none"
+    rows = ""
+    for name, result in job.results.items():
+        m = job.measured.get(name)
+        load = "-" if m is None or m.load is None else f"{m.load:.0%}"
+        meets = measured_meets_bound(p, m)
+        cells = [
+            name,
+            display.seconds(result.evaluation.latency_seconds),
+            "-" if m is None else display.seconds(m.latency_mean),
+            "-" if m is None or m.loaded_latency_mean is None else display.seconds(m.loaded_latency_mean),
+            load,
+            "-" if meets is None else ("yes" if meets else "no"),
+        ]
+        rows += "<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in cells) + "</tr>"
+    return (
+        f"<h3>Latency (bound {html.escape(bound)})</h3><p>Measured latency at the offered load (a share of each "
+        "plan's maximum rate, found by bisection) is what the bound is checked on; with saturated sources every "
+        "queue is full and the latency grows with the queues' capacity.</p><table><tr><th>method</th><th>model</th>"
+        "<th>saturated</th><th>at load</th><th>load</th><th>within bound</th></tr>" + rows + "</table>"
+    )

@@ -1,0 +1,79 @@
+"""What one main job produced, as one typed object (`JobResult`).
+
+Read it by attribute (``result.verdict``, ``result.certified``, ``result.certificate``,
+``result.solve``, ``result.files``); `JobResult.summary` is the verdict's sentence first, then
+the plan, the estimate and the solve, as ``tasksolve run`` prints them; `JobResult.to_dict` is
+the JSON ``tasksolve run --json`` prints. ``certificate.json`` is `JobResult.certificate_dict`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+#: the verdict that certifies a plan (exit code 0)
+CERTIFIED = "certified"
+
+
+@dataclass
+class JobResult:
+    """`spec` (its name), `kind` (``binding``, ``pipeline``, or ``plan``: a given plan certified
+    without solving), `solve` (`solver.binding.report.SolveReport`,
+    `solver.pipeline.job.PipelineResult` or None), `outcome` (`solver.certify.run.CertifyOutcome`:
+    the certificate, the EVT analysis, the sampling service), `files` (each file's path by name)
+    and `seconds` (each phase's wall time: ``solve``, ``certify``, ``report``)."""
+
+    spec: str
+    kind: str
+    solve: Any
+    outcome: Any
+    files: dict[str, Path] = field(default_factory=dict)
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def certificate(self):
+        """The certificate (`solver.certify.certificate.Certificate`)."""
+        return self.outcome.certificate
+
+    @property
+    def verdict(self) -> str:
+        return str(self.certificate.verdict)
+
+    @property
+    def certified(self) -> bool:
+        """Whether the verdict certifies the plan (the command line's exit code 0)."""
+        return self.verdict == CERTIFIED
+
+    @property
+    def failed_steps(self) -> list[str]:
+        """Solver steps that failed (the plan is valid but its bound and gap are weaker)."""
+        return list(getattr(self.solve, "failed_steps", None) or [])
+
+    def certificate_dict(self) -> dict[str, Any]:
+        """What certificate.json holds: the certificate, the solve's report under ``"solve"``."""
+        data = self.certificate.to_dict()
+        if self.solve is not None:
+            data["solve"] = self.solve.to_dict()
+        return data
+
+    def summary(self) -> str:
+        """The certificate's summary (its verdict's sentence first), the solve's, the files."""
+        parts = [self.certificate.summary()]
+        if self.solve is not None and hasattr(self.solve, "summary"):
+            parts.append(self.solve.summary())
+        if self.files:
+            parts.append("files: " + ", ".join(str(path) for path in self.files.values()))
+        return "\n".join(parts)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form: verdict, certificate (without the solve), solve, files, seconds."""
+        return {
+            "spec": self.spec,
+            "kind": self.kind,
+            "verdict": self.verdict,
+            "certificate": self.certificate.to_dict(),
+            "solve": None if self.solve is None else self.solve.to_dict(),
+            "files": {name: str(path) for name, path in self.files.items()},
+            "seconds": dict(self.seconds),
+        }

@@ -1,0 +1,80 @@
+"""What the main job asks of a problem kind (`Strategy`), and which strategy a spec gets.
+
+`solver.job.job.Job` runs the same steps for every problem kind -- take the output directory,
+solve, write the plan, certify, write the certificate and the report -- and asks its strategy
+for what differs: the solve, the plan it chose, the solver's bound, the known plans that can
+refute the estimate (the comparison's measured plans) and the probe, the sampler's identity (the
+spec the samples are drawn for and, for pipelines, the problem whose plans they are) and the
+report's sections.  One strategy per problem kind: `solver.job.binding.BindingStrategy`,
+`solver.job.pipeline.PipelineStrategy` (`solver.job.job.strategy_for` picks it);
+`solver.job.given.GivenPlan` certifies a plan given by the caller without solving
+(``tasksolve certify``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from tasksolve.solver.job.settings import JobSettings
+from tasksolve.specs import Plan, Spec
+
+
+class Strategy:
+    """The problem kind's part of the main job (module docstring); the base holds the spec and
+    the settings, and `solve` stores the solve's report in ``self.report``."""
+
+    #: the problem kind, as the result names it
+    kind = ""
+    #: what the certificate's samples are, in messages
+    samples_name = "random"
+    #: the files the job writes besides samples.jsonl and certificate.json
+    plan_files: tuple[str, ...] = ("plan.yaml", "pinning.txt", "report.html")
+    #: balanced plans the certificate measures when the settings leave it open (0: the
+    #: comparison measured them already; None: `solver.certify.run`'s default)
+    balanced: int | None = 0
+
+    def __init__(self, spec: Spec, settings: JobSettings) -> None:
+        self.spec = spec
+        self.settings = settings
+        self.report: Any = None
+
+    def check(self) -> None:
+        """Refuse a spec this strategy cannot certify, before anything is written."""
+
+    def solve(self, say: Callable[[str], None] | None) -> Any:
+        """Search the plan; returns (and keeps) the solve's report."""
+        raise NotImplementedError
+
+    @property
+    def plan(self) -> Plan | None:
+        """The plan to certify (None: the certificate takes the best random plan)."""
+        return self.report.plan
+
+    def sampler(self) -> dict[str, Any]:
+        """The sampler's identity: the spec the samples are drawn for (``spec``) and the options
+        of `solver.certify.run.certify` that choose the sampler (``pipeline``, ``probes``)."""
+        return {"spec": self.spec}
+
+    def bound(self) -> Any:
+        """The solver's bound for the verdict (`solver.certify.bounds.Rigorous`) or None."""
+        return None
+
+    def known_plans(self) -> list[tuple[str, float]]:
+        """Plans the solve measured on the same oracle that can refute the estimate (label,
+        natural value)."""
+        return []
+
+    def probe(self) -> tuple[str, float] | None:
+        """One more known plan the strategy measures itself (label, natural value), or None when
+        the certificate measures its own (`solver.certify.designs.probe`, binding samples)."""
+        return None
+
+    def solve_dict(self) -> dict[str, Any] | None:
+        """The solve's JSON (the certificate's ``"solve"``), None without a solve."""
+        return None if self.report is None else self.report.to_dict()
+
+    def report_sections(self) -> dict[str, Any] | None:
+        """The solve's parts of report.html: keyword arguments of `solver.report.html.write_report`
+        (``comparison`` and the optional sections); None writes no report."""
+        return None
