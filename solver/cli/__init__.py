@@ -56,7 +56,10 @@ def _root(
     """tasksolve: which placement, how good is it, how good could it be."""
     from tasksolve.specs.loader import ALLOW_OUTSIDE
 
-    ALLOW_OUTSIDE.set(allow_outside)
+    _allow_tokens.append(ALLOW_OUTSIDE.set(allow_outside))  # main() resets it after this invocation
+
+
+_allow_tokens: list = []  # what the root option set, undone when the invocation ends
 
 
 def _register_commands() -> None:
@@ -105,6 +108,15 @@ def _raise_terminated(signum, frame) -> None:
     raise errors.Terminated()
 
 
+def _reset_allow_outside() -> None:
+    """Undo the root option's ``--allow-outside-references`` (set for one invocation only); the
+    spec loader is imported only if a command loaded it, so ``--version`` stays light."""
+    while _allow_tokens:
+        from tasksolve.specs.loader import ALLOW_OUTSIDE
+
+        ALLOW_OUTSIDE.reset(_allow_tokens.pop())
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script; returns the exit code (see `solver.cli.common`).
 
@@ -115,9 +127,6 @@ def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     _signals.clear()
     previous = signal.signal(signal.SIGTERM, _raise_terminated)
-    from tasksolve.specs.loader import ALLOW_OUTSIDE
-
-    allow_token = ALLOW_OUTSIDE.set(False)  # the root option sets it for this invocation only
     try:
         result = app(args=args, prog_name="tasksolve", standalone_mode=False)
     except typer.Exit as exc:
@@ -133,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
         return errors.report(exc, "--json" in args)
     finally:
         signal.signal(signal.SIGTERM, previous)
-        ALLOW_OUTSIDE.reset(allow_token)
+        _reset_allow_outside()
     if result == common.EXIT_INTERRUPTED:  # Typer returns 130 for a KeyboardInterrupt it caught
         return errors.report(errors.Terminated() if _signals else KeyboardInterrupt(), "--json" in args)
     return result if isinstance(result, int) else common.EXIT_OK

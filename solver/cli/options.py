@@ -24,8 +24,10 @@ from pathlib import Path
 
 import typer
 
-from tasksolve.simulate.registry import KINDS as ORACLE_KINDS
-from tasksolve.simulate.registry import help_text as oracle_help
+from tasksolve.specs.oracles import ORACLES
+from tasksolve.specs.oracles import help_text as oracle_help
+
+ORACLE_KINDS: tuple[str, ...] = tuple(ORACLES)  # from the spec vocabulary: no oracle is imported
 
 
 def spec_argument() -> typer.models.ArgumentInfo:
@@ -109,18 +111,15 @@ def force_option() -> typer.models.OptionInfo:
     )
 
 
-DESIGNS = ("random", "local-optima")  # solver.certify.service.DESIGNS
-
-
-def _default_design() -> str:
-    from tasksolve.solver.certify.designs import DEFAULT_DESIGN
-
-    return DEFAULT_DESIGN
+# solver.certify.service.DESIGNS and solver.certify.designs.DEFAULT_DESIGN, repeated here so that
+# start-up imports no solver module (tests/solver/test_startup.py checks they agree)
+DESIGNS = ("random", "local-optima")
+DEFAULT_DESIGN = "local-optima"
 
 
 def design_option() -> typer.models.OptionInfo:
     return typer.Option(
-        _default_design(),
+        DEFAULT_DESIGN,
         "--design",
         help="How the certificate samples plans: local-optima (each sample is a random start "
         "climbed to a local optimum: iid restarts, same optimum, far better sampled) or "
