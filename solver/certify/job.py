@@ -157,7 +157,7 @@ def write_plan_files(spec: Spec, plan, out_dir: Path) -> dict[str, Path]:
     written, each atomically."""
     out_dir.mkdir(parents=True, exist_ok=True)
     files = {name: out_dir / name for name in FILES}
-    plan.save(files["plan.yaml"])
+    plan.save(files["plan.yaml"], spec)  # the plan records where its spec is (tasksolve pin)
     files["pinning.txt"] = out_dir / "pinning.txt"
     write_text_atomic(files["pinning.txt"], pinning_text(spec, plan, "taskset"))
     return files

@@ -11,6 +11,7 @@
 | ``--method/-m M`` | a method, a comma-separated list, or ``all`` | per command |
 | ``--plan/-p FILE`` | a plan file to read | -- |
 | ``--out/-o DIR`` | the directory results are written into (always a directory) | per command |
+| ``--output FILE`` | the one file a command writes (schema, pin, calibrate, topology host/import) | stdout, or per command |
 | ``--design D`` | how `certify` and `run` sample: ``local-optima`` or ``random`` | ``local-optima`` |
 | ``--compare-samples N`` | plans of the other design, for its estimate beside the certificate's | 200 (at most the certificate's sample; 0 on the command oracle) |
 
@@ -79,6 +80,31 @@ def plan_option(help_text: str) -> typer.models.OptionInfo:
 
 def out_dir_option(default: Path | None, what: str) -> typer.models.OptionInfo:
     return typer.Option(default, "--out", "-o", help=f"Directory to write {what} into (created if needed).")
+
+
+def output_file_option(what: str, default: Path | None = None) -> typer.models.OptionInfo:
+    """``--output FILE``: the one file a command writes (``--out`` always names a directory)."""
+    where = f"Default: {default}." if default is not None else "Default: printed on stdout."
+    return typer.Option(None, "--output", metavar="FILE", help=f"Write {what} to FILE. {where}")
+
+
+def old_out_file_option() -> typer.models.OptionInfo:
+    """The spelling ``--out/-o FILE`` of `output_file_option` before ``--out`` meant a directory
+    everywhere: hidden, accepted with a warning."""
+    return typer.Option(None, "--out", "-o", hidden=True, metavar="FILE")
+
+
+def deprecated(value, old_value, old: str, new: str, default=None):
+    """An option renamed from `old` to `new`: the new option's value if given, else the old
+    one's (with a warning on stderr), else `default`."""
+    if value is not None:
+        return value
+    if old_value is not None:
+        from tasksolve.solver.cli.common import err_console
+
+        err_console.print(f"warning: {old} is deprecated here; use {new}", markup=False, highlight=False)
+        return old_value
+    return default
 
 
 def resolve_workers(value: int | None, spec=None) -> int:

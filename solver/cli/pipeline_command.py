@@ -217,6 +217,7 @@ def _split(spec, app_name, latency_max, cores, out):
     if out is not None and len(history) > 1:
         out.mkdir(parents=True, exist_ok=True)
         write_text_atomic(out / "spec.yaml", dump_spec(split_spec))
+        split_spec.set_source(str(out / "spec.yaml"))  # the plan written beside it names this file
     return split_spec, history
 
 
