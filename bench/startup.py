@@ -1,12 +1,19 @@
 """Start-up time of the command line (issue 22): ``tasksolve --version``, ``--help`` and
-``validate t2-ipfwd-intadd-x2``, each the wall time of a fresh process, median of N runs.
+``validate t2-ipfwd-intadd-x2``, each a fresh process, median of N runs.
 
 Goals: ``--version`` and ``--help`` under 0.3 s, ``validate`` of an example under 1 s.  The
-machine is shared: the load average before and after the runs is recorded with the figures, and
-the spread (lowest, highest) is given beside each median.  A bare ``python -c pass`` is timed
-the same way as the floor no command can go under.
+machine is shared: the load average before and after the runs is recorded with the figures, the
+spread (lowest, highest) is given beside each median wall time, and the processor time the child
+used (user + system, from ``getrusage``) is given too -- it depends far less on the other jobs
+than the wall time does.  A bare ``python -c pass`` is timed the same way: the floor no command can
+go under.  The runs are interleaved (one of each case per round), so a change of load hits every
+case alike.
 
-    python bench/startup.py [--repeats 10]
+With ``--baseline-site DIR`` the same commands are also run on an older tasksolve installed into
+DIR (``pip install --no-deps --target DIR <a checkout of the older commit>``), found first on
+``PYTHONPATH``; both are then started as ``python -m tasksolve``.
+
+    python bench/startup.py [--repeats 10] [--baseline-site DIR --baseline-label 98082d3]
 
 Writes ``bench/results/startup.json`` (bench/results.py); `render_markdown` gives the section of
 BENCHMARKS.md between ``<!-- BEGIN startup -->`` and ``<!-- END startup -->``.
@@ -16,19 +23,15 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 from results import write_results  # bench/results.py: the script's folder is first on sys.path
 
 GOALS = {"--version": 0.3, "--help": 0.3, "validate t2-ipfwd-intadd-x2": 1.0}
-_SCRIPT = Path(sys.executable).with_name("tasksolve")  # the console script a user runs
-_PROGRAM = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-m", "tasksolve"]
-CASES = {"python -c pass": [sys.executable, "-c", "pass"]}
-CASES.update({f"tasksolve {name}": [*_PROGRAM, *name.split()] for name in GOALS})
 MODULES = [
     "api/__init__.py",
     "solver/cli/__init__.py",
@@ -41,31 +44,53 @@ MODULES = [
 ]
 
 
-def _wall(command: list[str]) -> float:
+def _run(command: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """(wall seconds, child processor seconds) of one run of `command`."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
-    return time.perf_counter() - start
+    subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True, env=env)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def measure(repeats: int) -> dict:
-    """Median, lowest and highest wall time of each case, the runs interleaved (one of each case
-    per round) so that a change of the machine's load hits every case alike."""
+def _cases(baseline_site: str | None, label: str) -> dict[tuple[str, str], tuple[list[str], dict[str, str]]]:
+    """(version, command) -> (argv, environment)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    cases = {("", "python -c pass"): ([sys.executable, "-c", "pass"], env)}
+    versions = [("this commit", env)]
+    if baseline_site is not None:
+        versions.append((label, {**env, "PYTHONPATH": baseline_site}))
+    for version, version_env in versions:
+        for name in GOALS:
+            cases[(version, f"tasksolve {name}")] = ([sys.executable, "-m", "tasksolve", *name.split()], version_env)
+    return cases
+
+
+def measure(repeats: int, baseline_site: str | None = None, label: str = "baseline") -> dict:
+    """Median, lowest and highest wall time and the median processor time of each case."""
+    cases = _cases(baseline_site, label)
     load_before = list(os.getloadavg())
-    for command in CASES.values():  # warm the file cache; not counted
-        _wall(command)
-    times: dict[str, list[float]] = {name: [] for name in CASES}
+    for command, env in cases.values():  # warm the file cache; not counted
+        _run(command, env)
+    walls: dict = {key: [] for key in cases}
+    cpus: dict = {key: [] for key in cases}
     for _ in range(repeats):
-        for name, command in CASES.items():
-            times[name].append(_wall(command))
+        for key, (command, env) in cases.items():
+            wall, cpu = _run(command, env)
+            walls[key].append(wall)
+            cpus[key].append(cpu)
     rows = [
         {
+            "version": version,
             "command": name,
-            "median_s": statistics.median(values),
-            "min_s": min(values),
-            "max_s": max(values),
+            "median_s": statistics.median(walls[(version, name)]),
+            "min_s": min(walls[(version, name)]),
+            "max_s": max(walls[(version, name)]),
+            "cpu_median_s": statistics.median(cpus[(version, name)]),
             "goal_s": GOALS.get(name.removeprefix("tasksolve ")),
         }
-        for name, values in times.items()
+        for version, name in cases
     ]
     return {
         "repeats": repeats,
@@ -79,18 +104,20 @@ def measure(repeats: int) -> dict:
 def render_markdown(data: dict) -> str:
     """The BENCHMARKS.md section for `data` (see the module docstring)."""
     lines = [
-        f"Wall time of a fresh process, median of {data['repeats']} runs (lowest - highest), "
-        f"load average (1, 5, 15 min) {_load(data['load_before'])} before and "
-        f"{_load(data['load_after'])} after on {data['cpus']} cores.",
+        f"Fresh processes, median of {data['repeats']} runs each (interleaved); wall time with its "
+        f"range, and the processor time (user + system) the process used. Load average (1, 5, 15 "
+        f"min) {_load(data['load_before'])} before and {_load(data['load_after'])} after, on "
+        f"{data['cpus']} cores.",
         "",
-        "| command | median | range | goal | met |",
-        "|---|---|---|---|---|",
+        "| code | command | wall, median | wall, range | processor | goal (wall) | met |",
+        "|---|---|---|---|---|---|---|",
     ]
     for row in data["rows"]:
         goal = row["goal_s"]
-        met = "--" if goal is None else "yes" if row["median_s"] < goal else "no"
+        met = "--" if goal is None or row["version"] != "this commit" else "yes" if row["median_s"] < goal else "no"
         lines.append(
-            f"| `{row['command']}` | {row['median_s']:.3f} s | {row['min_s']:.3f} - {row['max_s']:.3f} s | "
+            f"| {row['version'] or '--'} | `{row['command']}` | {row['median_s']:.3f} s | "
+            f"{row['min_s']:.3f} - {row['max_s']:.3f} s | {row['cpu_median_s']:.3f} s | "
             f"{'--' if goal is None else f'< {goal:g} s'} | {met} |"
         )
     return "\n".join(lines) + "\n"
@@ -103,8 +130,10 @@ def _load(values: list[float]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=10)
+    parser.add_argument("--baseline-site", help="a folder holding an older tasksolve (pip install --target)")
+    parser.add_argument("--baseline-label", default="baseline", help="how the table names the older code")
     args = parser.parse_args()
-    data = measure(args.repeats)
+    data = measure(args.repeats, args.baseline_site, args.baseline_label)
     path = write_results("startup", data, modules=MODULES)
     print(render_markdown(data))
     print(f"written: {path}")

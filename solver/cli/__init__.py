@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import signal
 import sys
-from importlib.metadata import PackageNotFoundError, version
 
 import typer
 
@@ -31,6 +30,8 @@ app = typer.Typer(
 
 
 def tasksolve_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version  # only for --version
+
     try:
         return version("tasksolve")
     except PackageNotFoundError:  # running from a source tree without installation
