@@ -18,24 +18,19 @@ from tasksolve.solver.cli import app, main
 from tasksolve.specs import Plan, load_spec
 from tasksolve.specs.loader import builtin_path
 
-COMMANDS = [
-    ["validate"],
-    ["schema"],
-    ["examples"],
-    ["count"],
-    ["certify"],
-    ["run"],
-    ["solve"],
-    ["simulate"],
-    ["pipeline"],
-    ["makespan"],
-    ["evt"],
-    ["pin"],
-    ["calibrate"],
-    ["topology", "host"],
-    ["topology", "import"],
-    ["topology", "show"],
-]
+
+def _commands() -> list[list[str]]:
+    """Every command and sub-command of the application, as its words."""
+    from typer.main import get_command
+
+    found = []
+    for name, command in get_command(app).commands.items():
+        subcommands = getattr(command, "commands", None)
+        found += [[name, sub] for sub in subcommands] if subcommands else [[name]]
+    return found
+
+
+COMMANDS = _commands()
 
 
 def run(capsys, *args):
@@ -61,12 +56,9 @@ def _options(text: str) -> set[str]:
 
 
 def test_the_list_of_commands_is_complete():
-    from typer.main import get_command
-
-    group = get_command(app)
-    names = {(name,) for name in group.commands} - {("topology",)}
-    names |= {("topology", name) for name in group.commands["topology"].commands}
-    assert names == {tuple(c) for c in COMMANDS}
+    expected = {"validate", "schema", "examples", "count", "certify", "run", "solve", "simulate", "pipeline"}
+    expected |= {"makespan", "evt", "pin", "calibrate", "topology host", "topology import", "topology show"}
+    assert expected <= {" ".join(c) for c in COMMANDS}
 
 
 @pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
@@ -98,7 +90,7 @@ def test_out_always_names_a_directory(capsys, monkeypatch):
             assert "--output FILE Write" in block
             files.add(" ".join(command))
     assert {"run", "certify", "solve", "pipeline"} <= directories
-    assert files == {"schema", "pin", "calibrate", "topology host", "topology import"}
+    assert {"schema", "pin", "calibrate", "topology host", "topology import"} <= files
 
 
 @pytest.mark.parametrize("command", [["schema"], ["topology", "host"]])
