@@ -33,10 +33,10 @@ ALLOWED = {
 KNOWN_CYCLES: dict[frozenset[str], str] = {
     frozenset(
         {"tasksolve.solver.certify.job", "tasksolve.solver.certify.pipeline_job"}
-    ): "h1-job (the main job as one object)",
+    ): "h1 (the main job as one Job object)",
     frozenset(
         {"tasksolve.solver.certify.designs", "tasksolve.solver.certify.service"}
-    ): "the certificate's helper (solver/certify typed results)",
+    ): "h7 (certificate, verdict, report)",
 }
 
 
