@@ -38,8 +38,8 @@ def _modules_after(args: list[str]) -> tuple[int, set[str]]:
     return found["code"], set(found["modules"])
 
 
-@pytest.mark.parametrize("args", [["--version"], ["--help"]])
-def test_version_and_help_import_no_heavy_library(args):
+@pytest.mark.parametrize("args", [["--version"], ["--help"], ["validate", "t2-ipfwd-intadd-x2"]])
+def test_version_help_and_validate_import_no_heavy_library(args):
     code, modules = _modules_after(args)
     assert code == 0
     loaded = sorted({name.split(".")[0] for name in modules} & set(HEAVY))
