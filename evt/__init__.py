@@ -22,17 +22,50 @@ Public API::
     EVTError (a ValueError) for every bad input
 """
 
-from tasksolve.evt.analysis import analyze
-from tasksolve.evt.atom import TopAtom, beat_bound, top_atom
-from tasksolve.evt.endpoint import EndpointInterval, endpoint_interval
-from tasksolve.evt.errors import EVTError
-from tasksolve.evt.gof import GoodnessOfFit, goodness_of_fit
-from tasksolve.evt.gpd import GPDFit, fit_gpd, gpd_loglik
-from tasksolve.evt.io import read_samples
-from tasksolve.evt.meanexcess import MeanExcess, mean_excess
-from tasksolve.evt.result import EVTResult, SequentialResult, SequentialStep
-from tasksolve.evt.samplesize import capture_probability, samples_needed
-from tasksolve.evt.sequential import sequential
+from __future__ import annotations
+
+import sys
+from importlib import import_module
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # for type checkers and editors; never executed
+    from tasksolve.evt.analysis import analyze
+    from tasksolve.evt.atom import TopAtom, beat_bound, top_atom
+    from tasksolve.evt.endpoint import EndpointInterval, endpoint_interval
+    from tasksolve.evt.errors import EVTError
+    from tasksolve.evt.gof import GoodnessOfFit, goodness_of_fit
+    from tasksolve.evt.gpd import GPDFit, fit_gpd, gpd_loglik
+    from tasksolve.evt.io import read_samples
+    from tasksolve.evt.meanexcess import MeanExcess, mean_excess
+    from tasksolve.evt.result import EVTResult, SequentialResult, SequentialStep
+    from tasksolve.evt.samplesize import capture_probability, samples_needed
+    from tasksolve.evt.sequential import sequential
+
+# name -> module that defines it; each is imported on first access only
+_EXPORTS: dict[str, str] = {
+    "analyze": "tasksolve.evt.analysis",
+    "TopAtom": "tasksolve.evt.atom",
+    "beat_bound": "tasksolve.evt.atom",
+    "top_atom": "tasksolve.evt.atom",
+    "EndpointInterval": "tasksolve.evt.endpoint",
+    "endpoint_interval": "tasksolve.evt.endpoint",
+    "EVTError": "tasksolve.evt.errors",
+    "GoodnessOfFit": "tasksolve.evt.gof",
+    "goodness_of_fit": "tasksolve.evt.gof",
+    "GPDFit": "tasksolve.evt.gpd",
+    "fit_gpd": "tasksolve.evt.gpd",
+    "gpd_loglik": "tasksolve.evt.gpd",
+    "read_samples": "tasksolve.evt.io",
+    "MeanExcess": "tasksolve.evt.meanexcess",
+    "mean_excess": "tasksolve.evt.meanexcess",
+    "EVTResult": "tasksolve.evt.result",
+    "SequentialResult": "tasksolve.evt.result",
+    "SequentialStep": "tasksolve.evt.result",
+    "capture_probability": "tasksolve.evt.samplesize",
+    "samples_needed": "tasksolve.evt.samplesize",
+    "sequential": "tasksolve.evt.sequential",
+}
 
 __all__ = [
     "EVTError",
@@ -57,3 +90,30 @@ __all__ = [
     "sequential",
     "top_atom",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Import an exported name on first access (PEP 562); later lookups find it in globals()."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])
+
+
+class _Package(ModuleType):
+    """This package's module type: importing the submodule `evt.sequential` must not hide the
+    function `sequential` of the same name (the import system binds a submodule on its parent)."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _EXPORTS and isinstance(value, ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

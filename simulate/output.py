@@ -243,26 +243,35 @@ def analyse(
     for i in range(len(departures)):
         inst_mean[i], inst_hw[i], _ = batch_stats(per_window[i, d:], b)
     result = Analysis(True, d, first, n, b, total=mean, total_hw=hw, per_instance=inst_mean, per_instance_hw=inst_hw)
-    t0, t1 = first * window, n * window
     if with_latency:
-        lat_parts, batch_sum, batch_count = [], np.zeros(b), np.zeros(b)
-        edges = t0 + np.arange(b + 1) * (size * window)
-        for dep, lat in zip(departures, latencies):
-            lo, hi = np.searchsorted(dep, [t0, t1], side="right")
-            times, values = dep[lo:hi], lat[lo:hi]
-            lat_parts.append(values)
-            which = np.minimum(np.searchsorted(edges, times, side="right") - 1, b - 1)
-            batch_sum += np.bincount(which, weights=values, minlength=b)
-            batch_count += np.bincount(which, minlength=b)
-        values = np.concatenate(lat_parts)
-        result.latency_per_instance = np.array([v.mean() if len(v) else np.nan for v in lat_parts])
-        result.packets = int(len(values))
-        if len(values):
-            result.latency_mean = float(values.mean())
-            result.latency_p50 = float(np.quantile(values, 0.5))
-            result.latency_p99 = float(np.quantile(values, 0.99))
-            good = batch_count > 0
-            if good.sum() >= 2:
-                means = batch_sum[good] / batch_count[good]
-                result.latency_hw = t_quantile(int(good.sum()) - 1) * float(means.std(ddof=1)) / np.sqrt(good.sum())
+        _add_latency(result, departures, latencies, first * window, n * window, size * window)
     return result
+
+
+def _add_latency(
+    result: Analysis, departures: list[np.ndarray], latencies: list[np.ndarray], t0: float, t1: float, batch: float
+) -> None:
+    """The latency figures of the packets departed in ``(t0, t1]`` into `result`: mean, median,
+    99th percentile, per instance, and the batch-means half-width over the `result.n_batches`
+    batches of length `batch` (cycles) the throughput used."""
+    b = result.n_batches
+    lat_parts, batch_sum, batch_count = [], np.zeros(b), np.zeros(b)
+    edges = t0 + np.arange(b + 1) * batch
+    for dep, lat in zip(departures, latencies):
+        lo, hi = np.searchsorted(dep, [t0, t1], side="right")
+        times, values = dep[lo:hi], lat[lo:hi]
+        lat_parts.append(values)
+        which = np.minimum(np.searchsorted(edges, times, side="right") - 1, b - 1)
+        batch_sum += np.bincount(which, weights=values, minlength=b)
+        batch_count += np.bincount(which, minlength=b)
+    values = np.concatenate(lat_parts)
+    result.latency_per_instance = np.array([v.mean() if len(v) else np.nan for v in lat_parts])
+    result.packets = int(len(values))
+    if len(values):
+        result.latency_mean = float(values.mean())
+        result.latency_p50 = float(np.quantile(values, 0.5))
+        result.latency_p99 = float(np.quantile(values, 0.99))
+        good = batch_count > 0
+        if good.sum() >= 2:
+            means = batch_sum[good] / batch_count[good]
+            result.latency_hw = t_quantile(int(good.sum()) - 1) * float(means.std(ddof=1)) / np.sqrt(good.sum())

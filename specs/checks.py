@@ -18,6 +18,19 @@ from tasksolve.specs.topology import MACHINE, CacheCommunication, DirectCommunic
 
 
 def check_topology(topo: Topology, prefix: tuple = ()) -> list[Problem]:
+    """Every problem of a topology: its levels, its resources, ``os_cpus`` and its
+    communication costs (each located under `prefix`)."""
+    problems = _check_levels(topo, prefix) + _check_resources(topo, prefix) + _check_os_cpus(topo, prefix)
+    comm = topo.communication
+    if isinstance(comm, DirectCommunication):
+        problems.extend(_check_direct_costs(topo, comm, prefix))
+    elif isinstance(comm, CacheCommunication):
+        problems.extend(_check_cache_model(topo, comm, prefix))
+    return problems
+
+
+def _check_levels(topo: Topology, prefix: tuple) -> list[Problem]:
+    """Level names are unique and never `machine`; the context count is one tasksolve handles."""
     problems: list[Problem] = []
     names = topo.level_names
     for index, name in enumerate(names):
@@ -34,7 +47,13 @@ def check_topology(topo: Topology, prefix: tuple = ()) -> list[Problem]:
         problems.append(
             Problem(prefix + ("levels",), f"{topo.n_contexts} hardware contexts is more than tasksolve handles (65536)")
         )
-    known_levels = names + [MACHINE]
+    return problems
+
+
+def _check_resources(topo: Topology, prefix: tuple) -> list[Problem]:
+    """Resource names are unique and each sits at a known level."""
+    problems: list[Problem] = []
+    known_levels = topo.level_names + [MACHINE]
     seen: set[str] = set()
     for index, resource in enumerate(topo.resources):
         if resource.name in seen:
@@ -50,53 +69,63 @@ def check_topology(topo: Topology, prefix: tuple = ()) -> list[Problem]:
                     f"{did_you_mean(resource.level, known_levels)}",
                 )
             )
-    problems.extend(_check_os_cpus(topo, prefix))
-    comm = topo.communication
+    return problems
+
+
+def _check_direct_costs(topo: Topology, comm: DirectCommunication, prefix: tuple) -> list[Problem]:
+    """Direct costs are keyed by the shared levels, one for each."""
+    problems: list[Problem] = []
+    names = topo.level_names
     shared = topo.shared_level_names
-    if isinstance(comm, DirectCommunication):
-        for key in comm.cycles:
-            if key not in shared:
-                hint = (
-                    f"; `{key}` is the hardware context: two threads never share one"
-                    if key == names[-1]
-                    else did_you_mean(key, shared)
+    for key in comm.cycles:
+        if key not in shared:
+            hint = (
+                f"; `{key}` is the hardware context: two threads never share one"
+                if key == names[-1]
+                else did_you_mean(key, shared)
+            )
+            problems.append(
+                Problem(
+                    prefix + ("communication", key),
+                    f"unknown level `{key}` (costs are keyed by {', '.join(shared)}){hint}",
+                    key=True,
                 )
+            )
+    missing = [level for level in shared if level not in comm.cycles]
+    if missing:
+        problems.append(
+            Problem(
+                prefix + ("communication",),
+                f"no cost given for {', '.join(f'`{m}`' for m in missing)}; "
+                f"give cycles per message for each of {', '.join(shared)}",
+            )
+        )
+    return problems
+
+
+def _check_cache_model(topo: Topology, comm: CacheCommunication, prefix: tuple) -> list[Problem]:
+    """The cache model's tables are keyed by known levels, with main memory and a positive line."""
+    problems: list[Problem] = []
+    known_levels = topo.level_names + [MACHINE]
+    for table in ("latency", "hit_rate"):
+        for key in getattr(comm, table):
+            if key not in known_levels:
                 problems.append(
                     Problem(
-                        prefix + ("communication", key),
-                        f"unknown level `{key}` (costs are keyed by {', '.join(shared)}){hint}",
+                        prefix + ("communication", table, key),
+                        f"unknown level `{key}`{did_you_mean(key, known_levels)}",
                         key=True,
                     )
                 )
-        missing = [level for level in shared if level not in comm.cycles]
-        if missing:
-            problems.append(
-                Problem(
-                    prefix + ("communication",),
-                    f"no cost given for {', '.join(f'`{m}`' for m in missing)}; "
-                    f"give cycles per message for each of {', '.join(shared)}",
-                )
+    if MACHINE not in comm.latency:
+        problems.append(
+            Problem(
+                prefix + ("communication", "latency"),
+                "the cache model needs `machine` (main-memory latency in cycles)",
             )
-    elif isinstance(comm, CacheCommunication):
-        for table in ("latency", "hit_rate"):
-            for key in getattr(comm, table):
-                if key not in known_levels:
-                    problems.append(
-                        Problem(
-                            prefix + ("communication", table, key),
-                            f"unknown level `{key}`{did_you_mean(key, known_levels)}",
-                            key=True,
-                        )
-                    )
-        if MACHINE not in comm.latency:
-            problems.append(
-                Problem(
-                    prefix + ("communication", "latency"),
-                    "the cache model needs `machine` (main-memory latency in cycles)",
-                )
-            )
-        if comm.line <= 0:
-            problems.append(Problem(prefix + ("communication", "line"), "the line size must be positive"))
+        )
+    if comm.line <= 0:
+        problems.append(Problem(prefix + ("communication", "line"), "the line size must be positive"))
     return problems
 
 

@@ -27,8 +27,6 @@ that bound is refused.
 
 from __future__ import annotations
 
-import numpy as np
-
 from tasksolve.specs.errors import Problem
 from tasksolve.specs.spec import Spec
 from tasksolve.specs.topology import MACHINE
@@ -70,6 +68,7 @@ def _allowed_groups(spec: Spec, pins: bool, forbids: bool) -> list[tuple[int, li
 def placeable(spec: Spec, caps: dict[str, int], pins: bool = True, forbids: bool = True) -> int | None:
     """The most threads of `spec` that can be placed under the given caps (level -> at most that
     many threads per domain), pins and forbids; None when the network would be too large."""
+    import numpy as np
     from scipy.sparse import csr_matrix
     from scipy.sparse.csgraph import maximum_flow
 

@@ -6,6 +6,8 @@ application instance, the ordered group of tasks the thread runs for each packet
 its replica number (replicas of a stage take packets in turn).  Both are the same `Plan` type,
 read and written as YAML or JSON::
 
+    spec: t2-ipfwd-intadd-x2      # the spec's name
+    spec_file: ../my-spec.yaml    # where it is: relative to the plan's folder, or a built-in's name
     bindings: {"ipfwd#0.R": "core0.pipe0.strand1", ...}
     threads:                      # pipeline plans only
       "dag#0.s0r0": {app: dag, instance: 0, tasks: [rx, parse], stage: 0, replica: 0}
@@ -14,6 +16,7 @@ read and written as YAML or JSON::
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path as FsPath
@@ -41,6 +44,11 @@ class Plan(StrictModel):
     """Threads bound to hardware contexts (see the module docstring)."""
 
     spec: str | None = Field(default=None, description="name of the spec this plan is for")
+    spec_file: str | None = Field(
+        default=None,
+        description="where that spec is: a file path relative to the plan file's folder (or absolute), or a "
+        "built-in example's name; written by `save(path, spec)`, absent from plans written before it",
+    )
     method: str | None = Field(default=None, description="what produced the plan")
     bindings: dict[str, str]
     threads: dict[str, PlanThread] | None = None
@@ -101,12 +109,46 @@ class Plan(StrictModel):
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2)
 
-    def save(self, path: str | FsPath) -> None:
-        """Write the plan atomically (YAML, or JSON for a ``.json`` path)."""
+    def save(self, path: str | FsPath, spec: Spec | None = None) -> None:
+        """Write the plan atomically (YAML, or JSON for a ``.json`` path); with `spec`, the plan
+        records where the spec is (`spec_file`), so that `resolve_spec_file` finds it again."""
         from tasksolve.specs.files import write_text_atomic
 
         path = FsPath(path)
-        write_text_atomic(path, self.to_json() if path.suffix == ".json" else self.to_yaml())
+        plan = self if spec is None else self.model_copy(update={"spec_file": spec_file_for(spec, path)})
+        write_text_atomic(path, plan.to_json() if path.suffix == ".json" else plan.to_yaml())
+
+    def resolve_spec_file(self, plan_path: str | FsPath) -> str | None:
+        """What `load_spec` takes to load this plan's spec: `spec_file` resolved against the plan
+        file's folder (a built-in example's name as it is); None when the plan does not say."""
+        if self.spec_file is None:
+            return None
+        candidate = FsPath(plan_path).parent / self.spec_file
+        return str(candidate) if candidate.is_file() or _is_path(self.spec_file) else self.spec_file
+
+
+def _is_path(text: str) -> bool:
+    return "/" in text or "\\" in text or text.endswith((".yaml", ".yml", ".json"))
+
+
+def spec_file_for(spec: Spec, plan_path: str | FsPath) -> str | None:
+    """How a plan written at `plan_path` names the file of `spec`: a built-in example by its name,
+    a file by its path relative to the plan's folder; None for a spec built in memory."""
+    from tasksolve.specs.loader import builtin_names
+
+    source = spec.source
+    if source is None:
+        return None
+    if source.startswith("<built-in>/"):
+        name = source.removeprefix("<built-in>/").rsplit(".", 1)[0]
+        return name if name in builtin_names("") else None
+    target = FsPath(source).resolve()
+    if not target.is_file():
+        return None
+    try:
+        return os.path.relpath(target, FsPath(plan_path).resolve().parent)
+    except ValueError:  # another drive (Windows): the absolute path
+        return str(target)
 
 
 def check_plan(spec: Spec, plan: Plan) -> list[Problem]:

@@ -1,18 +1,19 @@
 """What one simulation reports (`simulate.des`): a run in cycles turned into a `Measurement`
-(seconds, packets/s; docs/design.md, "Semantics every oracle shares": Metrics), the
-non-finite-figure check, and `simulate`, the one-call entry point."""
+(seconds, packets/s; docs/design.md, "Semantics every oracle shares": Metrics) and the
+non-finite-figure check.  The run loop (`simulate.des.run`) calls this module, never the reverse."""
 
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from tasksolve.simulate.des.run import RunResult, Simulation
-from tasksolve.simulate.des.settings import DesSettings
 from tasksolve.simulate.errors import NonFiniteResultError
 from tasksolve.simulate.measurement import Measurement
-from tasksolve.simulate.model import ThreadGraph
+
+if TYPE_CHECKING:  # annotations only: the run loop imports this module
+    from tasksolve.simulate.des.run import RunResult, Simulation
 
 
 def to_measurement(sim: Simulation, raw: RunResult) -> Measurement:
@@ -99,13 +100,3 @@ def check_finite(figures: dict[str, float]) -> None:
                 f"the simulation produced a non-finite {name} ({value}); the plan's "
                 "figures cannot be trusted (a thread with no work or a zero clock?)"
             )
-
-
-def simulate(spec, plan, graph: ThreadGraph | None = None, **overrides) -> Measurement:
-    """Simulate a `specs.Plan` under `spec` (settings from ``spec.oracle``, then `overrides`)."""
-    from tasksolve.simulate.model import compile_plan
-
-    settings = DesSettings.from_spec(spec, **overrides)
-    if graph is None:
-        graph = compile_plan(spec, plan)
-    return Simulation(graph, settings, spec.topology.context_names).run()

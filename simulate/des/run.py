@@ -13,16 +13,22 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from tasksolve.simulate.analytic import solve
 from tasksolve.simulate.des.dynamics import Dynamics
 from tasksolve.simulate.des.ports import BLOCKED, BUSY
+from tasksolve.simulate.des.results import to_measurement
+from tasksolve.simulate.des.settings import DesSettings
 from tasksolve.simulate.errors import OracleError, SimulationTimeout
 from tasksolve.simulate.measurement import Measurement
 from tasksolve.simulate.output import Analysis, analyse
 from tasksolve.simulate.service import arrival_stream
+
+if TYPE_CHECKING:
+    from tasksolve.simulate.model import ThreadGraph
 
 
 @dataclass
@@ -235,6 +241,15 @@ class Simulation(Dynamics):
         return [np.asarray(d, dtype=float) for d in self.lat]
 
     def run(self) -> Measurement:
-        from tasksolve.simulate.des.results import to_measurement
-
         return to_measurement(self, self.run_raw())
+
+
+def simulate(spec, plan, graph: ThreadGraph | None = None, **overrides) -> Measurement:
+    """Simulate a `specs.Plan` under `spec` (settings from ``spec.oracle``, then `overrides`): the
+    one-call entry point."""
+    from tasksolve.simulate.model import compile_plan
+
+    settings = DesSettings.from_spec(spec, **overrides)
+    if graph is None:
+        graph = compile_plan(spec, plan)
+    return Simulation(graph, settings, spec.topology.context_names).run()

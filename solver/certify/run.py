@@ -46,6 +46,7 @@ class _Progress:
         self.best: float | None = None
         self.estimate: str = "-"
         if enabled:
+            from rich.console import Console
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
             self.bar = Progress(
@@ -55,6 +56,7 @@ class _Progress:
                 TimeElapsedColumn(),
                 TextColumn("{task.description}"),
                 transient=False,
+                console=Console(stderr=True),  # progress on stderr only: stdout holds results
             )
             self.task = self.bar.add_task("", total=total)
 

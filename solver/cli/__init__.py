@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import signal
 import sys
-from importlib.metadata import PackageNotFoundError, version
 
 import typer
 
@@ -24,11 +23,15 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
+    rich_markup_mode=None,  # Click's plain help: paragraphs re-wrapped to the terminal, no type metavars on flags
+    # a terminal's width up to 100 columns (Click's default stops at 80)
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
 )
 
 
 def tasksolve_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version  # only for --version
+
     try:
         return version("tasksolve")
     except PackageNotFoundError:  # running from a source tree without installation
@@ -56,7 +59,10 @@ def _root(
     """tasksolve: which placement, how good is it, how good could it be."""
     from tasksolve.specs.loader import ALLOW_OUTSIDE
 
-    ALLOW_OUTSIDE.set(allow_outside)
+    _allow_tokens.append(ALLOW_OUTSIDE.set(allow_outside))  # main() resets it after this invocation
+
+
+_allow_tokens: list = []  # what the root option set, undone when the invocation ends
 
 
 def _register_commands() -> None:
@@ -83,6 +89,26 @@ def _register_commands() -> None:
     topology_command.register(app)  # topology host, import, show
     pin_command.register(app)
     calibrate_command.register(app)
+    _whole_sentences(app)
+    _whole_sentences(topology_command.topology_app)
+
+
+def _whole_sentences(typer_app: typer.Typer) -> None:
+    """Each command's line in the command list is the first paragraph of its help, whole (Click
+    would cut it at 45-65 characters, mid-sentence), re-wrapped to the terminal by Click."""
+    import inspect
+
+    def first_paragraph(text: str) -> str:
+        return " ".join(inspect.cleandoc(text).split("\n\n")[0].split())
+
+    for info in typer_app.registered_commands:
+        text = info.help or (info.callback.__doc__ if info.callback else None) or ""
+        if info.short_help is None and text:
+            info.short_help = first_paragraph(text)
+    for group in typer_app.registered_groups:  # unset fields of a group are Typer's placeholders
+        text = group.typer_instance.info.help if group.typer_instance else None
+        if not isinstance(group.short_help, str) and isinstance(text, str):
+            group.short_help = first_paragraph(text)
 
 
 _register_commands()
@@ -105,25 +131,45 @@ def _raise_terminated(signum, frame) -> None:
     raise errors.Terminated()
 
 
+def _reset_allow_outside() -> None:
+    """Undo the root option's ``--allow-outside-references`` (set for one invocation only); the
+    spec loader is imported only if a command loaded it, so ``--version`` stays light."""
+    while _allow_tokens:
+        from tasksolve.specs.loader import ALLOW_OUTSIDE
+
+        ALLOW_OUTSIDE.reset(_allow_tokens.pop())
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script; returns the exit code (see `solver.cli.common`).
 
     Usage errors (unknown command, missing argument) are Click's own messages with exit code 2;
-    every other failure goes through `solver.cli.errors`, the CLI's one error path.
+    every other failure goes through `solver.cli.errors`, the CLI's one error path.  SIGTERM
+    exits 143 however the command reported the interruption (a command that catches
+    KeyboardInterrupt to say how to resume reports 130, Ctrl-C's code).
     """
-    exceptions = _click_exceptions()
     args = list(sys.argv[1:] if argv is None else argv)
     _signals.clear()
     previous = signal.signal(signal.SIGTERM, _raise_terminated)
-    from tasksolve.specs.loader import ALLOW_OUTSIDE
+    try:
+        code = _invoke(args)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        _reset_allow_outside()
+    if code == common.EXIT_INTERRUPTED and _signals:
+        return errors.EXIT_TERMINATED
+    return code
 
-    allow_token = ALLOW_OUTSIDE.set(False)  # the root option sets it for this invocation only
+
+def _invoke(args: list[str]) -> int:
+    """Run the command line `args`; every outcome becomes an exit code."""
+    exceptions = _click_exceptions()
     try:
         result = app(args=args, prog_name="tasksolve", standalone_mode=False)
     except typer.Exit as exc:
         return exc.exit_code
-    except typer.Abort:  # end of input at a prompt
-        return errors.report(KeyboardInterrupt(), "--json" in args)
+    except typer.Abort:  # Click turns a KeyboardInterrupt (SIGTERM's too) or an end of input into Abort
+        return errors.report(errors.Terminated() if _signals else KeyboardInterrupt(), "--json" in args)
     except exceptions.ClickException as exc:
         exc.show()
         return exc.exit_code
@@ -131,9 +177,6 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(exc, SystemExit):
             return exc.code if isinstance(exc.code, int) else common.EXIT_OK if exc.code is None else 1
         return errors.report(exc, "--json" in args)
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-        ALLOW_OUTSIDE.reset(allow_token)
     if result == common.EXIT_INTERRUPTED:  # Typer returns 130 for a KeyboardInterrupt it caught
         return errors.report(errors.Terminated() if _signals else KeyboardInterrupt(), "--json" in args)
     return result if isinstance(result, int) else common.EXIT_OK

@@ -9,6 +9,8 @@ import typer
 from tasksolve.solver.cli import options
 from tasksolve.solver.cli.common import check_oracle_kind, console, emit_json, fail, load_spec_or_fail
 
+DEFAULT_OUTPUT = Path("calibrated.yaml")
+
 
 def calibrate(
     spec_path: str = options.spec_argument(),
@@ -20,8 +22,9 @@ def calibrate(
     all_resources: bool = typer.Option(
         False, "--all-resources", help="Fit every task's demand on every resource, not only those it lists."
     ),
-    out: Path = typer.Option(Path("calibrated.yaml"), "--out", "-o", help="Where to write the calibrated spec."),
-    force: bool = typer.Option(False, "--force", help="Replace OUT if it exists."),
+    output: Path | None = options.output_file_option("the calibrated spec", DEFAULT_OUTPUT),
+    old_out: Path | None = options.old_out_file_option(),
+    force: bool = typer.Option(False, "--force", help="Replace the --output file if it exists."),
     seed: int | None = options.seed_option(),
     workers: int | None = options.workers_option(),
     as_json: bool = options.json_option(),
@@ -40,9 +43,10 @@ def calibrate(
     from tasksolve.specs.files import write_text_atomic
     from tasksolve.specs.loader import dump_spec
 
+    out = options.deprecated(output, old_out, "--out FILE", "--output FILE", DEFAULT_OUTPUT)
     spec = load_spec_or_fail(spec_path)
     if out.exists() and not force:
-        fail(f"{out} exists; give --force to replace it, or another --out")
+        fail(f"{out} exists; give --force to replace it, or another --output")
     kind = check_oracle_kind(oracle or spec.oracle.kind)
     with Phases(enabled=not as_json) as say:
         result = run_calibration(

@@ -7,6 +7,7 @@ Exit codes (scripts can rely on them):
 * 2 -- bad input: a malformed spec, an impossible constraint, unreadable data;
 * 3 -- a failure outside the input: an oracle or solver failed;
 * 130 -- interrupted (Ctrl-C); finished work has been kept.
+* 143 -- terminated (SIGTERM); finished work has been kept.
 
 Results a person reads go to stdout (as text, or as JSON with ``--json``); errors go to stderr as
 one message, never a traceback.

@@ -11,6 +11,7 @@
 | ``--method/-m M`` | a method, a comma-separated list, or ``all`` | per command |
 | ``--plan/-p FILE`` | a plan file to read | -- |
 | ``--out/-o DIR`` | the directory results are written into (always a directory) | per command |
+| ``--output FILE`` | the one file a command writes (schema, pin, calibrate, topology host/import) | stdout, or per command |
 | ``--design D`` | how `certify` and `run` sample: ``local-optima`` or ``random`` | ``local-optima`` |
 | ``--compare-samples N`` | plans of the other design, for its estimate beside the certificate's | 200 (at most the certificate's sample; 0 on the command oracle) |
 
@@ -24,8 +25,10 @@ from pathlib import Path
 
 import typer
 
-from tasksolve.simulate.registry import KINDS as ORACLE_KINDS
-from tasksolve.simulate.registry import help_text as oracle_help
+from tasksolve.specs.oracles import ORACLES
+from tasksolve.specs.oracles import help_text as oracle_help
+
+ORACLE_KINDS: tuple[str, ...] = tuple(ORACLES)  # from the spec vocabulary: no oracle is imported
 
 
 def spec_argument() -> typer.models.ArgumentInfo:
@@ -79,6 +82,31 @@ def out_dir_option(default: Path | None, what: str) -> typer.models.OptionInfo:
     return typer.Option(default, "--out", "-o", help=f"Directory to write {what} into (created if needed).")
 
 
+def output_file_option(what: str, default: Path | None = None) -> typer.models.OptionInfo:
+    """``--output FILE``: the one file a command writes (``--out`` always names a directory)."""
+    where = f"Default: {default}." if default is not None else "Default: printed on stdout."
+    return typer.Option(None, "--output", metavar="FILE", help=f"Write {what} to FILE. {where}")
+
+
+def old_out_file_option() -> typer.models.OptionInfo:
+    """The spelling ``--out/-o FILE`` of `output_file_option` before ``--out`` meant a directory
+    everywhere: hidden, accepted with a warning."""
+    return typer.Option(None, "--out", "-o", hidden=True, metavar="FILE")
+
+
+def deprecated(value, old_value, old: str, new: str, default=None):
+    """An option renamed from `old` to `new`: the new option's value if given, else the old
+    one's (with a warning on stderr), else `default`."""
+    if value is not None:
+        return value
+    if old_value is not None:
+        from tasksolve.solver.cli.common import err_console
+
+        err_console.print(f"warning: {old} is deprecated here; use {new}", markup=False, highlight=False)
+        return old_value
+    return default
+
+
 def resolve_workers(value: int | None, spec=None) -> int:
     """``--workers``: 0 or unset means the spec's ``search.workers``, else every core."""
     if value:
@@ -109,18 +137,15 @@ def force_option() -> typer.models.OptionInfo:
     )
 
 
-DESIGNS = ("random", "local-optima")  # solver.certify.service.DESIGNS
-
-
-def _default_design() -> str:
-    from tasksolve.solver.certify.designs import DEFAULT_DESIGN
-
-    return DEFAULT_DESIGN
+# solver.certify.service.DESIGNS and solver.certify.designs.DEFAULT_DESIGN, repeated here so that
+# start-up imports no solver module (tests/solver/test_startup.py checks they agree)
+DESIGNS = ("random", "local-optima")
+DEFAULT_DESIGN = "local-optima"
 
 
 def design_option() -> typer.models.OptionInfo:
     return typer.Option(
-        _default_design(),
+        DEFAULT_DESIGN,
         "--design",
         help="How the certificate samples plans: local-optima (each sample is a random start "
         "climbed to a local optimum: iid restarts, same optimum, far better sampled) or "

@@ -8,12 +8,14 @@ from pathlib import Path
 
 import typer
 
+from tasksolve.solver.cli import options
 from tasksolve.solver.cli.common import console, fail, load_spec_or_fail
 from tasksolve.specs.exporters.pinning import FORMATS
 
 
 def _spec_for(plan_path: Path, spec_path: str | None):
-    """The spec named with --spec, else the built-in example the plan names (by file or spec name)."""
+    """The spec named with --spec, else the one the plan records (`Plan.spec_file`, relative to the
+    plan's folder), else -- plans written before it -- the built-in example the plan names."""
     if spec_path is not None:
         return load_spec_or_fail(spec_path)
     import yaml
@@ -21,7 +23,11 @@ def _spec_for(plan_path: Path, spec_path: str | None):
     from tasksolve.specs.loader import builtin_names, builtin_path
     from tasksolve.specs.plan import load_plan
 
-    name = load_plan(plan_path).spec
+    plan = load_plan(plan_path)
+    recorded = plan.resolve_spec_file(plan_path)
+    if recorded is not None:
+        return load_spec_or_fail(recorded)
+    name = plan.spec
     if name is None:
         fail(f"{plan_path}: the plan does not name its spec; give it with --spec SPEC")
     for example in builtin_names(""):
@@ -43,9 +49,11 @@ def pin(
         "--spec",
         "-s",
         metavar="SPEC",
-        help="The plan's spec (a file or built-in name). Default: the built-in example the plan names.",
+        help="The plan's spec (a file or built-in name). Default: the spec the plan records (plans written by "
+        "solve, pipeline and run record it), else the built-in example the plan names.",
     ),
-    out: Path | None = typer.Option(None, "--out", "-o", help="Write the lines to this file instead of printing them."),
+    output: Path | None = options.output_file_option("the lines"),
+    old_out: Path | None = options.old_out_file_option(),
 ) -> None:
     """How to run each thread of a plan on its hardware context: pinning lines with OS CPU numbers.
 
@@ -56,6 +64,7 @@ def pin(
     from tasksolve.specs.exporters.pinning import pinning_text
     from tasksolve.specs.plan import load_plan
 
+    out = options.deprecated(output, old_out, "--out FILE", "--output FILE")
     if form not in FORMATS:
         fail(f"unknown format `{form}` (one of {', '.join(FORMATS)}){did_you_mean(form, FORMATS)}")
     spec = _spec_for(plan_path, spec_path)

@@ -12,7 +12,6 @@ from pathlib import Path
 import typer
 
 from tasksolve.solver.cli import common, options
-from tasksolve.solver.pipeline.job import ORACLE_CHOICES
 from tasksolve.specs import display
 
 METHOD_HELP = "cpsat|lata|parallel|list|greedy|random|bipar|all (or a comma-separated list)"
@@ -139,7 +138,7 @@ def pipeline_command(
     oracle: str | None = typer.Option(
         None,
         "--oracle",
-        metavar="|".join(ORACLE_CHOICES),
+        metavar="|".join((*options.ORACLE_KINDS, "none")),
         help=f"Measure each plan with an oracle ({options.oracle_help()}), or not (none). "
         "Default: the spec's oracle.kind.",
     ),
@@ -218,6 +217,7 @@ def _split(spec, app_name, latency_max, cores, out):
     if out is not None and len(history) > 1:
         out.mkdir(parents=True, exist_ok=True)
         write_text_atomic(out / "spec.yaml", dump_spec(split_spec))
+        split_spec.set_source(str(out / "spec.yaml"))  # the plan written beside it names this file
     return split_spec, history
 
 

@@ -11,10 +11,12 @@ running phase (the ``count`` callable of the profiling tables and predictors). B
 from __future__ import annotations
 
 import time
-
-from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from typing import TYPE_CHECKING
 
 from tasksolve.solver.cli.common import err_console
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
 
 
 class Phases:
@@ -29,6 +31,8 @@ class Phases:
 
     def __enter__(self) -> Phases:
         if self.enabled:
+            from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
             self._bar = Progress(
                 SpinnerColumn(),
                 TextColumn("{task.description}"),

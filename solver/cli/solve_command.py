@@ -20,6 +20,8 @@ from tasksolve.solver.cli.common import (
 )
 from tasksolve.solver.cli.progress import Phases
 
+RANDOM_PLANS = 5000  # `--random-plans` (`--samples` is the certificate's size in run and certify)
+
 
 def solve_command(
     spec_path: str = options.spec_argument(),
@@ -41,12 +43,16 @@ def solve_command(
     ),
     workers: int | None = options.workers_option(),
     seed: int | None = options.seed_option(),
-    oracle: str | None = typer.Option(
-        None, "--oracle", help="des (simulation) or analytic (closed form) for the measurements. Default: oracle.kind."
+    oracle: str | None = options.oracle_option(),
+    random_plans: int | None = typer.Option(
+        None,
+        "--random-plans",
+        min=1,
+        metavar="N",
+        help=f"Random plans drawn for the hint, the random baseline and the predictors' candidates. "
+        f"Default: {RANDOM_PLANS}.",
     ),
-    samples: int = typer.Option(
-        5000, "--samples", min=1, help="Random plans drawn (hint, baselines, predictor candidates)."
-    ),
+    old_samples: int | None = typer.Option(None, "--samples", min=1, hidden=True),
     deterministic: bool = typer.Option(
         False,
         "--deterministic",
@@ -63,6 +69,7 @@ def solve_command(
     """
     from tasksolve.solver.binding.compare import METHODS, Infeasible, solve
 
+    samples = options.deprecated(random_plans, old_samples, "`solve --samples`", "--random-plans", RANDOM_PLANS)
     spec = load_binding_spec_or_fail(spec_path)
     settings = spec.search
     methods = choices_or_fail(method or settings.method, METHODS)
@@ -91,7 +98,7 @@ def solve_command(
         fail(f"{spec_path}: {exc}", EXIT_BAD_INPUT)
     if out is not None and report.plan is not None:
         out = out / "plan.yaml"
-        report.plan.save(out)
+        report.plan.save(out, spec)
     if as_json:
         emit_json(report.to_dict())
     else:

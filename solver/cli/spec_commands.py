@@ -8,6 +8,7 @@ from pathlib import Path
 
 import typer
 
+from tasksolve.solver.cli import options
 from tasksolve.solver.cli.common import (
     EXIT_BAD_INPUT,
     console,
@@ -95,11 +96,13 @@ def validate(
 
 
 def schema(
-    out: Path | None = typer.Option(None, "--out", "-o", help="Write the schema to this file instead of stdout."),
+    output: Path | None = options.output_file_option("the schema"),
+    old_out: Path | None = options.old_out_file_option(),
 ) -> None:
     """Print the JSON Schema of the spec format (for editors such as yaml-language-server)."""
     from tasksolve.specs.schema import spec_json_schema
 
+    out = options.deprecated(output, old_out, "--out FILE", "--output FILE")
     text = json.dumps(spec_json_schema(), indent=2)
     if out is None:
         typer.echo(text)

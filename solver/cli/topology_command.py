@@ -1,7 +1,7 @@
 """``tasksolve topology host|import|show``: real machines as topologies (docs/design.md, "Real machines").
 
 ``host`` imports this machine from /sys, ``import`` an hwloc XML file (``lstopo --of xml``);
-both print (or write with ``--out FILE``) a topology file whose comments say which values are
+both print (or write with ``--output FILE``) a topology file whose comments say which values are
 defaults. ``show`` prints any topology -- a built-in name, a file, ``host`` or an hwloc XML --
 as an lstopo-like tree.
 """
@@ -19,7 +19,8 @@ topology_app = typer.Typer(
     help="Real machines as topologies: import this host or an hwloc XML file, show a topology.", no_args_is_help=True
 )
 
-OUT_FILE = typer.Option(None, "--out", "-o", help="Write the topology file here (YAML) instead of printing it.")
+OUT_FILE = options.output_file_option("the topology file (YAML)")
+OLD_OUT = options.old_out_file_option()
 NAME = typer.Option(None, "--name", help="The topology's name. Default: host.")
 CLOCK = typer.Option(None, "--clock", help="The clock (e.g. 2.4GHz), when the source has none or another is wanted.")
 CAPACITY = typer.Option(
@@ -75,7 +76,8 @@ def _emit(result, out: Path | None, as_json: bool) -> None:
 
 
 def host(
-    out: Path | None = OUT_FILE,
+    output: Path | None = OUT_FILE,
+    old_out: Path | None = OLD_OUT,
     name: str | None = NAME,
     clock: str | None = CLOCK,
     capacity: list[str] | None = CAPACITY,
@@ -88,12 +90,14 @@ def host(
     """
     from tasksolve.specs.importers.sysfs import host_topology
 
+    out = options.deprecated(output, old_out, "--out FILE", "--output FILE")
     _emit(host_topology(**_options(name, clock, capacity)), out, as_json)
 
 
 def import_command(
     file: Path = typer.Argument(..., metavar="FILE.xml", help="An hwloc XML file (lstopo --of xml FILE.xml)."),
-    out: Path | None = OUT_FILE,
+    output: Path | None = OUT_FILE,
+    old_out: Path | None = OLD_OUT,
     name: str | None = NAME,
     clock: str | None = CLOCK,
     capacity: list[str] | None = CAPACITY,
@@ -102,6 +106,7 @@ def import_command(
     """A topology from an hwloc XML file (written by `lstopo --of xml` on the machine to describe)."""
     from tasksolve.specs.importers.hwloc import import_hwloc
 
+    out = options.deprecated(output, old_out, "--out FILE", "--output FILE")
     _emit(import_hwloc(file, **_options(name, clock, capacity)), out, as_json)
 
 

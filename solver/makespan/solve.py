@@ -94,31 +94,9 @@ def solve_makespan(
     already meets the lower bound (for testing the model); ``log`` prints CP-SAT's search log.
     """
     begin = time.perf_counter()
-    if processors < 1:
-        raise ValueError(f"processors must be >= 1, got {processors}")
-    if workers < 1:
-        raise ValueError(f"workers must be >= 1, got {workers}")
-    if comm_delays is None:
-        comm_delays = graph.has_delays
-    delays_matter = comm_delays and graph.has_delays and processors > 1
-    kind = model
-    if kind == "auto":
-        kind = "assignment" if delays_matter else "cumulative"
-    if kind == "cumulative" and delays_matter:
-        raise ValueError("the cumulative model cannot express communication delays")
-
-    simple = max(graph.critical_path_length(), -(-graph.total_work // processors))
-    hint = best_list_schedule(graph, processors, comm_delays=comm_delays, seed=seed, target=simple)
-    upper = hint.makespan
-    bounds = lower_bounds(graph, processors, upper=upper)
-    lower = bounds.best
-    if upper > lower:
-        # a few more perturbed restarts are cheap next to CP-SAT
-        better = best_list_schedule(
-            graph, processors, comm_delays=comm_delays, seed=seed + 1, restarts=48, target=lower
-        )
-        if better.makespan < upper:
-            hint, upper = better, better.makespan
+    comm_delays, kind = _settings(graph, processors, workers, comm_delays, model)
+    hint, bounds = _list_hint(graph, processors, comm_delays, seed)
+    upper, lower = hint.makespan, bounds.best
     common = dict(processors=processors, comm_delays=comm_delays, list_makespan=upper, bounds=bounds.as_dict())
     if upper <= lower and shortcut:
         return MakespanResult(
@@ -158,6 +136,42 @@ def solve_makespan(
         model=kind,
         **common,
     )
+
+
+def _settings(
+    graph: TaskGraph, processors: int, workers: int, comm_delays: bool | None, model: ModelKind
+) -> tuple[bool, str]:
+    """Whether delays are honoured and which CP-SAT model is built (``model="auto"`` resolved);
+    ValueError on impossible settings."""
+    if processors < 1:
+        raise ValueError(f"processors must be >= 1, got {processors}")
+    if workers < 1:
+        raise ValueError(f"workers must be >= 1, got {workers}")
+    if comm_delays is None:
+        comm_delays = graph.has_delays
+    delays_matter = comm_delays and graph.has_delays and processors > 1
+    kind = model
+    if kind == "auto":
+        kind = "assignment" if delays_matter else "cumulative"
+    if kind == "cumulative" and delays_matter:
+        raise ValueError("the cumulative model cannot express communication delays")
+    return comm_delays, kind
+
+
+def _list_hint(graph: TaskGraph, processors: int, comm_delays: bool, seed: int):
+    """The best list schedule (CP-SAT's hint and the upper bound) and the lower bounds: one run
+    of restarts aimed at the trivial bound, more when it does not meet the lower bounds."""
+    simple = max(graph.critical_path_length(), -(-graph.total_work // processors))
+    hint = best_list_schedule(graph, processors, comm_delays=comm_delays, seed=seed, target=simple)
+    bounds = lower_bounds(graph, processors, upper=hint.makespan)
+    if hint.makespan > bounds.best:
+        # a few more perturbed restarts are cheap next to CP-SAT
+        better = best_list_schedule(
+            graph, processors, comm_delays=comm_delays, seed=seed + 1, restarts=48, target=bounds.best
+        )
+        if better.makespan < hint.makespan:
+            hint = better
+    return hint, bounds
 
 
 def _run_cpsat(

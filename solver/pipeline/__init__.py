@@ -13,9 +13,27 @@
 * `compare`, `sweep` -- running methods side by side, measuring, Figures 14-15.
 """
 
-from tasksolve.solver.pipeline.candidates import Candidate, Group, check_candidate
-from tasksolve.solver.pipeline.evaluation import Evaluation, MethodResult, evaluate
-from tasksolve.solver.pipeline.problem import PipelineError, PipelineProblem
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # for type checkers and editors; never executed
+    from tasksolve.solver.pipeline.candidates import Candidate, Group, check_candidate
+    from tasksolve.solver.pipeline.evaluation import Evaluation, MethodResult, evaluate
+    from tasksolve.solver.pipeline.problem import PipelineError, PipelineProblem
+
+# name -> module that defines it; each is imported on first access only
+_EXPORTS: dict[str, str] = {
+    "Candidate": "tasksolve.solver.pipeline.candidates",
+    "Group": "tasksolve.solver.pipeline.candidates",
+    "check_candidate": "tasksolve.solver.pipeline.candidates",
+    "Evaluation": "tasksolve.solver.pipeline.evaluation",
+    "MethodResult": "tasksolve.solver.pipeline.evaluation",
+    "evaluate": "tasksolve.solver.pipeline.evaluation",
+    "PipelineError": "tasksolve.solver.pipeline.problem",
+    "PipelineProblem": "tasksolve.solver.pipeline.problem",
+}
 
 __all__ = [
     "Candidate",
@@ -27,3 +45,17 @@ __all__ = [
     "check_candidate",
     "evaluate",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Import an exported name on first access (PEP 562); later lookups find it in globals()."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])

@@ -376,5 +376,5 @@ def solve_pipeline(
     )
     if out_dir is not None:
         job.written = prepare_out_dir(out_dir) / "plan.yaml"
-        job.plan.save(job.written)
+        job.plan.save(job.written, spec)  # the plan records where its spec is (tasksolve pin)
     return job

@@ -34,7 +34,7 @@ from fractions import Fraction
 
 from tasksolve.solver.pipeline.candidates import Candidate, Group
 from tasksolve.solver.pipeline.evaluation import evaluate
-from tasksolve.solver.pipeline.lata import build, figures, fits, task_names, trace_step
+from tasksolve.solver.pipeline.lata_figures import build, figures, fits, task_names, trace_step
 from tasksolve.solver.pipeline.problem import PipelineError, PipelineProblem
 
 

@@ -24,9 +24,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from tasksolve.specs.plan import Plan
-from tasksolve.specs.spec import Spec
+if TYPE_CHECKING:  # annotations only: `tasksolve pin --help` lists FORMATS without loading pydantic
+    from tasksolve.specs.plan import Plan
+    from tasksolve.specs.spec import Spec
 
 OS_NUMBERS = "OS CPU numbers from the topology"
 FLAT_NUMBERS = (

@@ -97,7 +97,19 @@ def test_plans_are_distinct_and_valid():
 
 def test_cli_writes_a_spec_that_loads_and_refuses_to_overwrite(tmp_path, capsys):
     out = tmp_path / "calibrated.yaml"
-    args = ["calibrate", TRUTH, "--oracle", "analytic", "--plans", "10", "--starts", "0", "--out", str(out), "--json"]
+    args = [
+        "calibrate",
+        TRUTH,
+        "--oracle",
+        "analytic",
+        "--plans",
+        "10",
+        "--starts",
+        "0",
+        "--output",
+        str(out),
+        "--json",
+    ]
     assert main(args) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["plans"] >= 10 and report["thread_times"] is True and report["residuals"]["rms"] < 1e-6
@@ -108,7 +120,7 @@ def test_cli_writes_a_spec_that_loads_and_refuses_to_overwrite(tmp_path, capsys)
 
 
 def test_cli_refuses_a_pipeline_spec(tmp_path, capsys):
-    assert main(["calibrate", "xeon-lata-dag", "--oracle", "analytic", "--out", str(tmp_path / "c.yaml")]) == 2
+    assert main(["calibrate", "xeon-lata-dag", "--oracle", "analytic", "--output", str(tmp_path / "c.yaml")]) == 2
     assert "pipeline" in capsys.readouterr().err
 
 

@@ -137,7 +137,7 @@ def test_cli_pin(capsys, server, tmp_path):
         str(folder / "spec.yaml"),
         "-f",
         "taskset",
-        "--out",
+        "--output",
         str(target),
     )
     assert code == 0 and "taskset -c 16" in target.read_text()

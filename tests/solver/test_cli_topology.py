@@ -53,7 +53,7 @@ def test_host_agrees_with_lscpu(capsys):
 @pytest.mark.skipif(not LINUX, reason="needs Linux sysfs")
 def test_host_out_file_loads_back_and_spec_says_host(capsys, tmp_path):
     out = tmp_path / "host.yaml"
-    code, _, err = run(capsys, "topology", "host", "--out", str(out), "--capacity", "l3=2.5", "--name", "here")
+    code, _, err = run(capsys, "topology", "host", "--output", str(out), "--capacity", "l3=2.5", "--name", "here")
     assert code == 0, err
     text = out.read_text()
     assert text.startswith("# ") and "is a default" in text

@@ -18,7 +18,7 @@ def test_solve_json(tmp_path, capsys):
             "cpsat,random,balanced",
             "--time-limit",
             "10",
-            "--samples",
+            "--random-plans",
             "500",
             "--workers",
             "1",
@@ -92,7 +92,7 @@ def test_a_failed_solver_step_is_visible_and_exits_3(capsys, monkeypatch):
             "analytic",
             "--workers",
             "1",
-            "--samples",
+            "--random-plans",
             "200",
             "--json",
         ]
