@@ -21,11 +21,6 @@ from tasksolve.solver.cli.common import (
     spec_error_text,
 )
 from tasksolve.solver.cli.progress import Phases
-from tasksolve.specs.oracles import DEFAULT_KIND
-
-# solver.certify.job.DEFAULT_METHODS, repeated so that start-up imports no solver
-# (tests/solver/test_startup.py checks they agree)
-DEFAULT_METHODS = ("cpsat", "random", "balanced")
 
 
 def _parse_gap(text: str | None) -> float | None:

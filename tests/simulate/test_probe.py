@@ -172,7 +172,7 @@ def run_cli(capsys, *args):
 
 def test_cli_loads_saved_runs_and_writes_a_topology_that_loads_back(capsys, tmp_path):
     out = tmp_path / "measured.yaml"
-    args = ["topology", "probe", "--topology", str(REAL / "topology-host.yaml"), "--out", str(out), "--json"]
+    args = ["topology", "probe", "--topology", str(REAL / "topology-host.yaml"), "--output", str(out), "--json"]
     code, stdout, _ = run_cli(capsys, *args, *[a for path in RUNS for a in ("--load", str(path))])
     assert code == 0
     data = json.loads(stdout)
