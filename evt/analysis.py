@@ -48,6 +48,22 @@ def _parse_threshold(threshold: Any) -> float | None:
     return value
 
 
+def _check_options(confidence: Any, max_fraction: Any, gof_bootstrap: Any) -> tuple[float, float]:
+    """The options of `analyze` checked: (confidence, max_fraction) as floats, or `EVTError`."""
+    try:
+        confidence = float(confidence)
+        max_fraction = float(max_fraction)
+    except (TypeError, ValueError):
+        raise EVTError("confidence and max_fraction must be numbers") from None
+    if not 0.0 < confidence < 1.0:
+        raise EVTError(f"confidence must be strictly between 0 and 1 (got {confidence:g})")
+    if not 0.0 < max_fraction < 1.0:
+        raise EVTError(f"max_fraction must be strictly between 0 and 1 (got {max_fraction:g})")
+    if int(gof_bootstrap) != gof_bootstrap or gof_bootstrap < 0:
+        raise EVTError("gof_bootstrap must be a non-negative integer")
+    return confidence, max_fraction
+
+
 def analyze(
     sample: Any,
     *,
@@ -75,17 +91,7 @@ def analyze(
     Raises `EVTError` on bad input. Never prints; numerical warnings are silenced.
     """
     x = as_sample(sample)
-    try:
-        confidence = float(confidence)
-        max_fraction = float(max_fraction)
-    except (TypeError, ValueError):
-        raise EVTError("confidence and max_fraction must be numbers") from None
-    if not 0.0 < confidence < 1.0:
-        raise EVTError(f"confidence must be strictly between 0 and 1 (got {confidence:g})")
-    if not 0.0 < max_fraction < 1.0:
-        raise EVTError(f"max_fraction must be strictly between 0 and 1 (got {max_fraction:g})")
-    if int(gof_bootstrap) != gof_bootstrap or gof_bootstrap < 0:
-        raise EVTError("gof_bootstrap must be a non-negative integer")
+    confidence, max_fraction = _check_options(confidence, max_fraction, gof_bootstrap)
     u_given = _parse_threshold(threshold)
     sign = -1.0 if minimize else 1.0
     z = sign * x

@@ -28,7 +28,6 @@ KNOWN_OFFENDERS: dict[str, str] = {
     "solver/report/html.py::write_report": "the verdicts issue (certificate, verdict, report)",
     "solver/report/html.py::_figures": "the verdicts issue (certificate, verdict, report)",
     "evt/sequential.py::sequential": "the verdicts issue (the sequential algorithm)",
-    "evt/analysis.py::analyze": "nobody yet (issue 22): evt/analysis.py is no helper's today",
     "solver/binding/cpsat.py::solve_binding": "the scale issue (binding CP-SAT)",
     "solver/pipeline/cpsat.py::solve": "the scale issue (pipeline CP-SAT)",
     "bench/stg_makespan.py::summary": "the benchmarks issue (bench/)",
