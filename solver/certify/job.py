@@ -30,8 +30,8 @@ from tasksolve import evt
 from tasksolve.solver.binding.compare import METHODS, SolveReport, solve
 from tasksolve.solver.certify.bounds import from_report
 from tasksolve.solver.certify.designs import DEFAULT_SAMPLES
+from tasksolve.solver.certify.outdir import holds_output_dir
 from tasksolve.solver.certify.run import CertifyOutcome, certify
-from tasksolve.solver.certify.service import check_start
 from tasksolve.solver.errors import SolverFailed
 from tasksolve.specs import Spec
 from tasksolve.specs.exporters.pinning import pinning_text
@@ -56,6 +56,7 @@ class JobResult:
     seconds: dict[str, float] = field(default_factory=dict)
 
 
+@holds_output_dir  # takes out_dir (lock, existing files, samples) before anything is written
 def run(
     spec: Spec,
     out_dir: Path,
@@ -100,7 +101,6 @@ def run(
             **certify_options,
         )
     out_dir = Path(out_dir)
-    check_start(out_dir / "samples.jsonl", resume, certify_options.get("force", False))  # before minutes of solving
     oracle_kind = oracle_kind or spec.oracle.kind
     time_limit = time_limit or spec.search.time_limit
     seed = spec.search.seed if seed is None else seed
@@ -118,7 +118,6 @@ def run(
         progress=say,
     )
     seconds["solve"] = time.perf_counter() - clock
-    files = write_plan_files(spec, report.plan, out_dir)
     if say:
         say("certifying the plan against the EVT-estimated optimum")
     clock = time.perf_counter()
@@ -146,6 +145,7 @@ def run(
     clock = time.perf_counter()
     certificate = outcome.certificate.to_dict()
     certificate["solve"] = report.to_dict()
+    files = write_plan_files(spec, report.plan, out_dir)  # after certify: a refused --resume writes nothing
     write_json_atomic(files["certificate.json"], certificate)
     _write_report(files["report.html"], spec, report, certificate, outcome)
     seconds["report"] = time.perf_counter() - clock

@@ -34,8 +34,8 @@ import numpy as np
 from tasksolve import evt
 from tasksolve.solver.certify.bounds import Rigorous
 from tasksolve.solver.certify.job import write_plan_files
+from tasksolve.solver.certify.outdir import holds_output_dir
 from tasksolve.solver.certify.run import CertifyOutcome, certify
-from tasksolve.solver.certify.service import check_start
 from tasksolve.solver.errors import SolverFailed
 from tasksolve.solver.pipeline.problem import PipelineError
 from tasksolve.specs import Spec
@@ -56,6 +56,7 @@ class PipelineJobResult:
     seconds: dict[str, float] = field(default_factory=dict)
 
 
+@holds_output_dir  # takes out_dir (lock, existing files, samples) before anything is written
 def run_pipeline(
     spec: Spec,
     out_dir: Path,
@@ -84,7 +85,6 @@ def run_pipeline(
             "constraints.latency_max (LATA); use objective total_throughput and a latency bound"
         )
     out_dir = Path(out_dir)
-    check_start(out_dir / "samples.jsonl", resume, certify_options.get("force", False))
     oracle_kind = oracle_kind or spec.oracle.kind
     seed = spec.search.seed if seed is None else seed
     clock = time.perf_counter()
@@ -100,7 +100,6 @@ def run_pipeline(
         progress=progress_steps,
     )
     seconds = {"solve": time.perf_counter() - clock}
-    files = write_plan_files(spec, job.plan, out_dir)
     if say:
         say("certifying the plan against the EVT-estimated optimum (pipeline samples)")
     clock = time.perf_counter()
@@ -134,6 +133,7 @@ def run_pipeline(
     clock = time.perf_counter()
     certificate = outcome.certificate.to_dict()
     certificate["solve"] = job.to_dict()
+    files = write_plan_files(spec, job.plan, out_dir)  # after certify: a refused --resume writes nothing
     write_json_atomic(files["certificate.json"], certificate)
     _write_report(files["report.html"], spec, job, certificate, outcome)
     seconds["report"] = time.perf_counter() - clock

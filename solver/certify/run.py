@@ -23,7 +23,8 @@ from tasksolve.solver.binding.samplers import balanced_plans
 from tasksolve.solver.certify.bounds import Rigorous
 from tasksolve.solver.certify.certificate import DEFAULT_TARGET_GAP, Certificate, versions
 from tasksolve.solver.certify.designs import DEFAULT_DESIGN, DEFAULT_SAMPLES, PROBES, probe
-from tasksolve.solver.certify.service import SamplingService, acquire_lock, objective_value, release_lock
+from tasksolve.solver.certify.outdir import take_output_dir
+from tasksolve.solver.certify.service import SamplingService, objective_value
 from tasksolve.solver.certify.verdict import Evidence, decide
 from tasksolve.specs import Plan, Spec
 
@@ -95,7 +96,7 @@ def certify(spec: Spec, *, out_dir: Path, compare_samples: int | None = 0, **opt
     The options are `_certify`'s; `compare_samples` plans of the other design give its estimate
     beside the certificate's (`certificate.designs`; None: `solver.certify.compare.resolve`).  The output
     directory is locked for the whole run (a second run into it fails at once, naming this one's PID)."""
-    lock = acquire_lock(Path(out_dir))
+    taken = take_output_dir(out_dir, resume=options.get("resume", False), force=options.get("force", False))
     try:
         outcome = _certify(spec, out_dir=out_dir, **options)
         options.setdefault("oracle_kind", DEFAULT_KIND)
@@ -106,7 +107,7 @@ def certify(spec: Spec, *, out_dir: Path, compare_samples: int | None = 0, **opt
             outcome.certificate.designs = compare_designs(spec, out_dir, outcome.certificate, compare_samples, options)
         return outcome
     finally:
-        release_lock(lock)
+        taken.release()
 
 
 def _certify(
