@@ -7,13 +7,14 @@
 * ``index`` a non-negative integer, ``contexts`` a list of integers, ``attempts`` a positive
   integer, ``status`` ``"ok"`` or ``"failed"`` (an unknown status is an error, never skipped);
 * an ``ok`` record's ``value`` is a finite number (not ``null``, a string, ``NaN``) in the
-  metric's domain (`in_domain`): a throughput is positive, a latency positive (the file stores
-  it negated, ``value = -latency``), both within ``oracle.range`` when the spec gives one;
+  metric's domain (`in_domain`, `simulate.screening`): a throughput positive, a latency positive
+  (the file stores it negated, ``value = -latency``), both within ``oracle.range`` when the spec
+  gives one, else within the plausible limits;
   ``throughput``, ``half_width``, ``latency`` are finite numbers or ``null``.
 
 `check_spread` then refuses a value `SPREAD` times (three orders of magnitude) or more away from
-the median of the file's other measured values: no random plan of one problem is a thousand
-times faster than the typical one, an edited or damaged file can be.
+the median of the file's measured values: no random plan of one problem is a thousand times
+faster than the typical one, an edited or damaged file can be.
 """
 
 from __future__ import annotations
@@ -23,11 +24,10 @@ import math
 from pathlib import Path
 from typing import Any
 
+from tasksolve.simulate.screening import SPREAD, domain_problem, spread_ratio
 from tasksolve.solver.errors import BadProblemError
 
 STATUSES = ("ok", "failed")
-#: a value this many times above or below the median of the others is refused
-SPREAD = 1000.0
 _KEYS = {
     "index",
     "contexts",
@@ -60,14 +60,9 @@ def _integers(value: Any) -> bool:
 
 def in_domain(value: float, objective: str, bounds: tuple[float, float] | None = None) -> str | None:
     """Why `value` (a record's: the throughput, or minus the latency) is outside the metric's
-    domain, or None when it is inside."""
-    figure = -value if objective == "latency" else value
-    what = "latency" if objective == "latency" else "throughput"
-    if not figure > 0:
-        return f"a {what} of {figure:g}: it must be positive"
-    if bounds is not None and not bounds[0] <= figure <= bounds[1]:
-        return f"a {what} of {figure:g}, outside oracle.range [{bounds[0]:g}, {bounds[1]:g}]"
-    return None
+    domain (`simulate.screening.domain_problem`), or None when it is inside."""
+    latency = objective == "latency"
+    return domain_problem(-value if latency else value, latency, bounds)
 
 
 def checked_record(
@@ -115,22 +110,19 @@ def checked_record(
 
 def check_spread(path: Path | str, lines: list[str], first: int = 2) -> None:
     """Refuse a measured value `SPREAD` times or more away from the median of the file's measured
-    values; `lines` are the file's record lines (checked by `checked_record`), the first on line
-    `first`."""
+    values (`simulate.screening.spread_ratio`); `lines` are the file's record lines (checked by
+    `checked_record`), the first on line `first`."""
     values: list[tuple[int, float]] = []
     for lineno, line in enumerate(lines, start=first):
         if line.strip():
             data = json.loads(line)
             if data.get("status") == "ok":
                 values.append((lineno, float(data["value"])))
-    if len(values) < 3:
-        return
-    magnitudes = sorted(abs(v) for _, v in values)
-    median = magnitudes[len(magnitudes) // 2]
+    everything = [v for _, v in values]
     for lineno, value in values:
-        ratio = abs(value) / median
-        if ratio >= SPREAD or ratio <= 1.0 / SPREAD:
+        ratio = spread_ratio(value, everything)
+        if ratio is not None:
             raise RecordError(
                 f"{path}:{lineno}: `value` {value:g} is {ratio:.3g} times the median of the file's measured "
-                f"values ({median:g}), over {SPREAD:g} times away; {_DAMAGED}"
+                f"values, over {SPREAD:g} times away; {_DAMAGED}"
             )
