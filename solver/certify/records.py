@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from tasksolve.simulate.screening import SPREAD, domain_problem, spread_ratio
-from tasksolve.solver.errors import BadProblemError
+from tasksolve.solver.errors import BadProblemError, SolverFailed
 
 STATUSES = ("ok", "failed")
 _KEYS = {
@@ -126,3 +126,23 @@ def check_spread(path: Path | str, lines: list[str], first: int = 2) -> None:
                 f"{path}:{lineno}: `value` {value:g} is {ratio:.3g} times the median of the file's measured "
                 f"values, over {SPREAD:g} times away; {_DAMAGED}"
             )
+
+
+class AllSamplesFailed(SolverFailed):
+    """Every measurement of the sample failed: nothing to estimate from (exit 3)."""
+
+
+def all_failed(failures: list[Any], path: Path | str) -> AllSamplesFailed:
+    """The error when every sample failed: how many, grouped by kind of error, the first in full."""
+    kinds: dict[str, int] = {}
+    for record in failures:
+        error = str(record.error or "unknown error")
+        kinds[error.split(":", 1)[0]] = kinds.get(error.split(":", 1)[0], 0) + 1
+    summary = ", ".join(f"{count} x {kind}" for kind, count in sorted(kinds.items(), key=lambda kv: -kv[1])[:5])
+    first = str(failures[0].error) if failures else "no sample was measured"
+    if len(first) > 400:
+        first = first[:397] + "..."
+    return AllSamplesFailed(
+        f"all {len(failures)} measurements failed ({summary or 'none'}), so there is nothing to certify from; "
+        f"the first: {first}; every failure is recorded in {path}"
+    )

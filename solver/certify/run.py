@@ -24,6 +24,7 @@ from tasksolve.solver.certify.bounds import Rigorous
 from tasksolve.solver.certify.certificate import DEFAULT_TARGET_GAP, Certificate, versions
 from tasksolve.solver.certify.designs import DEFAULT_DESIGN, DEFAULT_SAMPLES, PROBES, probe
 from tasksolve.solver.certify.outdir import take_output_dir
+from tasksolve.solver.certify.records import all_failed
 from tasksolve.solver.certify.service import SamplingService, objective_value
 from tasksolve.solver.certify.verdict import Evidence, decide
 from tasksolve.specs import Plan, Spec
@@ -197,6 +198,8 @@ def _certify(
             service.ensure(n_fixed, on_progress=lambda d: bar.advance(d, service))
             n_used, history = n_fixed, None
             analysis, why_not = _analyze(service.values(n_fixed), minimize, confidence, seed)
+    if not service.ok_records(n_used):  # nothing measured: exit 3 with the failures summarised
+        raise all_failed(service.failures(n_used), service.path)
 
     oracle = oracle_factory(spec) if oracle_factory else make_oracle(spec, oracle_kind)
     if plan is None:
@@ -309,6 +312,8 @@ def _sequential(
             want = min(limit, start + (k - len(values)))
             bar.set_total(max(want, n_init))
             service.ensure(want, on_progress=lambda d: bar.advance(d, service))
+            if not service.ok_records(want):
+                raise all_failed(service.failures(want), service.path)
             values += [service.records[i].value for i in range(start, want) if service.records[i].status == "ok"]
             cursor["next"] = want
         _refresh_estimate(bar, service, minimize, confidence, unit)
