@@ -208,13 +208,14 @@ def _anonymous_pipe(fd: int) -> bool:
         return False
 
 
-def read_input(path: str | Path, limit: int, *, fifo_wait: float = FIFO_WAIT) -> bytes:
+def read_input(path: str | Path, limit: int, *, fifo_wait: float | None = None) -> bytes:
     """The bytes of an input file: a regular file or a pipe (``-``: standard input), at most
     `limit` bytes, counted while reading.  Raises a `SpecError` naming the file: missing, a
     directory, a device or socket ("not a regular file"), over `limit`, or a named FIFO without a
     writer for `fifo_wait` seconds."""
     text = str(path)
     shown = "<stdin>" if text == "-" else shorten(text, 200)
+    fifo_wait = FIFO_WAIT if fifo_wait is None else fifo_wait
     if text == "-":
         fd = os.dup(0)
     else:
