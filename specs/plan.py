@@ -22,7 +22,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from tasksolve.specs.errors import Problem, SpecError
-from tasksolve.specs.fields import NonNegativeInt, StrictModel
+from tasksolve.specs.fields import Label, NonNegativeInt, StrictModel
 from tasksolve.specs.spec import Spec
 from tasksolve.specs.symmetry import Form, UsableTree
 
@@ -40,8 +40,8 @@ class PlanThread(StrictModel):
 class Plan(StrictModel):
     """Threads bound to hardware contexts (see the module docstring)."""
 
-    spec: str | None = Field(default=None, description="name of the spec this plan is for")
-    method: str | None = Field(default=None, description="what produced the plan")
+    spec: Label | None = Field(default=None, description="name of the spec this plan is for")
+    method: Label | None = Field(default=None, description="what produced the plan")
     bindings: dict[str, str]
     threads: dict[str, PlanThread] | None = None
 

@@ -15,6 +15,7 @@ from tasksolve.specs.fields import (
     Count,
     Duration,
     Fraction,
+    Label,
     Name,
     NonNegativeInt,
     PositiveNumber,
@@ -22,6 +23,7 @@ from tasksolve.specs.fields import (
     Seconds,
     Size,
     StrictModel,
+    Text,
 )
 from tasksolve.specs.topology import Topology
 
@@ -227,8 +229,8 @@ class Spec(StrictModel):
     constraints, for which objective."""
 
     tasksolve: Literal[1] = Field(description="format version")
-    name: str
-    description: str | None = None
+    name: Label
+    description: Text | None = None
     topology: Topology
     applications: Annotated[dict[Name, Application], Field(min_length=1)]
     workload: Annotated[list[WorkloadItem], Field(min_length=1)]
