@@ -53,6 +53,7 @@ yielding ``(indices, results)`` and cleaning up in its ``finally``; `Executor.ma
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import threading
@@ -332,13 +333,29 @@ def _dask_chunks(executor: Executor, fn: ChunkFn, chunks: list[Chunk], init: Ini
     except (OSError, TimeoutError) as exc:  # the connection to the scheduler itself
         raise _lost(client, executor.scheduler, exc) from None
     finally:
-        try:
-            client.cancel([f for f in futures if not f.done()])
-            client.run(_dask_forget, key)
-        except Exception:
-            pass
-        if owned:
-            client.close(timeout=CONNECT_TIMEOUT)
+        with _quiet_if_lost(client):  # a lost scheduler: our message says it, not distributed's tracebacks
+            try:
+                client.cancel([f for f in futures if not f.done()])
+                client.run(_dask_forget, key)
+            except Exception:
+                pass
+            if owned:
+                client.close(timeout=CONNECT_TIMEOUT)
+
+
+@contextlib.contextmanager
+def _quiet_if_lost(client: Any):
+    import logging
+
+    quiet = getattr(client, "status", "running") not in ("running", "connecting")
+    logger = logging.getLogger("distributed.client")
+    level = logger.level
+    if quiet:
+        logger.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
 
 
 def _lost(client: Any, scheduler: Any, exc: BaseException) -> SchedulerLost:
