@@ -33,26 +33,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.results import write_results
 from tasksolve.solver.cli import main as cli
+from tests.solver.test_failure_paths import SPEC as SPIN
 from tests.solver.test_outdir import FAST, SPEC_TEXT
 from tests.solver.test_sample_log import HOLDER
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "specs" / "examples" / "t2-ipfwd-intadd-x2.yaml"
-SPIN = """tasksolve: 1
-name: spin
-topology:
-  name: two cores of two strands
-  clock: 1GHz
-  levels: [{name: core, count: 2}, {name: strand, count: 2}]
-  resources: [{name: alu, level: core, capacity: 1.0}]
-applications:
-  spin:
-    tasks:
-      A: {cycles: 1000, demand: {alu: 1.0}}
-      B: {cycles: 1000, demand: {alu: 1.0}}
-    edges: [{from: A, to: B, bytes: 0}]
-workload: [{app: spin}]
-"""
 ATTACKS: dict[str, Callable[[Path], None]] = {}
 
 
