@@ -326,7 +326,8 @@ def _dask_chunks(executor: Executor, fn: ChunkFn, chunks: list[Chunk], init: Ini
             try:
                 result = future.result()
             except Exception as exc:
-                if future.status == "error":  # the chunk function raised: its own exception
+                killed = isinstance(exc, getattr(distributed, "KilledWorker", ()))  # workers died running it
+                if future.status == "error" and not killed:  # the chunk function raised: its own exception
                     raise
                 raise _lost(client, executor.scheduler, exc) from None
             yield result

@@ -130,3 +130,18 @@ def test_a_lost_scheduler_is_exit_3_naming_the_address_with_resume():
     from tasksolve.solver.cli.errors import classify
 
     assert classify(caught.value).code == 3
+
+
+def test_workers_killed_by_a_chunk_are_a_lost_cluster_not_a_crash():
+    distributed = pytest.importorskip("distributed")
+    import dask
+
+    from tests.solver.test_executor import dying_chunk
+
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+        with distributed.LocalCluster(
+            n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster:
+            with pytest.raises(SchedulerLost, match="--resume"):
+                with Executor(scheduler=cluster.scheduler_address, chunk_size=1).map(dying_chunk, [1, 13]) as stream:
+                    list(stream)
