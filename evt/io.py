@@ -7,6 +7,8 @@ import csv
 import io as _io
 import json
 import math
+import os
+import stat
 from pathlib import Path
 
 import numpy as np
@@ -33,19 +35,54 @@ def _is_number(text: str) -> bool:
     return True
 
 
+#: bytes a samples file may hold (counted while reading: a pipe that never ends stops here)
+MAX_BYTES = 256 * 1024 * 1024
+
+
+def _wait_for_writer(fd: int, path: Path, seconds: float = 10.0) -> None:
+    import select
+
+    poller = select.poll()
+    poller.register(fd, select.POLLIN | select.POLLHUP)
+    if not poller.poll(int(seconds * 1000)):
+        os.close(fd)
+        raise EVTError(f"{path}: is a FIFO (named pipe) that nothing wrote to within {seconds:g} s")
+
+
 def _read_text(path: Path) -> str:
+    """The text of a regular file or a pipe (``-``: standard input), at most `MAX_BYTES`; a
+    device, socket or directory is refused by name."""
+    shown = "<stdin>" if str(path) == "-" else str(path)
     try:
-        raw = path.read_bytes()
+        if str(path) == "-":
+            fd = os.dup(0)
+        else:
+            mode = os.stat(path).st_mode
+            if stat.S_ISDIR(mode):
+                raise EVTError(f"{path}: is a directory, not a file of samples")
+            if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
+                raise EVTError(f"{path}: is not a regular file (a device or socket); give a file of samples")
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO without a writer must not block
+            if stat.S_ISFIFO(mode):
+                _wait_for_writer(fd, path)
+            os.set_blocking(fd, True)
+        try:
+            parts, total = [], 0
+            while part := os.read(fd, 1 << 16):
+                total += len(part)
+                if total > MAX_BYTES:
+                    raise EVTError(f"{shown}: too large (over {MAX_BYTES} bytes)")
+                parts.append(part)
+        finally:
+            os.close(fd)
     except FileNotFoundError:
         raise EVTError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise EVTError(f"{path}: is a directory, not a file of samples") from None
     except OSError as exc:
         raise EVTError(f"{path}: cannot be read ({exc.strerror or exc})") from None
     try:
-        return raw.decode("utf-8-sig")
+        return b"".join(parts).decode("utf-8-sig")
     except UnicodeDecodeError:
-        raise EVTError(f"{path}: not a text file (invalid UTF-8)") from None
+        raise EVTError(f"{shown}: not a text file (invalid UTF-8)") from None
 
 
 def _data_lines(text: str) -> list[tuple[int, str]]:

@@ -5,8 +5,10 @@ Spec (``oracle:``)::
     kind: command
     command: [./fwd, --lcores, "{lcores}", --plan, "{plan_file}"]   # argv, never a shell
     metric: {regex: 'rate=([0-9.]+)'}       # or {json: rate} (dotted for nested keys)
-    timeout: 30s                             # per run; the program's process group is killed
+    timeout: 30s                             # per run, the program's own wall time
     repeats: 3                               # the figure is the median of the runs
+    range: [1e3, 1e9]                        # optional: the figures the metric may take
+    max_output: 4MiB                         # the last bytes of stdout (and stderr) kept
 
 Each run gets the placement in every form `simulate.pinning` offers (argv placeholders,
 ``TASKSOLVE_CPUS`` / ``TASKSOLVE_PLAN`` / ``TASKSOLVE_SEED``, a JSON plan file in a fresh
@@ -25,6 +27,16 @@ non-zero raises `CommandFailed`, one without the figure `MetricNotFound`, one pa
 `CommandTimeout` (a `SimulationTimeout`, so the sampling service records it as a timed-out plan);
 each message names the command and the plan.  Measurements of one host must not overlap, so the
 registry marks this oracle *exclusive* and the sampling service runs it with one worker.
+
+Hostile or broken programs (`simulate.process`, `simulate.reaper`, `simulate.screening`): every
+run goes through a watchdog that kills the program *and everything it started* (a child left
+behind, a ``setsid`` grandchild) when it exits, times out, or tasksolve dies; the timeout is the
+program's own wall time, reading stops once the program has exited, and only the last
+``max_output`` bytes of each stream are kept (a note says how much was discarded).  A figure must
+be in the metric's domain -- positive and finite, within ``oracle.range`` if given -- else
+`MetricOutOfRange`; a figure three orders of magnitude away from the run's earlier ones is
+flagged and the run measured again: kept (with a note) if the new figure is in line, refused if
+not.
 """
 
 from __future__ import annotations
@@ -33,9 +45,7 @@ import json
 import math
 import os
 import re
-import signal
 import statistics
-import subprocess
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -45,15 +55,17 @@ from tasksolve.simulate.errors import (
     CommandFailed,
     CommandTimeout,
     MetricNotFound,
+    MetricOutOfRange,
     NonFiniteResultError,
     OracleError,
 )
 from tasksolve.simulate.measurement import Measurement
 from tasksolve.simulate.pinning import PlaceholderError, Placement
+from tasksolve.simulate.screening import Screen, domain_problem
 from tasksolve.specs.objective import Objective
 from tasksolve.specs.placeholders import thread_placeholders
 
-SETTINGS = ("command", "metric", "timeout", "repeats")
+SETTINGS = ("command", "metric", "timeout", "repeats", "range", "max_output")
 SHOWN = 400  # characters of a program's output quoted in an error message
 
 
@@ -81,6 +93,10 @@ class CommandOracle:
         self.metric = settings["metric"]
         self.timeout = float(settings["timeout"])
         self.repeats = int(settings["repeats"])
+        self.range = None if settings["range"] is None else tuple(float(x) for x in settings["range"])
+        self.max_output = int(settings["max_output"])
+        self.screen = Screen()  # the figures of this run, to flag one orders of magnitude away
+        self._notes: list[str] = []
         self.overrides = dict(overrides)
         self.latency = Objective.of(spec.objective).minimize  # the program reports a latency
         if spec.problem == "binding":
@@ -108,8 +124,26 @@ class CommandOracle:
         if not hasattr(plan, "bindings"):
             plan = Plan.from_contexts(self.spec, [int(c) for c in plan])
         placement = Placement.of(self.spec, plan)
-        runs = [self._run_once(placement, seed, r) for r in range(self.repeats)]
+        self._notes = []
+        runs = [self._screened_run(placement, seed, r) for r in range(self.repeats)]
         return self._measurement(placement, [figure for figure, _ in runs], [each for _, each in runs], seed)
+
+    def _screened_run(self, placement: Placement, seed: int | None, repeat: int):
+        """One run whose figure is in line with the run's others; a flagged figure is measured
+        once more, and refused if it is flagged again (`simulate.screening`)."""
+        run = self._run_once(placement, seed, repeat)
+        why = self.screen.away(run[0])
+        if why is not None:
+            again = self._run_once(placement, seed, repeat)
+            if self.screen.away(again[0]) is not None:
+                raise MetricOutOfRange(
+                    f"`{_shown_argv(self.argv)}` on plan {_shown_plan(placement)}: run {repeat + 1}: {why}, and "
+                    f"{again[0]:g} when measured again: refused as orders of magnitude away from the other runs"
+                )
+            self._notes.append(f"run {repeat + 1} was flagged ({why}) and measured again: {again[0]:g}")
+            run = again
+        self.screen.keep(run[0])
+        return run
 
     def evaluate_many(
         self, plans: Sequence[Any], seed: int | None = None, workers: int | None = None
@@ -129,7 +163,8 @@ class CommandOracle:
             argv = placement.argv(self.argv, plan_file)
             env = {**os.environ, **placement.environment(plan_file, seed)}
             where = f"`{_shown_argv(self.argv)}` on plan {_shown_plan(placement)}"
-            stdout = _run(argv, env, self.timeout, where, repeat)
+            stdout, notes = _run(argv, env, self.timeout, where, repeat, self.max_output)
+            self._notes += notes
         figure = self._figure(stdout, where)
         if self.metric.instances is None:
             return figure, None
@@ -169,6 +204,9 @@ class CommandOracle:
             value = _json_value(stdout, metric.json_key, where)
         if not math.isfinite(value):
             raise NonFiniteResultError(f"{where}: the metric is {value}, not a finite number")
+        why = domain_problem(value, self.latency, self.range)
+        if why is not None:
+            raise MetricOutOfRange(f"{where}: the metric gives {why}")
         return value
 
     def _measurement(
@@ -202,49 +240,30 @@ class CommandOracle:
             latency_half_width=spread if self.latency else 0.0,
             packets=len(figures),
             seed=seed,
-            notes=[note],
+            notes=[note, *self._notes],
         )
 
 
-def _run(argv: list[str], env: dict[str, str], timeout: float, where: str, repeat: int) -> str:
-    """The program's standard output; raises the errors of the module docstring."""
-    try:
-        process = subprocess.Popen(
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=env,
-            text=True,
-            errors="replace",
-            start_new_session=True,
-        )
-    except OSError as exc:
-        raise CommandFailed(f"{where}: cannot start the program: {exc.strerror or exc}") from None
-    try:
-        stdout, stderr = process.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        _kill(process)
-        raise CommandTimeout(
-            f"{where}: run {repeat + 1} ran past oracle.timeout ({timeout:g} s) and was killed"
-        ) from None
-    finally:
-        if process.poll() is None:  # interrupted (Ctrl-C, the service's alarm): leave nothing behind
-            _kill(process)
-    if process.returncode != 0:
-        raise CommandFailed(f"{where}: run {repeat + 1} exited with status {process.returncode} ({_tail(stderr)})")
-    return stdout
+def _run(
+    argv: list[str], env: dict[str, str], timeout: float, where: str, repeat: int, max_output: int
+) -> tuple[str, list[str]]:
+    """The program's standard output and notes (output discarded); raises the errors of the module
+    docstring.  The program and all it started are killed by the watchdog (`simulate.process`)."""
+    from tasksolve.simulate.process import run_program
 
-
-def _kill(process: subprocess.Popen) -> None:
-    try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    try:
-        process.communicate(timeout=5)
-    except (subprocess.TimeoutExpired, ValueError):
-        pass
+    done = run_program(argv, env, timeout, max_output)
+    if done.error is not None:
+        raise CommandFailed(f"{where}: cannot start the program: {done.error}")
+    if done.timed_out:
+        raise CommandTimeout(f"{where}: run {repeat + 1} ran past oracle.timeout ({timeout:g} s) and was killed")
+    if done.returncode != 0:
+        raise CommandFailed(f"{where}: run {repeat + 1} exited with status {done.returncode} ({_tail(done.stderr)})")
+    notes = [
+        f"run {repeat + 1}: {count} bytes of {name} beyond oracle.max_output ({max_output} bytes) were discarded; "
+        "the figure was read from the last ones"
+        for name, count in done.discarded.items()
+    ]
+    return done.stdout, notes
 
 
 def _json_at(stdout: str, key: str, where: str) -> Any:

@@ -36,5 +36,10 @@ class MetricNotFound(CommandFailed):
     """The program ran but its standard output holds no figure where ``oracle.metric`` says."""
 
 
+class MetricOutOfRange(CommandFailed):
+    """The program's figure is outside the metric's domain (not positive, outside ``oracle.range``)
+    or stayed orders of magnitude away from the run's other figures when measured again."""
+
+
 class CommandTimeout(SimulationTimeout):
     """The program ran past ``oracle.timeout``; it was killed with its process group."""

@@ -53,6 +53,7 @@ yielding ``(indices, results)`` and cleaning up in its ``finally``; `Executor.ma
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import threading
@@ -256,6 +257,42 @@ def _dask_forget(key: str) -> None:
         _STATE.pop(key, None)
 
 
+#: seconds to connect to a Dask scheduler *and* receive its handshake
+CONNECT_TIMEOUT = 10.0
+
+
+class SchedulerLost(ExecutorError):
+    """The Dask scheduler or all its workers went away during a map (exit 3; finished chunks kept)."""
+
+
+def _probe_scheduler(address: str, seconds: float = CONNECT_TIMEOUT) -> None:
+    """Connect to `address` with distributed's own comm and wait for its handshake, all within
+    `seconds`: distributed's connect timeout covers the TCP connection only, and a server that
+    accepts but never answers (any non-Dask service) would hold ``Client()`` for minutes."""
+    import asyncio
+
+    from distributed.comm import connect
+
+    async def handshake() -> None:
+        comm = await asyncio.wait_for(connect(address, timeout=seconds), seconds)
+        await comm.close()
+
+    try:
+        asyncio.run(handshake())
+    except TimeoutError:
+        raise ExecutorError(
+            f"no Dask scheduler answered at {address} within {seconds:g} s (is it a Dask scheduler's address?)"
+        ) from None
+    except OSError as exc:
+        raise ExecutorError(f"cannot connect to the Dask scheduler {address}: {exc}") from None
+    except (ValueError, TypeError) as exc:  # not an address (bad input, not a failure)
+        raise SchedulerAddressError(f"bad Dask scheduler address {address!r}: {exc}") from None
+    except Exception as exc:  # it answered, but not as Dask does (garbage frames, a huge length, ...)
+        raise SchedulerAddressError(
+            f"{address} is not a Dask scheduler: its answer is not Dask's handshake ({type(exc).__name__})"
+        ) from None
+
+
 def _dask_client(scheduler: Any) -> tuple[Any, bool]:
     """(client, whether we made it)."""
     try:
@@ -266,8 +303,10 @@ def _dask_client(scheduler: Any) -> tuple[Any, bool]:
         ) from None
     if isinstance(scheduler, distributed.Client):
         return scheduler, False
+    if isinstance(scheduler, str):
+        _probe_scheduler(scheduler)
     try:
-        return distributed.Client(scheduler, timeout="10s"), True
+        return distributed.Client(scheduler, timeout=f"{CONNECT_TIMEOUT:g}s"), True
     except (OSError, TimeoutError) as exc:
         raise ExecutorError(f"cannot connect to the Dask scheduler {scheduler}: {exc}") from None
     except (ValueError, TypeError) as exc:  # not an address (bad input, not a failure)
@@ -284,12 +323,45 @@ def _dask_chunks(executor: Executor, fn: ChunkFn, chunks: list[Chunk], init: Ini
         [shared] = client.scatter([init_args], broadcast=True, hash=False)
         futures = [client.submit(_dask_chunk, key, init, shared, fn, *_split(chunk), pure=False) for chunk in chunks]
         for future in distributed.as_completed(futures):
-            yield future.result()
+            try:
+                result = future.result()
+            except Exception as exc:
+                killed = isinstance(exc, getattr(distributed, "KilledWorker", ()))  # workers died running it
+                if future.status == "error" and not killed:  # the chunk function raised: its own exception
+                    raise
+                raise _lost(client, executor.scheduler, exc) from None
+            yield result
+    except (OSError, TimeoutError) as exc:  # the connection to the scheduler itself
+        raise _lost(client, executor.scheduler, exc) from None
     finally:
-        client.cancel([f for f in futures if not f.done()])
-        try:
-            client.run(_dask_forget, key)
-        except Exception:
-            pass
-        if owned:
-            client.close()
+        with _quiet_if_lost(client):  # a lost scheduler: our message says it, not distributed's tracebacks
+            try:
+                client.cancel([f for f in futures if not f.done()])
+                client.run(_dask_forget, key)
+            except Exception:
+                pass
+            if owned:
+                client.close(timeout=CONNECT_TIMEOUT)
+
+
+@contextlib.contextmanager
+def _quiet_if_lost(client: Any):
+    import logging
+
+    quiet = getattr(client, "status", "running") not in ("running", "connecting")
+    logger = logging.getLogger("distributed.client")
+    level = logger.level
+    if quiet:
+        logger.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+def _lost(client: Any, scheduler: Any, exc: BaseException) -> SchedulerLost:
+    address = scheduler if isinstance(scheduler, str) else getattr(getattr(client, "scheduler", None), "address", "?")
+    return SchedulerLost(
+        f"lost the Dask scheduler {address} or all its workers ({type(exc).__name__}: {str(exc)[:200]}); every "
+        "finished measurement is kept: restart the cluster and continue with the same command and --resume"
+    )

@@ -17,6 +17,7 @@ from tasksolve.specs.fields import (
     Share,
     Size,
     StrictModel,
+    Text,
 )
 from tasksolve.specs.units import UnitError, parse_fraction
 
@@ -70,7 +71,7 @@ class Task(StrictModel):
     idle_demand: dict[str, Share] = {}
     frequency: Annotated[Number, Field(gt=0, le=1e6, description="mean visits per packet (default 1)")] = 1.0
     code_size: NonNegativeInt | None = Field(default=None, description="instructions (LATA i-cache limit)")
-    description: str | None = None
+    description: Text | None = None
     critical: Critical | None = None  # NPIRE critical section
     signal: Fraction | None = None  # NPIRE §2.6: messages leave after this share of the cycles
 
@@ -99,7 +100,7 @@ class Edge(StrictModel):
 class Application(StrictModel):
     """A task graph: tasks in the order given, edges between them."""
 
-    description: str | None = None
+    description: Text | None = None
     tasks: Annotated[dict[Name, Task], Field(min_length=1, max_length=512)]
     edges: list[Edge] = []
 

@@ -53,6 +53,53 @@ def _unit(parse):
     return validate
 
 
+# General categories a name or text printed into scripts and terminals must not hold: control
+# characters (line breaks, ESC of ANSI sequences), format characters (bidi overrides and
+# isolates, zero-width joiners), line and paragraph separators, surrogates, private use.
+_UNSAFE_CATEGORIES = {"Cc", "Cf", "Zl", "Zp", "Cs", "Co"}
+
+
+def unsafe_character(text: str, allowed: str = "") -> tuple[int, str] | None:
+    """The first (position, character) of `text` that is unsafe to print (see above), or None."""
+    import unicodedata
+
+    for position, ch in enumerate(text):
+        if ch not in allowed and unicodedata.category(ch) in _UNSAFE_CATEGORIES:
+            return position, ch
+    return None
+
+
+def _character_words(ch: str) -> str:
+    import unicodedata
+
+    if ch in "\n\r\v\f\x85\u2028\u2029":
+        return "a line break"
+    if ch == "\x1b":
+        return "ESC, which starts terminal escape sequences"
+    if "\u202a" <= ch <= "\u202e" or "\u2066" <= ch <= "\u2069" or ch in "\u200e\u200f\u061c":
+        return "a bidirectional-text control"
+    return unicodedata.name(ch, "a control character").lower()
+
+
+def _safe(allowed: str):
+    def validate(value: str) -> str:
+        found = unsafe_character(value, allowed)
+        if found is not None:
+            position, ch = found
+            raise ValueError(
+                f"character U+{ord(ch):04X} ({_character_words(ch)}) at position {position + 1} is not allowed: "
+                "names and texts are printed into scripts, pinning files and terminals"
+            )
+        return value
+
+    return validate
+
+
+#: a free-form name printed into generated scripts and messages: one line of printable text
+Label = Annotated[str, Field(min_length=1, max_length=200), AfterValidator(_safe(""))]
+#: a description: printable text, line breaks and tabs allowed
+Text = Annotated[str, Field(max_length=100_000), AfterValidator(_safe("\n\t"))]
+
 Name = Annotated[
     str,
     Field(

@@ -86,7 +86,7 @@ def load_any(path: str | FsPath, *, allow_outside: bool = False, feasibility: bo
 
     text = str(path)
     try:
-        is_file = FsPath(text).exists() or text.endswith((".yaml", ".yml")) or "/" in text
+        is_file = text == "-" or FsPath(text).exists() or text.endswith((".yaml", ".yml")) or "/" in text
     except OSError as exc:  # a name over 255 characters, ...
         raise SpecError.at(shorten(text, 80), f"cannot read the file: {exc.strerror}") from None
     if is_file:

@@ -30,6 +30,8 @@ from tasksolve.specs.topology import Topology
 from tasksolve.specs.yamlio import Locations, locate, parse_yaml_text, read_yaml
 
 EXAMPLES = resources.files("tasksolve.specs") / "examples"
+#: topology files a chain of ``base:`` references may pass through
+MAX_BASE_CHAIN = 64
 HOST = "host"  # `topology: host`: the machine tasksolve runs on, read from /sys at load time
 # The directories references may point into while a spec loads (None: anywhere).
 _ROOTS: ContextVar[tuple[FsPath, ...] | None] = ContextVar("reference_roots", default=())
@@ -237,12 +239,21 @@ def _resolve(ref: Any, kind: str, relative_to: FsPath | None, file: str, locatio
             ],
         )
     if not found:
-        raise locate(
-            file,
-            locations,
-            [Problem(path, f"file `{shorten(ref, 80)}` not found (looked for {shorten(str(candidate), 120)})")],
-        )
+        raise locate(file, locations, [Problem(path, _missing(ref, candidate))])
     return candidate
+
+
+def _missing(ref: str, candidate: FsPath) -> str:
+    """Why the reference `ref` (looked for at `candidate`) is not a file that can be read."""
+    import os
+
+    from tasksolve.specs.files import kind_of
+
+    try:
+        mode = os.stat(candidate).st_mode
+    except OSError:
+        return f"file `{shorten(ref, 80)}` not found (looked for {shorten(str(candidate), 120)})"
+    return f"`{shorten(ref, 80)}` is {kind_of(mode)}, not a regular file (looked at {shorten(str(candidate), 120)})"
 
 
 def _load_topology_data(
@@ -257,6 +268,13 @@ def _load_topology_data(
     if key in chain:
         names = " -> ".join(FsPath(c).name for c in chain + (key,))
         raise locate(file, locations, [Problem(("base",), f"recursive topology references: {names}")])
+    if len(chain) >= MAX_BASE_CHAIN:  # before Python's recursion limit blames some file for nesting
+        first = FsPath(chain[0]).name if chain else file
+        raise locate(
+            file,
+            locations,
+            [Problem(("base",), f"the chain of `base:` references from {first} is over {MAX_BASE_CHAIN} files long")],
+        )
     base_data, base_locations = read_yaml(base_file, _display(base_file))
     if not isinstance(base_data, dict):
         raise SpecError.at(_display(base_file), "a topology file holds a mapping (name, clock, levels, ...)", 1, 1)
@@ -389,6 +407,8 @@ def resolve_named_file(path: str | FsPath, kind: str = "") -> FsPath:
     neither gets a located error with the closest built-in names."""
     text = str(path)
     path = FsPath(text)
+    if text == "-":  # standard input (`specs.files.read_input`)
+        return path
     try:
         exists = path.exists()
     except OSError as exc:  # a name over 255 characters, ...

@@ -25,7 +25,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from tasksolve.specs.errors import Problem, SpecError
-from tasksolve.specs.fields import NonNegativeInt, StrictModel
+from tasksolve.specs.fields import Label, NonNegativeInt, StrictModel
 from tasksolve.specs.spec import Spec
 from tasksolve.specs.symmetry import Form, UsableTree
 
@@ -43,13 +43,13 @@ class PlanThread(StrictModel):
 class Plan(StrictModel):
     """Threads bound to hardware contexts (see the module docstring)."""
 
-    spec: str | None = Field(default=None, description="name of the spec this plan is for")
+    spec: Label | None = Field(default=None, description="name of the spec this plan is for")
     spec_file: str | None = Field(
         default=None,
         description="where that spec is: a file path relative to the plan file's folder (or absolute), or a "
         "built-in example's name; written by `save(path, spec)`, absent from plans written before it",
     )
-    method: str | None = Field(default=None, description="what produced the plan")
+    method: Label | None = Field(default=None, description="what produced the plan")
     bindings: dict[str, str]
     threads: dict[str, PlanThread] | None = None
 

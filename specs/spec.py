@@ -15,11 +15,15 @@ from tasksolve.specs.fields import (
     Count,
     Duration,
     Fraction,
+    Label,
     Name,
     NonNegativeInt,
+    PositiveNumber,
     Rate,
     Seconds,
+    Size,
     StrictModel,
+    Text,
 )
 from tasksolve.specs.topology import Topology
 
@@ -153,9 +157,23 @@ class OracleSettings(StrictModel):
     repeats: Annotated[Count, Field(le=100)] = Field(
         default=3, description="with kind: command, runs per plan; the figure is their median"
     )
+    range: tuple[PositiveNumber, PositiveNumber] | None = Field(
+        default=None,
+        description="with kind: command, the figures the metric may take, [low, high] (e.g. [1e3, 1e9] "
+        "packets/s); a figure outside is an error. Always: a throughput or latency must be positive and finite",
+    )
+    max_output: Annotated[Size, Field(ge=1024)] = Field(
+        default=4 * 1024 * 1024,
+        description="with kind: command, bytes of one run's stdout (and of its stderr) kept, the last ones; "
+        "more is discarded with a note (`4MiB`)",
+    )
 
     @model_validator(mode="after")
     def _command_given(self) -> OracleSettings:
+        if self.range is not None and not self.range[0] < self.range[1]:
+            raise ValueError(
+                f"oracle.range [{self.range[0]:g}, {self.range[1]:g}]: the low end must be below the high end"
+            )
         if self.kind == "command" and (self.command is None or self.metric is None):
             missing = " and ".join(name for name in ("command", "metric") if getattr(self, name) is None)
             raise ValueError(
@@ -211,8 +229,8 @@ class Spec(StrictModel):
     constraints, for which objective."""
 
     tasksolve: Literal[1] = Field(description="format version")
-    name: str
-    description: str | None = None
+    name: Label
+    description: Text | None = None
     topology: Topology
     applications: Annotated[dict[Name, Application], Field(min_length=1)]
     workload: Annotated[list[WorkloadItem], Field(min_length=1)]

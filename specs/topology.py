@@ -22,7 +22,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from tasksolve.specs.fields import Clock, Count, Name, NonNegativeInt, Number, Share, Size, StrictModel
+from tasksolve.specs.fields import Clock, Count, Label, Name, NonNegativeInt, Number, Share, Size, StrictModel, Text
 
 MACHINE = "machine"
 MAX_CONTEXTS = 65_536
@@ -41,7 +41,7 @@ class Resource(StrictModel):
     name: Name
     level: str
     capacity: Annotated[Number, Field(gt=0, le=1e6)] = 1.0
-    description: str | None = None
+    description: Text | None = None
 
 
 class CacheCommunication(StrictModel):
@@ -79,8 +79,8 @@ def _communication_form(value: object) -> object:
 class Topology(StrictModel):
     """A processor: levels (outermost first), shared resources, communication costs, clock."""
 
-    name: str
-    description: str | None = None
+    name: Label
+    description: Text | None = None
     clock: Clock
     levels: Annotated[list[Level], Field(min_length=1, max_length=8)]
     resources: list[Resource] = []

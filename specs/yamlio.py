@@ -232,25 +232,23 @@ def _failing_scalar(loader: yaml.SafeLoader, root: yaml.Node) -> yaml.Node | Non
 
 
 def read_yaml(path: str | FsPath, shown_as: str | None = None) -> tuple[Any, Locations]:
-    """Read a YAML file (at most `MAX_BYTES`, UTF-8) with locations."""
-    path = FsPath(path)
-    file = shown_as or str(path)
+    """Read a YAML file (at most `MAX_BYTES`, UTF-8) with locations: a regular file, or a pipe
+    (``-`` is standard input) whose bytes are counted while reading (`specs.files.read_input`: a
+    device such as /dev/zero is refused by name, a FIFO nobody writes to does not hang)."""
+    from tasksolve.specs.files import read_input
+
+    file = shown_as or ("<stdin>" if str(path) == "-" else str(path))
     try:
-        size = path.stat().st_size
-    except FileNotFoundError:
-        raise SpecError.at(file, "no such file") from None
-    except OSError as exc:
-        raise SpecError.at(file, f"cannot read the file: {exc.strerror}") from None
-    if path.is_dir():
-        raise SpecError.at(file, "is a directory, not a spec file")
-    if size > MAX_BYTES:
-        raise SpecError.at(file, f"the file is too large ({size} bytes; at most {MAX_BYTES})")
+        raw = read_input(path, MAX_BYTES)
+    except SpecError as exc:
+        message = exc.problems[0][4] if exc.problems else str(exc)
+        if message.startswith("is a directory"):
+            message = "is a directory, not a spec file"
+        raise SpecError.at(file, message.replace("the input is too large", "the file is too large")) from None
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise SpecError.at(file, f"the file is not UTF-8 text (byte {exc.start})") from None
-    except OSError as exc:
-        raise SpecError.at(file, f"cannot read the file: {exc.strerror}") from None
     return parse_yaml_text(text, file)
 
 

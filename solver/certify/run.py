@@ -23,7 +23,9 @@ from tasksolve.solver.binding.samplers import balanced_plans
 from tasksolve.solver.certify.bounds import Rigorous
 from tasksolve.solver.certify.certificate import DEFAULT_TARGET_GAP, Certificate, versions
 from tasksolve.solver.certify.designs import DEFAULT_DESIGN, DEFAULT_SAMPLES, PROBES, probe
-from tasksolve.solver.certify.service import SamplingService, acquire_lock, objective_value, release_lock
+from tasksolve.solver.certify.outdir import take_output_dir
+from tasksolve.solver.certify.records import all_failed
+from tasksolve.solver.certify.service import SamplingService, objective_value
 from tasksolve.solver.certify.verdict import Evidence, decide
 from tasksolve.specs import Plan, Spec
 
@@ -97,7 +99,7 @@ def certify(spec: Spec, *, out_dir: Path, compare_samples: int | None = 0, **opt
     The options are `_certify`'s; `compare_samples` plans of the other design give its estimate
     beside the certificate's (`certificate.designs`; None: `solver.certify.compare.resolve`).  The output
     directory is locked for the whole run (a second run into it fails at once, naming this one's PID)."""
-    lock = acquire_lock(Path(out_dir))
+    taken = take_output_dir(out_dir, resume=options.get("resume", False), force=options.get("force", False))
     try:
         outcome = _certify(spec, out_dir=out_dir, **options)
         options.setdefault("oracle_kind", DEFAULT_KIND)
@@ -108,7 +110,7 @@ def certify(spec: Spec, *, out_dir: Path, compare_samples: int | None = 0, **opt
             outcome.certificate.designs = compare_designs(spec, out_dir, outcome.certificate, compare_samples, options)
         return outcome
     finally:
-        release_lock(lock)
+        taken.release()
 
 
 def _certify(
@@ -198,6 +200,8 @@ def _certify(
             service.ensure(n_fixed, on_progress=lambda d: bar.advance(d, service))
             n_used, history = n_fixed, None
             analysis, why_not = _analyze(service.values(n_fixed), minimize, confidence, seed)
+    if not service.ok_records(n_used):  # nothing measured: exit 3 with the failures summarised
+        raise all_failed(service.failures(n_used), service.path)
 
     oracle = oracle_factory(spec) if oracle_factory else make_oracle(spec, oracle_kind)
     if plan is None:
@@ -310,6 +314,8 @@ def _sequential(
             want = min(limit, start + (k - len(values)))
             bar.set_total(max(want, n_init))
             service.ensure(want, on_progress=lambda d: bar.advance(d, service))
+            if not service.ok_records(want):
+                raise all_failed(service.failures(want), service.path)
             values += [service.records[i].value for i in range(start, want) if service.records[i].status == "ok"]
             cursor["next"] = want
         _refresh_estimate(bar, service, minimize, confidence, unit)

@@ -42,8 +42,10 @@ from tasksolve.simulate.errors import SimulationTimeout
 from tasksolve.simulate.executor import Executor
 from tasksolve.simulate.oracle import make_oracle, plan_seed
 from tasksolve.solver.binding.samplers import uniform_plans
+from tasksolve.solver.certify.records import RecordError, check_spread, checked_record
 from tasksolve.solver.errors import BadProblemError
 from tasksolve.specs import Plan, Spec
+from tasksolve.specs.files import append_text, open_regular, read_cut_to_last_line, read_regular, write_text_atomic
 
 FORMAT = 1
 PLAN_BLOCK = 1024
@@ -170,8 +172,7 @@ def header_changes(found: dict[str, Any], expected: dict[str, Any]) -> list[str]
 def _finished_lines(path: Path) -> int:
     if not path.exists():
         return 0
-    with path.open("rb") as handle:
-        lines = [line for line in handle if line.endswith(b"\n") and line.strip()]
+    lines = [line for line in read_regular(path).splitlines(keepends=True) if line.endswith(b"\n") and line.strip()]
     header = bool(lines) and lines[0].lstrip().startswith(b'{"tasksolve_samples"')
     return len(lines) - 1 if header else len(lines)
 
@@ -211,11 +212,11 @@ def acquire_lock(directory: Path) -> str:
     """Lock `directory` for this process (re-entrant); raises `SamplingError` naming the PID of
     the other process holding it.  Returns the key to `release_lock`."""
     directory.mkdir(parents=True, exist_ok=True)
-    key = os.path.realpath(directory / LOCK_NAME)
+    key = os.path.join(os.path.realpath(directory), LOCK_NAME)  # the directory's link followed, never the lock's
     if key in _HELD:
         _HELD[key][1] += 1
         return key
-    fd = os.open(key, os.O_RDWR | os.O_CREAT, 0o644)
+    fd = open_regular(key, os.O_RDWR | os.O_CREAT)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
@@ -436,9 +437,7 @@ class SamplingService:
         """Start the file afresh: the header, no record."""
         self.records = {}
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = self.path.with_name(self.path.name + ".tmp")
-        temporary.write_text(json.dumps(self.header(), separators=(",", ":")) + "\n")
-        os.replace(temporary, self.path)
+        write_text_atomic(self.path, json.dumps(self.header(), separators=(",", ":")) + "\n")
 
     def load(self) -> int:
         """Read what an earlier run of the same sample finished (resume), after cutting a last line
@@ -470,22 +469,18 @@ class SamplingService:
         for lineno, line in enumerate(lines[1:], start=2):
             if line.strip():
                 self._read_record(line, lineno)
+        check_spread(self.path, lines[1:], first=2)
         return len(self.records)
 
     def _repaired_text(self) -> str:
-        if not self.path.exists():
-            return ""
-        raw = self.path.read_bytes()
-        if raw and not raw.endswith(b"\n"):  # a line cut by a crash or a full disk
-            keep = raw.rfind(b"\n") + 1
-            os.truncate(self.path, keep)
-            raw = raw[:keep]
-        return raw.decode("utf-8", errors="replace")
+        return read_cut_to_last_line(self.path).decode("utf-8", errors="replace")  # a line cut by a crash
 
     def _read_record(self, line: str, lineno: int) -> None:
         try:
-            record = Record(**json.loads(line))
+            record = Record(**checked_record(line, self.path, lineno, self.objective, self.spec.oracle.range))
             index = int(record.index)
+        except RecordError as exc:  # checked like spec input (`solver.certify.records`)
+            raise SamplingError(str(exc)) from None
         except (json.JSONDecodeError, TypeError, ValueError) as exc:
             raise SamplingError(
                 f"{self.path}:{lineno}: not a sample record ({exc}); the file is damaged: start afresh with --force"
@@ -501,10 +496,7 @@ class SamplingService:
         self.records.setdefault(index, record)
 
     def _append(self, records: list[Record]) -> None:
-        with self.path.open("a") as handle:
-            handle.write("".join(record.to_json() + "\n" for record in records))
-            handle.flush()
-            os.fsync(handle.fileno())
+        append_text(self.path, "".join(record.to_json() + "\n" for record in records))
         for record in records:
             self.records[record.index] = record
 

@@ -10,6 +10,7 @@ stdout always get JSON.
 
 from __future__ import annotations
 
+import errno
 import os
 import tempfile
 import traceback
@@ -84,6 +85,10 @@ def classify(exc: BaseException) -> ErrorReport:
     if isinstance(exc, OSError):
         name = exc.filename if exc.filename is not None else ""
         reason = exc.strerror or str(exc)
+        if exc.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)):  # the machine, not the input
+            if "--resume" not in reason:
+                reason += "; free some space, then continue the run with --resume"
+            return ErrorReport(common.EXIT_FAILURE, f"{name}: {reason}" if name and name not in reason else reason)
         return ErrorReport(common.EXIT_BAD_INPUT, f"{name}: {reason}" if name else reason)
     if isinstance(exc, MemoryError):
         return ErrorReport(common.EXIT_FAILURE, "out of memory; try a smaller problem or fewer workers")

@@ -69,28 +69,33 @@ class Job:
         self.seconds: dict[str, float] = {}
 
     def run(self) -> JobResult:
-        """Solve, write the plan, certify, write the certificate and the report."""
+        """Take the output directory, solve, certify, then write the plan, the certificate and
+        the report. The plan files come after the certificate's samples, so a ``--resume``
+        refused for a changed spec leaves a finished run's files alone."""
         self.strategy.check()
-        self.take_out_dir()
-        with self._timed("solve"):
-            self.strategy.solve(self.say)
-        files = self.write_plan_files()
-        self._say(f"certifying the plan against the EVT-estimated optimum ({self.strategy.samples_name} samples)")
-        with self._timed("certify"):
-            outcome = self.certify()
-        result = JobResult(self.spec.name, self.strategy.kind, self.strategy.report, outcome, files, self.seconds)
-        with self._timed("report"):
-            self.write_results(result)
-        return result
+        taken = self.take_out_dir()
+        try:
+            with self._timed("solve"):
+                self.strategy.solve(self.say)
+            self._say(f"certifying the plan against the EVT-estimated optimum ({self.strategy.samples_name} samples)")
+            with self._timed("certify"):
+                outcome = self.certify()
+            files = self.write_plan_files()
+            result = JobResult(self.spec.name, self.strategy.kind, self.strategy.report, outcome, files, self.seconds)
+            with self._timed("report"):
+                self.write_results(result)
+            return result
+        finally:
+            taken.release()
 
-    def take_out_dir(self) -> None:
-        """The one place where the job takes its output directory, before anything is written:
-        contradictory options and finished samples that neither --resume nor --force covers
-        are refused here, before minutes of solving."""
-        from tasksolve.solver.certify.service import check_start
+    def take_out_dir(self):
+        """The one place where the job takes its output directory, before anything is written
+        (`solver.certify.outdir.take_output_dir`: a directory, no link, FIFO or device among the
+        files it uses, the lock, then finished samples that neither --resume nor --force covers
+        refused, before minutes of solving). Returns the taken directory; `release` frees it."""
+        from tasksolve.solver.certify.outdir import take_output_dir
 
-        s = self.settings
-        check_start(self.out_dir / "samples.jsonl", s.resume, s.force)
+        return take_output_dir(self.out_dir, resume=self.settings.resume, force=self.settings.force)
 
     def write_plan_files(self) -> dict[str, Path]:
         """plan.yaml and pinning.txt (taskset lines), each atomically, when the strategy writes

@@ -18,11 +18,19 @@ Formats (one function each, `FORMATS` maps the names):
 * ``json`` -- every thread with its context and CPU.
 
 Threads are in the plan's order (``bindings``), the order the program is expected to create them.
+
+Names (the spec's, the topology's, the plan's method, threads, contexts) appear only in comments
+and labels, never where a shell, systemd or DPDK would interpret them: the loader refuses control
+characters, line breaks and bidi controls in them (`specs.fields.Label`), and `_printable`
+escapes any such character of a spec or plan built in memory, so a name cannot end a comment and
+start a command.  What a shell does read (``OMP_PLACES``) is quoted with `shlex.quote`; CPU numbers
+are integers.
 """
 
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -37,10 +45,24 @@ FLAT_NUMBERS = (
 )
 
 
+def _printable(text: object) -> str:
+    """`text` with every control, line-break or bidi character escaped (``\\u000a``)."""
+    from tasksolve.specs.fields import unsafe_character
+
+    text = str(text)
+    while (found := unsafe_character(text)) is not None:
+        position, ch = found
+        text = text[:position] + f"\\u{ord(ch):04x}" + text[position + 1 :]
+    return text
+
+
 def pinned_cpus(spec: Spec, plan: Plan) -> list[tuple[str, str, int]]:
     """(thread, context path, CPU number) for every thread of the plan, in the plan's order."""
     topo = spec.topology
-    return [(thread, context, topo.os_cpu(topo.parse_context(context))) for thread, context in plan.bindings.items()]
+    return [
+        (_printable(thread), _printable(context), topo.os_cpu(topo.parse_context(context)))
+        for thread, context in plan.bindings.items()
+    ]
 
 
 def numbering(spec: Spec) -> str:
@@ -50,7 +72,8 @@ def numbering(spec: Spec) -> str:
 
 def _header(spec: Spec, plan: Plan) -> list[str]:
     return [
-        f"# plan {plan.spec or spec.name}{f' ({plan.method})' if plan.method else ''} on {spec.topology.name}",
+        f"# plan {_printable(plan.spec or spec.name)}{f' ({_printable(plan.method)})' if plan.method else ''} "
+        f"on {_printable(spec.topology.name)}",
         f"# CPU numbers: {numbering(spec)}",
     ]
 
@@ -82,8 +105,8 @@ def likwid_pin_lines(spec: Spec, plan: Plan) -> list[str]:
 def omp_lines(spec: Spec, plan: Plan) -> list[str]:
     pins = pinned_cpus(spec, plan)
     lines = [f"# OpenMP thread {i}: {thread} on {context}" for i, (thread, context, _) in enumerate(pins)]
-    places = ",".join(f"{{{cpu}}}" for _, _, cpu in pins)
-    return lines + [f"OMP_NUM_THREADS={len(pins)} OMP_PLACES='{places}' OMP_PROC_BIND=close"]
+    places = ",".join(f"{{{int(cpu)}}}" for _, _, cpu in pins)
+    return lines + [f"OMP_NUM_THREADS={len(pins)} OMP_PLACES={shlex.quote(places)} OMP_PROC_BIND=close"]
 
 
 def systemd_lines(spec: Spec, plan: Plan) -> list[str]:

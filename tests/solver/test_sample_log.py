@@ -173,7 +173,10 @@ def test_a_damaged_or_foreign_file_is_refused(tmp_path):
     service.start_fresh()
     service.ensure(30)
     lines = _lines(service.path)
-    damaged = lines[:5] + ['{"index": 4, "contexts": [1, 2, 3, 4, 5, 6], "status": "ok"}'] + lines[6:]
+    value = json.loads(lines[5])["value"]
+    damaged = (
+        lines[:5] + [f'{{"index": 4, "contexts": [1, 2, 3, 4, 5, 6], "status": "ok", "value": {value}}}'] + lines[6:]
+    )
     service.path.write_text("\n".join(damaged) + "\n")
     with pytest.raises(SamplingError, match=r"s\.jsonl:6: plan 4 is not the plan"):
         SamplingService(spec, service.path, oracle_kind="analytic").load()

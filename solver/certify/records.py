@@ -1,0 +1,148 @@
+"""Samples records read back from disk are input: checked like a spec (file:line, exit 2).
+
+`checked_record` turns one line of a samples file (`solver.certify.service`) into the fields of a
+`Record`, or raises `RecordError` naming ``file:line`` and the field:
+
+* the line is a JSON object with the record's keys and no other;
+* ``index`` a non-negative integer, ``contexts`` a list of integers, ``attempts`` a positive
+  integer, ``status`` ``"ok"`` or ``"failed"`` (an unknown status is an error, never skipped);
+* an ``ok`` record's ``value`` is a finite number (not ``null``, a string, ``NaN``) in the
+  metric's domain (`in_domain`, `simulate.screening`): a throughput positive, a latency positive
+  (the file stores it negated, ``value = -latency``), both within ``oracle.range`` when the spec
+  gives one, else within the plausible limits;
+  ``throughput``, ``half_width``, ``latency`` are finite numbers or ``null``.
+
+`check_spread` then refuses a value `SPREAD` times (three orders of magnitude) or more away from
+the median of the file's measured values: no random plan of one problem is a thousand times
+faster than the typical one, an edited or damaged file can be.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from tasksolve.simulate.screening import SPREAD, domain_problem, spread_ratio
+from tasksolve.solver.errors import BadProblemError, SolverFailed
+
+STATUSES = ("ok", "failed")
+_KEYS = {
+    "index",
+    "contexts",
+    "status",
+    "value",
+    "throughput",
+    "half_width",
+    "latency",
+    "attempts",
+    "error",
+    "seed",
+    "start",
+    "steps",
+    "pipeline",
+}
+_DAMAGED = "the file is damaged or was edited: start afresh with --force"
+
+
+class RecordError(BadProblemError):
+    """A samples record that cannot be used (bad input, exit 2)."""
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _integers(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+
+
+def in_domain(value: float, objective: str, bounds: tuple[float, float] | None = None) -> str | None:
+    """Why `value` (a record's: the throughput, or minus the latency) is outside the metric's
+    domain (`simulate.screening.domain_problem`), or None when it is inside."""
+    latency = objective == "latency"
+    return domain_problem(-value if latency else value, latency, bounds)
+
+
+def checked_record(
+    line: str, path: Path | str, lineno: int, objective: str, bounds: tuple[float, float] | None = None
+) -> dict[str, Any]:
+    """The fields of the record on line `lineno` of `path` (module docstring), checked."""
+
+    def bad(why: str) -> RecordError:
+        return RecordError(f"{path}:{lineno}: {why}; {_DAMAGED}")
+
+    try:
+        data = json.loads(line)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        raise bad(f"not a sample record (invalid JSON: {exc})") from None
+    if not isinstance(data, dict):
+        raise bad("not a sample record (not a JSON object)")
+    unknown = sorted(set(data) - _KEYS)
+    if unknown:
+        raise bad(f"unknown field(s) {', '.join(repr(k)[:40] for k in unknown[:5])}")
+    for key in ("index", "contexts", "status"):
+        if key not in data:
+            raise bad(f"no `{key}`")
+    if not (isinstance(data["index"], int) and not isinstance(data["index"], bool) and data["index"] >= 0):
+        raise bad(f"`index` is {str(data['index'])[:40]!r}, not a non-negative integer")
+    if not _integers(data["contexts"]):
+        raise bad("`contexts` is not a list of integers")
+    status = data["status"]
+    if status not in STATUSES:
+        raise bad(f"unknown status {str(status)[:40]!r} (one of {', '.join(STATUSES)})")
+    attempts = data.get("attempts", 1)
+    if not (isinstance(attempts, int) and not isinstance(attempts, bool) and attempts >= 1):
+        raise bad(f"`attempts` is {str(attempts)[:40]!r}, not a positive integer")
+    for key in ("throughput", "half_width", "latency"):
+        if data.get(key) is not None and not _number(data[key]):
+            raise bad(f"`{key}` is {str(data[key])[:40]!r}, not a finite number")
+    if status == "ok":
+        value = data.get("value")
+        if not _number(value):
+            raise bad(f"`value` is {str(value)[:40]!r}, not a finite number")
+        why = in_domain(float(value), objective, bounds)
+        if why:
+            raise bad(f"`value` is {why}")
+    return data
+
+
+def check_spread(path: Path | str, lines: list[str], first: int = 2) -> None:
+    """Refuse a measured value `SPREAD` times or more away from the median of the file's measured
+    values (`simulate.screening.spread_ratio`); `lines` are the file's record lines (checked by
+    `checked_record`), the first on line `first`."""
+    values: list[tuple[int, float]] = []
+    for lineno, line in enumerate(lines, start=first):
+        if line.strip():
+            data = json.loads(line)
+            if data.get("status") == "ok":
+                values.append((lineno, float(data["value"])))
+    everything = [v for _, v in values]
+    for lineno, value in values:
+        ratio = spread_ratio(value, everything)
+        if ratio is not None:
+            raise RecordError(
+                f"{path}:{lineno}: `value` {value:g} is {ratio:.3g} times the median of the file's measured "
+                f"values, over {SPREAD:g} times away; {_DAMAGED}"
+            )
+
+
+class AllSamplesFailed(SolverFailed):
+    """Every measurement of the sample failed: nothing to estimate from (exit 3)."""
+
+
+def all_failed(failures: list[Any], path: Path | str) -> AllSamplesFailed:
+    """The error when every sample failed: how many, grouped by kind of error, the first in full."""
+    kinds: dict[str, int] = {}
+    for record in failures:
+        error = str(record.error or "unknown error")
+        kinds[error.split(":", 1)[0]] = kinds.get(error.split(":", 1)[0], 0) + 1
+    summary = ", ".join(f"{count} x {kind}" for kind, count in sorted(kinds.items(), key=lambda kv: -kv[1])[:5])
+    first = str(failures[0].error) if failures else "no sample was measured"
+    if len(first) > 400:
+        first = first[:397] + "..."
+    return AllSamplesFailed(
+        f"all {len(failures)} measurements failed ({summary or 'none'}), so there is nothing to certify from; "
+        f"the first: {first}; every failure is recorded in {path}"
+    )
