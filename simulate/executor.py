@@ -274,14 +274,16 @@ def _probe_scheduler(address: str, seconds: float = CONNECT_TIMEOUT) -> None:
     from distributed.comm import connect
 
     async def handshake() -> None:
-        comm = await asyncio.wait_for(connect(address, timeout=seconds), seconds)
+        # the outer limit leaves distributed's own connect timeout the first word, so that a
+        # refused connection says so; it ends only a server that accepts and never answers
+        comm = await asyncio.wait_for(connect(address, timeout=seconds), seconds + 2)
         await comm.close()
 
     try:
         asyncio.run(handshake())
     except TimeoutError:
         raise ExecutorError(
-            f"no Dask scheduler answered at {address} within {seconds:g} s (is it a Dask scheduler's address?)"
+            f"no Dask scheduler answered at {address} within {seconds + 2:g} s (is it a Dask scheduler's address?)"
         ) from None
     except OSError as exc:
         raise ExecutorError(f"cannot connect to the Dask scheduler {address}: {exc}") from None
