@@ -20,11 +20,13 @@ from dataclasses import dataclass, field
 from tasksolve.solver.binding.configuration_lp import ConfigurationBound, ConfigurationLPFailed, configuration_bound
 from tasksolve.solver.binding.configurations import NotApplicable
 from tasksolve.solver.binding.local_search import LocalSearchResult, improve_plan
-from tasksolve.solver.binding.model import THROUGHPUT_RESOLUTION, BindingModel
+from tasksolve.solver.binding.model import THROUGHPUT_RESOLUTION, BindingModel, ModelTooLarge
 from tasksolve.solver.binding.problem import BindingProblem
 from tasksolve.specs import UsableTree
 
 __all__ = ["BindingResult", "BindingSolution", "StepOutcome", "solve_binding"]
+
+MODEL_TOO_LARGE = "MODEL_TOO_LARGE"  # status of a CP-SAT step whose model was refused before the solve
 
 
 @dataclass
@@ -177,7 +179,9 @@ def solve_binding(
             None if deterministic_time is not None else max(1.0, time_limit - elapsed()),
         )
         remaining = time_limit - elapsed()
-        if deterministic_time is not None or remaining > 1.0:
+        if result.status == MODEL_TOO_LARGE:
+            steps.append(StepOutcome("CP-SAT (second run)", "skipped", "the model is too large (see CP-SAT)"))
+        elif deterministic_time is not None or remaining > 1.0:
             best = result.best.contexts if result.best is not None else hint  # the best plan known
             again = _solve_model(
                 problem, objective, top_k, max(remaining, 1.0), workers, seed, best, symmetry, first_det
@@ -201,7 +205,8 @@ def solve_binding(
             f"capacities without a small common multiple: slowdowns rounded up by at most "
             f"{result.slowdown_error:.0e} (relative); plan values are exact, the bound is widened by as much"
         )
-    result.local_search, result.configuration_bound, result.notes = heuristic, bound_info, notes
+    result.local_search, result.configuration_bound = heuristic, bound_info
+    result.notes = [*result.notes, *notes]
     result.steps = steps
     if heuristic is not None:
         _keep_heuristic(result, problem, heuristic)
@@ -220,6 +225,8 @@ def _cpsat_outcome(step: str, result: BindingResult) -> StepOutcome:
     a failure; an invalid model is a failure (a bug to report)."""
     if result.status == "MODEL_INVALID":
         return StepOutcome(step, "failed", "CP-SAT rejected the model (MODEL_INVALID)")
+    if result.status == MODEL_TOO_LARGE:
+        return StepOutcome(step, "skipped", result.notes[0] if result.notes else "the model is too large")
     if result.status == "UNKNOWN":
         return StepOutcome(step, "no answer in time", "no plan and no proof within its share of the time limit")
     return StepOutcome(step, "ok", result.status)
@@ -319,7 +326,15 @@ def _solve_model(
 ) -> BindingResult:
     """CP-SAT alone: the K best distinct plans of the model."""
     start = time.perf_counter()
-    model = BindingModel(problem, objective, symmetry=symmetry)
+    try:
+        model = BindingModel(problem, objective, symmetry=symmetry)
+        invalid = model.model.validate()
+        if invalid:
+            raise ModelTooLarge(f"CP-SAT would reject the model: {invalid}")
+    except ModelTooLarge as exc:  # checked before the solve: the other steps answer instead
+        result = BindingResult(objective_kind=objective, status=MODEL_TOO_LARGE, notes=[f"no CP-SAT run: {exc}"])
+        result.wall_time = time.perf_counter() - start
+        return result
     if hint is not None:
         model.hint(hint)
     result = BindingResult(
@@ -355,7 +370,8 @@ def _solve_model(
         if model.objective == "total_throughput":
             raw_bound += len(problem.instance_threads)  # T_i = floor(K / P_i) loses < 1 each
         value, bound = model.objective_value(raw_objective), model.objective_value(raw_bound)
-        if model.slowdown_error:  # rounded slowdowns: the plan's exact value, a bound widened to stay one
+        if model.slowdown_error or getattr(model, "resolution", THROUGHPUT_RESOLUTION) < THROUGHPUT_RESOLUTION:
+            # rounded slowdowns or a coarse throughput: the plan's exact value; the bound is widened
             value = _exact_value(problem, model.objective, contexts)
             bound = (
                 bound / (1 + model.slowdown_error)
