@@ -34,7 +34,8 @@ MODULES = [
     "solver/binding/model.py",
     "solver/binding/configuration_lp.py",
     "solver/binding/configurations.py",
-    "solver/binding/socket_lp.py",
+    "solver/binding/level_lp.py",
+    "solver/binding/level_plan.py",
 ]
 
 

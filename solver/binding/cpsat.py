@@ -17,10 +17,16 @@ import math
 import time
 from dataclasses import dataclass, field
 
-from tasksolve.solver.binding.configuration_lp import ConfigurationBound, ConfigurationLPFailed, configuration_bound
+from tasksolve.solver.binding.configuration_lp import (
+    ConfigurationBound,
+    ConfigurationLPFailed,
+    configuration_bound,
+    enumeration_fits,
+)
 from tasksolve.solver.binding.configurations import NotApplicable
+from tasksolve.solver.binding.level_plan import LevelResult, solve_level
 from tasksolve.solver.binding.local_search import LocalSearchResult, improve_plan
-from tasksolve.solver.binding.model import THROUGHPUT_RESOLUTION, BindingModel, ModelTooLarge
+from tasksolve.solver.binding.model import THROUGHPUT_RESOLUTION, BindingModel, ModelTooLarge, check_size
 from tasksolve.solver.binding.problem import BindingProblem
 from tasksolve.specs import UsableTree
 
@@ -144,6 +150,12 @@ def solve_binding(
         return time.perf_counter() - start
 
     steps: list[StepOutcome] = []
+    notes: list[str] = []
+    bounded = configuration and objective == "total_throughput"
+    level = None
+    if bounded and not enumeration_fits(problem):
+        level = _level_step(problem, steps, notes, None if deterministic_time is not None else 0.3 * time_limit)
+        hint = _better_start(problem, objective, hint, level)
     heuristic = None
     if local_search:
         if deterministic_time is not None:
@@ -161,7 +173,6 @@ def solve_binding(
         )
     else:
         steps.append(StepOutcome("local search", "skipped"))
-    bounded = configuration and objective == "total_throughput"
     share = 0.25 if bounded else 1.0
     first_limit = max(0.2 * time_limit, share * time_limit - (0 if bounded else elapsed()))
     first_det = None if deterministic_time is None else (0.5 if bounded else 1.0) * deterministic_time
@@ -169,15 +180,18 @@ def solve_binding(
     steps.append(_cpsat_outcome("CP-SAT", result))
     if heuristic is not None:
         _keep_heuristic(result, problem, heuristic)
-    bound_info, notes = None, []
+    bound_info = None
     if bounded and result.status != "OPTIMAL" and result.status != "INFEASIBLE":
-        bound_info = _configuration_step(
-            problem,
-            objective,
-            steps,
-            notes,
-            None if deterministic_time is not None else max(1.0, time_limit - elapsed()),
-        )
+        if level is not None:
+            bound_info = level.bound
+        else:
+            bound_info = _configuration_step(
+                problem,
+                objective,
+                steps,
+                notes,
+                None if deterministic_time is not None else max(1.0, time_limit - elapsed()),
+            )
         remaining = time_limit - elapsed()
         if result.status == MODEL_TOO_LARGE:
             steps.append(StepOutcome("CP-SAT (second run)", "skipped", "the model is too large (see CP-SAT)"))
@@ -214,7 +228,7 @@ def solve_binding(
     if bound_info is not None:
         for solution in result.solutions:
             if bound_info.value < solution.bound:
-                solution.bound, solution.bound_source = bound_info.value, "configuration LP"
+                solution.bound, solution.bound_source = bound_info.value, bound_info.source
                 solution.gap = max(0.0, (solution.bound - solution.objective) / solution.objective)
     result.wall_time = elapsed()
     return result
@@ -230,6 +244,38 @@ def _cpsat_outcome(step: str, result: BindingResult) -> StepOutcome:
     if result.status == "UNKNOWN":
         return StepOutcome(step, "no answer in time", "no plan and no proof within its share of the time limit")
     return StepOutcome(step, "ok", result.status)
+
+
+def _level_step(
+    problem: BindingProblem, steps: list[StepOutcome], notes: list[str], time_limit: float | None
+) -> LevelResult | None:
+    """Step 0 where the configurations of a whole domain are too many to enumerate: the level LP's
+    bound and its rounded plan (`solver.binding.level_plan`), the outcome recorded."""
+    try:
+        level = solve_level(problem, time_limit=time_limit)
+    except NotApplicable as exc:
+        notes.append(f"no level bound: {exc}")
+        steps.append(StepOutcome("level bound", "not applicable", str(exc)))
+        return None
+    except ConfigurationLPFailed as exc:
+        notes.append(f"no level bound: {exc}")
+        steps.append(StepOutcome("level bound", "failed", str(exc)))
+        return None
+    notes += level.notes
+    converged = "converged" if level.bound.converged else "valid, not converged in the time limit"
+    steps.append(StepOutcome("level bound", "ok", f"{level.bound.level}: {converged}"))
+    return level
+
+
+def _better_start(
+    problem: BindingProblem, objective: str, hint: list[int] | None, level: LevelResult | None
+) -> list[int] | None:
+    """The hint or the level LP's plan, whichever the closed form values more."""
+    if level is None or level.plan is None:
+        return hint
+    if hint is None or level.plan_value >= _exact_value(problem, objective, hint):
+        return level.plan
+    return hint
 
 
 def _configuration_step(
@@ -327,6 +373,7 @@ def _solve_model(
     """CP-SAT alone: the K best distinct plans of the model."""
     start = time.perf_counter()
     try:
+        check_size(problem, None if deterministic_time is not None else time_limit)
         model = BindingModel(problem, objective, symmetry=symmetry)
         invalid = model.model.validate()
         if invalid:
