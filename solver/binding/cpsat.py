@@ -132,11 +132,14 @@ def solve_binding(
 
     Steps:
 
+    0. where the configurations of a domain are too many to enumerate (total throughput): the
+       level LP's bound and plan (`solver.binding.level_plan`, at most 30% of the time); its plan
+       replaces the hint when better;
     1. iterated local search from `hint` (at most 400 rounds and 25% of `time_limit`; 2 rounds per
        second of `deterministic_time` and no clock when runs must be repeatable);
     2. CP-SAT hinted with its plan, for 25% of the time (all of it when no configuration bound
-       applies); an OPTIMAL answer ends here;
-    3. the configuration bound (total throughput only);
+       applies), unless the model is too large (`model.check_size`); OPTIMAL ends here;
+    3. the configuration bound (total throughput only; the level LP's where step 0 ran);
     4. CP-SAT again for the time left, hinted with the best plan so far.
 
     `time_limit` is shared by all steps and all K solves; `deterministic_time` (CP-SAT's
@@ -156,23 +159,9 @@ def solve_binding(
     if bounded and not enumeration_fits(problem):
         level = _level_step(problem, steps, notes, None if deterministic_time is not None else 0.3 * time_limit)
         hint = _better_start(problem, objective, hint, level)
-    heuristic = None
-    if local_search:
-        if deterministic_time is not None:
-            heuristic = _heuristic(problem, objective, hint, seed, max(10, int(2 * deterministic_time)), None)
-        else:
-            heuristic = _heuristic(problem, objective, hint, seed, 400, 0.25 * time_limit)
-        if heuristic is not None:
-            hint = heuristic.contexts
-        steps.append(
-            StepOutcome(
-                "local search",
-                "ok" if heuristic is not None else "not applicable",
-                "" if heuristic is not None else "no plan to start from satisfies the constraints",
-            )
-        )
-    else:
-        steps.append(StepOutcome("local search", "skipped"))
+    heuristic = _local_search_step(problem, objective, hint, seed, time_limit, deterministic_time, local_search, steps)
+    if heuristic is not None:
+        hint = heuristic.contexts
     share = 0.25 if bounded else 1.0
     first_limit = max(0.2 * time_limit, share * time_limit - (0 if bounded else elapsed()))
     first_det = None if deterministic_time is None else (0.5 if bounded else 1.0) * deterministic_time
@@ -185,13 +174,8 @@ def solve_binding(
         if level is not None:
             bound_info = level.bound
         else:
-            bound_info = _configuration_step(
-                problem,
-                objective,
-                steps,
-                notes,
-                None if deterministic_time is not None else max(1.0, time_limit - elapsed()),
-            )
+            left = None if deterministic_time is not None else max(1.0, time_limit - elapsed())
+            bound_info = _configuration_step(problem, objective, steps, notes, left)
         remaining = time_limit - elapsed()
         if result.status == MODEL_TOO_LARGE:
             steps.append(StepOutcome("CP-SAT (second run)", "skipped", "the model is too large (see CP-SAT)"))
@@ -204,16 +188,59 @@ def solve_binding(
             result = _better(result, again)
         else:
             steps.append(StepOutcome("CP-SAT (second run)", "skipped", "no time left"))
-    elif bounded:
-        steps.append(StepOutcome("configuration bound", "skipped", f"CP-SAT answered {result.status}"))
     else:
-        steps.append(
-            StepOutcome(
-                "configuration bound",
-                "not applicable",
-                "it bounds the total-throughput objective only" if configuration else "turned off",
-            )
+        steps.append(_no_bound_outcome(bounded, configuration, result.status))
+    _finish(result, problem, steps, notes, heuristic, bound_info, top_k)
+    result.wall_time = elapsed()
+    return result
+
+
+def _no_bound_outcome(bounded: bool, configuration: bool, status: str) -> StepOutcome:
+    """Step 3 when it does not run: CP-SAT answered, or the bound does not apply."""
+    if bounded:
+        return StepOutcome("configuration bound", "skipped", f"CP-SAT answered {status}")
+    detail = "it bounds the total-throughput objective only" if configuration else "turned off"
+    return StepOutcome("configuration bound", "not applicable", detail)
+
+
+def _local_search_step(
+    problem: BindingProblem,
+    objective: str,
+    hint: list[int] | None,
+    seed: int,
+    time_limit: float,
+    deterministic_time: float | None,
+    enabled: bool,
+    steps: list[StepOutcome],
+) -> LocalSearchResult | None:
+    """Step 1: iterated local search from the hint, its outcome recorded."""
+    if not enabled:
+        steps.append(StepOutcome("local search", "skipped"))
+        return None
+    if deterministic_time is not None:
+        heuristic = _heuristic(problem, objective, hint, seed, max(10, int(2 * deterministic_time)), None)
+    else:
+        heuristic = _heuristic(problem, objective, hint, seed, 400, 0.25 * time_limit)
+    steps.append(
+        StepOutcome(
+            "local search",
+            "ok" if heuristic is not None else "not applicable",
+            "" if heuristic is not None else "no plan to start from satisfies the constraints",
         )
+    )
+    return heuristic
+
+
+def _finish(
+    result: BindingResult,
+    problem: BindingProblem,
+    steps: list[StepOutcome],
+    notes: list[str],
+    heuristic: LocalSearchResult | None,
+    bound_info: ConfigurationBound | None,
+    top_k: int,
+) -> None:
+    """Notes, steps, the local search's plan first when better, the LP's bound where tighter."""
     if result.slowdown_error:
         notes.append(
             f"capacities without a small common multiple: slowdowns rounded up by at most "
@@ -230,8 +257,6 @@ def solve_binding(
             if bound_info.value < solution.bound:
                 solution.bound, solution.bound_source = bound_info.value, bound_info.source
                 solution.gap = max(0.0, (solution.bound - solution.objective) / solution.objective)
-    result.wall_time = elapsed()
-    return result
 
 
 def _cpsat_outcome(step: str, result: BindingResult) -> StepOutcome:
