@@ -22,6 +22,7 @@ from tasksolve.solver.binding.configuration_lp import (
     ConfigurationLPFailed,
     configuration_bound,
     enumeration_fits,
+    enumeration_seconds,
 )
 from tasksolve.solver.binding.configurations import NotApplicable
 from tasksolve.solver.binding.level_plan import LevelResult, solve_level
@@ -32,6 +33,7 @@ from tasksolve.specs import UsableTree
 
 __all__ = ["BindingResult", "BindingSolution", "StepOutcome", "solve_binding"]
 
+LOAD_SECONDS_PER_LITERAL = 4e-5  # CP-SAT's overrun of its time limit per placement literal (measured)
 MODEL_TOO_LARGE = "MODEL_TOO_LARGE"  # status of a CP-SAT step whose model was refused before the solve
 
 
@@ -135,11 +137,14 @@ def solve_binding(
     0. where the configurations of a domain are too many to enumerate (total throughput): the
        level LP's bound and plan (`solver.binding.level_plan`, at most 30% of the time); its plan
        replaces the hint when better;
-    1. iterated local search from `hint` (at most 400 rounds and 25% of `time_limit`; 2 rounds per
-       second of `deterministic_time` and no clock when runs must be repeatable);
+    1. iterated local search from `hint` (at most 400 rounds and 25% of `time_limit`, 15% where
+       step 3 comes first; 2 rounds per second of `deterministic_time` and no clock when runs
+       must be repeatable);
     2. CP-SAT hinted with its plan, for 25% of the time (all of it when no configuration bound
        applies), unless the model is too large (`model.check_size`); OPTIMAL ends here;
-    3. the configuration bound (total throughput only; the level LP's where step 0 ran);
+    3. the configuration bound (total throughput only; the level LP's where step 0 ran); where
+       its enumeration is estimated at over 25% of the time, it runs before step 2, which then
+       has the time left and step 4 is skipped;
     4. CP-SAT again for the time left, hinted with the best plan so far.
 
     `time_limit` is shared by all steps and all K solves; `deterministic_time` (CP-SAT's
@@ -159,31 +164,35 @@ def solve_binding(
     if bounded and not enumeration_fits(problem):
         level = _level_step(problem, steps, notes, None if deterministic_time is not None else 0.3 * time_limit)
         hint = _better_start(problem, objective, hint, level)
-    heuristic = _local_search_step(problem, objective, hint, seed, time_limit, deterministic_time, local_search, steps)
+    # an enumeration that would take over a quarter of the time runs before CP-SAT, which then has
+    # the time left in one run (the 60-thread T2: 1.65M configurations)
+    early = bounded and level is None and deterministic_time is None
+    early = early and enumeration_seconds(problem) > 0.25 * time_limit
+    heuristic = _local_search_step(
+        problem, objective, hint, seed, (0.15 if early else 0.25) * time_limit, deterministic_time, local_search, steps
+    )
     if heuristic is not None:
         hint = heuristic.contexts
-    share = 0.25 if bounded else 1.0
-    first_limit = max(0.2 * time_limit, share * time_limit - (0 if bounded else elapsed()))
+    bound_info = level.bound if level is not None else None
+    if early:
+        bound_info = _configuration_step(problem, objective, steps, notes, max(1.0, 0.85 * time_limit - elapsed()))
+    share = 0.25 if bounded and not early else 1.0
+    first_limit = max(0.2 * time_limit, share * time_limit - (0 if share < 1 else elapsed()))
     first_det = None if deterministic_time is None else (0.5 if bounded else 1.0) * deterministic_time
     result = _solve_model(problem, objective, top_k, first_limit, workers, seed, hint, symmetry, first_det)
     steps.append(_cpsat_outcome("CP-SAT", result))
     if heuristic is not None:
         _keep_heuristic(result, problem, heuristic)
-    bound_info = None
-    if bounded and result.status != "OPTIMAL" and result.status != "INFEASIBLE":
-        if level is not None:
-            bound_info = level.bound
-        else:
+    if early:
+        steps.append(StepOutcome("CP-SAT (second run)", "skipped", "the bound ran first: one CP-SAT run"))
+    elif bounded and result.status != "OPTIMAL" and result.status != "INFEASIBLE":
+        if level is None:
             left = None if deterministic_time is not None else max(1.0, time_limit - elapsed())
             bound_info = _configuration_step(problem, objective, steps, notes, left)
         remaining = time_limit - elapsed()
-        if result.status == MODEL_TOO_LARGE:
-            steps.append(StepOutcome("CP-SAT (second run)", "skipped", "the model is too large (see CP-SAT)"))
-        elif deterministic_time is not None or remaining > 1.0:
+        if deterministic_time is not None or remaining > 1.0:
             best = result.best.contexts if result.best is not None else hint  # the best plan known
-            again = _solve_model(
-                problem, objective, top_k, max(remaining, 1.0), workers, seed, best, symmetry, first_det
-            )
+            again = _solve_model(problem, objective, top_k, remaining, workers, seed, best, symmetry, first_det)
             steps.append(_cpsat_outcome("CP-SAT (second run)", again))
             result = _better(result, again)
         else:
@@ -213,14 +222,14 @@ def _local_search_step(
     enabled: bool,
     steps: list[StepOutcome],
 ) -> LocalSearchResult | None:
-    """Step 1: iterated local search from the hint, its outcome recorded."""
+    """Step 1: iterated local search from the hint for `time_limit` seconds, its outcome recorded."""
     if not enabled:
         steps.append(StepOutcome("local search", "skipped"))
         return None
     if deterministic_time is not None:
         heuristic = _heuristic(problem, objective, hint, seed, max(10, int(2 * deterministic_time)), None)
     else:
-        heuristic = _heuristic(problem, objective, hint, seed, 400, 0.25 * time_limit)
+        heuristic = _heuristic(problem, objective, hint, seed, 400, time_limit)
     steps.append(
         StepOutcome(
             "local search",
@@ -416,11 +425,13 @@ def _solve_model(
     )
     seen: set = set()
     form = _plan_form(problem)
+    overrun = LOAD_SECONDS_PER_LITERAL * sum(len(row) for row in problem.allowed)
     first = True
     attempts = 0
     while len(result.solutions) < top_k and attempts < 20 * top_k:
         attempts += 1
-        remaining = time_limit - (time.perf_counter() - start)
+        # CP-SAT overruns its limit by the time it takes to load the model (2 s at 49k literals)
+        remaining = time_limit - (time.perf_counter() - start) - overrun
         if deterministic_time is not None:
             remaining = time_limit  # repeatable: every solve gets the same deterministic budget
         elif remaining <= 0.05:
