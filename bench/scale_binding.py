@@ -7,6 +7,7 @@ the bound's source, the wall time and the child's peak resident memory are recor
 size (each takes the whole time limit on a large machine); the machine is shared, so walls vary.
 
     python bench/scale_binding.py --sizes 16 32 64 128 256 512 --time-limit 60 --workers 2
+    python bench/scale_binding.py --sizes --specs t2-ipfwd-x20 --time-limit 30 --name scale_binding_t2
 """
 
 from __future__ import annotations
@@ -39,10 +40,14 @@ MODULES = [
 ]
 
 
-def run_one(contexts: int, time_limit: float, workers: int, folder: Path) -> dict:
-    """Solve one size in a child process; its figures, peak RSS and exit code."""
-    spec_file = folder / f"server-{contexts}.yaml"
-    spec_file.write_text(yaml.safe_dump(server_data(contexts), sort_keys=False))
+def run_one(contexts: int | str, time_limit: float, workers: int, folder: Path) -> dict:
+    """Solve one size (or a built-in example, by name) in a child process; its figures, peak RSS
+    and exit code."""
+    if isinstance(contexts, str):
+        spec_file = contexts
+    else:
+        spec_file = folder / f"server-{contexts}.yaml"
+        spec_file.write_text(yaml.safe_dump(server_data(contexts), sort_keys=False))
     command = [
         "/usr/bin/time",
         "-v",
@@ -67,7 +72,7 @@ def run_one(contexts: int, time_limit: float, workers: int, folder: Path) -> dic
     rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", done.stderr)
     row = {
         "contexts": contexts,
-        "threads": 3 * contexts // 4,
+        "threads": 3 * contexts // 4 if isinstance(contexts, int) else None,
         "exit": done.returncode,
         "wall_s": wall,
         "peak_rss_mb": int(rss.group(1)) / 1024 if rss else None,
@@ -102,8 +107,9 @@ def render_markdown(data: dict) -> str:
     ]
     for row in data["rows"]:
         obj, bound, gap = row.get("objective"), row.get("bound"), row.get("gap")
+        label = f"{row['contexts']} ({row['threads']})" if row["threads"] is not None else row["contexts"]
         lines.append(
-            f"| {row['contexts']} ({row['threads']}) | {row['exit']} | {row.get('status', '-')} | "
+            f"| {label} | {row['exit']} | {row.get('status', '-')} | "
             f"{'-' if obj is None else f'{obj / 1e6:.3f}'} | "
             f"{'-' if bound is None or bound == float('inf') else f'{bound / 1e6:.3f}'} | "
             f"{row.get('bound_source') or '-'} | {'none' if gap is None or gap == float('inf') else f'{gap:.2%}'} | "
@@ -114,20 +120,22 @@ def render_markdown(data: dict) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sizes", type=int, nargs="+", default=[16, 32, 64, 128, 256, 512])
+    parser.add_argument("--sizes", type=int, nargs="*", default=[16, 32, 64, 128, 256, 512])
     parser.add_argument("--time-limit", type=float, default=60.0)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--specs", nargs="*", default=[], help="built-in examples to run as well (by name)")
+    parser.add_argument("--name", default=NAME, help="results file name")
     parser.add_argument("--no-write", action="store_true", help="print only, write no results file")
     args = parser.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for contexts in args.sizes:
+        for contexts in [*args.sizes, *args.specs]:
             rows.append(run_one(contexts, args.time_limit, args.workers, Path(tmp)))
             print(json.dumps({k: v for k, v in rows[-1].items() if k != "steps"}), flush=True)
     command = "python bench/scale_binding.py " + " ".join(sys.argv[1:])
     data = {"command": command, "time_limit": args.time_limit, "workers": args.workers, "rows": rows}
     if not args.no_write:
-        write_results(NAME, data, modules=MODULES)
+        write_results(args.name, data, modules=MODULES)
     print(render_markdown(data))
 
 
