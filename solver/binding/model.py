@@ -216,9 +216,12 @@ class BindingModel:
             if level < 0:  # every thread is on the machine: a constant load
                 loads[(name, 0)] = sum(demand_int[t][name] for t in users)
                 continue
+            by_domain: dict[int, list] = {}  # one pass over the literals: linear in threads x contexts
+            for t in users:
+                for c, lit in self.x[t].items():
+                    by_domain.setdefault(topo.domain_of(c, level), []).append((demand_int[t][name], lit))
             for domain in range(topo.domain_count(level)):
-                members = set(topo.contexts_of(level, domain))
-                terms = [(demand_int[t][name], lit) for t in users for c, lit in self.x[t].items() if c in members]
+                terms = by_domain.get(domain, [])
                 if not terms:
                     continue
                 var = self._int(0, sum(d for d, _ in terms), f"load[{name},{domain}]")
