@@ -55,7 +55,7 @@ DOMAIN_SUM_LIMIT = 2**62  # CP-SAT's check is the sum of every variable's magnit
 MIN_RESOLUTION = 1000  # the coarsest throughput resolution accepted (relative 1e-3 per instance)
 
 
-BUILD_SECONDS_PER_LITERAL = 1.5e-4  # measured: 196k placement literals (512 contexts) take 27 s to build
+BUILD_SECONDS_PER_LITERAL = 1.5e-4  # twice the 6-8e-5 s measured (bench/scale_model_size.py): presolve margin
 MAX_LITERALS = 1_000_000  # above, the model alone would take gigabytes: refused
 
 
