@@ -63,6 +63,7 @@ MAX_MODES = 400  # modes per L-domain kind (the grid's ratio grows to fit)
 MIN_RATIO = 0.001  # the finest grid: a mode's lower end is within 0.1% of its load
 MAX_COLUMNS = 2_000_000  # kinds x modes x cell configurations priced at each iteration
 MAX_MIP_COLUMNS = 60_000  # the integer-mode MIP holds every column: larger ones are not tried
+MIP_GAP = 1e-4  # HiGHS's relative gap at which the integer-mode MIP stops (its dual bound is used)
 BIG = 10.0  # the artificial variables' penalty per unit (rates are scaled to at most 1)
 
 
@@ -163,12 +164,15 @@ def build(problem: BindingProblem, max_modes: int | None = None) -> LevelLP:
     configs, rates, loads = {}, {}, {}
     for size in cell_sizes:
         cap = min(size, layout.cell_cap) if layout.cell_cap is not None else size
+        if math.comb(len(types.names) + cap, cap) * len(kinds) * len(modes) > MAX_COLUMNS:  # before building
+            raise NotApplicable(f"cells of {size} contexts have too many configurations for the level LP")
         configs[size] = _multisets(len(types.names), cap, types.count).astype(float)
-        rates[size] = _cell_rates(problem, types, layout, configs[size], modes, resources)
-        loads[size] = configs[size] @ types.demand[:, resources] if resources else np.zeros((len(configs[size]), 0))
     columns = len(kinds) * len(modes) * sum(len(c) for c in configs.values())
     if columns > MAX_COLUMNS:
         raise NotApplicable(f"{columns:,} level-LP columns exceed the limit of {MAX_COLUMNS:,}")
+    for size in cell_sizes:
+        rates[size] = _cell_rates(problem, types, layout, configs[size], modes, resources)
+        loads[size] = configs[size] @ types.demand[:, resources] if resources else np.zeros((len(configs[size]), 0))
     scale = max(1.0, max(float(r.max()) for r in rates.values()))
     rates = {s: r / scale for s, r in rates.items()}
     return LevelLP(types, modes, kinds, configs, rates, loads, layout.domain_cap, scale)
@@ -406,7 +410,9 @@ def integer_modes(lp: LevelLP, *, time_limit: float | None = None) -> tuple[floa
     integrality[n_apps : n_apps + n_z] = 1
     upper = np.full(n, np.inf)
     upper[len(cost0) - lp.n_types : len(cost0)] = 0.0  # no artificials: every type placed
-    options = {} if time_limit is None else {"time_limit": max(0.5, float(time_limit))}
+    options = {"mip_rel_gap": MIP_GAP}
+    if time_limit is not None:
+        options["time_limit"] = max(0.5, float(time_limit))
     result = milp(
         cost,
         constraints=[LinearConstraint(a_eq, b_eq, b_eq), LinearConstraint(a_ub, -np.inf, b_ub)],
@@ -414,9 +420,11 @@ def integer_modes(lp: LevelLP, *, time_limit: float | None = None) -> tuple[floa
         bounds=Bounds(np.zeros(n), upper),
         options=options,
     )
+    # the bound is HiGHS's dual bound, never the incumbent: "optimal" means within its relative
+    # gap tolerance (1e-4), so the incumbent may be below the MIP optimum by that much
     dual = getattr(result, "mip_dual_bound", None)
-    if result.status == 0 and result.x is not None:
-        return -float(result.fun) * lp.scale, result.x, True
     if dual is None or not np.isfinite(dual):
+        if result.status == 0 and result.x is not None:
+            return -float(result.fun) * (1 + MIP_GAP) * lp.scale, result.x, True
         raise ConfigurationLPFailed(f"the level MIP gave no bound: {result.message}")
-    return -float(dual) * lp.scale, result.x, False
+    return -float(dual) * lp.scale, result.x, result.status == 0
