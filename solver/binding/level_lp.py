@@ -63,6 +63,7 @@ MAX_MODES = 400  # modes per L-domain kind (the grid's ratio grows to fit)
 MIN_RATIO = 0.001  # the finest grid: a mode's lower end is within 0.1% of its load
 MAX_COLUMNS = 2_000_000  # kinds x modes x cell configurations priced at each iteration
 MAX_MIP_COLUMNS = 60_000  # the integer-mode MIP holds every column: larger ones are not tried
+LP_TOLERANCE = 1e-6  # HiGHS solves to ~1e-7 feasibility on values scaled to 1: bounds are widened by this
 MIP_GAP = 1e-4  # HiGHS's relative gap at which the integer-mode MIP stops (its dual bound is used)
 BIG = 10.0  # the artificial variables' penalty per unit (rates are scaled to at most 1)
 
@@ -370,7 +371,7 @@ def level_bound(problem: BindingProblem, *, objective: str | None = None, time_l
     remaining = None if time_limit is None else max(0.5, time_limit - (time.perf_counter() - start))
     bound, lp_value, columns, iterations, converged = solve_level_lp(lp, time_limit=remaining)
     return ConfigurationBound(
-        value=bound * (1 + 1e-9),
+        value=bound * (1 + LP_TOLERANCE),
         lp_value=lp_value,
         level=problem.topology.level_names[Layout.of(problem, lp.types).level] + " (by level)",
         configurations=int(sum(len(c) for c in lp.configs.values()) * len(lp.modes)),

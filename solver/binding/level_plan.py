@@ -25,7 +25,7 @@ import numpy as np
 
 from tasksolve.solver.binding.configuration_lp import ConfigurationBound, ConfigurationLPFailed
 from tasksolve.solver.binding.configurations import Layout
-from tasksolve.solver.binding.level_lp import LevelLP, build, integer_modes, level_bound
+from tasksolve.solver.binding.level_lp import LP_TOLERANCE, LevelLP, build, integer_modes, level_bound
 from tasksolve.solver.binding.problem import BindingProblem
 
 
@@ -207,7 +207,7 @@ def solve_level(problem: BindingProblem, *, time_limit: float | None = None) -> 
         notes.append(f"no integer-mode bound nor plan: {exc}")
         return LevelResult(bound, None, None, notes)
     if value < bound.value:
-        bound.value = value * (1 + 1e-9)
+        bound.value = value * (1 + LP_TOLERANCE)
         bound.level = bound.level.replace("(by level)", "(by level, integer modes)")
     bound.wall_time = time.perf_counter() - start
     if x is None:
