@@ -223,6 +223,18 @@ def enumerate_configurations(types: ThreadTypes, layout: Layout, sizes: tuple[in
 
 
 # ----------------------------------------------------------------------------- values
+def _unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows of a small non-negative integer array and each row's index among them:
+    ``np.unique(axis=0)`` on one integer code per row (mixed radix), ten times faster."""
+    radix = int(rows.max(initial=0)) + 1
+    if rows.shape[1] * math.log2(radix) > 62:
+        keys, inverse = np.unique(rows, axis=0, return_inverse=True)
+        return keys, inverse.ravel()
+    code = rows.astype(np.int64) @ (radix ** np.arange(rows.shape[1], dtype=np.int64))
+    _, first, inverse = np.unique(code, return_index=True, return_inverse=True)
+    return rows[first], inverse.ravel()
+
+
 def _by_anchor_cell(options: list[tuple[int, ...]], cells: int) -> list[list[int]]:
     """Indices of the options whose anchor sits in each cell."""
     return [[i for i, option in enumerate(options) if option[0] == cell] for cell in range(cells)]
@@ -290,10 +302,11 @@ class ConfigurationValues:
         if not present.any():
             return out
         rows = np.nonzero(present)[0]
-        keys, inverse = np.unique(counts[rows], axis=0, return_inverse=True)
-        inverse = inverse.ravel()
+        keys, inverse = _unique_rows(counts[rows])
+        order = np.argsort(inverse, kind="stable")
+        starts = np.searchsorted(inverse[order], np.arange(len(keys) + 1))
         for g, key in enumerate(keys):
-            members = rows[inverse == g]
+            members = rows[order[starts[g] : starts[g + 1]]]
             grid = key.reshape(m, -1)
             options = self._options(grid)
             values = np.stack([self._fragment_value(slow[members], anchor, others, option) for option in options])

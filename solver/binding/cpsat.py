@@ -17,15 +17,25 @@ import math
 import time
 from dataclasses import dataclass, field
 
-from tasksolve.solver.binding.configuration_lp import ConfigurationBound, ConfigurationLPFailed, configuration_bound
+from tasksolve.solver.binding.configuration_lp import (
+    ConfigurationBound,
+    ConfigurationLPFailed,
+    configuration_bound,
+    enumeration_fits,
+    enumeration_seconds,
+)
 from tasksolve.solver.binding.configurations import NotApplicable
+from tasksolve.solver.binding.level_plan import LevelResult, solve_level
 from tasksolve.solver.binding.local_search import LocalSearchResult, improve_plan
-from tasksolve.solver.binding.model import THROUGHPUT_RESOLUTION, BindingModel
+from tasksolve.solver.binding.model import THROUGHPUT_RESOLUTION, BindingModel, ModelTooLarge, check_size
 from tasksolve.solver.binding.problem import BindingProblem
 from tasksolve.specs import UsableTree
 from tasksolve.specs.objective import Objective
 
 __all__ = ["BindingResult", "BindingSolution", "StepOutcome", "solve_binding"]
+
+LOAD_SECONDS_PER_LITERAL = 4e-5  # CP-SAT's overrun of its time limit per placement literal (measured)
+MODEL_TOO_LARGE = "MODEL_TOO_LARGE"  # status of a CP-SAT step whose model was refused before the solve
 
 
 @dataclass
@@ -125,11 +135,17 @@ def solve_binding(
 
     Steps:
 
-    1. iterated local search from `hint` (at most 400 rounds and 25% of `time_limit`; 2 rounds per
-       second of `deterministic_time` and no clock when runs must be repeatable);
+    0. where the configurations of a domain are too many to enumerate (total throughput): the
+       level LP's bound and plan (`solver.binding.level_plan`, at most 30% of the time); its plan
+       replaces the hint when better;
+    1. iterated local search from `hint` (at most 400 rounds and 25% of `time_limit`, 15% where
+       step 3 comes first; 2 rounds per second of `deterministic_time` and no clock when runs
+       must be repeatable);
     2. CP-SAT hinted with its plan, for 25% of the time (all of it when no configuration bound
-       applies); an OPTIMAL answer ends here;
-    3. the configuration bound (total throughput only);
+       applies), unless the model is too large (`model.check_size`); OPTIMAL ends here;
+    3. the configuration bound (total throughput only; the level LP's where step 0 ran); where
+       its enumeration is estimated at over 25% of the time, it runs before step 2, which then
+       has the time left and step 4 is skipped;
     4. CP-SAT again for the time left, hinted with the best plan so far.
 
     `time_limit` is shared by all steps and all K solves; `deterministic_time` (CP-SAT's
@@ -143,66 +159,105 @@ def solve_binding(
         return time.perf_counter() - start
 
     steps: list[StepOutcome] = []
-    heuristic = None
-    if local_search:
-        if deterministic_time is not None:
-            heuristic = _heuristic(problem, objective, hint, seed, max(10, int(2 * deterministic_time)), None)
-        else:
-            heuristic = _heuristic(problem, objective, hint, seed, 400, 0.25 * time_limit)
-        if heuristic is not None:
-            hint = heuristic.contexts
-        steps.append(
-            StepOutcome(
-                "local search",
-                "ok" if heuristic is not None else "not applicable",
-                "" if heuristic is not None else "no plan to start from satisfies the constraints",
-            )
-        )
-    else:
-        steps.append(StepOutcome("local search", "skipped"))
+    notes: list[str] = []
     bounded = configuration and objective == "total_throughput"
-    share = 0.25 if bounded else 1.0
-    first_limit = max(0.2 * time_limit, share * time_limit - (0 if bounded else elapsed()))
+    level = None
+    if bounded and not enumeration_fits(problem):
+        level = _level_step(problem, steps, notes, None if deterministic_time is not None else 0.3 * time_limit)
+        hint = _better_start(problem, objective, hint, level)
+    # an enumeration that would take over a quarter of the time runs before CP-SAT, which then has
+    # the time left in one run (the 60-thread T2: 1.65M configurations)
+    early = bounded and level is None and deterministic_time is None
+    early = early and enumeration_seconds(problem) > 0.25 * time_limit
+    heuristic = _local_search_step(
+        problem, objective, hint, seed, (0.15 if early else 0.25) * time_limit, deterministic_time, local_search, steps
+    )
+    if heuristic is not None:
+        hint = heuristic.contexts
+    bound_info = level.bound if level is not None else None
+    if early:
+        bound_info = _configuration_step(problem, objective, steps, notes, max(1.0, 0.85 * time_limit - elapsed()))
+    share = 0.25 if bounded and not early else 1.0
+    first_limit = max(0.2 * time_limit, share * time_limit - (0 if share < 1 else elapsed()))
     first_det = None if deterministic_time is None else (0.5 if bounded else 1.0) * deterministic_time
     result = _solve_model(problem, objective, top_k, first_limit, workers, seed, hint, symmetry, first_det)
     steps.append(_cpsat_outcome("CP-SAT", result))
     if heuristic is not None:
         _keep_heuristic(result, problem, heuristic)
-    bound_info, notes = None, []
-    if bounded and result.status != "OPTIMAL" and result.status != "INFEASIBLE":
-        bound_info = _configuration_step(
-            problem,
-            objective,
-            steps,
-            notes,
-            None if deterministic_time is not None else max(1.0, time_limit - elapsed()),
-        )
+    if early:
+        steps.append(StepOutcome("CP-SAT (second run)", "skipped", "the bound ran first: one CP-SAT run"))
+    elif bounded and result.status != "OPTIMAL" and result.status != "INFEASIBLE":
+        if level is None:
+            left = None if deterministic_time is not None else max(1.0, time_limit - elapsed())
+            bound_info = _configuration_step(problem, objective, steps, notes, left)
         remaining = time_limit - elapsed()
         if deterministic_time is not None or remaining > 1.0:
             best = result.best.contexts if result.best is not None else hint  # the best plan known
-            again = _solve_model(
-                problem, objective, top_k, max(remaining, 1.0), workers, seed, best, symmetry, first_det
-            )
+            again = _solve_model(problem, objective, top_k, remaining, workers, seed, best, symmetry, first_det)
             steps.append(_cpsat_outcome("CP-SAT (second run)", again))
             result = _better(result, again)
         else:
             steps.append(StepOutcome("CP-SAT (second run)", "skipped", "no time left"))
-    elif bounded:
-        steps.append(StepOutcome("configuration bound", "skipped", f"CP-SAT answered {result.status}"))
     else:
-        steps.append(
-            StepOutcome(
-                "configuration bound",
-                "not applicable",
-                "it bounds the total-throughput objective only" if configuration else "turned off",
-            )
+        steps.append(_no_bound_outcome(bounded, configuration, result.status))
+    _finish(result, problem, steps, notes, heuristic, bound_info, top_k)
+    result.wall_time = elapsed()
+    return result
+
+
+def _no_bound_outcome(bounded: bool, configuration: bool, status: str) -> StepOutcome:
+    """Step 3 when it does not run: CP-SAT answered, or the bound does not apply."""
+    if bounded:
+        return StepOutcome("configuration bound", "skipped", f"CP-SAT answered {status}")
+    detail = "it bounds the total-throughput objective only" if configuration else "turned off"
+    return StepOutcome("configuration bound", "not applicable", detail)
+
+
+def _local_search_step(
+    problem: BindingProblem,
+    objective: str,
+    hint: list[int] | None,
+    seed: int,
+    time_limit: float,
+    deterministic_time: float | None,
+    enabled: bool,
+    steps: list[StepOutcome],
+) -> LocalSearchResult | None:
+    """Step 1: iterated local search from the hint for `time_limit` seconds, its outcome recorded."""
+    if not enabled:
+        steps.append(StepOutcome("local search", "skipped"))
+        return None
+    if deterministic_time is not None:
+        heuristic = _heuristic(problem, objective, hint, seed, max(10, int(2 * deterministic_time)), None)
+    else:
+        heuristic = _heuristic(problem, objective, hint, seed, 400, time_limit)
+    steps.append(
+        StepOutcome(
+            "local search",
+            "ok" if heuristic is not None else "not applicable",
+            "" if heuristic is not None else "no plan to start from satisfies the constraints",
         )
+    )
+    return heuristic
+
+
+def _finish(
+    result: BindingResult,
+    problem: BindingProblem,
+    steps: list[StepOutcome],
+    notes: list[str],
+    heuristic: LocalSearchResult | None,
+    bound_info: ConfigurationBound | None,
+    top_k: int,
+) -> None:
+    """Notes, steps, the local search's plan first when better, the LP's bound where tighter."""
     if result.slowdown_error:
         notes.append(
             f"capacities without a small common multiple: slowdowns rounded up by at most "
             f"{result.slowdown_error:.0e} (relative); plan values are exact, the bound is widened by as much"
         )
-    result.local_search, result.configuration_bound, result.notes = heuristic, bound_info, notes
+    result.local_search, result.configuration_bound = heuristic, bound_info
+    result.notes = [*result.notes, *notes]
     result.steps = steps
     if heuristic is not None:
         _keep_heuristic(result, problem, heuristic)
@@ -210,10 +265,8 @@ def solve_binding(
     if bound_info is not None:
         for solution in result.solutions:
             if bound_info.value < solution.bound:
-                solution.bound, solution.bound_source = bound_info.value, "configuration LP"
+                solution.bound, solution.bound_source = bound_info.value, bound_info.source
                 solution.gap = max(0.0, (solution.bound - solution.objective) / solution.objective)
-    result.wall_time = elapsed()
-    return result
 
 
 def _cpsat_outcome(step: str, result: BindingResult) -> StepOutcome:
@@ -221,9 +274,43 @@ def _cpsat_outcome(step: str, result: BindingResult) -> StepOutcome:
     a failure; an invalid model is a failure (a bug to report)."""
     if result.status == "MODEL_INVALID":
         return StepOutcome(step, "failed", "CP-SAT rejected the model (MODEL_INVALID)")
+    if result.status == MODEL_TOO_LARGE:
+        return StepOutcome(step, "skipped", result.notes[0] if result.notes else "the model is too large")
     if result.status == "UNKNOWN":
         return StepOutcome(step, "no answer in time", "no plan and no proof within its share of the time limit")
     return StepOutcome(step, "ok", result.status)
+
+
+def _level_step(
+    problem: BindingProblem, steps: list[StepOutcome], notes: list[str], time_limit: float | None
+) -> LevelResult | None:
+    """Step 0 where the configurations of a whole domain are too many to enumerate: the level LP's
+    bound and its rounded plan (`solver.binding.level_plan`), the outcome recorded."""
+    try:
+        level = solve_level(problem, time_limit=time_limit)
+    except NotApplicable as exc:
+        notes.append(f"no level bound: {exc}")
+        steps.append(StepOutcome("level bound", "not applicable", str(exc)))
+        return None
+    except ConfigurationLPFailed as exc:
+        notes.append(f"no level bound: {exc}")
+        steps.append(StepOutcome("level bound", "failed", str(exc)))
+        return None
+    notes += level.notes
+    converged = "converged" if level.bound.converged else "valid, not converged in the time limit"
+    steps.append(StepOutcome("level bound", "ok", f"{level.bound.level}: {converged}"))
+    return level
+
+
+def _better_start(
+    problem: BindingProblem, objective: str, hint: list[int] | None, level: LevelResult | None
+) -> list[int] | None:
+    """The hint or the level LP's plan, whichever the closed form values more."""
+    if level is None or level.plan is None:
+        return hint
+    if hint is None or level.plan_value >= _exact_value(problem, objective, hint):
+        return level.plan
+    return hint
 
 
 def _configuration_step(
@@ -317,7 +404,16 @@ def _solve_model(
 ) -> BindingResult:
     """CP-SAT alone: the K best distinct plans of the model."""
     start = time.perf_counter()
-    model = BindingModel(problem, objective, symmetry=symmetry)
+    try:
+        check_size(problem, None if deterministic_time is not None else time_limit)
+        model = BindingModel(problem, objective, symmetry=symmetry)
+        invalid = model.model.validate()
+        if invalid:
+            raise ModelTooLarge(f"CP-SAT would reject the model: {invalid}")
+    except ModelTooLarge as exc:  # checked before the solve: the other steps answer instead
+        result = BindingResult(objective_kind=objective, status=MODEL_TOO_LARGE, notes=[f"no CP-SAT run: {exc}"])
+        result.wall_time = time.perf_counter() - start
+        return result
     if hint is not None:
         model.hint(hint)
     result = BindingResult(
@@ -327,11 +423,13 @@ def _solve_model(
     )
     seen: set = set()
     form = _plan_form(problem)
+    overrun = LOAD_SECONDS_PER_LITERAL * sum(len(row) for row in problem.allowed)
     first = True
     attempts = 0
     while len(result.solutions) < top_k and attempts < 20 * top_k:
         attempts += 1
-        remaining = time_limit - (time.perf_counter() - start)
+        # CP-SAT overruns its limit by the time it takes to load the model (2 s at 49k literals)
+        remaining = time_limit - (time.perf_counter() - start) - overrun
         if deterministic_time is not None:
             remaining = time_limit  # repeatable: every solve gets the same deterministic budget
         elif remaining <= 0.05:
@@ -353,7 +451,8 @@ def _solve_model(
         if model.objective == "total_throughput":
             raw_bound += len(problem.instance_threads)  # T_i = floor(K / P_i) loses < 1 each
         value, bound = model.objective_value(raw_objective), model.objective_value(raw_bound)
-        if model.slowdown_error:  # rounded slowdowns: the plan's exact value, a bound widened to stay one
+        if model.slowdown_error or getattr(model, "resolution", THROUGHPUT_RESOLUTION) < THROUGHPUT_RESOLUTION:
+            # rounded slowdowns or a coarse throughput: the plan's exact value; the bound is widened
             value = _exact_value(problem, model.objective, contexts)
             bound = (
                 bound / (1 + model.slowdown_error)

@@ -26,6 +26,7 @@ from tasksolve.simulate.analytic import BatchModel
 from tasksolve.solver.binding.samplers import PlacementConstraints
 
 MAX_NEIGHBOURS = 20_000  # larger neighbourhoods are sampled
+MAX_ENTRIES = 2_000_000  # plans x threads evaluated at once by the batch closed form
 
 
 @dataclass
@@ -59,7 +60,11 @@ class LocalSearch:
 
     # ------------------------------------------------------------------ evaluation
     def values(self, plans: np.ndarray) -> np.ndarray:
-        """Objective values, -inf where a cap or the latency bound is broken."""
+        """Objective values, -inf where a cap or the latency bound is broken (evaluated in chunks
+        of at most `MAX_ENTRIES` plan entries, so that memory stays bounded on large machines)."""
+        step = max(1, MAX_ENTRIES // max(1, plans.shape[1]))
+        if len(plans) > step:
+            return np.concatenate([self.values(plans[i : i + step]) for i in range(0, len(plans), step)])
         self.evaluations += len(plans)
         result = self.model.evaluate(plans)
         values = result.values(self.objective).astype(float)
@@ -91,9 +96,9 @@ class LocalSearch:
         out[rows, threads] = contexts
         return out
 
-    def descend(self, plan: np.ndarray, value: float) -> tuple[np.ndarray, float]:
-        """Steepest ascent until no move improves (relative 1e-12)."""
-        while True:
+    def descend(self, plan: np.ndarray, value: float, deadline: float | None = None) -> tuple[np.ndarray, float]:
+        """Steepest ascent until no move improves (relative 1e-12) or the `deadline` (perf_counter) passes."""
+        while deadline is None or time.perf_counter() < deadline:
             candidates = self.neighbours(plan)
             if len(candidates) == 0:
                 return plan, value
@@ -102,6 +107,7 @@ class LocalSearch:
             if not values[best] > value + 1e-12 * abs(value):
                 return plan, value
             plan, value = candidates[best], float(values[best])
+        return plan, value
 
     def perturb(self, plan: np.ndarray, moves: int) -> np.ndarray:
         for _ in range(moves):
@@ -131,7 +137,8 @@ class LocalSearch:
         value = float(self.values(plan[None, :])[0])
         if not np.isfinite(value):
             raise ValueError("the start plan breaks a cap or the latency bound")
-        best_plan, best = self.descend(plan, value)
+        deadline = None if time_limit is None else begin + time_limit
+        best_plan, best = self.descend(plan, value, deadline)
         current_plan, current = best_plan, best
         done = since_best = 0
         for done in range(1, rounds + 1):
@@ -146,7 +153,7 @@ class LocalSearch:
             candidate_value = float(self.values(candidate[None, :])[0])
             if not np.isfinite(candidate_value):
                 continue
-            candidate, candidate_value = self.descend(candidate, candidate_value)
+            candidate, candidate_value = self.descend(candidate, candidate_value, deadline)
             since_best += 1
             if candidate_value > best + 1e-12 * abs(best):
                 best_plan, best, since_best = candidate, candidate_value, 0

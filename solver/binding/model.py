@@ -17,8 +17,9 @@ Variables and constraints (all integers; scales below), each built by one method
   ``F_t >= F_p + E_t`` along edges and ``Lat_i >= F_t`` (the latency: longest path of E;
   `_timing`, `_latency`).
 * Objective (`_objective`): total throughput ``sum_i clock / P_i`` (as ``sum_i T_i`` with
-  ``T_i P_i <= K``, i.e. ``T_i = floor(K / P_i)`` and ``K = 1e6 max P``: relative resolution below
-  1e-6), or the minimum instance throughput (minimise ``max_i P_i``, exact), or the latency
+  ``T_i P_i <= K``, i.e. ``T_i = floor(K / P_i)`` and ``K = r max P``: relative resolution 1/r with
+  r = 1e6, or less where CP-SAT's check that the sum of all domains fits 64 bits needs it --
+  `BindingModel.throughput_resolution`), or the minimum instance throughput (minimise ``max_i P_i``, exact), or the latency
   (minimise ``max_i Lat_i``, exact).
 * ``latency_max``: ``Lat_i <= bound`` for every instance.
 
@@ -50,6 +51,36 @@ THROUGHPUT_RESOLUTION = 10**6
 # factor so that it stays a bound of the exact closed form.
 Q_MAX = 10_000
 INT_LIMIT = 2**62  # CP-SAT's integer domains
+DOMAIN_SUM_LIMIT = 2**62  # CP-SAT's check is the sum of every variable's magnitude below 2^63: half
+MIN_RESOLUTION = 1000  # the coarsest throughput resolution accepted (relative 1e-3 per instance)
+
+
+BUILD_SECONDS_PER_LITERAL = 1.5e-4  # twice the 6-8e-5 s measured (bench/scale_model_size.py): presolve margin
+MAX_LITERALS = 1_000_000  # above, the model alone would take gigabytes: refused
+
+
+class ModelTooLarge(SolverFailed):
+    """The exact model would not be valid for CP-SAT (64-bit sums) or would not fit the memory."""
+
+
+def check_size(problem: BindingProblem, time_limit: float | None) -> None:
+    """Refuse, before building, a model too large for the memory or for its share of the time.
+
+    The model's size is its placement literals ``sum_t |allowed contexts of t|`` (at most threads x
+    contexts; the loads, slowdowns and timing add O(threads x levels) more): its build time is
+    estimated at `BUILD_SECONDS_PER_LITERAL` each, and a model whose build alone would take half
+    of `time_limit`, or with more than `MAX_LITERALS`, raises `ModelTooLarge`."""
+    literals = sum(len(row) for row in problem.allowed)
+    if literals > MAX_LITERALS:
+        raise ModelTooLarge(
+            f"the CP-SAT model would have {literals:,} placement literals (limit {MAX_LITERALS:,}): too large"
+        )
+    estimate = literals * BUILD_SECONDS_PER_LITERAL
+    if time_limit is not None and estimate > 0.5 * time_limit:
+        raise ModelTooLarge(
+            f"the CP-SAT model ({literals:,} placement literals) would take about {estimate:.0f} s to build, "
+            f"more than half of its {time_limit:.0f} s"
+        )
 
 
 def _lcm(values: list[int]) -> int:
@@ -185,9 +216,12 @@ class BindingModel:
             if level < 0:  # every thread is on the machine: a constant load
                 loads[(name, 0)] = sum(demand_int[t][name] for t in users)
                 continue
+            by_domain: dict[int, list] = {}  # one pass over the literals: linear in threads x contexts
+            for t in users:
+                for c, lit in self.x[t].items():
+                    by_domain.setdefault(topo.domain_of(c, level), []).append((demand_int[t][name], lit))
             for domain in range(topo.domain_count(level)):
-                members = set(topo.contexts_of(level, domain))
-                terms = [(demand_int[t][name], lit) for t in users for c, lit in self.x[t].items() if c in members]
+                terms = by_domain.get(domain, [])
                 if not terms:
                     continue
                 var = self._int(0, sum(d for d, _ in terms), f"load[{name},{domain}]")
@@ -318,14 +352,42 @@ class BindingModel:
             m.minimize(worst)
             return
         self.inverse = []
-        # T_i = floor(K / P_i) >= K / max P: K = 1e6 * max P gives a resolution below 1e-6
-        self.throughput_k = THROUGHPUT_RESOLUTION * max(self.upper(v) for v in self.period)
+        # T_i = floor(K / P_i) >= K / max P: K = r * max P gives a relative resolution of 1/r
+        # (r = 1e6 unless the domains would not fit: `throughput_resolution`)
+        self.resolution = self.throughput_resolution()
+        self.throughput_k = self.resolution * max(self.upper(v) for v in self.period)
         for i, period in enumerate(self.period):
             inv = self._int(0, self.throughput_k // max(1, self.lower(period)), f"T[{i}]")
             product = self._int(0, self.throughput_k, f"TP[{i}]")
             m.add_multiplication_equality(product, [inv, period])
             self.inverse.append(inv)
         m.maximize(sum(self.inverse))
+
+    def domain_sum(self) -> int:
+        """Sum over the model's variables of their largest magnitude: CP-SAT rejects a model
+        (MODEL_INVALID, "the sum of all variable domains do not fit on an int64") past 2^63."""
+        proto = self.model.proto  # held: OR-Tools 9.15's proto views read 0 once their parent is freed
+        total = 0
+        for variable in proto.variables:
+            domain = list(variable.domain)
+            total += max(abs(domain[0]), abs(domain[-1]))
+        return total
+
+    def throughput_resolution(self) -> int:
+        """The largest r <= THROUGHPUT_RESOLUTION whose T and TP variables keep `domain_sum` below
+        DOMAIN_SUM_LIMIT: with K = r max P they add ``sum_i r (max P / min P_i + max P)``.
+
+        Raises `SolverFailed` when not even r = MIN_RESOLUTION fits (the caller falls back)."""
+        top = max(self.upper(v) for v in self.period)
+        per_unit = sum(top // max(1, self.lower(v)) + 1 + top for v in self.period)
+        room = DOMAIN_SUM_LIMIT - self.domain_sum()
+        resolution = min(THROUGHPUT_RESOLUTION, room // max(1, per_unit))
+        if resolution < MIN_RESOLUTION:
+            raise ModelTooLarge(
+                f"the CP-SAT model of {len(self.period)} instances does not fit 64-bit sums even with a "
+                f"throughput resolution of 1/{MIN_RESOLUTION}"
+            )
+        return int(resolution)
 
     def _add_placement_assumptions(self) -> None:
         """With assumptions: contexts, pins and forbids as enforceable constraints."""

@@ -102,10 +102,13 @@ def add_value_precedence(model, x: list[dict[int, object]], classes: SiblingClas
     added = 0
     n_threads = len(x)
     for level, members in classes.classes():
-        leaves = [set(classes.leaves(level, m)) for m in members]
+        member_of = {c: j for j, m in enumerate(members) for c in classes.leaves(level, m)}
         seen_prev = [None] * len(members)  # seen[j] after the threads processed so far
         for t in range(n_threads):
-            in_member = [[lit for c, lit in x[t].items() if c in leaf_set] for leaf_set in leaves]
+            in_member: list[list] = [[] for _ in members]  # one pass: linear in threads x contexts
+            for c, lit in x[t].items():
+                if c in member_of:
+                    in_member[member_of[c]].append(lit)
             if not any(in_member):
                 continue
             # a thread may enter member j only if some earlier thread entered member j-1

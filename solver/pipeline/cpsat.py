@@ -49,6 +49,9 @@ def solve(
     up to ``top_k - 1`` more distinct plans, next best first (`next_best`), for re-measuring.
     `hints`: more candidates to hint with; the best of them and `hint` after `remap` is used."""
     t0 = time.perf_counter()
+    total_limit = time_limit
+    if top_k > 1:  # the next best plans get the last third: the whole solve stays within the limit
+        time_limit = time_limit * 2 / 3
     notes: list[str] = []
     hint = choose_hint(problem, hint, hints, use_lata_hint, deadline=t0 + time_limit / 10)
     pm = build_model(problem, latency_bound=problem.latency_max, max_replicas=max_replicas)
@@ -113,8 +116,9 @@ def solve(
         bound = None
     alternatives = []
     if top_k > 1:
+        left = max(0.5, total_limit - (time.perf_counter() - t0))
         alternatives = next_best(
-            problem, cand, top_k - 1, time_limit=time_limit, workers=workers, seed=seed, max_replicas=max_replicas
+            problem, cand, top_k - 1, time_limit=left, workers=workers, seed=seed, max_replicas=max_replicas
         )
         notes.append(f"{len(alternatives)} next best distinct plan(s) kept for re-measuring")
     return MethodResult(
@@ -142,17 +146,20 @@ def next_best(
 ) -> list[Candidate]:
     """Up to `k` more distinct plans meeting the bound, best period first, besides `best`: the
     model solved again and again, each solution excluded by a no-good on its grouping ``x`` and
-    bin counts ``y`` (as `solver.binding.cpsat` excludes its plans); every solve may take
-    ``time_limit / (2 (k + 1))`` seconds (at least one).  A solve that finds nothing ends the
-    list."""
+    bin counts ``y`` (as `solver.binding.cpsat` excludes its plans); all of it, model building
+    included, within `time_limit` seconds, each solve taking an equal share of what is left.  A
+    solve that finds nothing, or no time left, ends the list."""
+    start = time.perf_counter()
     pm = build_model(problem, latency_bound=problem.latency_max, max_replicas=max_replicas)
     add_hint(pm, best)
     pm.model.minimize(pm.period)
-    limit = max(1.0, time_limit / (2 * (k + 1)))
     seen = {best.key()}
     out: list[Candidate] = []
-    for _ in range(k + 1):
-        solver = _solver(limit, workers, seed)
+    for i in range(k + 1):
+        left = time_limit - (time.perf_counter() - start)
+        if left <= 0.05:
+            break
+        solver = _solver(left / (k + 1 - i), workers, seed)
         if cpsat.solve(solver, pm.model) not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             break
         cand = extract(pm, solver)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -70,3 +71,39 @@ def test_the_odd_capacities_of_the_issue_solve():
     result = solve_binding(BindingProblem(spec), time_limit=10, workers=1, seed=0, deterministic_time=5)
     assert result.best is not None and result.slowdown_error > 0
     assert any("rounded up" in note for note in result.notes)
+
+
+def _small_spec():
+    return load_spec_text(SPEC.format(a=1.0, b=2.0, da=0.5, db=0.4, x=300, y=200))
+
+
+def test_a_coarser_throughput_resolution_keeps_the_domains_in_64_bits(monkeypatch):
+    """The 256-context server's model was MODEL_INVALID (the sum of all domains past 2^63): the
+    resolution now shrinks until the sum fits, and the bound stays one of the exact optimum."""
+    from tasksolve.solver.binding import model as model_module
+
+    spec = _small_spec()
+    problem = BindingProblem(spec)
+    full = BindingModel(problem)
+    limit = full.domain_sum() // 100  # far below what r = 1e6 needs, above what r = 1e3 needs
+    monkeypatch.setattr(model_module, "DOMAIN_SUM_LIMIT", limit)
+    model = BindingModel(problem)
+    assert model_module.MIN_RESOLUTION <= model.resolution < model_module.THROUGHPUT_RESOLUTION
+    assert model.domain_sum() <= limit and model.model.validate() == ""
+    result = solve_binding(problem, time_limit=10, workers=1, seed=0, deterministic_time=5)
+    plans = np.array(list(itertools.permutations(range(4))))
+    optimum = float(BatchModel(spec).evaluate(plans).values(spec.objective).max())
+    assert result.best.bound >= optimum * (1 - 1e-9)
+    exact = float(BatchModel(spec).evaluate(np.array([result.best.contexts])).values(spec.objective)[0])
+    assert result.best.objective == pytest.approx(exact, rel=1e-9)
+
+
+def test_a_model_that_cannot_fit_is_refused_before_the_solve_with_a_plan_kept(monkeypatch):
+    from tasksolve.solver.binding import model as model_module
+
+    monkeypatch.setattr(model_module, "DOMAIN_SUM_LIMIT", 10)
+    result = solve_binding(BindingProblem(_small_spec()), time_limit=5, workers=1, seed=0)
+    cpsat_step = next(step for step in result.steps if step.step == "CP-SAT")
+    assert cpsat_step.outcome == "skipped" and "64-bit" in cpsat_step.detail
+    assert not result.failed_steps
+    assert result.best is not None and result.best.found_by == "local search"

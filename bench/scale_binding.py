@@ -1,0 +1,143 @@
+"""Scaling bench (issue 26): proven-good bindings on 2 x N x 2 servers of 16 to 512 contexts.
+
+For each size, `bench/scale_specs.py`'s spec is solved by a child process running
+``tasksolve solve SPEC --method cpsat --oracle analytic --time-limit T --workers W --json`` under
+``/usr/bin/time -v``: its exit code, CP-SAT's status, the plan's value, the proven bound and gap,
+the bound's source, the wall time and the child's peak resident memory are recorded.  One run per
+size (each takes the whole time limit on a large machine); the machine is shared, so walls vary.
+
+    python bench/scale_binding.py --sizes 16 32 64 128 256 512 --time-limit 60 --workers 2
+    python bench/scale_binding.py --sizes --specs t2-ipfwd-x20 --time-limit 30 --name scale_binding_t2
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from results import write_results
+from scale_specs import server_data
+
+NAME = "scale_binding"
+MODULES = [
+    "bench/scale_specs.py",
+    "solver/binding/cpsat.py",
+    "solver/binding/model.py",
+    "solver/binding/configuration_lp.py",
+    "solver/binding/configurations.py",
+    "solver/binding/level_lp.py",
+    "solver/binding/level_plan.py",
+]
+
+
+def run_one(contexts: int | str, time_limit: float, workers: int, folder: Path) -> dict:
+    """Solve one size (or a built-in example, by name) in a child process; its figures, peak RSS
+    and exit code."""
+    if isinstance(contexts, str):
+        spec_file = contexts
+    else:
+        spec_file = folder / f"server-{contexts}.yaml"
+        spec_file.write_text(yaml.safe_dump(server_data(contexts), sort_keys=False))
+    command = [
+        "/usr/bin/time",
+        "-v",
+        sys.executable,
+        "-m",
+        "tasksolve",
+        "solve",
+        str(spec_file),
+        "--method",
+        "cpsat",
+        "--oracle",
+        "analytic",
+        "--time-limit",
+        str(time_limit),
+        "--workers",
+        str(workers),
+        "--json",
+    ]
+    start = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", done.stderr)
+    row = {
+        "contexts": contexts,
+        "threads": 3 * contexts // 4 if isinstance(contexts, int) else None,
+        "exit": done.returncode,
+        "wall_s": wall,
+        "peak_rss_mb": int(rss.group(1)) / 1024 if rss else None,
+    }
+    try:
+        out = json.loads(done.stdout)
+    except json.JSONDecodeError:
+        row["error"] = done.stderr.strip().splitlines()[-3:]
+        return row
+    details = out.get("details", {}).get("cpsat") or {}
+    row.update(
+        status=out.get("status"),
+        objective=out.get("objective"),
+        bound=out.get("bound"),
+        gap=out.get("gap"),
+        bound_source=details.get("bound_source"),
+        found_by=details.get("found_by"),
+        steps=details.get("steps"),
+        message=out.get("error"),
+    )
+    return row
+
+
+def render_markdown(data: dict) -> str:
+    lines = [
+        f"`{data['command']}` -- one child process per size, {data['time_limit']:g} s limit, "
+        f"{data['workers']} workers, peak RSS from `/usr/bin/time -v`.",
+        "",
+        "| contexts (threads) | exit | status | plan (Mpps) | bound (Mpps) | bound from | proven gap | wall (s) "
+        "| peak RSS (MB) |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for row in data["rows"]:
+        obj, bound, gap = row.get("objective"), row.get("bound"), row.get("gap")
+        label = f"{row['contexts']} ({row['threads']})" if row["threads"] is not None else row["contexts"]
+        lines.append(
+            f"| {label} | {row['exit']} | {row.get('status', '-')} | "
+            f"{'-' if obj is None else f'{obj / 1e6:.3f}'} | "
+            f"{'-' if bound is None or bound == float('inf') else f'{bound / 1e6:.3f}'} | "
+            f"{row.get('bound_source') or '-'} | {'none' if gap is None or gap == float('inf') else f'{gap:.2%}'} | "
+            f"{row['wall_s']:.1f} | {row['peak_rss_mb'] or 0:.0f} |"
+        )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", type=int, nargs="*", default=[16, 32, 64, 128, 256, 512])
+    parser.add_argument("--time-limit", type=float, default=60.0)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--specs", nargs="*", default=[], help="built-in examples to run as well (by name)")
+    parser.add_argument("--name", default=NAME, help="results file name")
+    parser.add_argument("--no-write", action="store_true", help="print only, write no results file")
+    args = parser.parse_args()
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for contexts in [*args.sizes, *args.specs]:
+            rows.append(run_one(contexts, args.time_limit, args.workers, Path(tmp)))
+            print(json.dumps({k: v for k, v in rows[-1].items() if k != "steps"}), flush=True)
+    command = "python bench/scale_binding.py " + " ".join(sys.argv[1:])
+    data = {"command": command, "time_limit": args.time_limit, "workers": args.workers, "rows": rows}
+    if not args.no_write:
+        write_results(args.name, data, modules=MODULES)
+    print(render_markdown(data))
+
+
+if __name__ == "__main__":
+    main()
