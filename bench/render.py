@@ -47,9 +47,17 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 
 # The quick set: section names whose scripts re-run in about two minutes in all on 2 cores.
-QUICK = ["npire-split", "count-speed", "lata-paper", "evt-coverage-quick"]
+QUICK = [
+    "npire-split",
+    "count-speed",
+    "lata-paper",
+    "evt-coverage-quick",
+    "paper-lata",
+    "paper-asplos12",
+    "binding-proof-24",
+]
 
-MARKER = re.compile(r"<!-- (BEGIN|END) ([A-Za-z0-9_.-]+) -->")
+MARKER = re.compile(r"^<!-- (BEGIN|END) ([A-Za-z0-9_.-]+) -->$", re.M)  # a marker is a line of its own
 DEFAULT_NOISE_FACTOR = 5.0
 
 
@@ -80,14 +88,14 @@ def sections(text: str) -> list[str]:
 
 def replace_section(text: str, name: str, body: str) -> str:
     """``text`` with the body of section ``name`` replaced by ``body``."""
-    pattern = re.compile(rf"(<!-- BEGIN {re.escape(name)} -->\n).*?(<!-- END {re.escape(name)} -->)", re.S)
+    pattern = re.compile(rf"(^<!-- BEGIN {re.escape(name)} -->\n).*?(^<!-- END {re.escape(name)} -->$)", re.S | re.M)
     block = body.strip("\n") + "\n"
     return pattern.sub(lambda m: m.group(1) + block + m.group(2), text, count=1)
 
 
 def section_body(text: str, name: str) -> str:
     """The current body of section ``name`` (between its markers)."""
-    match = re.search(rf"<!-- BEGIN {re.escape(name)} -->\n(.*?)<!-- END {re.escape(name)} -->", text, re.S)
+    match = re.search(rf"^<!-- BEGIN {re.escape(name)} -->\n(.*?)^<!-- END {re.escape(name)} -->$", text, re.S | re.M)
     return match.group(1) if match else ""
 
 

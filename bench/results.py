@@ -74,7 +74,9 @@ def module_hashes(modules: list[str]) -> dict[str, str]:
 
 
 def _finite(value: Any) -> Any:
-    """JSON without NaN/Infinity tokens: a non-finite float becomes null."""
+    """JSON without NaN/Infinity tokens: a non-finite float becomes null (NumPy scalars become Python's)."""
+    if hasattr(value, "item") and not isinstance(value, dict | list | tuple):
+        value = value.item()
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, dict):

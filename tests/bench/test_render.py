@@ -80,6 +80,8 @@ def _main(root: Path, *flags: str) -> int:
 def test_sections_in_order_and_unbalanced_markers_refused():
     text = "<!-- BEGIN a -->\nx\n<!-- END a -->\n<!-- BEGIN b -->\n<!-- END b -->\n"
     assert render.sections(text) == ["a", "b"]
+    quoted = "prose quoting `<!-- BEGIN name -->` inline\n" + text
+    assert render.sections(quoted) == ["a", "b"], "a marker is a line of its own"
     for bad in ("<!-- BEGIN a -->\n", "<!-- END a -->\n", "<!-- BEGIN a -->\n<!-- BEGIN b -->\n<!-- END b -->\n"):
         with pytest.raises(render.RenderError):
             render.sections(bad)
