@@ -56,6 +56,8 @@ QUICK = [
     "paper-asplos12",
     "binding-proof-24",
     "calibration-t2-analytic",
+    "predictors-ranking",
+    "predictors-ranking-no-communication",
 ]
 
 MARKER = re.compile(r"^<!-- (BEGIN|END) ([A-Za-z0-9_.-]+) -->$", re.M)  # a marker is a line of its own
