@@ -16,13 +16,13 @@ simulation) run by the command oracle: one total throughput per plan, as a user'
 from __future__ import annotations
 
 import argparse
-import platform
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
+from results import markdown_table, write_results
 
 from tasksolve.solver.calibration.experiments import calibration_plans, measure
 from tasksolve.solver.calibration.fitting import fit
@@ -83,32 +83,66 @@ def main() -> None:
     result = fit(prior, plans, throughput, times, starts=args.starts, seed=args.seed)
     fitted_at = time.perf_counter()
 
-    print(
-        f"machine: {platform.machine()}, {platform.python_version()}; {args.spec} measured by the "
-        f"{args.machine} oracle ({'per instance' if throughput.shape[1] > 1 else 'totals'})"
-    )
-    print(
-        f"{len(plans)} plans measured in {measured_at - start:.1f} s, fitted in {fitted_at - measured_at:.1f} s "
-        f"({result.starts} starts, thread times {'yes' if times is not None else 'no'})"
-    )
-    print(
-        f"relative error of instance throughputs: rms {result.rms:.3%}, worst {result.worst:.3%} "
-        f"(starting spec: rms {float(np.sqrt(np.mean(result.prior_residuals**2))):.3%})"
-    )
-    print("| parameter | truth | start | fitted | error | identified |\n|---|---|---|---|---|---|")
-    errors = []
+    params = []
     for p in result.parameters:
         task = truth.applications[p.parameter.app].tasks[p.parameter.task]
         true = task.cycles if p.parameter.resource is None else task.demand.get(p.parameter.resource, 0.0)
-        error = abs(p.value - true) / true if true else float("nan")
-        if p.identified:
-            errors.append(error)
-        print(
-            f"| {p.parameter.name} | {true:.4g} | {p.prior:.4g} | {p.value:.4g} | {error:.2%} | "
-            f"{'yes' if p.identified else 'no'} |"
+        error = abs(p.value - true) / true if true else None
+        params.append(
+            {"name": p.parameter.name, "truth": true, "start": p.prior, "fitted": p.value, "error": error}
+            | {"identified": bool(p.identified)}
         )
-    if errors:
-        print(f"identified parameters: {len(errors)}, worst relative error {max(errors):.2%}")
+    data = {
+        "spec": args.spec,
+        "machine": args.machine,
+        "plans": len(plans),
+        "per_instance": bool(throughput.shape[1] > 1),
+        "measuring_s": measured_at - start,
+        "fitting_s": fitted_at - measured_at,
+        "starts": result.starts,
+        "rms": float(result.rms),
+        "worst": float(result.worst),
+        "prior_rms": float(np.sqrt(np.mean(result.prior_residuals**2))),
+        "parameters": params,
+    }
+    suffix = "" if (args.machine, args.plans) == ("des", 100) else f"-{args.machine}-{args.plans}"
+    write_results("calibration-recovery" + suffix, data, modules=MODULES)
+    print(render_markdown(data))
+
+
+MODULES = [
+    "solver/calibration/fitting.py",
+    "solver/calibration/experiments.py",
+    "solver/calibration/job.py",
+    "simulate/oracle.py",
+    "simulate/command.py",
+]
+NOISY = ["measuring_s", "fitting_s"]
+
+
+def render_markdown(data: dict) -> str:
+    rows = [
+        [
+            p["name"],
+            f"{p['truth']:.4g}",
+            f"{p['start']:.4g}",
+            f"{p['fitted']:.4g}",
+            "-" if p["error"] is None else f"{p['error']:.2%}",
+            "yes" if p["identified"] else "no",
+        ]
+        for p in data["parameters"]
+    ]
+    identified = [p["error"] for p in data["parameters"] if p["identified"] and p["error"] is not None]
+    worst = f"{max(identified):.2%}" if identified else "-"
+    return (
+        f"{data['spec']} measured by the `{data['machine']}` oracle "
+        f"({'per instance' if data['per_instance'] else 'totals'}): {data['plans']} plans measured in "
+        f"{data['measuring_s']:.1f} s, fitted in {data['fitting_s']:.1f} s ({data['starts']} starts); relative error "
+        f"of instance throughputs after the fit: rms {data['rms']:.3%}, worst {data['worst']:.3%} (starting spec: rms "
+        f"{data['prior_rms']:.3%}); {len(identified)} of {len(rows)} parameters identified, worst error of an "
+        f"identified one {worst}:\n\n"
+        + markdown_table(["parameter", "truth", "start", "fitted", "error", "identified"], rows)
+    )
 
 
 if __name__ == "__main__":

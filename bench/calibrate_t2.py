@@ -25,11 +25,12 @@ memory-bound ones the smallest.
 from __future__ import annotations
 
 import argparse
-import platform
+import os
 import sys
 import time
 
 import numpy as np
+from results import ROOT, write_results
 
 from tasksolve.simulate import AnalyticOracle, SimulationOracle
 from tasksolve.solver.binding.samplers import balanced_plans, distinct_placements, is_balanced, uniform_plans
@@ -98,6 +99,62 @@ def study_x8(name: str, random_plans: int, balanced: int, seed: int, workers: in
     }
 
 
+MODULES = (
+    ["simulate/oracle.py", "simulate/analytic.py", "solver/binding/samplers.py"]
+    + [
+        f"specs/examples/apps/ipfwd-{v}.yaml"
+        for v in ("intadd", "intmul", "intdiv", "l1", "hashn-l1", "l2", "mem", "hashn-mem")
+    ]
+    + ["specs/examples/topologies/ultrasparc-t2.yaml"]
+)
+IGNORE = ["rows.*.seconds", "x8.*.seconds"]
+
+
+def render_markdown(data: dict) -> str:
+    rows = data["rows"]
+    lines = [
+        f"`{data['command']}` ({data['oracle']} oracle):",
+        "",
+        "| variant | classes | best (Mpps) | worst (Mpps) | best vs worst | balanced: mean loss | "
+        "balanced: worst loss | random: mean loss | random within 5% of best | max rel. half-width | time (s) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['variant']} | {r['classes']} | {r['best'] / 1e6:.3f} | {r['worst'] / 1e6:.3f} | "
+            f"{100 * r['spread']:.1f}% | {100 * r['balanced_mean_loss']:.1f}% | {100 * r['balanced_worst_loss']:.1f}% | "
+            f"{100 * r['random_mean_loss']:.1f}% | {100 * r['random_within_5']:.1f}% | "
+            f"{100 * r['max_rel_half_width']:.2f}% | {r['seconds']:.1f} |"
+        )
+    mean_bal = np.mean([r["balanced_mean_loss"] for r in rows])
+    lines += [
+        "",
+        f"Balanced placements lose {100 * mean_bal:.1f}% on average over the variants (published: 5-10%); the "
+        f"largest balanced loss is {100 * max(r['balanced_worst_loss'] for r in rows):.1f}% "
+        f"({max(rows, key=lambda r: r['balanced_worst_loss'])['variant']}; published: 46%, intadd); the largest "
+        f"spread is {100 * max(r['spread'] for r in rows):.1f}% ({max(rows, key=lambda r: r['spread'])['variant']}; "
+        "published: up to 56%).",
+    ]
+    if data["x8"]:
+        n = data["x8_plans"]
+        lines += [
+            "",
+            f"24 threads (8 instances): {n} uniform and {n // 5} balanced placements per spec, simulated; losses "
+            "against the best plan seen (published, TPDS: naive balancing loses 6-19% on average):",
+            "",
+            "| spec | best uniform (Mpps) | best balanced (Mpps) | balanced: mean loss | balanced: worst loss | "
+            "uniform: mean loss | time (s) |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for r in data["x8"]:
+            lines.append(
+                f"| {r['spec']} | {r['best_random'] / 1e6:.3f} | {r['best_balanced'] / 1e6:.3f} | "
+                f"{100 * r['balanced_mean_loss']:.1f}% | {100 * r['balanced_worst_loss']:.1f}% | "
+                f"{100 * r['random_mean_loss']:.1f}% | {r['seconds']:.1f} |"
+            )
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seed", type=int, default=0, help="base seed of the simulations")
@@ -113,50 +170,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     rows = [study(v, args.oracle, args.seed, args.workers) for v in args.variants]
-    print(f"## Calibration: 2 x IPFwd on the simulated UltraSPARC T2 ({args.oracle} oracle)\n")
-    print(
-        f"`python bench/calibrate_t2.py --seed {args.seed} --workers {args.workers} --oracle {args.oracle}` "
-        f"(Python {platform.python_version()}, {platform.machine()})\n"
-    )
-    print(
-        "| variant | classes | best (Mpps) | worst (Mpps) | best vs worst | balanced: mean loss | "
-        "balanced: worst loss | random: mean loss | random within 5% of best | max rel. half-width | time (s) |"
-    )
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
-    for r in rows:
-        print(
-            f"| {r['variant']} | {r['classes']} | {r['best'] / 1e6:.3f} | {r['worst'] / 1e6:.3f} | "
-            f"{100 * r['spread']:.1f}% | {100 * r['balanced_mean_loss']:.1f}% | {100 * r['balanced_worst_loss']:.1f}% | "
-            f"{100 * r['random_mean_loss']:.1f}% | {100 * r['random_within_5']:.1f}% | "
-            f"{100 * r['max_rel_half_width']:.2f}% | {r['seconds']:.1f} |"
-        )
-    mean_bal = np.mean([r["balanced_mean_loss"] for r in rows])
-    print(
-        f"\nBalanced placements lose {100 * mean_bal:.1f}% on average over the variants "
-        f"(published: 5-10%); the largest balanced loss is "
-        f"{100 * max(r['balanced_worst_loss'] for r in rows):.1f}% "
-        f"({max(rows, key=lambda r: r['balanced_worst_loss'])['variant']}; published: 46%, intadd); "
-        f"the largest spread is {100 * max(r['spread'] for r in rows):.1f}% "
-        f"({max(rows, key=lambda r: r['spread'])['variant']}; published: up to 56%)."
-    )
+    x8 = []
     if args.x8 and args.oracle == "des":
-        print("\n### 24 threads (8 instances): balanced placements against the best plan seen\n")
-        print(
-            f"`python bench/calibrate_t2.py --x8 {args.x8}`: {args.x8} uniform and {args.x8 // 5} balanced "
-            "placements per spec, simulated (published, TPDS: naive balancing loses 6-19% on average).\n"
-        )
-        print(
-            "| spec | best uniform (Mpps) | best balanced (Mpps) | balanced: mean loss | balanced: worst loss | "
-            "uniform: mean loss | time (s) |"
-        )
-        print("|---|---|---|---|---|---|---|")
         for name in ("t2-ipfwd-l1-x8", "t2-ipfwd-mix-x8"):
-            r = study_x8(name, args.x8, max(1, args.x8 // 5), args.seed, args.workers)
-            print(
-                f"| {name} | {r['best_random'] / 1e6:.3f} | {r['best_balanced'] / 1e6:.3f} | "
-                f"{100 * r['balanced_mean_loss']:.1f}% | {100 * r['balanced_worst_loss']:.1f}% | "
-                f"{100 * r['random_mean_loss']:.1f}% | {r['seconds']:.1f} |"
-            )
+            x8.append({"spec": name, **study_x8(name, args.x8, max(1, args.x8 // 5), args.seed, args.workers)})
+    command = "python " + " ".join([os.path.relpath(sys.argv[0], ROOT), *(argv if argv is not None else sys.argv[1:])])
+    data = {"command": command, "oracle": args.oracle, "x8_plans": args.x8, "rows": rows, "x8": x8}
+    print(render_markdown(data))
+    write_results("calibration-t2" + ("" if args.oracle == "des" else f"-{args.oracle}"), data, modules=MODULES)
     return 0
 
 

@@ -10,9 +10,11 @@ EVT-estimated optimum and its position against the best random plan.
 from __future__ import annotations
 
 import argparse
-import platform
+import os
 import tempfile
 from pathlib import Path
+
+from results import markdown_table, write_results
 
 from tasksolve.solver.job import run
 from tasksolve.specs import load_spec
@@ -26,12 +28,7 @@ def main() -> None:
     parser.add_argument("--specs", nargs="*", default=["t2-ipfwd-l1-x8", "t2-ipfwd-mix-x8"])
     parser.add_argument("--design", default="random", choices=("random", "local-optima"))
     args = parser.parse_args()
-    print(f"machine: {platform.machine()}, Python {platform.python_version()}, workers={args.workers}\n")
-    print(
-        "| spec | threads | certification wall time (s) | samples (failed) | CP-SAT plan (Mpps) | best random (Mpps) | "
-        "estimated optimum [95% interval] (Mpps) | signed gap to estimate / far limit | verdict |"
-    )
-    print("|---|---|---|---|---|---|---|---|---|")
+    rows = []
     for name in args.specs:
         spec = load_spec(name)
         with tempfile.TemporaryDirectory() as out:
@@ -48,16 +45,76 @@ def main() -> None:
                 balanced=0,
                 design=args.design,
             )
-        wall = result.seconds["certify"]
-        outcome = result.outcome
-        c = outcome.certificate
+        c = result.outcome.certificate
         opt = c.optimum
-        print(
-            f"| {name} | {len(spec.threads)} | {wall:.1f} | {c.samples['n']} ({c.samples['failed']}) | "
-            f"{c.plan_performance['value'] / 1e6:.3f} | {c.samples['best'] / 1e6:.3f} | "
-            f"{opt['estimate'] / 1e6:.3f} [{opt['lower'] / 1e6:.3f}, {opt['upper'] / 1e6:.3f}] | "
-            f"{_pct(c.gap['estimate'])} / {_pct(c.gap['far_limit'])} | {c.verdict} |"
+        rows.append(
+            {
+                "spec": name,
+                "threads": len(spec.threads),
+                "seconds": result.seconds["certify"],
+                "samples": c.samples["n"],
+                "failed": c.samples["failed"],
+                "plan_mpps": c.plan_performance["value"] / 1e6,
+                "best_mpps": c.samples["best"] / 1e6,
+                "estimate_mpps": opt["estimate"] / 1e6 if opt["estimate"] is not None else None,
+                "lower_mpps": opt["lower"] / 1e6 if opt["lower"] is not None else None,
+                "upper_mpps": opt["upper"] / 1e6 if opt["upper"] is not None else None,
+                "gap_estimate": c.gap["estimate"],
+                "gap_far_limit": c.gap["far_limit"],
+                "verdict": str(c.verdict),
+            }
         )
+        print(rows[-1], flush=True)
+    data = {"seed": args.seed, "samples": args.samples, "workers": args.workers, "design": args.design, "rows": rows}
+    data["load"] = os.getloadavg()[0]
+    write_results("certify-t2", data, modules=MODULES)
+    print(render_markdown(data))
+
+
+MODULES = [
+    "solver/certify/job.py",
+    "solver/certify/certificate.py",
+    "solver/certify/verdict.py",
+    "solver/certify/service.py",
+    "evt/analysis.py",
+    "simulate/oracle.py",
+]
+COLUMNS = [
+    "spec",
+    "threads",
+    "certification wall time (s)",
+    "samples (failed)",
+    "CP-SAT plan (Mpps)",
+    "best random (Mpps)",
+    "estimated optimum [95% interval] (Mpps)",
+    "signed gap to estimate / far limit",
+    "verdict",
+]
+
+
+def _m(value) -> str:
+    return "inf" if value is None else f"{value:.3f}"
+
+
+def render_markdown(data: dict) -> str:
+    rows = [
+        [
+            r["spec"],
+            r["threads"],
+            f"{r['seconds']:.1f}",
+            f"{r['samples']} ({r['failed']})",
+            f"{r['plan_mpps']:.3f}",
+            f"{r['best_mpps']:.3f}",
+            f"{_m(r['estimate_mpps'])} [{_m(r['lower_mpps'])}, {_m(r['upper_mpps'])}]",
+            f"{_pct(r['gap_estimate'])} / {_pct(r['gap_far_limit'])}",
+            r["verdict"],
+        ]
+        for r in data["rows"]
+    ]
+    return (
+        f"`python bench/certify_t2.py --seed {data['seed']} --samples {data['samples']} --workers {data['workers']}` "
+        f"(design `{data['design']}`; load average {data['load']:.1f} at the end):\n\n" + markdown_table(COLUMNS, rows)
+    )
 
 
 def _pct(value) -> str:

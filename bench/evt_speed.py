@@ -12,12 +12,13 @@ repetition): median and 90th percentile wall time of
 from __future__ import annotations
 
 import argparse
-import platform
+import os
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
+from results import markdown_table, write_results
 from scipy import stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -57,16 +58,26 @@ def main() -> None:
         ("analyze(gof_bootstrap=0): auto threshold + fit + interval + se", lambda x: evt.analyze(x, gof_bootstrap=0)),
         ("analyze() default: + 200 bootstrap refits for GoF p-values", lambda x: evt.analyze(x, seed=args.seed)),
     ]
-    print(
-        f"EVT speed, n = {args.n}, {args.repeats} samples per row, seed {args.seed}; "
-        f"Python {platform.python_version()}, numpy {np.__version__}, "
-        f"{platform.machine()}\n"
-    )
-    print("| operation | median (s) | p90 (s) |")
-    print("|---|---:|---:|")
+    out = []
     for name, func in rows:
         t = timed(func, samples)
-        print(f"| {name} | {np.median(t):.4f} | {np.quantile(t, 0.9):.4f} |", flush=True)
+        out.append({"operation": name, "median": float(np.median(t)), "p90": float(np.quantile(t, 0.9))})
+        print(out[-1], flush=True)
+    data = {"seed": args.seed, "repeats": args.repeats, "n": args.n, "load": os.getloadavg()[0], "rows": out}
+    write_results("evt-speed", data, modules=MODULES)
+
+
+MODULES = ["evt/analysis.py", "evt/endpoint.py", "evt/gpd.py", "evt/threshold.py", "evt/gof.py"]
+
+
+def render_markdown(data: dict) -> str:
+    rows = [[r["operation"], f"{r['median']:.4f}", f"{r['p90']:.4f}"] for r in data["rows"]]
+    return (
+        f"Command: `python bench/evt_speed.py --seed {data['seed']} --repeats {data['repeats']}` ({data['repeats']} "
+        f"different Beta(2,5) samples of {data['n']}, one timing each, after one warm-up call that pays the imports; "
+        f"load average {data['load']:.1f} at the end).\n\n"
+        + markdown_table(["operation", "median (s)", "p90 (s)"], rows)
+    )
 
 
 if __name__ == "__main__":

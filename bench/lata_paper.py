@@ -7,7 +7,7 @@ Parallel and List), and with a 4k-instruction i-cache per context (LATA against 
 Bipar, the network-processor systems; `topology.icache: 4096`, the tasks' `code_size`).  LATA is
 reported twice: the paper's run alone (Eq. 2 estimate, L0 as given: ``lata-paper``) and with our
 stated additions (``lata``, `solver.pipeline.lata`).  Random is the best of its draws for seeds
-0..R-1 (median reported).  Prints Markdown; ``--jsonl`` appends one line per (setting, L0, method).
+0..R-1 (median reported).  Prints Markdown and writes ``bench/results/lata-paper.json``; ``--jsonl`` appends one line per (setting, L0, method).
 
     python bench/lata_paper.py --random-seeds 5
 """
@@ -21,6 +21,7 @@ import sys
 import time
 
 import yaml
+from results import write_results
 
 from tasksolve.solver.pipeline import baselines
 from tasksolve.solver.pipeline.lata import lata
@@ -64,48 +65,95 @@ def run(problem: PipelineProblem, method: str, seeds: int) -> dict:
     }
 
 
+MODULES = [
+    "solver/pipeline/lata.py",
+    "solver/pipeline/lata_premap.py",
+    "solver/pipeline/baselines.py",
+    "solver/pipeline/problem.py",
+    "solver/pipeline/evaluation.py",
+    "solver/pipeline/mapping.py",
+    "solver/pipeline/sync.py",
+    "specs/examples/xeon-lata-dag.yaml",
+]
+IGNORE = ["*.seconds"]  # not shown: the heuristics take milliseconds on a shared machine
+
+
+def measure(spec_name: str, seeds: int) -> dict:
+    """Every (group, L0, method) run: the data of the results file."""
+    groups = []
+    for title, (icache, methods) in GROUPS.items():
+        spec = spec_with_icache(spec_name, icache)
+        rows = {}
+        for bound in BOUNDS:
+            problem = PipelineProblem.from_spec(spec, latency_max=bound)
+            rows[bound] = {m: run(problem, m, seeds) for m in methods}
+        groups.append({"title": title, "icache": icache, "methods": methods, "rows": rows})
+    return {"spec": spec_name, "random_seeds": seeds, "bounds": BOUNDS, "groups": groups}
+
+
+def reduction_vs_random(group: dict, bound: str) -> dict[str, float]:
+    """Latency reduction (%) of each method against Random at `bound` (the group must hold Random)."""
+    at = group["rows"][bound]
+    ref = at["random"]["latency_cycles"]
+    return {m: 100 * (1 - at[m]["latency_cycles"] / ref) for m in group["methods"] if m != "random"}
+
+
+def render_group(data: dict, group: dict) -> list[str]:
+    bounds, methods = data["bounds"], group["methods"]
+    lines = [f"#### {data['spec']}, {group['title']}: throughput (Mpps) / latency (cycles) by L0", ""]
+    lines.append("| L0 | " + " | ".join(methods) + " |")
+    lines.append("|---|" + "---|" * len(methods))
+    for bound in bounds:
+        cells = []
+        for m in methods:
+            r = group["rows"][bound][m]
+            cells.append(f"{r['throughput_mpps']:.3f} / {r['latency_cycles']:.0f}" + ("" if r["meets"] else "*"))
+        lines.append(f"| {bound} | " + " | ".join(cells) + " |")
+    lines += ["", "\\* misses L0 (closed-form latency after mapping).", ""]
+    if "random" in methods:
+        cut = reduction_vs_random(group, bounds[0])
+        lines += [
+            f"Latency reduction against Random at L0 = {bounds[0]}: "
+            + ", ".join(f"{m} {v:.1f}%" for m, v in cut.items()),
+            "",
+        ]
+    for m in methods:
+        series = [group["rows"][b][m]["throughput_mpps"] for b in bounds]
+        rising = all(a <= b + 1e-9 for a, b in zip(series, series[1:]))
+        lines.append(
+            f"- {m}: throughput {'non-decreasing' if rising else 'NOT monotone'} in L0; {series[0]:.3f} -> {series[-1]:.3f} Mpps"
+        )
+    return lines + [""]
+
+
+def render_markdown(data: dict) -> str:
+    lines = [
+        f"Command: `python bench/lata_paper.py --random-seeds {data['random_seeds']}` (closed form only, "
+        "deterministic: re-run by `bench/render.py --rerun-quick`).",
+        "",
+    ]
+    for group in data["groups"]:
+        lines += render_group(data, group)
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--spec", default="xeon-lata-dag")
     parser.add_argument("--random-seeds", type=int, default=5)
     parser.add_argument("--jsonl", help="append one JSON line per run here")
     args = parser.parse_args(argv)
-    log = open(args.jsonl, "a") if args.jsonl else None
-    for title, (icache, methods) in GROUPS.items():
-        spec = spec_with_icache(args.spec, icache)
-        rows: dict[str, dict[str, dict]] = {}
-        for bound in BOUNDS:
-            problem = PipelineProblem.from_spec(spec, latency_max=bound)
-            rows[bound] = {m: run(problem, m, args.random_seeds) for m in methods}
-            if log:
-                for row in rows[bound].values():
-                    log.write(json.dumps({"spec": args.spec, "icache": icache, "bound": bound, **row}) + "\n")
-        print(f"\n### {args.spec}, {title}: throughput (Mpps) / latency (cycles) by L0\n")
-        print("| L0 | " + " | ".join(methods) + " |")
-        print("|---|" + "---|" * len(methods))
-        for bound in BOUNDS:
-            cells = []
-            for m in methods:
-                r = rows[bound][m]
-                cells.append(f"{r['throughput_mpps']:.3f} / {r['latency_cycles']:.0f}" + ("" if r["meets"] else "*"))
-            print(f"| {bound} | " + " | ".join(cells) + " |")
-        print("\n\\* misses L0 (closed-form latency after mapping).")
-        if "random" in methods:
-            at = rows[BOUNDS[0]]
-            ref = at["random"]["latency_cycles"]
-            cut = {m: 100 * (1 - at[m]["latency_cycles"] / ref) for m in methods if m != "random"}
-            print(
-                f"\nLatency reduction against Random at L0 = {BOUNDS[0]}: "
-                + ", ".join(f"{m} {v:.1f}%" for m, v in cut.items())
-            )
-        for m in methods:
-            series = [rows[b][m]["throughput_mpps"] for b in BOUNDS]
-            rising = all(a <= b + 1e-9 for a, b in zip(series, series[1:]))
-            print(
-                f"- {m}: throughput {'non-decreasing' if rising else 'NOT monotone'} in L0; {series[0]:.3f} -> {series[-1]:.3f} Mpps"
-            )
-    if log:
-        log.close()
+    data = measure(args.spec, args.random_seeds)
+    if args.jsonl:
+        with open(args.jsonl, "a") as log:
+            for group in data["groups"]:
+                for bound, row in group["rows"].items():
+                    for r in row.values():
+                        log.write(
+                            json.dumps({"spec": args.spec, "icache": group["icache"], "bound": bound, **r}) + "\n"
+                        )
+    print(render_markdown(data))
+    write_results("lata-paper", data, modules=MODULES)
     return 0
 
 

@@ -24,12 +24,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import subprocess
 import sys
 import time
 
 import numpy as np
+from results import markdown_table, write_results
 from scipy.stats import spearmanr
 
 from tasksolve.simulate.analytic import BatchModel
@@ -157,6 +159,80 @@ def speed(name: str, plans: int, seed: int, repeats: int = 5) -> dict:
     return out
 
 
+MODULES = [
+    "solver/predictors/batch.py",
+    "solver/predictors/tables.py",
+    "solver/predictors/models.py",
+    "solver/predictors/codetable.py",
+    "simulate/analytic.py",
+]
+COLUMNS = ["spec", "TSBSched Spearman", "worst inversion", "top 1 / top 10 loss", "BlackBox Spearman"]
+COLUMNS += ["worst inversion", "top 1 / top 5 loss", "profiling runs"]
+
+
+def render_scale(data: dict) -> str:
+    cols = ["spec", "threads", "profiling runs", "profiling (s)", "prediction TSBSched / BlackBox (s)", "wall (s)"]
+    cols += ["peak RSS (MB)", "measured TSBSched / BlackBox (Mpps)"]
+    rows = [
+        [
+            r["spec"],
+            r["threads"],
+            f"{r['experiments']:,}",
+            f"{r['profiling_seconds']:.1f}",
+            f"{r['tsbsched']['predict_seconds']:.2f} / {r['blackbox']['predict_seconds']:.2f}",
+            f"{r['wall_seconds']:.1f}",
+            f"{r['peak_rss_mb']:.0f}",
+            f"{r['tsbsched']['measured'] / 1e6:.3f} / {r['blackbox']['measured'] / 1e6:.3f}",
+        ]
+        for r in data["rows"]
+    ]
+    return (
+        f"The scale part of `python bench/predictors.py --seed {data['seed']}` (`run_predictor` end to end, "
+        f"{data['samples']} random plans predicted, each spec in a fresh process, 2 worker processes, "
+        f"`{data['oracle']}` profiling; load average {data['load']:.1f} at the end):\n\n" + markdown_table(cols, rows)
+    )
+
+
+def render_speed(data: dict) -> str:
+    rows = [
+        [r["spec"], f"{r['tsbsched']:,.0f}", f"{r['blackbox']:,.0f}", f"{r['closed_form']:,.0f}"] for r in data["rows"]
+    ]
+    return (
+        f"The speed part of `python bench/predictors.py --seed 0` (plans/s once the tables hold what the plans "
+        f"need; {data['plans']:,} random plans, median of 5; load average {data['load']:.1f} at the end):\n\n"
+        + markdown_table(["spec", "TSBSched", "BlackBox", "closed form"], rows)
+    )
+
+
+def render_markdown(data: dict) -> str:
+    if data.get("section") == "scale":
+        return render_scale(data)
+    if data.get("section") == "speed":
+        return render_speed(data)
+    rows = []
+    for r in data["rows"]:
+        t, b = r["tsbsched"], r["blackbox"]
+        rows.append(
+            [
+                r["spec"],
+                f"{t['spearman']:.4f}",
+                f"{t['inversion']:.2%}",
+                f"{t['top1_loss']:.2%} / {t['top10_loss']:.2%}",
+                f"{b['spearman']:.4f}",
+                f"{b['inversion']:.2%}",
+                f"{b['top1_loss']:.2%} / {b['top5_loss']:.2%}",
+                r["experiments"],
+            ]
+        )
+    flags = "" if data["communication"] else " --no-communication"
+    oracle = "" if data["oracle"] == "analytic" else f" --oracle {data['oracle']}"
+    return (
+        f"`python bench/predictors.py --seed {data['seed']} --skip scale,speed{oracle}{flags}` (tables profiled on "
+        f"the `{data['oracle']}` oracle, judged on the closed form over all 1526 classes; deterministic: in the quick "
+        "set):\n\n" + markdown_table(COLUMNS, rows)
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seed", type=int, default=0)
@@ -173,48 +249,37 @@ def main() -> None:
         return
     skip = set(filter(None, args.skip.split(",")))
     if "ranking" not in skip:
-        print(
-            "| spec | profiling runs | TSBSched Spearman | worst inversion | top 1 / top 10 loss "
-            "| BlackBox Spearman | worst inversion | top 1 / top 5 loss |"
-        )
+        rows = []
         for name in SIX:
             r = ranking(name, args.oracle, args.des_plans, args.seed, not args.no_communication)
-            t, b = r["tsbsched"], r["blackbox"]
-            extra = f" (des {t['spearman_des']:.3f} / {b['spearman_des']:.3f})" if "spearman_des" in t else ""
-            print(
-                f"| {name} | {r['experiments']} | {t['spearman']:.4f} | {t['inversion']:.2%} "
-                f"| {t['top1_loss']:.2%} / {t['top10_loss']:.2%} | {b['spearman']:.4f} | {b['inversion']:.2%} "
-                f"| {b['top1_loss']:.2%} / {b['top5_loss']:.2%} |{extra}",
-                flush=True,
-            )
-            print("  loss curves:", [round(x, 4) for x in t["loss_curve"]], [round(x, 4) for x in b["loss_curve"]])
+            rows.append(r)
+            print(r["spec"], r["experiments"], r["tsbsched"]["spearman"], r["blackbox"]["spearman"], flush=True)
+        data = {"oracle": args.oracle, "seed": args.seed, "communication": not args.no_communication, "rows": rows}
+        name = "predictors-ranking" + ("" if args.oracle == "analytic" else f"-{args.oracle}")
+        name += "" if not args.no_communication else "-no-communication"
+        if not args.des_plans:
+            write_results(name, data, modules=MODULES)
+        print(render_markdown(data))
     if "scale" not in skip:
+        scale = []
         for name in LARGE:
-            cmd = [
-                sys.executable,
-                __file__,
-                "--scale-one",
-                name,
-                "--oracle",
-                args.oracle,
-                "--samples",
-                str(args.samples),
-                "--seed",
-                str(args.seed),
-            ]
+            cmd = [sys.executable, __file__, "--scale-one", name, "--oracle", args.oracle]
+            cmd += ["--samples", str(args.samples), "--seed", str(args.seed)]
             done = subprocess.run(cmd, capture_output=True, text=True, check=True)
-            r = json.loads(done.stdout.strip().splitlines()[-1])
-            print(
-                f"| {name} | {r['threads']} | {r['experiments']} | {r['profiling_seconds']:.1f} | "
-                f"{r['tsbsched']['predict_seconds']:.2f} / {r['blackbox']['predict_seconds']:.2f} | "
-                f"{r['wall_seconds']:.1f} | {r['peak_rss_mb']:.0f} | "
-                f"{r['tsbsched']['measured'] / 1e6:.3f} / {r['blackbox']['measured'] / 1e6:.3f} |",
-                flush=True,
-            )
+            scale.append(json.loads(done.stdout.strip().splitlines()[-1]))
+            print(scale[-1], flush=True)
+        data = {"section": "scale", "seed": args.seed, "samples": args.samples, "oracle": args.oracle, "rows": scale}
+        data["load"] = os.getloadavg()[0]
+        write_results("predictors-scale", data, modules=MODULES)
+        print(render_markdown(data))
     if "speed" not in skip:
+        speeds = []
         for name in ("t2-ipfwd-l1-x8", "t2-ipfwd-mix-x8"):
-            r = speed(name, args.speed_plans, args.seed)
-            print(f"| {name} | {r['tsbsched']:.3g} | {r['blackbox']:.3g} | {r['closed_form']:.3g} |", flush=True)
+            speeds.append(speed(name, args.speed_plans, args.seed))
+            print(speeds[-1], flush=True)
+        data = {"section": "speed", "plans": args.speed_plans, "rows": speeds, "load": os.getloadavg()[0]}
+        write_results("predictors-speed", data, modules=MODULES)
+        print(render_markdown(data))
 
 
 if __name__ == "__main__":

@@ -13,6 +13,9 @@ their hashes tell `bench/render.py --check` when a figure is older than the code
 The script also defines ``render_markdown(data: dict) -> str``: the section of BENCHMARKS.md
 between ``<!-- BEGIN <name> -->`` and ``<!-- END <name> -->`` is that function's output on the
 results file's ``data``, so the text can only say what the file holds.
+
+``TASKSOLVE_BENCH_RESULTS`` (an environment variable) sends the file to another folder: that is
+how ``bench/render.py --rerun-quick`` re-runs a script without touching the recorded figures.
 """
 
 from __future__ import annotations
@@ -71,7 +74,9 @@ def module_hashes(modules: list[str]) -> dict[str, str]:
 
 
 def _finite(value: Any) -> Any:
-    """JSON without NaN/Infinity tokens: a non-finite float becomes null."""
+    """JSON without NaN/Infinity tokens: a non-finite float becomes null (NumPy scalars become Python's)."""
+    if hasattr(value, "item") and not isinstance(value, dict | list | tuple):
+        value = value.item()
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, dict):
@@ -81,9 +86,15 @@ def _finite(value: Any) -> Any:
     return value
 
 
+def results_dir() -> Path:
+    """Where results files go: ``bench/results`` or ``$TASKSOLVE_BENCH_RESULTS``."""
+    return Path(os.environ.get("TASKSOLVE_BENCH_RESULTS") or RESULTS)
+
+
 def write_results(name: str, data: dict[str, Any], *, modules: list[str], command: str | None = None) -> Path:
     """Write ``bench/results/<name>.json`` (see the module docstring) and return its path."""
-    RESULTS.mkdir(parents=True, exist_ok=True)
+    folder = results_dir()
+    folder.mkdir(parents=True, exist_ok=True)
     record = {
         "name": name,
         "command": command or "python " + " ".join([os.path.relpath(sys.argv[0], ROOT), *sys.argv[1:]]),
@@ -94,7 +105,7 @@ def write_results(name: str, data: dict[str, Any], *, modules: list[str], comman
         "modules": module_hashes(modules),
         "data": _finite(data),
     }
-    path = RESULTS / f"{name}.json"
+    path = folder / f"{name}.json"
     path.write_text(json.dumps(record, indent=2, allow_nan=False) + "\n")
     return path
 
@@ -102,3 +113,10 @@ def write_results(name: str, data: dict[str, Any], *, modules: list[str], comman
 def read_results(name: str) -> dict[str, Any]:
     """The results file ``bench/results/<name>.json`` as written by `write_results`."""
     return json.loads((RESULTS / f"{name}.json").read_text())
+
+
+def markdown_table(columns: list[str], rows: list[list[Any]]) -> str:
+    """A markdown table: a header row, a separator and one line per row (cells as str)."""
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
+    return "\n".join(lines)

@@ -19,8 +19,10 @@ import platform
 import statistics
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
+from results import markdown_table, write_results
 
 from tasksolve.simulate import BatchModel, SimulationOracle
 from tasksolve.solver.binding.samplers import balanced_plans, uniform_plans
@@ -66,6 +68,82 @@ def sampler_speed(name: str, plans: int, seed: int) -> tuple[float, float]:
     return uniform, plans / (time.perf_counter() - start)
 
 
+MODULES_BATCH = ["simulate/analytic.py", "simulate/model.py", "simulate/locks.py"]
+MODULES_DES = ["simulate/oracle.py", "simulate/measurement.py", "simulate/model.py", "simulate/service.py"] + [
+    f"simulate/des/{p.name}" for p in sorted((Path(__file__).resolve().parents[1] / "simulate" / "des").glob("*.py"))
+]
+MODULES_SAMPLERS = ["solver/binding/samplers.py"]
+BATCH_SPECS = ("t2-ipfwd-l1-x8", "t2-ipfwd-mix-x8", "t2-ipfwd-intadd-x2", "t2-ipfwd-x20")
+DES_SPECS = ("t2-ipfwd-l1-x8", "t2-ipfwd-mix-x8", "t2-asplos12-mix", "t2-ipfwd-intadd-x2", "t2-ipfwd-x20")
+SAMPLER_SPECS = ("t2-ipfwd-l1-x8", "t2-ipfwd-x20", "t2-constrained")
+
+
+def _command(data: dict) -> str:
+    a = data["args"]
+    return (
+        f"`python bench/simulate_speed.py --seed {a['seed']} --batch-plans {a['batch_plans']} "
+        f"--repeats {a['repeats']} --des-plans {a['des_plans']}`"
+    )
+
+
+def render_batch(data: dict) -> str:
+    rows = [
+        [r["spec"], r["threads"], f"{r['median']:,.0f}", f"{r['best']:,.0f}", f"{r['worst']:,.0f}"]
+        for r in data["rows"]
+    ]
+    return (
+        f"{_command(data)}: `BatchModel.evaluate` on {data['args']['batch_plans']:,} uniformly drawn plans per "
+        f"repeat, all figures per plan (total, per-instance and minimum throughput, latencies), "
+        f"{data['args']['repeats']} repeats; load average {data['load']:.1f} at the start:\n\n"
+        + markdown_table(["spec", "threads", "median plans/s", "best plans/s", "worst plans/s"], rows)
+    )
+
+
+def render_des(data: dict) -> str:
+    rows = [
+        [
+            r["spec"],
+            r["threads"],
+            f"{r['wall_median']:.1f}",
+            f"{r['cpu_median']:.1f}",
+            f"{r['cpu_p90']:.1f}",
+            f"{r['cpu_mean']:.1f}",
+            f"{r['packets_median']:.0f}",
+            f"{100 * r['max_half_width']:.2f}%",
+        ]
+        for r in data["rows"]
+    ]
+    columns = [
+        "spec",
+        "threads",
+        "median ms/plan (wall)",
+        "median ms/plan (CPU)",
+        "p90 ms/plan (CPU)",
+        "mean ms/plan (CPU)",
+        "median packets",
+        "max rel. half-width",
+    ]
+    return (
+        f"{_command(data)}: `SimulationOracle.evaluate`, the spec's settings (saturated sources, deterministic "
+        f"service, queues of 16, 1% precision), {data['args']['des_plans']} uniformly drawn plans per spec; "
+        f"load average {data['load']:.1f} at the start:\n\n" + markdown_table(columns, rows)
+    )
+
+
+def render_samplers(data: dict) -> str:
+    rows = [[r["spec"], r["threads"], f"{r['uniform']:,.0f}", f"{r['balanced']:,.0f}"] for r in data["rows"]]
+    return "Samplers (100,000 plans):\n\n" + markdown_table(
+        ["spec", "threads", "uniform plans/s", "balanced plans/s"], rows
+    )
+
+
+RENDERERS = {"oracle-batch-speed": render_batch, "simulation-speed": render_des, "sampler-speed": render_samplers}
+
+
+def render_markdown(data: dict) -> str:
+    return RENDERERS[data["section"]](data)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seed", type=int, default=0)
@@ -73,43 +151,43 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=7, help="closed-form repeats")
     parser.add_argument("--des-plans", type=int, default=60, help="plans simulated per spec")
     args = parser.parse_args(argv)
-    print("## Cost-oracle speed\n")
-    print(
-        f"`python bench/simulate_speed.py --seed {args.seed} --batch-plans {args.batch_plans} "
-        f"--repeats {args.repeats} --des-plans {args.des_plans}`  \n"
-        f"Python {platform.python_version()}, NumPy {np.__version__}, {platform.machine()}, "
-        f"{os.cpu_count()} CPUs (shared, noisy); one process.\n"
-    )
-    print("### Closed form, batch (`BatchModel.evaluate`, all figures per plan)\n")
-    print("| spec | threads | plans per repeat | median plans/s | best plans/s | worst plans/s |")
-    print("|---|---|---|---|---|---|")
-    for name in ("t2-ipfwd-l1-x8", "t2-ipfwd-mix-x8", "t2-ipfwd-intadd-x2", "t2-ipfwd-x20"):
+    common = {"args": vars(args), "python": platform.python_version(), "numpy": np.__version__}
+    batch = []
+    for name in BATCH_SPECS:
+        load = os.getloadavg()[0]
         rates = batch_speed(name, args.batch_plans, args.repeats, args.seed)
-        threads = len(load_spec(name).threads)
-        print(
-            f"| {name} | {threads} | {args.batch_plans} | {statistics.median(rates):,.0f} | "
-            f"{max(rates):,.0f} | {min(rates):,.0f} |"
-        )
-    print("\n### Simulation (SimPy, 1% precision, saturated, deterministic service)\n")
-    print(
-        "| spec | threads | plans | median ms/plan (wall) | median ms/plan (CPU) | p90 ms/plan (CPU) | "
-        "mean ms/plan (CPU) | median packets | max rel. half-width |"
-    )
-    print("|---|---|---|---|---|---|---|---|---|")
-    for name in ("t2-ipfwd-l1-x8", "t2-ipfwd-mix-x8", "t2-asplos12-mix", "t2-ipfwd-intadd-x2", "t2-ipfwd-x20"):
+        row = {"spec": name, "threads": len(load_spec(name).threads), "median": statistics.median(rates)}
+        batch.append({**row, "best": max(rates), "worst": min(rates), "load": load})
+        print(batch[-1], flush=True)
+    data = {**common, "section": "oracle-batch-speed", "rows": batch, "load": batch[0]["load"]}
+    write_results("oracle-batch-speed", data, modules=MODULES_BATCH)
+    des = []
+    load = os.getloadavg()[0]
+    for name in DES_SPECS:
         times, cpu, packets, widths = des_speed(name, args.des_plans, args.seed)
-        threads = len(load_spec(name).threads)
-        print(
-            f"| {name} | {threads} | {len(times)} | {statistics.median(times):.1f} | {statistics.median(cpu):.1f} | "
-            f"{np.percentile(cpu, 90):.1f} | {statistics.mean(cpu):.1f} | "
-            f"{statistics.median(packets):.0f} | {100 * max(widths):.2f}% |"
+        des.append(
+            {
+                "spec": name,
+                "threads": len(load_spec(name).threads),
+                "wall_median": statistics.median(times),
+                "cpu_median": statistics.median(cpu),
+                "cpu_p90": float(np.percentile(cpu, 90)),
+                "cpu_mean": statistics.mean(cpu),
+                "packets_median": statistics.median(packets),
+                "max_half_width": max(widths),
+            }
         )
-    print("\n### Samplers\n")
-    print("| spec | threads | uniform plans/s | balanced plans/s |")
-    print("|---|---|---|---|")
-    for name in ("t2-ipfwd-l1-x8", "t2-ipfwd-x20", "t2-constrained"):
+        print(des[-1], flush=True)
+    write_results(
+        "simulation-speed", {**common, "section": "simulation-speed", "rows": des, "load": load}, modules=MODULES_DES
+    )
+    samplers = []
+    for name in SAMPLER_SPECS:
         uniform, balanced = sampler_speed(name, 100_000, args.seed)
-        print(f"| {name} | {len(load_spec(name).threads)} | {uniform:,.0f} | {balanced:,.0f} |")
+        samplers.append(
+            {"spec": name, "threads": len(load_spec(name).threads), "uniform": uniform, "balanced": balanced}
+        )
+    write_results("sampler-speed", {**common, "section": "sampler-speed", "rows": samplers}, modules=MODULES_SAMPLERS)
     return 0
 
 

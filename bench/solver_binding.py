@@ -11,35 +11,92 @@ against the best of N random plans (measured), balanced placement and BlackBox's
 from __future__ import annotations
 
 import argparse
+import os
 import platform
+import sys
 import time
+
+from results import ROOT, markdown_table, write_results
 
 from tasksolve.solver.binding.cpsat import solve_binding
 from tasksolve.solver.binding.problem import BindingProblem
 from tasksolve.specs import load_spec
 
+PROOF_COLUMNS = [
+    "spec",
+    "threads",
+    "seed",
+    "status",
+    "wall time (s)",
+    "local search (s)",
+    "configuration bound (s)",
+    "objective (Mpps)",
+    "bound (Mpps)",
+    "bound from",
+    "gap",
+]
+MODULES = [
+    "solver/binding/cpsat.py",
+    "solver/binding/problem.py",
+    "solver/binding/local_search.py",
+    "solver/binding/configurations.py",
+    "solver/binding/configuration_lp.py",
+    "simulate/analytic.py",
+]
+# The quick re-run checks the statuses, optima, bounds and gaps exactly; wall times depend on the machine's
+# load by a factor of ten or more (1 s quiet, 10-17 s at load average 11), beyond any useful band.
+IGNORE = ["load", "rows.*.wall", "rows.*.local_search", "rows.*.configuration"]
 
-def proof_table(names: list[str], time_limit: float, workers: int, repeats: int, seed: int) -> list[str]:
-    lines = [
-        "| spec | threads | seed | status | wall time (s) | local search (s) | configuration bound (s) | "
-        "objective (Mpps) | bound (Mpps) | bound from | gap |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
-    ]
+
+def proof_rows(names: list[str], time_limit: float, workers: int, repeats: int, seed: int) -> list[dict]:
+    rows = []
     for name in names:
         spec = load_spec(name)
         for r in range(repeats):
             start = time.perf_counter()
             result = solve_binding(BindingProblem(spec), time_limit=time_limit, workers=workers, seed=seed + r)
             wall = time.perf_counter() - start
-            best = result.best
-            heuristic = result.local_search
-            configuration = result.configuration_bound
-            lines.append(
-                f"| {name} | {len(spec.threads)} | {seed + r} | {result.status} | {wall:.2f} | "
-                f"{heuristic.wall_time if heuristic else 0:.2f} | {configuration.wall_time if configuration else 0:.2f} | "
-                f"{best.objective / 1e6:.3f} | {best.bound / 1e6:.3f} | {best.bound_source} | {best.gap:.2e} |"
+            best, heuristic, configuration = result.best, result.local_search, result.configuration_bound
+            rows.append(
+                {
+                    "spec": name,
+                    "threads": len(spec.threads),
+                    "seed": seed + r,
+                    "status": str(result.status),
+                    "wall": wall,
+                    "local_search": heuristic.wall_time if heuristic else 0.0,
+                    "configuration": configuration.wall_time if configuration else 0.0,
+                    "objective_mpps": round(best.objective / 1e6, 6),
+                    "bound_mpps": round(best.bound / 1e6, 6),
+                    "bound_from": best.bound_source,
+                    "gap": f"{best.gap:.2e}",
+                }
             )
-    return lines
+            print(rows[-1], flush=True)
+    return rows
+
+
+def render_markdown(data: dict) -> str:
+    rows = [
+        [
+            r["spec"],
+            r["threads"],
+            r["seed"],
+            r["status"],
+            f"{r['wall']:.2f}",
+            f"{r['local_search']:.2f}",
+            f"{r['configuration']:.2f}",
+            f"{r['objective_mpps']:.3f}",
+            f"{r['bound_mpps']:.3f}",
+            r["bound_from"],
+            r["gap"],
+        ]
+        for r in data["rows"]
+    ]
+    return (
+        f"`{data['command']}` ({data['workers']} CP-SAT workers, one run per seed, {data['time_limit']:.0f} s limit; "
+        f"load average {data['load']:.1f} at the start):\n\n" + markdown_table(PROOF_COLUMNS, rows)
+    )
 
 
 def quality_table(names: list[str], time_limit: float, workers: int, seed: int, samples: int) -> list[str]:
@@ -88,6 +145,8 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--samples", type=int, default=5000)
+    parser.add_argument("--specs", default="t2-ipfwd-l1-x8,t2-ipfwd-mix-x8,t2-ipfwd-x20", help="proof part's specs")
+    parser.add_argument("--name", default="binding-proof", help="results file of the proof part")
     parser.add_argument("--skip-quality", action="store_true")
     parser.add_argument("--skip-proof", action="store_true")
     args = parser.parse_args()
@@ -95,10 +154,12 @@ def main() -> None:
         f"machine: {platform.processor() or platform.machine()}, {platform.python_version()}, workers={args.workers}\n"
     )
     if not args.skip_proof:
-        print("### CP-SAT proves the closed-form optimum\n")
-        print("\n".join(proof_table(["t2-ipfwd-l1-x8", "t2-ipfwd-mix-x8"], 60, args.workers, args.repeats, args.seed)))
-        print()
-        print("\n".join(proof_table(["t2-ipfwd-x20"], 60, args.workers, args.repeats, args.seed)))
+        load = os.getloadavg()[0]
+        rows = proof_rows(args.specs.split(","), 60, args.workers, args.repeats, args.seed)
+        command = "python " + " ".join([os.path.relpath(sys.argv[0], ROOT), *sys.argv[1:]])
+        data = {"rows": rows, "workers": args.workers, "time_limit": 60, "load": load, "command": command}
+        write_results(args.name, data, modules=MODULES)
+        print(render_markdown(data))
     if not args.skip_quality:
         print("\n### CP-SAT plan against the other methods (all measured on the simulation)\n")
         print(

@@ -23,6 +23,8 @@ import sys
 import time
 from pathlib import Path
 
+from results import write_results
+
 from tasksolve.solver.makespan import Schedule, ScheduledTask, schedule_violations, solve_makespan
 from tasksolve.solver.makespan.stg import read_optimal_csv, read_stg
 
@@ -218,8 +220,25 @@ def main(argv: list[str] | None = None) -> int:
         f"{platform.system()} {platform.release()}, Python {platform.python_version()}; "
         f"time limit {args.time_limit:g} s per case, 1 worker, seed {args.seed}\n"
     )
-    print(summary(args.data, rows, table, len(cases)))
+    text = summary(args.data, rows, table, len(cases))
+    print(text)
+    mode = "deterministic time" if args.deterministic else "wall clock"
+    data = {"time_limit": args.time_limit, "seed": args.seed, "mode": mode, "cases": len(cases), "summary": text}
+    write_results("stg-makespan", data, modules=MODULES)
     return 0
+
+
+MODULES = [
+    f"solver/makespan/{p.name}"
+    for p in sorted((Path(__file__).resolve().parents[1] / "solver" / "makespan").glob("*.py"))
+]
+
+
+def render_markdown(data: dict) -> str:
+    return (
+        f"Time limit {data['time_limit']:g} s per case ({data['mode']}), 1 worker, seed {data['seed']}; "
+        f"{data['cases']} cases (the command is in the results file):\n\n" + data["summary"]
+    )
 
 
 if __name__ == "__main__":
