@@ -157,7 +157,7 @@ def render_markdown(data: dict) -> str:
         " where there are too many classes). Best known: the best simulated placement class (every"
         " class simulated once; `pin`, `forbid`, `latency_max` not applied) or CP-SAT's closed-form plan"
         " simulated, whichever is higher, +- its 95% half-width. Mpps throughout; times in seconds on"
-        f" {data['machine']}.",
+        " the machine the results file names.",
         "",
     ]
     header = (
@@ -200,7 +200,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.render:
         record = read_results(NAME)
-        print(render_markdown({**record["data"], "machine": record["machine"]["cpu_model"]}))
+        print(render_markdown(record["data"]))
         return
     rows = []
     if args.append:  # add to (or replace in) the rows of the results file
