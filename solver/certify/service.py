@@ -16,6 +16,10 @@
 * A pipeline problem (``pipeline=``) samples pipeline plans instead of bindings
   (`solver.certify.pipeline_samples`): each record then also holds its plan as JSON under
   ``pipeline`` (a binding record has no such key, so binding files read as before).
+* One measurement per placement class (`solver.certify.measure.ClassOracle`): each worker measures
+  a class once, seeded by the class and the run's seed, and reuses it for every later visit, so a
+  value never depends on which sample reached the class first; ``measured`` in a record counts the
+  oracle runs it cost (0: every plan it looked at was known).  Pipeline plans are measured as drawn.
 * A measurement that fails (the oracle raises) or runs past `timeout` seconds is retried once;
   if it fails again it is recorded with ``"status": "failed"`` and the error, and the run goes on.
   Running past a time limit is one exception, `simulate.errors.SimulationTimeout`, whether the
@@ -46,6 +50,8 @@ from tasksolve.solver.errors import BadProblemError
 from tasksolve.specs import Plan, Spec
 
 FORMAT = 1
+#: how plans are measured (the samples header records it: a change refuses --resume)
+MEASURE = "once per placement class, seeded by the class"
 PLAN_BLOCK = 1024
 LOCK_NAME = ".tasksolve.lock"
 #: the sampling designs (`solver.certify.designs`): what one sample is
@@ -73,10 +79,16 @@ class Record:
     start: list[int] | None = None  # local-optima design: the random start (plan i of the stream)
     steps: int | None = None  # local-optima design: improving moves to the local optimum
     pipeline: dict | None = None  # pipeline problems: the plan (`solver.pipeline.sampling.encode`)
+    measured: int | None = None  # oracle runs this record cost (`solver.certify.measure`)
 
     def to_json(self) -> str:
-        data = {k: v for k, v in self.__dict__.items() if not (k == "pipeline" and v is None)}
-        return json.dumps(data, separators=(",", ":"))
+        """One strict JSON line: a non-finite figure (e.g. an unbounded half-width) is null."""
+        data = {
+            k: (None if isinstance(v, float) and not np.isfinite(v) else v)
+            for k, v in self.__dict__.items()
+            if not (k in ("pipeline", "measured") and v is None)
+        }
+        return json.dumps(data, separators=(",", ":"), allow_nan=False)
 
 
 def objective_value(measurement: Any, objective: str) -> float:
@@ -262,9 +274,14 @@ def _make_worker(
     oracle_factory: Callable[[Spec], Any] | None,
     design: str = "random",
     pipeline: Any = None,
+    seed_of_run: int = 0,
 ) -> _Worker:
     oracle = oracle_factory(spec) if oracle_factory else make_oracle(spec, oracle_kind)
     climber = None
+    if pipeline is None:
+        from tasksolve.solver.certify.measure import ClassOracle
+
+        oracle = ClassOracle(spec, oracle, seed_of_run)
     if pipeline is not None:
         from tasksolve.solver.certify.pipeline_samples import PipelineSampler
 
@@ -314,6 +331,7 @@ def _attempts(worker: _Worker, index: int, sample_seed: int, take, contexts, sta
     oracle is recorded with the drawn `contexts` / `pipeline`, not raised."""
     timeout = worker.timeout if threading.current_thread() is threading.main_thread() else None
     error = None
+    before = getattr(worker.oracle, "measured", None)
     for attempt in (1, 2):
         try:
             if timeout:
@@ -337,6 +355,7 @@ def _attempts(worker: _Worker, index: int, sample_seed: int, take, contexts, sta
                 start=start,
                 steps=steps,
                 pipeline=measured,
+                measured=None if before is None else worker.oracle.measured - before,
             )
         except SimulationTimeout as exc:  # the service's alarm, or the oracle's own cap (oracle.time_cap)
             error = f"timed out after {timeout:g}s" if str(exc) == "alarm" else f"{type(exc).__name__}: {exc}"
@@ -415,7 +434,7 @@ class SamplingService:
             from tasksolve.solver.certify.pipeline_samples import identity as pipeline_identity
 
             return pipeline_identity(self.design)
-        plans: dict[str, Any] = {"sampler": "uniform", "block": PLAN_BLOCK}
+        plans: dict[str, Any] = {"sampler": "uniform", "block": PLAN_BLOCK, "measure": MEASURE}
         if self.design == "local-optima":
             from tasksolve.solver.certify.designs import identity
 
@@ -523,6 +542,7 @@ class SamplingService:
             self.oracle_factory,
             self.design,
             self.pipeline,
+            self.seed,
         )
         from tasksolve.simulate.registry import exclusive
 

@@ -177,7 +177,7 @@ def certify_command(
     else:
         console.print(outcome.certificate.summary(), markup=False)
         console.print(f"wrote {out / 'certificate.json'} and {outcome.service.path}", markup=False)
-    if outcome.certificate.verdict != "certified":
+    if not outcome.certificate.positive:
         raise typer.Exit(EXIT_NEGATIVE)
 
 
@@ -277,7 +277,7 @@ def run_command(
     if getattr(result.report, "failed_steps", None):
         err_console.print(f"error: solver step(s) failed: {', '.join(result.report.failed_steps)}", markup=False)
         raise typer.Exit(EXIT_FAILURE)
-    if result.outcome.certificate.verdict != "certified":
+    if not result.outcome.certificate.positive:
         raise typer.Exit(EXIT_NEGATIVE)
 
 
