@@ -62,11 +62,10 @@ def bound_summaries(bounds: list[Any], oracle_kind: str) -> list[BoundSummary]:
         view = bound_view(bound)
         applies = view.oracle == oracle_kind
         model = {"analytic": "closed form", "des": "simulation"}.get(view.oracle or "", view.oracle or "model")
-        label = (
-            f"rigorous bound on the {model}" if applies else f"the {model}'s bound (not of the {oracle_kind} oracle)"
-        )
+        here = {"analytic": "closed form", "des": "simulation"}.get(oracle_kind, f"{oracle_kind} oracle")
+        label = f"rigorous bound on the {model}" if applies else f"the {model}'s bound (not a bound on the {here})"
         if not applies and view.proven_optimum is not None:
-            label = f"the {model}'s proven optimum (not of the {oracle_kind} oracle)"
+            label = f"the {model}'s proven optimum (not a bound on the {here})"
         out.append(
             BoundSummary(
                 label=label,
