@@ -95,9 +95,7 @@ def test_heavy_tail_gives_no_finite_optimum():
 
 
 def test_a_failed_solver_step_forbids_certified_even_with_a_bound():
-    decision = decide(
-        evidence(bounds=[bound(99.5)], failed_steps=["configuration bound"], oracle="analytic")
-    )
+    decision = decide(evidence(bounds=[bound(99.5)], failed_steps=["configuration bound"], oracle="analytic"))
     assert decision.verdict == "not_certified" and "failed_step" in codes(decision)
     assert decision.basis == "solver"
 
