@@ -4,7 +4,6 @@ intervals are open or whose estimate is infinite or null (`no_finite_optimum`, `
 from __future__ import annotations
 
 import math
-
 from types import SimpleNamespace as NS
 
 import pytest
