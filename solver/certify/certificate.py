@@ -107,13 +107,11 @@ class SamplesSummary(_Typed):
     design: str
     draws: str = "random plans"  # what one draw is, in words
     covers: str = ""  # what the draw bound is a statement about
-    classes: int | None = None  # distinct placement classes measured (`service.MeasureCache`)
-    measurements: int | None = None  # oracle measurements run (the rest reused a class's)
+    classes: int | None = None  # distinct placement classes among the samples (`solver.certify.measure`)
     nulls: dict[str, str] = field(default_factory=dict)
     WHY_NULL: ClassVar[dict[str, str]] = {
         "best": "no sample was measured",
-        "classes": "not counted for this oracle",
-        "measurements": "not counted for this oracle",
+        "classes": "pipeline plans are not grouped in placement classes",
     }
 
 

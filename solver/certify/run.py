@@ -379,7 +379,6 @@ def _certificate(run: _Run, service, ev, decision, atom, analysis, why_not, hist
         measured = run.measured
     draws, covers = assemble.draws_and_cover(service.design, run.oracle_kind, service.pipeline is not None)
     records = [service.records[i] for i in sorted(service.records) if i < n_used]
-    counted = [r.measured for r in records if r.measured is not None]
     classes = None
     if hasattr(run.oracle, "key") and service.pipeline is None:
         classes = len({run.oracle.key(r.contexts) for r in records if r.status == "ok"})
@@ -410,7 +409,6 @@ def _certificate(run: _Run, service, ev, decision, atom, analysis, why_not, hist
             draws=draws,
             covers=covers,
             classes=classes,
-            measurements=sum(counted) if counted else None,
         ),
         optimum=assemble.optimum(ev, atom, values, run.confidence, why_not),
         gap=assemble.gaps(decision),

@@ -18,8 +18,8 @@
   ``pipeline`` (a binding record has no such key, so binding files read as before).
 * One measurement per placement class (`solver.certify.measure.ClassOracle`): each worker measures
   a class once, seeded by the class and the run's seed, and reuses it for every later visit, so a
-  value never depends on which sample reached the class first; ``measured`` in a record counts the
-  oracle runs it cost (0: every plan it looked at was known).  Pipeline plans are measured as drawn.
+  value never depends on which sample reached the class first; `SamplingService.measurements`
+  counts the oracle runs this process paid for.  Pipeline plans are measured as drawn.
 * A measurement that fails (the oracle raises) or runs past `timeout` seconds is retried once;
   if it fails again it is recorded with ``"status": "failed"`` and the error, and the run goes on.
   Running past a time limit is one exception, `simulate.errors.SimulationTimeout`, whether the
@@ -79,14 +79,13 @@ class Record:
     start: list[int] | None = None  # local-optima design: the random start (plan i of the stream)
     steps: int | None = None  # local-optima design: improving moves to the local optimum
     pipeline: dict | None = None  # pipeline problems: the plan (`solver.pipeline.sampling.encode`)
-    measured: int | None = None  # oracle runs this record cost (`solver.certify.measure`)
 
     def to_json(self) -> str:
         """One strict JSON line: a non-finite figure (e.g. an unbounded half-width) is null."""
         data = {
             k: (None if isinstance(v, float) and not np.isfinite(v) else v)
             for k, v in self.__dict__.items()
-            if not (k in ("pipeline", "measured") and v is None)
+            if not (k == "pipeline" and v is None)
         }
         return json.dumps(data, separators=(",", ":"), allow_nan=False)
 
@@ -331,7 +330,6 @@ def _attempts(worker: _Worker, index: int, sample_seed: int, take, contexts, sta
     oracle is recorded with the drawn `contexts` / `pipeline`, not raised."""
     timeout = worker.timeout if threading.current_thread() is threading.main_thread() else None
     error = None
-    before = getattr(worker.oracle, "measured", None)
     for attempt in (1, 2):
         try:
             if timeout:
@@ -355,7 +353,6 @@ def _attempts(worker: _Worker, index: int, sample_seed: int, take, contexts, sta
                 start=start,
                 steps=steps,
                 pipeline=measured,
-                measured=None if before is None else worker.oracle.measured - before,
             )
         except SimulationTimeout as exc:  # the service's alarm, or the oracle's own cap (oracle.time_cap)
             error = f"timed out after {timeout:g}s" if str(exc) == "alarm" else f"{type(exc).__name__}: {exc}"
@@ -364,8 +361,18 @@ def _attempts(worker: _Worker, index: int, sample_seed: int, take, contexts, sta
     return Record(index, contexts, "failed", attempts=2, error=error, seed=sample_seed, start=start, pipeline=pipeline)
 
 
+class _Chunk(list):
+    """A chunk's records (one per job, as the executor checks) with ``cost``: the oracle runs they
+    took (0 when every plan's class was known); pickled with the list."""
+
+    cost: int = 0
+
+
 def _measure_chunk(worker: _Worker, jobs: list[tuple[int, list[int], int]]) -> list[Record]:
-    return [_measure_one(worker, *job) for job in jobs]
+    before = getattr(worker.oracle, "measured", 0)
+    records = _Chunk(_measure_one(worker, *job) for job in jobs)
+    records.cost = getattr(worker.oracle, "measured", 0) - before
+    return records
 
 
 # ------------------------------------------------------------------ the service
@@ -389,6 +396,7 @@ class SamplingService:
     design: str = "random"  # see DESIGNS
     pipeline: Any = None  # a PipelineProblem: sample pipeline plans (`solver.certify.pipeline_samples`)
     records: dict[int, Record] = field(default_factory=dict)
+    measurements: int = 0  # oracle runs this process's `ensure` calls cost (not in the file: a cost, not data)
 
     def __post_init__(self) -> None:
         self.path = Path(self.path)
@@ -550,6 +558,7 @@ class SamplingService:
         executor = Executor(workers=1 if alone else self.workers, scheduler=None if alone else self.scheduler)
         with executor.map(_measure_chunk, jobs, init=_make_worker, init_args=init_args) as stream:
             for _, records in stream:
+                self.measurements += getattr(records, "cost", 0)
                 self._append(records)
                 if on_progress:
                     on_progress(len(records))

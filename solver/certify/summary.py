@@ -41,12 +41,12 @@ def summary_text(cert: Any) -> str:
 
     perf, opt, samples = cert.plan_performance, cert.optimum, cert.samples
     lines = [
-        cert.sentence[:1].upper() + cert.sentence[1:],
+        cert.sentence,
         f"verdict: {cert.verdict} (exit {cert.exit_code}; basis: {cert.basis})",
         f"plan: {display.with_half_width(perf.value, perf.half_width, cert.objective)} on the "
         + {"des": "simulation", "analytic": "closed form"}.get(perf.oracle, f"{perf.oracle} oracle"),
         f"sample: {samples.n} {samples.draws} ({samples.failed} failed)"
-        + (f", {samples.classes} placement classes, {samples.measurements} measurements" if samples.classes else ""),
+        + (f", {samples.classes} placement classes" if samples.classes else ""),
     ]
     if samples.covers:
         lines.append(f"the draw bound covers {samples.covers}")

@@ -96,11 +96,20 @@ def validate(
 
 def schema(
     out: Path | None = typer.Option(None, "--out", "-o", help="Write the schema to this file instead of stdout."),
+    certificate: bool = typer.Option(
+        False, "--certificate", help="The JSON Schema of certificate.json instead of the spec format's."
+    ),
 ) -> None:
-    """Print the JSON Schema of the spec format (for editors such as yaml-language-server)."""
-    from tasksolve.specs.schema import spec_json_schema
+    """Print the JSON Schema of the spec format (for editors such as yaml-language-server), or of
+    the certificate (--certificate)."""
+    if certificate:
+        from tasksolve.solver.certify.certificate import certificate_schema
 
-    text = json.dumps(spec_json_schema(), indent=2)
+        text = json.dumps(certificate_schema(), indent=2)
+    else:
+        from tasksolve.specs.schema import spec_json_schema
+
+        text = json.dumps(spec_json_schema(), indent=2)
     if out is None:
         typer.echo(text)
     else:

@@ -73,40 +73,45 @@ def _figures(cert, analysis, history, comparison, selection_curves) -> tuple[lis
         shown.append(
             ("ecdf", caption, fg.png(fg.ecdf_figure(values, cert.plan_performance.value, objective, what, estimate)))
         )
-    if cert.optimum.top_atom is not None or analysis is None:
+    if analysis is None:
         omitted.append(
-            "The EVT diagnostics (mean excess, QQ, profile likelihood) are not drawn: "
-            + (
-                "the sample's best value is hit by many draws, so no Generalised Pareto tail is fitted."
-                if cert.optimum.top_atom is not None
-                else "EVT could not analyse the sample."
-            )
+            "The EVT diagnostics (mean excess, QQ, profile likelihood) are not drawn: EVT could not analyse the sample."
         )
     else:
-        for fid, caption, fig, axes in (
+        note = (
+            "Not used for the verdict (the best value is hit by several draws, so the GPD tail does not hold): "
+            if cert.optimum.top_atom is not None
+            else ""
+        )
+        for fid, caption, draw, axes in (
             (
                 "mean-excess",
                 f"Mean excess beyond each level ({what}): the tail is fitted beyond the dashed threshold, where the "
                 "curve is roughly straight (falling: a finite optimum).",
-                plots.plot_mean_excess(analysis),
+                plots.plot_mean_excess,
                 "xy",
             ),
             (
                 "qq",
                 f"Excesses beyond the threshold ({what}) against the fitted Generalised Pareto quantiles: points on "
                 "the diagonal mean the fit describes the tail.",
-                plots.plot_qq(analysis),
+                plots.plot_qq,
                 "xy",
             ),
             (
                 "profile",
                 "Profile log-likelihood of the optimum: the interval is where the curve stays above the dashed line "
                 "(Wilks' theorem); an interval open on one side runs off the plot.",
-                plots.plot_profile(analysis),
+                plots.plot_profile,
                 "x",
             ),
         ):
-            shown.append((fid, caption, fg.png(fg.in_unit(fig, objective, axes, "{unit}" if axes == "x" else None))))
+            why = _degenerate(fid, analysis)
+            if why:
+                omitted.append(f"The {fid.replace('-', ' ')} plot is not drawn: {why}.")
+                continue
+            figure = fg.in_unit(draw(analysis), objective, axes, "{unit}" if axes == "x" else None)
+            shown.append((fid, note + caption, fg.png(figure)))
     if history is not None and len(history.steps) > 1:
         caption = (
             f"Sequential sampling ({what}): the best sample and the estimate as the sample grew, until the verdict "
@@ -116,6 +121,19 @@ def _figures(cert, analysis, history, comparison, selection_curves) -> tuple[lis
     elif history is not None:
         omitted.append("The sequential history is not drawn: the verdict was decided at the first look.")
     return shown, omitted
+
+
+def _degenerate(fid: str, analysis) -> str | None:
+    """Why a diagnostic plot would be empty or misleading (None: draw it)."""
+    import numpy as np
+
+    if fid == "mean-excess":
+        me = analysis.mean_excess()
+        if np.count_nonzero(np.isfinite(me.values)) < 3:
+            return "fewer than 3 distinct levels have values beyond them"
+    if fid == "qq" and analysis.exceedances < 3:
+        return "fewer than 3 values lie beyond the threshold"
+    return None
 
 
 def _better_rows(cert, comparison, baselines) -> list[tuple[str, str, str]]:
@@ -199,7 +217,7 @@ def _answer(spec: Spec, plan: Plan, cert, comparison, pin_lines: list[str]) -> s
     bindings = "".join(
         f"<tr><td>{e(str(thread))}</td><td>{e(str(context))}</td></tr>" for thread, context in plan.bindings.items()
     )
-    sentence = cert.sentence[:1].upper() + cert.sentence[1:]
+    sentence = cert.sentence
     return f"""<section id="answer" style="border-left:6px solid {colour};padding:.2em 1em;margin:1em 0">
 <p class="sentence" style="font-size:1.25em;color:{colour}"><b>{e(sentence)}</b></p>
 <p class="value">The plan's {quantity}: <b style="font-size:1.3em">{e(value)}</b> on the {e(_oracle(perf.oracle))}
@@ -251,7 +269,7 @@ def _evidence_table(cert) -> str:
     flags = "<br>".join(
         f"<b>{e(f)}</b>: {e(FLAG_NOTES.get(f, 'EVT could not analyse the sample'))}" for f in cert.flags
     )
-    measured = f", {samples.classes} placement classes, {samples.measurements} measurements" if samples.classes else ""
+    measured = f", {samples.classes} placement classes" if samples.classes else ""
     return f"""<table>
 <tr><th>sample</th><td>{samples.n} {e(samples.draws)} ({samples.failed} failed{measured})</td></tr>
 <tr><th>the draw bound covers</th><td>{e(samples.covers)}</td></tr>
