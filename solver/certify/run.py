@@ -6,7 +6,7 @@ builds the evidence at every step and stops once the verdict is *decided* (`deci
 or settled by the solver's evidence that more samples cannot change -- never on a GPD fit the
 verdict would reject.  With a target gap (``--target-gap``): N_init samples, then N_delta more,
 up to `max_samples`.  Without one, a fixed sample of ``--samples`` plans; on the default path (no
-sample size given, the local-optima design) the fixed size is a ceiling and sampling stops
+``--samples``, the local-optima design) the fixed size (the spec's ``certify.samples``, else 1000) is a ceiling and sampling stops
 adaptively (`ADAPTIVE_INIT` restarts, then `ADAPTIVE_STEP` more) once the verdict is decided.
 
 Every plan the run measures itself -- the plan, the probe's restarts, the balanced baselines --
@@ -17,6 +17,7 @@ placement class, seeded by the class), so the plan and a sample of its class hav
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,6 +56,7 @@ class CertifyOutcome:
     analysis: Any  # evt.EVTResult (None if the sample could not be analysed)
     history: Any  # evt.SequentialResult or None
     service: SamplingService
+    seconds: dict[str, float] | None = None  # wall time per step: prepare (plan, probes), sampling, verdict, ...
 
 
 def decided(decision: Decision, beat_bound: float | None) -> bool:
@@ -134,7 +136,9 @@ def certify(spec: Spec, *, out_dir: Path, compare_samples: int | None = 0, **opt
 
         compare_samples = resolve(compare_samples, options["oracle_kind"], outcome.certificate.samples.n)
         if compare_samples:
+            clock = time.perf_counter()
             outcome.certificate.designs = compare_designs(spec, out_dir, outcome.certificate, compare_samples, options)
+            outcome.seconds["other design"] = time.perf_counter() - clock
         return outcome
     finally:
         release_lock(lock)
@@ -233,7 +237,7 @@ def _certify(
     minimize = spec.objective == "latency"
     confidence = confidence if confidence is not None else settings.confidence
     sequential_mode = target_gap is not None
-    adaptive = not sequential_mode and samples is None and not settings.samples and design == "local-optima"
+    adaptive = not sequential_mode and samples is None and design == "local-optima"
     n_fixed = samples or settings.samples or DEFAULT_SAMPLES.get(design, DEFAULT_SAMPLES["random"])
     n_init = n_init or settings.n_init
     n_delta = n_delta or settings.n_delta
@@ -258,8 +262,11 @@ def _certify(
     )
     service.open(resume=resume, force=force)
     all_bounds = ([rigorous] if rigorous is not None else []) + list(bounds or [])
+    clock, seconds = time.perf_counter(), {}
     run = _prepare(spec, service, plan, known, all_bounds, probes, minimize, confidence, oracle_kind, oracle_factory)
     run.target_gap = target_gap if target_gap is not None else (settings.target_gap or DEFAULT_TARGET_GAP)
+    seconds["prepare"] = time.perf_counter() - clock
+    clock = time.perf_counter()
     bar = _Progress(progress, n_init if sequential_mode else n_fixed, minimize, run.show)
     with bar:
         bar.set_completed(len(service.records))
@@ -271,6 +278,8 @@ def _certify(
         else:
             service.ensure(n_fixed, on_progress=lambda d: bar.advance(d, service))
             history, n_used = None, n_fixed
+    seconds["sampling"] = time.perf_counter() - clock
+    clock = time.perf_counter()
     values = service.values(n_used)
     if values.size == 0:
         raise evt.EVTError("no sample could be measured (every measurement failed)")
@@ -281,10 +290,13 @@ def _certify(
         analysis, why_not = _analyze(values, minimize, confidence, seed)
     ev, decision, atom = run.judge(values, analysis, why_not)
     certificate = _certificate(run, service, ev, decision, atom, analysis, why_not, history, values, n_used, seed)
+    seconds["verdict"] = time.perf_counter() - clock
+    clock = time.perf_counter()
     certificate.baselines = assemble.baselines(
         spec, values, minimize, balanced, seed, run.oracle, spec.objective, design
     )
-    return CertifyOutcome(certificate, analysis, history, service)
+    seconds["baselines"] = time.perf_counter() - clock
+    return CertifyOutcome(certificate, analysis, history, service, seconds)
 
 
 def _prepare(spec, service, plan, known, bounds, probes, minimize, confidence, oracle_kind, oracle_factory) -> _Run:

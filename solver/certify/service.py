@@ -18,8 +18,7 @@
   ``pipeline`` (a binding record has no such key, so binding files read as before).
 * One measurement per placement class (`solver.certify.measure.ClassOracle`): each worker measures
   a class once, seeded by the class and the run's seed, and reuses it for every later visit, so a
-  value never depends on which sample reached the class first; `SamplingService.measurements`
-  counts the oracle runs this process paid for.  Pipeline plans are measured as drawn.
+  value never depends on which sample reached the class first.  Pipeline plans are measured as drawn.
 * A measurement that fails (the oracle raises) or runs past `timeout` seconds is retried once;
   if it fails again it is recorded with ``"status": "failed"`` and the error, and the run goes on.
   Running past a time limit is one exception, `simulate.errors.SimulationTimeout`, whether the
@@ -361,18 +360,8 @@ def _attempts(worker: _Worker, index: int, sample_seed: int, take, contexts, sta
     return Record(index, contexts, "failed", attempts=2, error=error, seed=sample_seed, start=start, pipeline=pipeline)
 
 
-class _Chunk(list):
-    """A chunk's records (one per job, as the executor checks) with ``cost``: the oracle runs they
-    took (0 when every plan's class was known); pickled with the list."""
-
-    cost: int = 0
-
-
 def _measure_chunk(worker: _Worker, jobs: list[tuple[int, list[int], int]]) -> list[Record]:
-    before = getattr(worker.oracle, "measured", 0)
-    records = _Chunk(_measure_one(worker, *job) for job in jobs)
-    records.cost = getattr(worker.oracle, "measured", 0) - before
-    return records
+    return [_measure_one(worker, *job) for job in jobs]
 
 
 # ------------------------------------------------------------------ the service
@@ -396,7 +385,6 @@ class SamplingService:
     design: str = "random"  # see DESIGNS
     pipeline: Any = None  # a PipelineProblem: sample pipeline plans (`solver.certify.pipeline_samples`)
     records: dict[int, Record] = field(default_factory=dict)
-    measurements: int = 0  # oracle runs this process's `ensure` calls cost (not in the file: a cost, not data)
 
     def __post_init__(self) -> None:
         self.path = Path(self.path)
@@ -558,7 +546,6 @@ class SamplingService:
         executor = Executor(workers=1 if alone else self.workers, scheduler=None if alone else self.scheduler)
         with executor.map(_measure_chunk, jobs, init=_make_worker, init_args=init_args) as stream:
             for _, records in stream:
-                self.measurements += getattr(records, "cost", 0)
                 self._append(records)
                 if on_progress:
                     on_progress(len(records))
