@@ -20,9 +20,10 @@ def show_value(value: float | None, objective: str) -> str:
 
 
 def interval_text(optimum: Any, objective: str) -> str:
-    """``[lower, upper]``, an open end written as such (``[10.94 Mpps, open)``)."""
-    lower = show_value(optimum.lower, objective)
-    upper = show_value(optimum.upper, objective)
+    """``[lower, upper]``, an open end written as such (``[10.94 Mpps, open)``): an end that is
+    infinite, or null in the JSON (the interval has no finite limit on that side)."""
+    lower = "open" if optimum.lower is None else show_value(optimum.lower, objective)
+    upper = "open" if optimum.upper is None else show_value(optimum.upper, objective)
     left = "(" if lower in ("open", "none") else "["
     right = ")" if upper in ("open", "none") else "]"
     return f"{left}{lower}, {upper}{right}"

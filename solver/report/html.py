@@ -64,7 +64,12 @@ def _figures(cert, analysis, history, comparison, selection_curves) -> tuple[lis
     )
     shown.append(("estimates", caption, fg.png(fg.estimates_figure(cert))))
     values = _sample_values(cert)
-    if values:
+    if values and len(set(values)) == 1:
+        omitted.append(
+            f"The sample's distribution is not drawn: all {len(values)} samples ({what}) have one value, "
+            f"{display.objective_value(values[0], objective)}."
+        )
+    elif values:
         caption = (
             f"Distribution of the certificate's sample ({what}, n = {len(values)}): the share of the sample at or "
             "below each value; dotted: the plan; dashed: the estimated optimum."
@@ -136,8 +141,9 @@ def _degenerate(fid: str, analysis) -> str | None:
     return None
 
 
-def _better_rows(cert, comparison, baselines) -> list[tuple[str, str, str]]:
-    """(what, its value, how much better the plan is) for the first screen."""
+def _better_rows(cert, comparison, baselines, answer: str | None = None) -> list[tuple[str, str, str]]:
+    """(what, its value, how much better the plan is) for the first screen; `answer` is the
+    method whose plan is the answer (its own rows are left out)."""
     objective = cert.objective
     plan = cert.plan_performance.value
     rows = []
@@ -146,12 +152,15 @@ def _better_rows(cert, comparison, baselines) -> list[tuple[str, str, str]]:
         if value in (None, 0) or plan is None:
             return "-"
         gain = (abs(value) - abs(plan)) / abs(value) if objective == "latency" else (plan - value) / abs(value)
+        if abs(gain) < 5e-4:
+            return "equal"
         word = "better" if gain >= 0 else "worse"
         return f"{abs(gain):.1%} {word}"
 
     for row in comparison or []:
         value = row.get("simulated")
-        if value is None or row.get("method") in (None, "the plan"):
+        method = str(row.get("method") or "")
+        if value is None or not method or (answer and method.split()[0] == answer):
             continue
         shown = display.with_half_width(
             abs(value) if objective == "latency" else value, row.get("half_width"), objective
@@ -203,7 +212,7 @@ def write_report(
     )
 
 
-def _answer(spec: Spec, plan: Plan, cert, comparison, pin_lines: list[str]) -> str:
+def _answer(spec: Spec, plan: Plan, cert, comparison, pin_lines: list[str], answer: str | None = None) -> str:
     """The first screen: the verdict's sentence, the plan's value, what it beats, where threads go."""
     e = html.escape
     perf = cert.plan_performance
@@ -212,7 +221,7 @@ def _answer(spec: Spec, plan: Plan, cert, comparison, pin_lines: list[str]) -> s
     quantity = "latency" if cert.objective == "latency" else "throughput"
     better = "".join(
         f"<tr><td>{e(what)}</td><td>{e(shown)}</td><td><b>{e(gain)}</b></td></tr>"
-        for what, shown, gain in _better_rows(cert, comparison, cert.baselines)
+        for what, shown, gain in _better_rows(cert, comparison, cert.baselines, answer)
     )
     bindings = "".join(
         f"<tr><td>{e(str(thread))}</td><td>{e(str(context))}</td></tr>" for thread, context in plan.bindings.items()
@@ -229,6 +238,11 @@ def _answer(spec: Spec, plan: Plan, cert, comparison, pin_lines: list[str]) -> s
 <p>Pin the threads (context <i>i</i> is CPU <i>i</i> in the topology's order; map it with <code>lscpu -e</code>):</p>
 <pre>{e(chr(10).join(pin_lines))}</pre>
 </section>"""
+
+
+class _Ends:
+    def __init__(self, lower, upper) -> None:
+        self.lower, self.upper = lower, upper
 
 
 def _oracle(kind: str) -> str:
@@ -259,7 +273,7 @@ def _evidence_table(cert) -> str:
     estimate = num(opt.estimate) if opt.estimate is not None else f"none ({e(why_none)})"
     designs = "".join(
         f"<tr><th>for comparison: {e(d['design'])} design, {d['n']} samples (not used for the verdict)</th>"
-        f"<td>{num(d.get('estimate'))}, [{num(d.get('lower'))}, {num(d.get('upper'))}]"
+        f"<td>{num(d.get('estimate'))}, {e(interval_text(_Ends(d.get('lower'), d.get('upper')), cert.objective))}"
         + (" (best value hit many times: open)" if d.get("top_atom") else "")
         + "</td></tr>"
         for d in (cert.designs or [])[1:]
@@ -320,7 +334,7 @@ figure{{margin:1em 0}} img{{max-width:100%}}
 <h1>tasksolve: {e(spec.name)}</h1>
 <p>{len(spec.threads)} threads of {", ".join(e(a) for a in spec.applications)} on {e(spec.topology.name)}
 ({e(spec.topology.describe())}); objective <b>{e(objective)}</b>.</p>
-{_answer(spec, plan, cert, comparison, pin_lines)}
+{_answer(spec, plan, cert, comparison, pin_lines, (solve or {}).get("method"))}
 <h2>Evidence</h2>
 <p><i>{e(cert.verdict_meaning)}</i> (basis: {e(cert.basis)}). Why:</p>
 <ul>{reasons_html}</ul>
