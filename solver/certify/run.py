@@ -3,8 +3,8 @@
 Sampling stops on the verdict's own rules (`solver.certify.verdict`): the sequential algorithm
 (ASPLOS'12 Figure 13, `evt.sequential`) runs over the sampling service with a stopping rule that
 builds the evidence at every step and stops once the verdict is *decided* (`decided`): positive,
-or settled by the solver's evidence that more samples cannot change -- never on a GPD fit the
-verdict would reject.  With a target gap (``--target-gap``): N_init samples, then N_delta more,
+settled by the solver's evidence that more samples cannot change, or unable to saturate (an
+atom at the top that too few draws reach) -- never on a GPD fit the verdict would reject.  With a target gap (``--target-gap``): N_init samples, then N_delta more,
 up to `max_samples`.  Without one, a fixed sample of ``--samples`` plans; on the default path (no
 ``--samples``, the local-optima design) the fixed size (the spec's ``certify.samples``, else 1000) is a ceiling and sampling stops
 adaptively (`ADAPTIVE_INIT` restarts, then `ADAPTIVE_STEP` more) once the verdict is decided.
@@ -38,7 +38,7 @@ from tasksolve.solver.certify.certificate import (
 )
 from tasksolve.solver.certify.designs import DEFAULT_DESIGN, DEFAULT_SAMPLES, PROBES, probe
 from tasksolve.solver.certify.service import SamplingService, acquire_lock, objective_value, release_lock
-from tasksolve.solver.certify.verdict import Decision, decide
+from tasksolve.solver.certify.verdict import SATURATION_SHARE, Decision, decide
 from tasksolve.specs import Plan, Spec
 
 #: the adaptive default path: first look after this many restarts (the draw bound is then 1%),
@@ -59,14 +59,27 @@ class CertifyOutcome:
     seconds: dict[str, float] | None = None  # wall time per step: prepare (plan, probes), sampling, verdict, ...
 
 
-def decided(decision: Decision, beat_bound: float | None) -> bool:
+def decided(decision: Decision, beat_bound: float | None, atom=None) -> bool:
     """Sampling more cannot change the verdict: it is positive (a `best_found` only once the
-    draw bound is at most `DECIDED_DRAW_BOUND`), or it rests on the solver's evidence alone."""
+    draw bound is at most `DECIDED_DRAW_BOUND`), it rests on the solver's evidence alone, or the
+    search cannot saturate: the best value is an atom (so no GPD interval will be used) whose
+    share of the draws is below `verdict.SATURATION_SHARE` even at its upper 95% Clopper-Pearson
+    limit (`unsaturable`)."""
     if decision.basis in ("solver", "proven optimum"):
         return True
     if not decision.positive:
-        return False
+        return atom is not None and decision.verdict == "not_certified" and unsaturable(atom.hits, atom.n)
     return decision.verdict != "best_found" or (beat_bound is not None and beat_bound <= DECIDED_DRAW_BOUND)
+
+
+def unsaturable(hits: int, n: int, confidence: float = 0.95) -> bool:
+    """The upper `confidence` Clopper-Pearson limit of the best value's share is below
+    `SATURATION_SHARE` (one-sided: ``Beta(confidence; hits + 1, n - hits)``)."""
+    from scipy import stats
+
+    if hits >= n:
+        return False
+    return float(stats.beta.ppf(confidence, hits + 1, n - hits)) < SATURATION_SHARE
 
 
 class _Progress:
@@ -358,7 +371,7 @@ def _sample(run: _Run, bar: _Progress, *, n_init: int, n_delta: int, limit: int,
     def stop(sample: np.ndarray, result) -> bool:
         why = None if result is not None else "the sample cannot be analysed at this size"
         _, decision, atom = run.judge(sample, result, why)
-        return decided(decision, atom.beat_bound if atom is not None else None)
+        return decided(decision, atom.beat_bound if atom is not None else None, atom)
 
     history = evt.sequential(
         sampler,

@@ -268,7 +268,8 @@ class _Judge:
 
     def plan_text(self) -> str:
         ev = self.ev
-        hw = f" +/- {self.show(ev.plan_half_width)}" if ev.plan_half_width else ""
+        shown = self.show(ev.plan_half_width) if ev.plan_half_width else ""
+        hw = f" +/- {shown}" if shown and shown != self.show(0.0) else ""
         return f"{self.show(ev.plan_value)}{hw}"
 
     # ---------------------------------------------------------------- the evidence, in sentences
@@ -382,7 +383,7 @@ def _proven(j: _Judge) -> Decision | None:
     for b in j.applicable:
         lost = loss(ev.pessimistic, b.value, ev.minimize)
         if lost <= ev.target_gap:
-            hw = f", counting its {j.show(ev.plan_half_width)} half-width against it" if ev.plan_half_width else ""
+            hw = ", counting its half-width against it" if ev.plan_half_width else ""
             sentence = (
                 f"proven: the plan ({j.plan_text()}) is within the {j.target} target of the best possible "
                 f"on the {_oracle_name(ev.oracle)}{hw}: the {b.source} bound proves no plan exceeds "
