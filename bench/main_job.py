@@ -1,7 +1,7 @@
 """The main job (`tasksolve run`) on built-in examples: wall time per phase, the verdict, and
 what certification cost.
 
-    nice python bench/main_job.py [--specs t2-ipfwd-intadd-x2,t2-ipfwd-l1-x8,...] [--workers 1]
+    nice python bench/main_job.py [--specs t2-ipfwd-intadd-x2,t2-ipfwd-l1-x8,...] [--workers 1] [--name main_job]
 
 Each spec runs `solver.certify.job.run` in this process with the defaults a new user gets (the
 spec's oracle, time limit and seed; no `--samples`: the adaptive default path), into a fresh
@@ -98,6 +98,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--specs", default=DEFAULT)
     parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--name", default="main_job", help="results file name (bench/results/NAME.json)")
     args = parser.parse_args()
     import os
 
@@ -112,7 +113,7 @@ def main() -> None:
         )
     load = os.getloadavg()
     data = {"runs": runs, "workers": args.workers, "load_note": f"{load[0]:.1f} / {load[1]:.1f} (1 / 5 min)"}
-    path = write_results("main_job", data, modules=MODULES)
+    path = write_results(args.name, data, modules=MODULES)
     print(render_markdown(data))
     print(f"wrote {path}")
 

@@ -41,9 +41,9 @@ from tasksolve.solver.certify.service import SamplingService, acquire_lock, obje
 from tasksolve.solver.certify.verdict import SATURATION_SHARE, Decision, decide
 from tasksolve.specs import Plan, Spec
 
-#: the adaptive default path: first look after this many restarts (the draw bound is then 1%),
-#: then every `ADAPTIVE_STEP` more
-ADAPTIVE_INIT = 300
+#: the adaptive default path: first look after this many samples, then every `ADAPTIVE_STEP`
+#: more (a negative verdict may be decided at the first look; a `best_found` needs 299 draws)
+ADAPTIVE_INIT = 100
 ADAPTIVE_STEP = 100
 #: a `best_found` verdict counts as decided once one more draw beats the best with at most this
 #: probability (95% confidence): 299 draws
@@ -61,12 +61,13 @@ class CertifyOutcome:
 
 def decided(decision: Decision, beat_bound: float | None, atom=None) -> bool:
     """Sampling more cannot change the verdict: it is positive (a `best_found` only once the
-    draw bound is at most `DECIDED_DRAW_BOUND`), it rests on the solver's evidence alone, or the
+    draw bound is at most `DECIDED_DRAW_BOUND`), it rests on the solver's evidence or a known plan
+    that beats the plan by more than the target (rules 1-3: more samples cannot undo them), or the
     search cannot saturate: the best value is an atom (so no GPD interval will be used) whose
     share of the draws is below `verdict.SATURATION_SHARE` even at its upper 95% Clopper-Pearson
     limit (`unsaturable`)."""
-    if decision.basis in ("solver", "proven optimum"):
-        return True
+    if decision.basis in ("solver", "proven optimum", "known plan"):
+        return True  # more samples only add known plans: a plan beaten by more than the target stays beaten
     if not decision.positive:
         return atom is not None and decision.verdict == "not_certified" and unsaturable(atom.hits, atom.n)
     return decision.verdict != "best_found" or (beat_bound is not None and beat_bound <= DECIDED_DRAW_BOUND)

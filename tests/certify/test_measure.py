@@ -60,6 +60,7 @@ def test_sampling_stops_only_on_a_decided_verdict():
     assert not decided(decision("best_found", "draw bound"), DECIDED_DRAW_BOUND * 1.01)
     assert decided(decision("best_found", "draw bound"), DECIDED_DRAW_BOUND)
     assert decided(decision("not_certified", "proven optimum"), None)  # more samples cannot change it
+    assert decided(decision("not_certified", "known plan"), None)
     for verdict in ("not_certified", "refuted", "no_finite_optimum"):
         assert not decided(decision(verdict), 0.001)
 
