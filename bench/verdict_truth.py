@@ -112,6 +112,15 @@ def render_markdown(data: dict) -> str:
             power = f"{pos / len(within):.0%}" if within else "-"
             route_text = ", ".join(f"{k} {v}" for k, v in sorted(routes.items())) or "none"
             out.append(f"| {oracle} | {plan} | {len(within)} | {route_text} | {power} | {len(beyond)} | {wrong} |")
+    found = [r for r in rows if r["verdict"] == "best_found"]
+    if found:
+        worst = max(r["short"] for r in found)
+        specs = sorted({r["spec"] for r in rows})
+        out += [
+            "",
+            f"`best_found` verdicts: {len(found)}; the largest shortfall of such a plan to the known optimum: "
+            f"{max(worst, 0.0):.2%}. Specs: {', '.join(specs)}.",
+        ]
     verdicts = Counter((r["oracle"], r["plan"], r["verdict"]) for r in rows)
     out += ["", "All verdicts: " + "; ".join(f"{o} {p} `{v}` {c}" for (o, p, v), c in sorted(verdicts.items()))]
     return "\n".join(out)
