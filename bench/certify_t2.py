@@ -18,6 +18,10 @@ from tasksolve.solver.certify.job import run
 from tasksolve.specs import load_spec
 
 
+def _mpps(value) -> str:
+    return "open" if value is None or value != value or abs(value) == float("inf") else f"{value / 1e6:.3f}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seed", type=int, default=0)
@@ -53,10 +57,10 @@ def main() -> None:
         c = outcome.certificate
         opt = c.optimum
         print(
-            f"| {name} | {len(spec.threads)} | {wall:.1f} | {c.samples['n']} ({c.samples['failed']}) | "
-            f"{c.plan_performance['value'] / 1e6:.3f} | {c.samples['best'] / 1e6:.3f} | "
-            f"{opt['estimate'] / 1e6:.3f} [{opt['lower'] / 1e6:.3f}, {opt['upper'] / 1e6:.3f}] | "
-            f"{_pct(c.gap['estimate'])} / {_pct(c.gap['far_limit'])} | {c.verdict} |"
+            f"| {name} | {len(spec.threads)} | {wall:.1f} | {c.samples.n} ({c.samples.failed}) | "
+            f"{c.plan_performance.value / 1e6:.3f} | {c.samples.best / 1e6:.3f} | "
+            f"{_mpps(opt.estimate)} [{_mpps(opt.lower)}, {_mpps(opt.upper)}] | "
+            f"{_pct(c.gap.estimate)} / {_pct(c.gap.far_limit)} | {c.verdict} |"
         )
 
 
