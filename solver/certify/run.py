@@ -258,21 +258,8 @@ def _certify(
     limit = (max_samples or settings.max_samples) if sequential_mode else n_fixed
     if sequential_mode and limit < n_init:
         raise ValueError(f"max samples ({limit}) is below n_init ({n_init})")
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    service = SamplingService(
-        spec,
-        out_dir / "samples.jsonl",
-        seed=seed,
-        oracle_kind=oracle_kind,
-        workers=workers,
-        max_samples=limit,
-        timeout=timeout,
-        objective=spec.objective,
-        oracle_factory=oracle_factory,
-        scheduler=scheduler,
-        design=design,
-        pipeline=pipeline,
+    service = _service(
+        spec, Path(out_dir), seed, oracle_kind, workers, limit, timeout, oracle_factory, scheduler, design, pipeline
     )
     service.open(resume=resume, force=force)
     all_bounds = ([rigorous] if rigorous is not None else []) + list(bounds or [])
@@ -281,17 +268,8 @@ def _certify(
     run.target_gap = target_gap if target_gap is not None else (settings.target_gap or DEFAULT_TARGET_GAP)
     seconds["prepare"] = time.perf_counter() - clock
     clock = time.perf_counter()
-    bar = _Progress(progress, n_init if sequential_mode else n_fixed, minimize, run.show)
-    with bar:
-        bar.set_completed(len(service.records))
-        if sequential_mode:
-            history, n_used = _sample(run, bar, n_init=n_init, n_delta=n_delta, limit=limit, seed=seed)
-        elif adaptive:
-            first = min(ADAPTIVE_INIT, n_fixed)
-            history, n_used = _sample(run, bar, n_init=first, n_delta=ADAPTIVE_STEP, limit=n_fixed, seed=seed)
-        else:
-            service.ensure(n_fixed, on_progress=lambda d: bar.advance(d, service))
-            history, n_used = None, n_fixed
+    mode = "sequential" if sequential_mode else ("adaptive" if adaptive else "fixed")
+    history, n_used = _draw(run, mode, progress, n_init, n_delta, limit, n_fixed, seed)
     seconds["sampling"] = time.perf_counter() - clock
     clock = time.perf_counter()
     values = service.values(n_used)
@@ -311,6 +289,41 @@ def _certify(
     )
     seconds["baselines"] = time.perf_counter() - clock
     return CertifyOutcome(certificate, analysis, history, service, seconds)
+
+
+def _draw(run: _Run, mode: str, progress: bool, n_init: int, n_delta: int, limit: int, n_fixed: int, seed: int):
+    """Sample as `mode` says ("sequential", "adaptive" or "fixed"): (history or None, samples used)."""
+    service = run.service
+    bar = _Progress(progress, n_init if mode == "sequential" else n_fixed, run.minimize, run.show)
+    with bar:
+        bar.set_completed(len(service.records))
+        if mode == "sequential":
+            return _sample(run, bar, n_init=n_init, n_delta=n_delta, limit=limit, seed=seed)
+        if mode == "adaptive":
+            first = min(ADAPTIVE_INIT, n_fixed)
+            return _sample(run, bar, n_init=first, n_delta=ADAPTIVE_STEP, limit=n_fixed, seed=seed)
+        service.ensure(n_fixed, on_progress=lambda d: bar.advance(d, service))
+        return None, n_fixed
+
+
+def _service(
+    spec, out_dir: Path, seed, oracle_kind, workers, limit, timeout, oracle_factory, scheduler, design, pipeline
+):
+    out_dir.mkdir(parents=True, exist_ok=True)
+    return SamplingService(
+        spec,
+        out_dir / "samples.jsonl",
+        seed=seed,
+        oracle_kind=oracle_kind,
+        workers=workers,
+        max_samples=limit,
+        timeout=timeout,
+        objective=spec.objective,
+        oracle_factory=oracle_factory,
+        scheduler=scheduler,
+        design=design,
+        pipeline=pipeline,
+    )
 
 
 def _prepare(spec, service, plan, known, bounds, probes, minimize, confidence, oracle_kind, oracle_factory) -> _Run:

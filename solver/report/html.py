@@ -78,6 +78,23 @@ def _figures(cert, analysis, history, comparison, selection_curves) -> tuple[lis
         shown.append(
             ("ecdf", caption, fg.png(fg.ecdf_figure(values, cert.plan_performance.value, objective, what, estimate)))
         )
+    _diagnostics(cert, analysis, what, shown, omitted)
+    if history is not None and len(history.steps) > 1:
+        caption = (
+            f"Sequential sampling ({what}): the best sample and the estimate as the sample grew, until the verdict "
+            "was decided or the budget ended."
+        )
+        shown.append(("sequential", caption, fg.png(fg.in_unit(plots.plot_sequential(history), objective, "y"))))
+    elif history is not None:
+        omitted.append("The sequential history is not drawn: the verdict was decided at the first look.")
+    return shown, omitted
+
+
+def _diagnostics(cert, analysis, what: str, shown: list, omitted: list) -> None:
+    """The EVT diagnostics (mean excess, QQ, profile likelihood), each drawn or left out with the reason."""
+    from tasksolve.evt import plots
+
+    objective = cert.objective
     if analysis is None:
         omitted.append(
             "The EVT diagnostics (mean excess, QQ, profile likelihood) are not drawn: EVT could not analyse the sample."
@@ -117,15 +134,6 @@ def _figures(cert, analysis, history, comparison, selection_curves) -> tuple[lis
                 continue
             figure = fg.in_unit(draw(analysis), objective, axes, "{unit}" if axes == "x" else None)
             shown.append((fid, note + caption, fg.png(figure)))
-    if history is not None and len(history.steps) > 1:
-        caption = (
-            f"Sequential sampling ({what}): the best sample and the estimate as the sample grew, until the verdict "
-            "was decided or the budget ended."
-        )
-        shown.append(("sequential", caption, fg.png(fg.in_unit(plots.plot_sequential(history), objective, "y"))))
-    elif history is not None:
-        omitted.append("The sequential history is not drawn: the verdict was decided at the first look.")
-    return shown, omitted
 
 
 def _degenerate(fid: str, analysis) -> str | None:
