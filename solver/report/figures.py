@@ -35,8 +35,11 @@ def _pyplot():
     return plt
 
 
-def in_unit(fig, objective: str, axes: str = "x", label: str | None = None, sign: float = 1.0):
-    """Rescale the tick labels of `axes` ("x", "y" or "xy") of every axis of `fig` to the unit."""
+def in_unit(
+    fig, objective: str, axes: str = "x", label: str | None = None, sign: float = 1.0, ylabel: str | None = None
+):
+    """Rescale the tick labels of `axes` ("x", "y" or "xy") of every axis of `fig` to the unit;
+    `label` / `ylabel` (``{unit}`` is replaced by the quantity and unit) name the axes."""
     from matplotlib.ticker import FuncFormatter, MaxNLocator
 
     scale, name = unit(objective)
@@ -48,6 +51,8 @@ def in_unit(fig, objective: str, axes: str = "x", label: str | None = None, sign
             axis.set_major_locator(MaxNLocator(nbins=6))
         if label is not None and "x" in axes:
             ax.set_xlabel(label.format(unit=name))
+        if ylabel is not None and "y" in axes:
+            ax.set_ylabel(ylabel.format(unit=name))
     return fig
 
 
@@ -119,6 +124,8 @@ def estimates_figure(cert):
         if est is not None and (low is None) != (high is None):
             opened[len(rows)] = low if low is not None else high
         head = "best value, hit many times" if entry.get("top_atom") else "EVT estimate"
+        if est is None:
+            head = "no finite estimate"
         rows.append((f"{head}: {entry['design']} design, {entry.get('n', '?')} samples", est, low, high, "#4a78b0"))
     for bound in cert.bounds:
         if bound.value is not None:

@@ -132,7 +132,15 @@ def _diagnostics(cert, analysis, what: str, shown: list, omitted: list) -> None:
             if why:
                 omitted.append(f"The {fid.replace('-', ' ')} plot is not drawn: {why}.")
                 continue
-            figure = fg.in_unit(draw(analysis), objective, axes, "{unit}" if axes == "x" else None)
+            labels = {
+                "mean-excess": ("level: {unit}", "mean excess beyond the level: {unit}"),
+                "qq": (
+                    "fitted GPD quantile: {unit} beyond the threshold",
+                    "sample quantile: {unit} beyond the threshold",
+                ),
+                "profile": ("optimum: {unit}", None),
+            }[fid]
+            figure = fg.in_unit(draw(analysis), objective, axes, labels[0], ylabel=labels[1])
             shown.append((fid, note + caption, fg.png(figure)))
 
 
