@@ -70,11 +70,12 @@ def _figures(cert, analysis, history, comparison, selection_curves) -> tuple[lis
             f"{display.objective_value(values[0], objective)}."
         )
     elif values:
+        estimate = fg._finite(cert.optimum.estimate)
         caption = (
             f"Distribution of the certificate's sample ({what}, n = {len(values)}): the share of the sample at or "
-            "below each value; dotted: the plan; dashed: the estimated optimum."
+            "below each value; dotted: the plan"
+            + ("; dashed: the estimated optimum." if estimate is not None else " (no finite estimate to mark).")
         )
-        estimate = cert.optimum.estimate
         shown.append(
             ("ecdf", caption, fg.png(fg.ecdf_figure(values, cert.plan_performance.value, objective, what, estimate)))
         )
