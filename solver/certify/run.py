@@ -340,7 +340,11 @@ def _prepare(spec, service, plan, known, bounds, probes, minimize, confidence, o
     screen = oracle_kind != "analytic"
     probed = probe(spec, oracle, spec.objective, service.seed, probes, screen=screen) if probes else None
     if probed is not None:
-        found.append((f"best of {probes} local-search restarts", probed[0], 0.0))
+        hw = 0.0
+        if hasattr(oracle, "evaluate_contexts"):  # its measurement's half-width, from the class table
+            m = oracle.evaluate_contexts(probed[1])
+            hw = float((m.latency_half_width if minimize else m.half_width) or 0.0)
+        found.append((f"best of {probes} local-search restarts", probed[0], hw))
     for bound in bounds:
         applies = getattr(bound, "applies", False) or getattr(bound, "oracle", None) == oracle_kind
         if applies and getattr(bound, "objective", None) is not None:
