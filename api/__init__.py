@@ -11,7 +11,7 @@ statsmodels or matplotlib.
     measured = oracle.evaluate(plan)                        # a Measurement with its half-width
     result = tasksolve.run(spec, "out/", seed=0)            # the main job: solve, certify, report
     print(result.summary())                                 # the verdict's sentence first
-    result.verdict, result.certified, result.to_dict()      # the typed result and its JSON
+    result.verdict, result.positive, result.to_dict()      # the typed result and its JSON
     objective = tasksolve.Objective.of(spec.objective)      # direction, unit, the one formatter
     objective.format(result.solve.value)                    # "10.94 Mpps"
     sample = tasksolve.analyze(values)                      # EVT on any column of numbers

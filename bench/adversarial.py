@@ -476,7 +476,7 @@ MODULES = (  # the files whose code the figures measure
     "specs/files.py specs/yamlio.py specs/loader.py specs/fields.py specs/exporters/pinning.py "
     "simulate/command.py simulate/process.py simulate/reaper.py simulate/screening.py simulate/executor.py "
     "solver/certify/outdir.py solver/certify/records.py solver/certify/service.py evt/io.py "
-    "solver/certify/run.py solver/certify/job.py"
+    "solver/certify/run.py solver/job/job.py"
 ).split()
 
 

@@ -20,6 +20,10 @@ from tasksolve.solver.job import run
 from tasksolve.specs import load_spec
 
 
+def _mpps(value) -> str:
+    return "open" if value is None or value != value or abs(value) == float("inf") else f"{value / 1e6:.3f}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seed", type=int, default=0)
@@ -52,15 +56,15 @@ def main() -> None:
                 "spec": name,
                 "threads": len(spec.threads),
                 "seconds": result.seconds["certify"],
-                "samples": c.samples["n"],
-                "failed": c.samples["failed"],
-                "plan_mpps": c.plan_performance["value"] / 1e6,
-                "best_mpps": c.samples["best"] / 1e6,
-                "estimate_mpps": opt["estimate"] / 1e6 if opt["estimate"] is not None else None,
-                "lower_mpps": opt["lower"] / 1e6 if opt["lower"] is not None else None,
-                "upper_mpps": opt["upper"] / 1e6 if opt["upper"] is not None else None,
-                "gap_estimate": c.gap["estimate"],
-                "gap_far_limit": c.gap["far_limit"],
+                "samples": c.samples.n,
+                "failed": c.samples.failed,
+                "plan_mpps": c.plan_performance.value / 1e6,
+                "best_mpps": c.samples.best / 1e6,
+                "estimate_mpps": opt.estimate / 1e6 if opt.estimate is not None else None,
+                "lower_mpps": opt.lower / 1e6 if opt.lower is not None else None,
+                "upper_mpps": opt.upper / 1e6 if opt.upper is not None else None,
+                "gap_estimate": c.gap.estimate,
+                "gap_far_limit": c.gap.far_limit,
                 "verdict": str(c.verdict),
             }
         )
@@ -72,7 +76,7 @@ def main() -> None:
 
 
 MODULES = [
-    "solver/certify/job.py",
+    "solver/job/job.py",
     "solver/certify/certificate.py",
     "solver/certify/verdict.py",
     "solver/certify/service.py",

@@ -93,8 +93,12 @@ class TopAtom:
             "confidence": self.confidence,
             "beat_bound": self.beat_bound,
             "good_turing": self.good_turing,
-            "lower": "-inf" if lower == -math.inf else lower,
-            "upper": "inf" if upper == math.inf else upper,
+            "lower": None if lower == -math.inf else lower,
+            "upper": None if upper == math.inf else upper,
+            "nulls": {
+                "lower" if self.minimize else "upper": "open on the side of improvement: no sample bounds "
+                "a plan it never drew"
+            },
         }
 
 

@@ -12,6 +12,12 @@ lower when minimising), not the point estimate: ``gap_worst <= target_gap`` (see
 `evt.result` for the gap definition). A step whose interval is open on the far side, or whose
 sample cannot be analysed yet (e.g. still constant), has no measured gap and never meets the
 criterion. Every step is kept in the history.
+
+Caller's stopping rule. With ``stop=`` the caller decides instead: ``stop(sample, result)`` is
+called after every analysis (``result`` is None when the sample cannot be analysed, e.g. when its
+best value is drawn many times) and the algorithm stops when it returns True -- the caller's
+verdict is decided -- or at `max_n`.  This is how a certificate stops only on evidence its own
+verdict accepts (never on a fit the verdict would reject); `evt` stays free of the caller's rules.
 """
 
 from __future__ import annotations
@@ -49,11 +55,12 @@ def sequential(
     max_fraction: float = 0.05,
     gof_bootstrap: int = 0,
     seed: int = 0,
+    stop: Callable[[np.ndarray, EVTResult | None], bool] | None = None,
 ) -> SequentialResult:
     """Run the sequential algorithm; `sampler(k)` must return `k` new values.
 
-    Stops at the first sample size where ``gap_worst <= target_gap``, or when `max_n` values
-    have been drawn. `gof_bootstrap` is passed to every analysis (0 by default: the criterion
+    Stops at the first sample size where ``gap_worst <= target_gap`` (or, with `stop`, where
+    ``stop(sample, result)`` is True), or when `max_n` values have been drawn. `gof_bootstrap` is passed to every analysis (0 by default: the criterion
     does not use goodness of fit; the flags of each step are still recorded).
     Raises `EVTError` on bad parameters or a sampler returning wrong or non-finite values.
     """
@@ -84,6 +91,7 @@ def sequential(
                 seed=seed,
             )
         except EVTError as exc:
+            met = bool(stop(sample, None)) if stop is not None else False
             steps.append(
                 SequentialStep(
                     n=int(sample.size),
@@ -93,13 +101,16 @@ def sequential(
                     upper=None,
                     gap_point=None,
                     gap_worst=None,
-                    met=False,
+                    met=met,
                     error=str(exc),
                 )
             )
         else:
             last = res
-            met = math.isfinite(res.gap_worst) and res.gap_worst <= target_gap
+            if stop is not None:
+                met = bool(stop(sample, res))
+            else:
+                met = math.isfinite(res.gap_worst) and res.gap_worst <= target_gap
             steps.append(
                 SequentialStep(
                     n=res.n,

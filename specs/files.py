@@ -260,24 +260,39 @@ def _json_default(value: Any) -> Any:
     raise TypeError(f"not JSON serialisable: {type(value).__name__}")
 
 
+def _why(value: float) -> str:
+    if math.isnan(value):
+        return "not a number: the figure could not be computed"
+    return ("+" if value > 0 else "-") + "infinity: no finite value"
+
+
 def _finite(value: Any) -> Any:
-    """JSON has no infinities: write them as the strings "inf" / "-inf", NaN as null."""
-    if isinstance(value, float):
-        if math.isnan(value):
-            return None
-        if math.isinf(value):
-            return "inf" if value > 0 else "-inf"
-        return value
+    """JSON has no infinities: a non-finite number is written null, and the object holding it
+    says why in its ``nulls`` (field -> reason; ``field[i]`` for an item of a list field)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
     if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
+        out, nulls = {}, dict(value.get("nulls") or {}) if isinstance(value.get("nulls"), dict) else {}
+        for key, item in value.items():
+            if isinstance(item, float) and not math.isfinite(item):
+                nulls.setdefault(key, _why(item))
+            elif isinstance(item, (list, tuple)):
+                for i, x in enumerate(item):
+                    if isinstance(x, float) and not math.isfinite(x):
+                        nulls.setdefault(f"{key}[{i}]", _why(x))
+            out[key] = _finite(item)
+        if nulls:
+            out["nulls"] = nulls
+        return out
     if isinstance(value, (list, tuple)):
         return [_finite(v) for v in value]
     return value
 
 
 def json_text(obj: Any) -> str:
-    """`obj` as strict, indented JSON (NumPy values as lists, infinities as strings, NaN as null)."""
-    return json.dumps(_finite(json.loads(json.dumps(obj, default=_json_default))), indent=2)
+    """`obj` as strict, indented JSON (NumPy values as lists; an infinity or NaN as null, its
+    reason in the enclosing object's ``nulls``)."""
+    return json.dumps(_finite(json.loads(json.dumps(obj, default=_json_default))), indent=2, allow_nan=False)
 
 
 def write_json_atomic(path: str | Path, obj: Any) -> None:

@@ -48,7 +48,7 @@ def test_the_library_and_the_command_line_give_the_same_certificate(tmp_path):
     assert _without_timings_and_paths(cli) == _without_timings_and_paths(lib)
     as_written = json.loads(json_text(result.certificate_dict()))  # strict JSON: infinities as "inf"
     assert _without_timings_and_paths(lib) == _without_timings_and_paths(as_written)
-    assert printed["verdict"] == result.verdict == lib["verdict"] and (done.returncode == 0) == result.certified
+    assert printed["verdict"] == result.verdict == lib["verdict"] and (done.returncode == 0) == result.positive
     assert result.summary().splitlines()[0].startswith(f"verdict: {result.verdict.replace('_', ' ')}")
     assert set(result.to_dict()["files"]) >= {"plan.yaml", "certificate.json", "samples.jsonl", "report.html"}
 

@@ -1,91 +1,281 @@
-"""The certificate: the plan, the estimated optimum (EVT, ASPLOS'12 section 3.3), the rigorous
-bound when one exists (`solver.certify.bounds`), and the verdict (`solver.certify.verdict`).
+"""The certificate: the plan, the verdict's sentence, and the evidence, as typed objects.
+
+`Certificate` holds typed parts -- `PlanPerformance`, `SamplesSummary`, `Optimum`, `Gaps`,
+`BoundSummary`, `KnownPlan`, `Baseline`, `Reason` -- that the terminal summary (`summary`) and the
+report (`solver.report.html`) read by attribute; its JSON is ``to_dict()`` (format
+`FORMAT_VERSION`; README, "Certificate JSON", lists what changed for readers of format 1).
+
+Numbers in the JSON are numbers or ``null``: a value that is infinite or missing is written
+``null`` and its object's ``nulls`` maps the field to the reason (e.g. the optimum's ``upper``:
+"open above: ..."), never the strings "inf"/"nan".  `certificate_schema` is the JSON Schema of
+that JSON (``tasksolve schema --certificate``); `Certificate.from_dict` reads it back (the
+report can be rendered from a certificate.json alone).
 
 Gaps are signed, ``(plan - reference) / |reference|`` (negative: the plan's figure is below the
-reference), against the point estimate (``estimate``), the interval's far limit (``far_limit``:
-the upper limit when maximising throughput, the lower one when minimising latency), the
-rigorous bound (``bound``) and the proven optimum (``proven_optimum``); ``words`` says each in
-words.  Every verdict and reason comes with one sentence (`verdict.VERDICTS`, ``reasons``).
+reference), against the point estimate, the interval's far limit (the upper limit when
+maximising throughput, the lower one when minimising latency), the applicable rigorous bound and
+the proven optimum (`solver.certify.verdict`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+import math
+from dataclasses import dataclass, field, fields
+from typing import Any, ClassVar
 
-from tasksolve.solver.certify.verdict import VERDICTS
+from tasksolve.solver.certify.verdict import VERDICTS, exit_code
 
+#: the certificate JSON's format (1: before typed parts, nulls and the six-verdict vocabulary)
+FORMAT_VERSION = 2
 DEFAULT_TARGET_GAP = 0.05
 
 
+def _why_infinite(value: float) -> str:
+    if value != value:
+        return "not a number: the figure could not be computed"
+    return "+infinity: no finite value" if value > 0 else "-infinity: no finite value"
+
+
+def plain(value: Any) -> Any:
+    """A JSON value without infinities or NaN (each becomes None; typed parts say why)."""
+    if isinstance(value, _Typed):
+        return value.to_dict()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):  # NumPy scalars
+        return plain(value.item())
+    return value
+
+
+class _Typed:
+    """`to_dict`: fields as JSON, a non-finite or missing number as null plus its reason in ``nulls``."""
+
+    #: field -> why it may be null (used when no reason was recorded in `nulls`)
+    WHY_NULL: ClassVar[dict[str, str]] = {}
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        nulls = dict(getattr(self, "nulls", {}) or {})
+        for f in fields(self):  # type: ignore[arg-type]
+            if f.name == "nulls":
+                continue
+            value = getattr(self, f.name)
+            if isinstance(value, float) and not math.isfinite(value):
+                nulls.setdefault(f.name, self.WHY_NULL.get(f.name, _why_infinite(value)))
+            elif value is None and f.name in self.WHY_NULL:
+                nulls.setdefault(f.name, self.WHY_NULL[f.name])
+            out[f.name] = plain(value)
+        if any(f.name == "nulls" for f in fields(self)):  # type: ignore[arg-type]
+            out["nulls"] = nulls
+        return out
+
+
 @dataclass
-class Certificate:
+class Reason(_Typed):
+    code: str
+    sentence: str
+
+
+@dataclass
+class PlanPerformance(_Typed):
+    """The plan as measured on the oracle (values in packets/s, or seconds for latency)."""
+
+    value: float | None
+    half_width: float | None
+    throughput: float | None
+    latency_mean: float | None
+    oracle: str
+    nulls: dict[str, str] = field(default_factory=dict)
+    WHY_NULL: ClassVar[dict[str, str]] = {"half_width": "the oracle reports no half-width"}
+
+
+@dataclass
+class SamplesSummary(_Typed):
+    """What was sampled, and what the draw bound covers (`covers`)."""
+
+    n: int
+    failed: int
+    requested: int
+    file: str
+    best: float | None
+    oracle: str
+    sequential: bool
+    design: str
+    draws: str = "random plans"  # what one draw is, in words
+    covers: str = ""  # what the draw bound is a statement about
+    classes: int | None = None  # distinct placement classes among the samples (`solver.certify.measure`)
+    nulls: dict[str, str] = field(default_factory=dict)
+    WHY_NULL: ClassVar[dict[str, str]] = {
+        "best": "no sample was measured",
+        "classes": "pipeline plans are not grouped in placement classes",
+    }
+
+
+@dataclass
+class TopAtomSummary(_Typed):
+    """The sample's best value hit `hits` >= 2 times (`evt.TopAtom`)."""
+
+    n: int
+    best: float
+    hits: int
+    singletons: int
+    confidence: float
+    beat_bound: float
+    good_turing: float
+
+
+@dataclass
+class Optimum(_Typed):
+    """The estimated optimum and its interval (EVT, or the atom's ``[best, open)``)."""
+
+    estimate: float | None
+    lower: float | None
+    upper: float | None
+    confidence: float
+    source: str  # "GPD endpoint (profile likelihood)", "best value (atom)" or "none"
+    top_atom: TopAtomSummary | None = None
+    beat_bound: float | None = None
+    nulls: dict[str, str] = field(default_factory=dict)
+    WHY_NULL: ClassVar[dict[str, str]] = {
+        "estimate": "EVT could not analyse the sample",
+        "beat_bound": "no sample was measured",
+    }
+
+
+@dataclass
+class Gaps(_Typed):
+    """Signed gaps of the plan (null: no finite reference), and each in words."""
+
+    estimate: float | None
+    far_limit: float | None
+    bound: float | None
+    proven_optimum: float | None
+    words: list[str] = field(default_factory=list)
+    nulls: dict[str, str] = field(default_factory=dict)
+    WHY_NULL: ClassVar[dict[str, str]] = {
+        "estimate": "no finite estimate",
+        "far_limit": "the interval is open on the side of improvement",
+        "bound": "no rigorous bound applies to this oracle",
+        "proven_optimum": "no proven optimum on this oracle",
+    }
+
+
+@dataclass
+class BoundSummary(_Typed):
+    """A solver's bound on the optimum of one oracle (`oracle`): `applies` when the plan was
+    measured on that oracle; otherwise recorded as what it is (e.g. the closed form's optimum)."""
+
+    label: str  # what it is, in words
+    oracle: str
+    value: float | None
+    source: str
+    status: str
+    proven_optimum: float | None
+    objective: float | None
+    applies: bool
+    failed_steps: list[str] = field(default_factory=list)
+    nulls: dict[str, str] = field(default_factory=dict)
+    WHY_NULL: ClassVar[dict[str, str]] = {
+        "value": "the solver gave no bound",
+        "proven_optimum": "the solver did not prove optimality",
+        "objective": "the solver found no plan",
+    }
+
+
+@dataclass
+class KnownPlan(_Typed):
+    plan: str
+    value: float | None
+    half_width: float | None = None
+    nulls: dict[str, str] = field(default_factory=dict)
+    WHY_NULL: ClassVar[dict[str, str]] = {"half_width": "deterministic oracle, or not recorded"}
+
+
+@dataclass
+class Baseline(_Typed):
+    method: str
+    value: float | None
+    nulls: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Certificate(_Typed):
     spec: str
     objective: str
-    plan: dict[str, Any]
-    plan_performance: dict[str, Any]
-    samples: dict[str, Any]
-    optimum: dict[str, Any]
-    gap: dict[str, Any]
-    target_gap: float
     verdict: str
+    sentence: str  # the verdict in one plain sentence: what a person reads first
+    basis: str
+    reasons: list[Reason]  # the evidence, one sentence each
+    plan: dict[str, Any]
+    plan_performance: PlanPerformance
+    samples: SamplesSummary
+    optimum: Optimum
+    gap: Gaps
+    target_gap: float
     flags: list[str]
     seed: int
     versions: dict[str, str]
-    basis: str = "EVT estimate"
-    sentence: str = ""
-    reasons: list[dict[str, str]] = field(default_factory=list)
     design: str = "random"
-    bound: dict[str, Any] | None = None
-    known_plans: list[dict[str, Any]] = field(default_factory=list)
-    baselines: list[dict[str, Any]] = field(default_factory=list)
+    bounds: list[BoundSummary] = field(default_factory=list)
+    known_plans: list[KnownPlan] = field(default_factory=list)
+    baselines: list[Baseline] = field(default_factory=list)
     evt: dict[str, Any] = field(default_factory=dict)
     sequential: list[dict[str, Any]] | None = None
     designs: list[dict[str, Any]] | None = None  # both designs' estimates (`solver.certify.compare`)
+    format: int = FORMAT_VERSION
+
+    @property
+    def positive(self) -> bool:
+        return exit_code(self.verdict) == 0
+
+    @property
+    def exit_code(self) -> int:
+        return exit_code(self.verdict)
+
+    @property
+    def verdict_meaning(self) -> str:
+        return VERDICTS.get(self.verdict, ("", 1))[0]
+
+    @property
+    def applicable_bound(self) -> BoundSummary | None:
+        return next((b for b in self.bounds if b.applies), None)
 
     def to_dict(self) -> dict[str, Any]:
-        out = dict(self.__dict__)
-        out["verdict_meaning"] = VERDICTS.get(self.verdict, "")
+        out = super().to_dict()
+        out["verdict_meaning"] = self.verdict_meaning
+        out["exit_code"] = self.exit_code
         return out
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Certificate:
+        """Read a certificate JSON of format 2 back (nulls stay None; extra keys are ignored)."""
+        from pydantic import TypeAdapter
+
+        return TypeAdapter(cls).validate_python(data)
+
     def summary(self) -> str:
-        from tasksolve.specs import display
+        from tasksolve.solver.certify.summary import summary_text
 
-        def show(value) -> str:
-            if not isinstance(value, (int, float)) or value != value:
-                return "none"
-            return display.objective_value(value, self.objective)
+        return summary_text(self)
 
-        opt = self.optimum
-        perf = self.plan_performance
-        lines = [
-            f"verdict: {self.verdict.replace('_', ' ')} ({self.basis}) -- {self.sentence}",
-            f"plan: {display.with_half_width(perf['value'], perf.get('half_width'), self.objective)}",
-            f"estimated optimum ({self.design} design, {self.samples['n']} samples, {self.samples['failed']} failed): "
-            f"{show(opt['estimate'])}, {opt['confidence']:.0%} interval [{show(opt['lower'])}, {show(opt['upper'])}]",
-        ]
-        for entry in (self.designs or [])[1:]:
-            lines.append(
-                f"for comparison, {entry['design']} design ({entry['n']} samples, not used for the verdict): "
-                + (
-                    f"estimate {show(entry['estimate'])}, interval [{show(entry['lower'])}, {show(entry['upper'])}]"
-                    + (" (best value hit twice or more: open)" if entry.get("top_atom") else "")
-                    if entry.get("estimate") is not None
-                    else f"no estimate ({entry.get('error')})"
-                )
-            )
-        bound = self.bound
-        if bound and bound.get("bound") is not None:
-            proven = bound.get("proven_optimum")
-            lines.append(
-                f"bound ({bound.get('bound_source')}, CP-SAT {bound.get('status')}): {show(bound['bound'])}"
-                + (f", proven optimum {show(proven)}" if proven is not None else "")
-                + ("" if bound.get("applies") else " -- of the closed form only, not of this oracle")
-            )
-        lines.append("gaps: " + "; ".join(self.gap.get("words", [])) + f" (target {display.share(self.target_gap)})")
-        for reason in self.reasons:
-            lines.append(f"  - {reason['sentence']}")
-        return "\n".join(lines)
+
+def certificate_schema() -> dict[str, Any]:
+    """The JSON Schema of `Certificate.to_dict()` (``tasksolve schema --certificate``)."""
+    from pydantic import TypeAdapter
+
+    schema = TypeAdapter(Certificate).json_schema(mode="serialization")
+    props = schema.setdefault("properties", {})
+    props["verdict_meaning"] = {"type": "string", "description": "the verdict's meaning in one sentence"}
+    props["exit_code"] = {"type": "integer", "description": "0 for a positive verdict, 1 otherwise"}
+    props["verdict"]["enum"] = sorted(VERDICTS)
+    props["solve"] = {"type": "object", "description": "the main job's solve report (run and pipeline run only)"}
+    schema["title"] = f"tasksolve certificate, format {FORMAT_VERSION}"
+    schema["description"] = __doc__.split("\n\n")[2].replace("\n", " ")
+    return schema
 
 
 def versions() -> dict[str, str]:

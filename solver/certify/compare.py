@@ -64,12 +64,12 @@ def design_entry(values: np.ndarray, design: str, *, minimize: bool, confidence:
 
 
 def primary_entry(certificate) -> dict[str, Any]:
-    """The certificate's own design as a `design_entry`."""
+    """The certificate's own design as a `design_entry` (read from the typed certificate)."""
     opt = certificate.optimum
-    entry = {"design": certificate.design, "n": certificate.samples["n"], "best": certificate.samples["best"]}
-    entry.update({k: opt.get(k) for k in ("estimate", "lower", "upper", "confidence")})
-    if opt.get("top_atom"):
-        entry["top_atom"] = opt["top_atom"]
+    entry: dict[str, Any] = {"design": certificate.design, "n": certificate.samples.n, "best": certificate.samples.best}
+    entry.update({"estimate": opt.estimate, "lower": opt.lower, "upper": opt.upper, "confidence": opt.confidence})
+    if opt.top_atom is not None:
+        entry["top_atom"] = opt.top_atom.to_dict()
     else:
         entry["flags"] = list(certificate.flags)
     return entry
@@ -93,7 +93,7 @@ def compare_designs(spec, out_dir: Path, certificate, samples: int, options: dic
     service.open(resume=resume, force=force)
     service.ensure(samples)
     minimize = Objective.of(spec.objective).minimize
-    confidence = certificate.optimum.get("confidence", 0.95)
+    confidence = certificate.optimum.confidence
     other = design_entry(
         service.values(samples), design, minimize=minimize, confidence=confidence, seed=service_options.get("seed", 0)
     )

@@ -1,14 +1,23 @@
-"""Certify a plan: measure random plans, estimate the optimum with EVT, compare (ASPLOS'12).
+"""Certify a plan: measure samples, decide the verdict, write the certificate (ASPLOS'12).
 
-Without a target gap, `certify` fits EVT to a fixed number of random plans; with one, it runs the
-sequential algorithm (ASPLOS'12 Figure 13, `evt.sequential`) over the sampling service: N_init
-plans, then N_delta more at a time, until the best observed plan is within the target gap of the
-estimated optimum at the stated confidence, or `max_samples`.
+Sampling stops on the verdict's own rules (`solver.certify.verdict`): the sequential algorithm
+(ASPLOS'12 Figure 13, `evt.sequential`) runs over the sampling service with a stopping rule that
+builds the evidence at every step and stops once the verdict is *decided* (`decided`): positive,
+settled by the solver's evidence that more samples cannot change, or unable to saturate (an
+atom at the top that too few draws reach) -- never on a GPD fit the verdict would reject.  With a target gap (``--target-gap``): N_init samples, then N_delta more,
+up to `max_samples`.  Without one, a fixed sample of ``--samples`` plans; on the default path (no
+``--samples``, the local-optima design) the fixed size (the spec's ``certify.samples``, else 1000) is a ceiling and sampling stops
+adaptively (`ADAPTIVE_INIT` restarts, then `ADAPTIVE_STEP` more) once the verdict is decided.
+
+Every plan the run measures itself -- the plan, the probe's restarts, the balanced baselines --
+goes through the same `solver.certify.measure.ClassOracle` as the samples (one measurement per
+placement class, seeded by the class), so the plan and a sample of its class have one value.
 """
 
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,15 +28,28 @@ import numpy as np
 from tasksolve import evt
 from tasksolve.simulate.oracle import make_oracle
 from tasksolve.simulate.registry import DEFAULT_KIND
-from tasksolve.solver.binding.samplers import balanced_plans
-from tasksolve.solver.certify.bounds import Rigorous
-from tasksolve.solver.certify.certificate import DEFAULT_TARGET_GAP, Certificate, versions
+from tasksolve.solver.certify import assemble
+from tasksolve.solver.certify.certificate import (
+    DEFAULT_TARGET_GAP,
+    Certificate,
+    PlanPerformance,
+    SamplesSummary,
+    versions,
+)
 from tasksolve.solver.certify.designs import DEFAULT_DESIGN, DEFAULT_SAMPLES, PROBES, probe
 from tasksolve.solver.certify.outdir import take_output_dir
 from tasksolve.solver.certify.records import all_failed
 from tasksolve.solver.certify.service import SamplingService, objective_value
-from tasksolve.solver.certify.verdict import Evidence, decide
+from tasksolve.solver.certify.verdict import SATURATION_SHARE, Decision, decide
 from tasksolve.specs import Plan, Spec
+
+#: the adaptive default path: first look after this many samples, then every `ADAPTIVE_STEP`
+#: more (a negative verdict may be decided at the first look; a `best_found` needs 299 draws)
+ADAPTIVE_INIT = 100
+ADAPTIVE_STEP = 100
+#: a `best_found` verdict counts as decided once one more draw beats the best with at most this
+#: probability (95% confidence): 299 draws
+DECIDED_DRAW_BOUND = 0.01
 
 
 @dataclass
@@ -36,6 +58,31 @@ class CertifyOutcome:
     analysis: Any  # evt.EVTResult (None if the sample could not be analysed)
     history: Any  # evt.SequentialResult or None
     service: SamplingService
+    seconds: dict[str, float] | None = None  # wall time per step: prepare (plan, probes), sampling, verdict, ...
+
+
+def decided(decision: Decision, beat_bound: float | None, atom=None) -> bool:
+    """Sampling more cannot change the verdict: it is positive (a `best_found` only once the
+    draw bound is at most `DECIDED_DRAW_BOUND`), it rests on the solver's evidence or a known plan
+    that beats the plan by more than the target (rules 1-3: more samples cannot undo them), or the
+    search cannot saturate: the best value is an atom (so no GPD interval will be used) whose
+    share of the draws is below `verdict.SATURATION_SHARE` even at its upper 95% Clopper-Pearson
+    limit (`unsaturable`)."""
+    if decision.basis in ("solver", "proven optimum", "known plan"):
+        return True  # more samples only add known plans: a plan beaten by more than the target stays beaten
+    if not decision.positive:
+        return atom is not None and decision.verdict == "not_certified" and unsaturable(atom.hits, atom.n)
+    return decision.verdict != "best_found" or (beat_bound is not None and beat_bound <= DECIDED_DRAW_BOUND)
+
+
+def unsaturable(hits: int, n: int, confidence: float = 0.95) -> bool:
+    """The upper `confidence` Clopper-Pearson limit of the best value's share is below
+    `SATURATION_SHARE` (one-sided: ``Beta(confidence; hits + 1, n - hits)``)."""
+    from scipy import stats
+
+    if hits >= n:
+        return False
+    return float(stats.beta.ppf(confidence, hits + 1, n - hits)) < SATURATION_SHARE
 
 
 class _Progress:
@@ -94,7 +141,7 @@ def format_value(objective: str) -> Callable[[float], str]:
 
 
 def certify(spec: Spec, *, out_dir: Path, compare_samples: int | None = 0, **options: Any) -> CertifyOutcome:
-    """Measure, estimate, compare; `out_dir/samples.jsonl` keeps every measurement.
+    """Measure, decide; `out_dir/samples.jsonl` keeps every measurement.
 
     The options are `_certify`'s; `compare_samples` plans of the other design give its estimate
     beside the certificate's (`certificate.designs`; None: `solver.certify.compare.resolve`).  The output
@@ -105,12 +152,65 @@ def certify(spec: Spec, *, out_dir: Path, compare_samples: int | None = 0, **opt
         options.setdefault("oracle_kind", DEFAULT_KIND)
         from tasksolve.solver.certify.compare import compare_designs, resolve
 
-        compare_samples = resolve(compare_samples, options["oracle_kind"], outcome.certificate.samples["n"])
+        compare_samples = resolve(compare_samples, options["oracle_kind"], outcome.certificate.samples.n)
         if compare_samples:
+            clock = time.perf_counter()
             outcome.certificate.designs = compare_designs(spec, out_dir, outcome.certificate, compare_samples, options)
+            outcome.seconds["other design"] = time.perf_counter() - clock
         return outcome
     finally:
         taken.release()
+
+
+@dataclass
+class _Run:
+    """What one certification run fixed before sampling (the judge of every step)."""
+
+    spec: Spec
+    service: SamplingService
+    oracle: Any  # the run's `ClassOracle` (binding) or the oracle itself (pipeline)
+    plan: Plan | None
+    measured: Any  # the plan's measurement (None: the plan is the best sample)
+    known: list[tuple[str, float, float]]
+    bounds: list[Any]
+    minimize: bool
+    target_gap: float
+    confidence: float
+    oracle_kind: str
+    draws: str
+    show: Callable[[float], str]
+
+    def plan_value(self, values: np.ndarray) -> tuple[float, float]:
+        if self.measured is not None:
+            hw = self.measured.latency_half_width if self.minimize else self.measured.half_width
+            return objective_value(self.measured, self.spec.objective), float(hw or 0.0)
+        best = self.service.best(minimize=self.minimize)
+        return float(values.min() if self.minimize else values.max()), float(best.half_width or 0.0) if best else 0.0
+
+    def judge(self, values: np.ndarray, analysis, why_not: str | None):
+        """(evidence, decision, atom) for the sample `values` and its analysis."""
+        atom = evt.top_atom(values, minimize=self.minimize, confidence=self.confidence) if values.size else None
+        plan_value, plan_hw = self.plan_value(values)
+        best = float(values.min() if self.minimize else values.max())
+        best_record = self.service.best(minimize=self.minimize)
+        best_hw = float(best_record.half_width or 0.0) if best_record is not None else 0.0
+        ev = assemble.evidence(
+            analysis,
+            why_not,
+            atom,
+            values,
+            plan_value,
+            plan_hw,
+            [("best sampled plan", best, best_hw), *self.known],
+            minimize=self.minimize,
+            target_gap=self.target_gap,
+            confidence=self.confidence,
+            bounds=self.bounds,
+            oracle_kind=self.oracle_kind,
+            draws=self.draws,
+            show=self.show,
+        )
+        return ev, decide(ev, show=self.show), atom
 
 
 def _certify(
@@ -135,35 +235,86 @@ def _certify(
     scheduler: Any = None,
     force: bool = False,
     design: str = DEFAULT_DESIGN,
-    rigorous: Rigorous | None = None,
-    known: list[tuple[str, float]] | None = None,
+    rigorous: Any = None,
+    bounds: list[Any] | None = None,
+    known: list[tuple] | None = None,
     probes: int = PROBES,
     pipeline: Any = None,
 ) -> CertifyOutcome:
     """`resume` continues the samples file of the same sample, `force` discards one
     (`SamplingService.open`); `scheduler` measures on a Dask cluster (`simulate.executor`).
     `design` is the sampling design (`solver.certify.service.DESIGNS`); `rigorous` the solver's
-    bound (`solver.certify.bounds`); `known` more plans measured on the same oracle
-    (label, value): any of them better than the interval's far limit refutes the estimate;
-    `probes` local-search restarts are measured as one more known plan (`designs.probe`);
-    `pipeline` (a `PipelineProblem`) samples pipeline plans (`solver.certify.pipeline_samples`):
-    then `plan` is required and `probes` must be 0 (the caller measures its own)."""
+    bound on the closed form (`solver.certify.bounds.Rigorous`) and `bounds` more bound objects
+    (`solver.certify.verdict`: each names the oracle it bounds); `known` more plans measured on
+    the same oracle (label, value[, half-width]); `probes` local-search restarts are measured as
+    one more known plan (`designs.probe`); `pipeline` (a `PipelineProblem`) samples pipeline plans
+    (`solver.certify.pipeline_samples`): then `plan` is required and `probes` must be 0."""
     if pipeline is not None and (plan is None or probes):
         raise ValueError("certifying a pipeline needs the plan, and no binding probes")
     settings = spec.certify
-    objective = spec.objective
-    minimize = objective == "latency"
+    minimize = spec.objective == "latency"
     confidence = confidence if confidence is not None else settings.confidence
     sequential_mode = target_gap is not None
+    adaptive = not sequential_mode and samples is None and design == "local-optima"
     n_fixed = samples or settings.samples or DEFAULT_SAMPLES.get(design, DEFAULT_SAMPLES["random"])
     n_init = n_init or settings.n_init
     n_delta = n_delta or settings.n_delta
     limit = (max_samples or settings.max_samples) if sequential_mode else n_fixed
     if sequential_mode and limit < n_init:
         raise ValueError(f"max samples ({limit}) is below n_init ({n_init})")
-    out_dir = Path(out_dir)
+    service = _service(
+        spec, Path(out_dir), seed, oracle_kind, workers, limit, timeout, oracle_factory, scheduler, design, pipeline
+    )
+    service.open(resume=resume, force=force)
+    all_bounds = ([rigorous] if rigorous is not None else []) + list(bounds or [])
+    clock, seconds = time.perf_counter(), {}
+    run = _prepare(spec, service, plan, known, all_bounds, probes, minimize, confidence, oracle_kind, oracle_factory)
+    run.target_gap = target_gap if target_gap is not None else (settings.target_gap or DEFAULT_TARGET_GAP)
+    seconds["prepare"] = time.perf_counter() - clock
+    clock = time.perf_counter()
+    mode = "sequential" if sequential_mode else ("adaptive" if adaptive else "fixed")
+    history, n_used = _draw(run, mode, progress, n_init, n_delta, limit, n_fixed, seed)
+    seconds["sampling"] = time.perf_counter() - clock
+    clock = time.perf_counter()
+    if not service.ok_records(n_used):  # nothing measured: exit 3 with the failures summarised
+        raise all_failed(service.failures(n_used), service.path)
+    values = service.values(n_used)
+    last = history.result if history is not None else None
+    if last is not None and last.n == values.size:
+        analysis, why_not = last, None
+    else:
+        analysis, why_not = _analyze(values, minimize, confidence, seed)
+    ev, decision, atom = run.judge(values, analysis, why_not)
+    certificate = _certificate(run, service, ev, decision, atom, analysis, why_not, history, values, n_used, seed)
+    seconds["verdict"] = time.perf_counter() - clock
+    clock = time.perf_counter()
+    certificate.baselines = assemble.baselines(
+        spec, values, minimize, balanced, seed, run.oracle, spec.objective, design
+    )
+    seconds["baselines"] = time.perf_counter() - clock
+    return CertifyOutcome(certificate, analysis, history, service, seconds)
+
+
+def _draw(run: _Run, mode: str, progress: bool, n_init: int, n_delta: int, limit: int, n_fixed: int, seed: int):
+    """Sample as `mode` says ("sequential", "adaptive" or "fixed"): (history or None, samples used)."""
+    service = run.service
+    bar = _Progress(progress, n_init if mode == "sequential" else n_fixed, run.minimize, run.show)
+    with bar:
+        bar.set_completed(len(service.records))
+        if mode == "sequential":
+            return _sample(run, bar, n_init=n_init, n_delta=n_delta, limit=limit, seed=seed)
+        if mode == "adaptive":
+            first = min(ADAPTIVE_INIT, n_fixed)
+            return _sample(run, bar, n_init=first, n_delta=ADAPTIVE_STEP, limit=n_fixed, seed=seed)
+        service.ensure(n_fixed, on_progress=lambda d: bar.advance(d, service))
+        return None, n_fixed
+
+
+def _service(
+    spec, out_dir: Path, seed, oracle_kind, workers, limit, timeout, oracle_factory, scheduler, design, pipeline
+):
     out_dir.mkdir(parents=True, exist_ok=True)
-    service = SamplingService(
+    return SamplingService(
         spec,
         out_dir / "samples.jsonl",
         seed=seed,
@@ -171,139 +322,59 @@ def _certify(
         workers=workers,
         max_samples=limit,
         timeout=timeout,
-        objective=objective,
+        objective=spec.objective,
         oracle_factory=oracle_factory,
         scheduler=scheduler,
         design=design,
         pipeline=pipeline,
     )
-    service.open(resume=resume, force=force)
 
-    unit = format_value(objective)
-    bar = _Progress(progress, n_init if sequential_mode else n_fixed, minimize, unit)
-    with bar:
-        bar.set_completed(len(service.records))
-        if sequential_mode:
-            analysis, why_not, history, n_used = _sequential(
-                service,
-                bar,
-                n_init=n_init,
-                n_delta=n_delta,
-                target_gap=target_gap,
-                confidence=confidence,
-                limit=limit,
-                minimize=minimize,
-                seed=seed,
-                unit=unit,
-            )
-        else:
-            service.ensure(n_fixed, on_progress=lambda d: bar.advance(d, service))
-            n_used, history = n_fixed, None
-            analysis, why_not = _analyze(service.values(n_fixed), minimize, confidence, seed)
-    if not service.ok_records(n_used):  # nothing measured: exit 3 with the failures summarised
-        raise all_failed(service.failures(n_used), service.path)
 
+def _prepare(spec, service, plan, known, bounds, probes, minimize, confidence, oracle_kind, oracle_factory) -> _Run:
+    """The run's oracle (one measurement per class), the plan's measurement and the known plans."""
     oracle = oracle_factory(spec) if oracle_factory else make_oracle(spec, oracle_kind)
-    if plan is None:
-        best = service.best(n_used, minimize=minimize)
-        plan = Plan.from_contexts(spec, best.contexts, method="best random")
-    measured = oracle.evaluate(plan, seed=seed)
-    plan_value = objective_value(measured, objective)
-    values = service.values(n_used)
-    chosen_gap = target_gap if target_gap is not None else (settings.target_gap or DEFAULT_TARGET_GAP)
-    known_plans = _known_plans(
+    if service.pipeline is None:
+        from tasksolve.solver.certify.measure import ClassOracle
+
+        oracle = ClassOracle(spec, oracle, service.seed)
+    measured = oracle.evaluate(plan, seed=service.seed) if plan is not None else None
+    found: list[tuple[str, float, float]] = [
+        (k[0], float(k[1]), float(k[2]) if len(k) > 2 and k[2] else 0.0) for k in (known or [])
+    ]
+    screen = oracle_kind != "analytic"
+    probed = probe(spec, oracle, spec.objective, service.seed, probes, screen=screen) if probes else None
+    if probed is not None:
+        hw = 0.0
+        if hasattr(oracle, "evaluate_contexts"):  # its measurement's half-width, from the class table
+            m = oracle.evaluate_contexts(probed[1])
+            hw = float((m.latency_half_width if minimize else m.half_width) or 0.0)
+        found.append((f"best of {probes} local-search restarts", probed[0], hw))
+    for bound in bounds:
+        applies = getattr(bound, "applies", False) or getattr(bound, "oracle", None) == oracle_kind
+        if applies and getattr(bound, "objective", None) is not None:
+            found.append(("CP-SAT plan", float(bound.objective), 0.0))
+    draws, _ = assemble.draws_and_cover(service.design, oracle_kind, service.pipeline is not None)
+    return _Run(
         spec,
+        service,
         oracle,
-        values,
-        plan_value,
-        minimize=minimize,
-        seed=seed,
-        probes=probes,
-        screen=oracle_kind != "analytic",
-        known=known,
-        rigorous=rigorous,
+        plan,
+        measured,
+        found,
+        bounds,
+        minimize,
+        DEFAULT_TARGET_GAP,
+        confidence,
+        oracle_kind,
+        draws,
+        format_value(spec.objective),
     )
-    atom = evt.top_atom(values, minimize=minimize, confidence=confidence) if values.size else None
-    evidence = _evidence(
-        analysis,
-        why_not,
-        atom,
-        values,
-        plan_value,
-        known_plans,
-        minimize=minimize,
-        target_gap=chosen_gap,
-        confidence=confidence,
-        rigorous=rigorous,
-        oracle_kind=oracle_kind,
-        show=unit,
-    )
-    decision = decide(evidence, show=unit)
-    certificate = Certificate(
-        spec=spec.name,
-        objective=objective,
-        plan=plan.to_dict(),
-        plan_performance={
-            "value": plan_value,
-            "half_width": measured.half_width if not minimize else measured.latency_half_width,
-            "throughput": measured.throughput,
-            "latency_mean": measured.latency_mean,
-            "oracle": measured.oracle,
-        },
-        samples={
-            "n": int(values.size),
-            "failed": len(service.failures(n_used)),
-            "requested": int(n_used),
-            "file": str(service.path),
-            "best": float(values.max() if not minimize else values.min()),
-            "oracle": oracle_kind,
-            "sequential": sequential_mode,
-            "design": design,
-        },
-        optimum={
-            "estimate": evidence.estimate,
-            "lower": evidence.lower,
-            "upper": evidence.upper,
-            "confidence": confidence,
-            "top_atom": atom.to_dict() if atom else None,
-            "beat_bound": evt.beat_bound(int(values.size), confidence) if values.size else None,
-        },
-        gap={**decision.gaps, "words": decision.words},
-        target_gap=chosen_gap,
-        verdict=decision.verdict,
-        basis=decision.basis,
-        sentence=decision.sentence,
-        reasons=decision.reasons,
-        design=design,
-        bound=rigorous.to_dict() if rigorous else None,
-        known_plans=[{"plan": label, "value": value} for label, value in known_plans],
-        flags=list(evidence.flags),
-        seed=seed,
-        versions=versions(),
-        baselines=_baselines(spec, values, minimize, balanced, seed, oracle, objective, design),
-        evt=analysis.to_dict() if analysis is not None else {"error": why_not},
-        sequential=[step.__dict__ if hasattr(step, "__dict__") else step for step in history.steps]
-        if history
-        else None,
-    )
-    return CertifyOutcome(certificate, analysis, history, service)
 
 
-def _sequential(
-    service: SamplingService,
-    bar: _Progress,
-    *,
-    n_init: int,
-    n_delta: int,
-    target_gap: float,
-    confidence: float,
-    limit: int,
-    minimize: bool,
-    seed: int,
-    unit,
-):
-    """ASPLOS'12 Figure 13 over the sampling service: (analysis, why not, history, samples used)."""
-    cursor = {"next": 0}
+def _sample(run: _Run, bar: _Progress, *, n_init: int, n_delta: int, limit: int, seed: int):
+    """ASPLOS'12 Figure 13 over the sampling service, stopping when the verdict is decided:
+    (history, samples used)."""
+    service, cursor = run.service, {"next": 0}
 
     def sampler(k: int) -> np.ndarray:
         values: list[float] = []
@@ -318,102 +389,98 @@ def _sequential(
                 raise all_failed(service.failures(want), service.path)
             values += [service.records[i].value for i in range(start, want) if service.records[i].status == "ok"]
             cursor["next"] = want
-        _refresh_estimate(bar, service, minimize, confidence, unit)
+        _refresh_estimate(bar, service, run.minimize, run.confidence, run.show)
         return np.array(values[:k])
+
+    def stop(sample: np.ndarray, result) -> bool:
+        why = None if result is not None else "the sample cannot be analysed at this size"
+        _, decision, atom = run.judge(sample, result, why)
+        return decided(decision, atom.beat_bound if atom is not None else None, atom)
 
     history = evt.sequential(
         sampler,
         n_init=n_init,
         n_delta=n_delta,
-        target_gap=target_gap,
-        confidence=confidence,
+        target_gap=run.target_gap,
+        confidence=run.confidence,
         max_n=limit,
-        minimize=minimize,
+        minimize=run.minimize,
         seed=seed,
+        gof_bootstrap=GOF_BOOTSTRAP,
+        stop=stop,
     )
-    analysis = history.result
-    why_not = None if analysis is not None else "no step of the sequential algorithm could be analysed"
-    return analysis, why_not, history, cursor["next"]
+    return history, cursor["next"]
 
 
-def _known_plans(
-    spec: Spec,
-    oracle,
-    values: np.ndarray,
-    plan_value: float,
-    *,
-    minimize: bool,
-    seed: int,
-    probes: int,
-    screen: bool,
-    known,
-    rigorous: Rigorous | None,
-) -> list[tuple[str, float]]:
-    """Every plan measured on the same oracle that can refute the estimate (label, value): the best
-    sample, the caller's, the local-search probe, CP-SAT's plan, and the certified plan itself."""
-    objective = spec.objective
-    best_sampled = float(values.max() if not minimize else values.min())
-    known_plans = [("best sampled plan", best_sampled)] + list(known or [])
-    probed = probe(spec, oracle, objective, seed, probes, screen=screen) if probes else None
-    if probed is not None:
-        known_plans.append((f"best of {probes} local-search restarts", probed[0]))
-    if rigorous is not None and rigorous.applies and rigorous.objective is not None:
-        known_plans.append(("CP-SAT plan", rigorous.objective))
-    known_plans.append(("certified plan itself", plan_value))
-    return known_plans
+#: the goodness-of-fit bootstrap of every analysis (the same at every step and at the end, so the
+#: step that stopped sampling and the certificate judge the same fit)
+GOF_BOOTSTRAP = 200
 
 
-def _evidence(
-    analysis,
-    why_not: str | None,
-    atom,
-    values: np.ndarray,
-    plan_value: float,
-    known_plans,
-    *,
-    minimize: bool,
-    target_gap: float,
-    confidence: float,
-    rigorous: Rigorous | None,
-    oracle_kind: str,
-    show: Callable[[float], str] = str,
-) -> Evidence:
-    """What the verdict rules (`solver.certify.verdict`) decide from.  When the best value is an
-    atom (`evt.atom`), the GPD's interval is replaced by what the sample supports: the best value,
-    and an interval open on the side of improvement."""
-    nan = math.nan
-    estimate, lower, upper = (
-        (nan, nan, nan) if analysis is None else (analysis.estimate, analysis.lower, analysis.upper)
-    )
-    if atom is not None:
-        estimate, (lower, upper) = atom.best, atom.interval
-    applies = rigorous is not None and rigorous.applies
-    return Evidence(
-        plan_value=plan_value,
-        minimize=minimize,
-        target_gap=target_gap,
-        n=int(values.size),
-        estimate=estimate,
-        lower=lower,
-        upper=upper,
-        confidence=confidence,
-        flags=("unanalysable",) if analysis is None else tuple(analysis.flags),
-        known=known_plans,
-        unanalysable=why_not,
-        top_atom=atom.sentence(show) if atom is not None else None,
-        bound=rigorous.bound if applies else None,
-        bound_source=rigorous.bound_source if applies else None,
-        proven_optimum=rigorous.proven_optimum if applies else None,
-        failed_steps=list(rigorous.failed_steps) if rigorous else [],
-        oracle=oracle_kind,
+def _certificate(run: _Run, service, ev, decision, atom, analysis, why_not, history, values, n_used, seed):
+    spec, minimize = run.spec, run.minimize
+    plan = run.plan
+    if plan is None:
+        best = service.best(n_used, minimize=minimize)
+        plan = Plan.from_contexts(spec, best.contexts, method="best random")
+        measured = run.oracle.evaluate(plan, seed=seed)
+    else:
+        measured = run.measured
+    draws, covers = assemble.draws_and_cover(service.design, run.oracle_kind, service.pipeline is not None)
+    records = [service.records[i] for i in sorted(service.records) if i < n_used]
+    classes = None
+    if hasattr(run.oracle, "key") and service.pipeline is None:
+        classes = len({run.oracle.key(r.contexts) for r in records if r.status == "ok"})
+    return Certificate(
+        spec=spec.name,
+        objective=spec.objective,
+        verdict=decision.verdict,
+        sentence=decision.sentence,
+        basis=decision.basis,
+        reasons=assemble.reasons(decision),
+        plan=plan.to_dict(),
+        plan_performance=PlanPerformance(
+            value=ev.plan_value,
+            half_width=measured.latency_half_width if minimize else measured.half_width,
+            throughput=measured.throughput,
+            latency_mean=measured.latency_mean,
+            oracle=measured.oracle,
+        ),
+        samples=SamplesSummary(
+            n=int(values.size),
+            failed=len(service.failures(n_used)),
+            requested=int(n_used),
+            file=str(service.path),
+            best=float(values.max() if not minimize else values.min()),
+            oracle=run.oracle_kind,
+            sequential=history is not None,
+            design=service.design,
+            draws=draws,
+            covers=covers,
+            classes=classes,
+        ),
+        optimum=assemble.optimum(ev, atom, values, run.confidence, why_not),
+        gap=assemble.gaps(decision),
+        target_gap=run.target_gap,
+        flags=list(ev.flags),
+        seed=seed,
+        versions=versions(),
+        design=service.design,
+        bounds=assemble.bound_summaries(run.bounds, run.oracle_kind),
+        known_plans=assemble.known_list([("best sampled plan", ev.known[0][1], ev.known[0][2]), *run.known])
+        + assemble.known_list([("certified plan itself", ev.plan_value, ev.plan_half_width)]),
+        evt=analysis.to_dict() if analysis is not None else {"error": why_not},
+        sequential=[step.to_dict() for step in history.steps] if history else None,
     )
 
 
 def _analyze(values: np.ndarray, minimize: bool, confidence: float, seed: int) -> tuple[Any, str | None]:
     """`evt.analyze`, or (None, why) when the sample has no tail to model (e.g. every local
-    optimum has the same value): the verdict then rests on the rigorous bound alone."""
+    optimum has the same value): the verdict then rests on the bound or the saturation."""
     try:
-        return evt.analyze(values, minimize=minimize, confidence=confidence, seed=seed), None
+        return evt.analyze(
+            values, minimize=minimize, confidence=confidence, seed=seed, gof_bootstrap=GOF_BOOTSTRAP
+        ), None
     except evt.EVTError as exc:
         return None, str(exc)
 
@@ -427,31 +494,3 @@ def _refresh_estimate(bar: _Progress, service: SamplingService, minimize: bool, 
         bar.estimate = unit(result.estimate) if math.isfinite(result.estimate) else "none"
     except evt.EVTError:
         bar.estimate = "-"
-
-
-def _baselines(
-    spec: Spec,
-    values: np.ndarray,
-    minimize: bool,
-    balanced: int,
-    seed: int,
-    oracle,
-    objective: str,
-    design: str = "random",
-) -> list[dict[str, Any]]:
-    worst = values.max() if minimize else values.min()
-    name = "random" if design == "random" else "local optima"
-    rows = [
-        {"method": f"{name} (average)", "value": float(values.mean())},
-        {"method": f"{name} (worst)", "value": float(worst)},
-    ]
-    if balanced:
-        plans = balanced_plans(spec, balanced, seed)
-        if len(plans):
-            measured = [oracle.evaluate(Plan.from_contexts(spec, [int(c) for c in row]), seed=seed) for row in plans]
-            vals = np.array([objective_value(m, objective) for m in measured])
-            rows.append({"method": f"balanced (average of {len(vals)})", "value": float(vals.mean())})
-            rows.append(
-                {"method": f"balanced (worst of {len(vals)})", "value": float(vals.max() if minimize else vals.min())}
-            )
-    return rows

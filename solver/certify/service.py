@@ -16,6 +16,9 @@
 * A pipeline problem (``pipeline=``) samples pipeline plans instead of bindings
   (`solver.certify.pipeline_samples`): each record then also holds its plan as JSON under
   ``pipeline`` (a binding record has no such key, so binding files read as before).
+* One measurement per placement class (`solver.certify.measure.ClassOracle`): each worker measures
+  a class once, seeded by the class and the run's seed, and reuses it for every later visit, so a
+  value never depends on which sample reached the class first.  Pipeline plans are measured as drawn.
 * A measurement that fails (the oracle raises) or runs past `timeout` seconds is retried once;
   if it fails again it is recorded with ``"status": "failed"`` and the error, and the run goes on.
   Running past a time limit is one exception, `simulate.errors.SimulationTimeout`, whether the
@@ -48,6 +51,8 @@ from tasksolve.specs import Plan, Spec
 from tasksolve.specs.files import append_text, open_regular, read_cut_to_last_line, read_regular, write_text_atomic
 
 FORMAT = 1
+#: how plans are measured (the samples header records it: a change refuses --resume)
+MEASURE = "once per placement class, seeded by the class"
 PLAN_BLOCK = 1024
 LOCK_NAME = ".tasksolve.lock"
 #: the sampling designs (`solver.certify.designs`): what one sample is
@@ -77,8 +82,13 @@ class Record:
     pipeline: dict | None = None  # pipeline problems: the plan (`solver.pipeline.sampling.encode`)
 
     def to_json(self) -> str:
-        data = {k: v for k, v in self.__dict__.items() if not (k == "pipeline" and v is None)}
-        return json.dumps(data, separators=(",", ":"))
+        """One strict JSON line: a non-finite figure (e.g. an unbounded half-width) is null."""
+        data = {
+            k: (None if isinstance(v, float) and not np.isfinite(v) else v)
+            for k, v in self.__dict__.items()
+            if not (k == "pipeline" and v is None)
+        }
+        return json.dumps(data, separators=(",", ":"), allow_nan=False)
 
 
 def objective_value(measurement: Any, objective: str) -> float:
@@ -263,9 +273,14 @@ def _make_worker(
     oracle_factory: Callable[[Spec], Any] | None,
     design: str = "random",
     pipeline: Any = None,
+    seed_of_run: int = 0,
 ) -> _Worker:
     oracle = oracle_factory(spec) if oracle_factory else make_oracle(spec, oracle_kind)
     climber = None
+    if pipeline is None:
+        from tasksolve.solver.certify.measure import ClassOracle
+
+        oracle = ClassOracle(spec, oracle, seed_of_run)
     if pipeline is not None:
         from tasksolve.solver.certify.pipeline_samples import PipelineSampler
 
@@ -416,7 +431,7 @@ class SamplingService:
             from tasksolve.solver.certify.pipeline_samples import identity as pipeline_identity
 
             return pipeline_identity(self.design)
-        plans: dict[str, Any] = {"sampler": "uniform", "block": PLAN_BLOCK}
+        plans: dict[str, Any] = {"sampler": "uniform", "block": PLAN_BLOCK, "measure": MEASURE}
         if self.design == "local-optima":
             from tasksolve.solver.certify.designs import identity
 
@@ -515,6 +530,7 @@ class SamplingService:
             self.oracle_factory,
             self.design,
             self.pipeline,
+            self.seed,
         )
         from tasksolve.simulate.registry import exclusive
 

@@ -1,32 +1,50 @@
-"""The verdict: when a certificate may say `certified`, and why not otherwise.
+"""The verdict: what a certificate may say about a plan, one plain sentence first, evidence after.
 
-A verdict that can be wrong is worse than none, so `certified` needs every piece of evidence to
-agree; each refusal is one reason with one sentence (docs/design.md, "Certificates").
+Vocabulary (docs/design.md, "Verdicts", holds the same table; `VERDICTS` the sentences and exit
+codes):
 
-Evidence (`Evidence`): the plan's value, the EVT estimate of the optimum and its interval
-(ASPLOS'12 section 3.3: the upper endpoint of the fitted GPD, profile-likelihood interval), the
-EVT flags (`evt.result.FLAG_NOTES`), the sample size, every *known plan* (the best sampled plan,
-the solvers' plans), the rigorous bound and the proven optimum when the closed form was solved
-by CP-SAT, and the solver steps that failed.
+===================  ====  =========================================================================
+verdict              exit  meaning
+===================  ====  =========================================================================
+``proven``           0     a rigorous bound that applies *to the oracle the plan was measured on*
+                           puts the plan (its pessimistic value: value minus its half-width) within
+                           the target gap of the best possible
+``certified``        0     a valid EVT interval (ASPLOS'12 section 3.3: GPD endpoint,
+                           profile-likelihood interval) -- at least `MIN_SAMPLES` samples, no
+                           blocking flag, no atom at the top, no known plan beyond its far limit --
+                           puts the plan within the target gap
+``best_found``       0     the search is saturated: no known plan beats the plan beyond the
+                           measurements' noise, the sample's best value is an atom hit by at least
+                           `SATURATION_SHARE` of the draws, and the distribution-free draw bound
+                           (`evt.atom`, Wilks 1941) says how likely one more draw beats it; no gap
+                           to the optimum is claimed
+``not_certified``    1     the evidence says the plan may be materially worse than what exists (a
+                           solver step failed; a proven optimum or a known plan beats it by more than
+                           the target beyond noise; or the search is not saturated and no valid
+                           interval exists)
+``refuted``          1     a measured plan beats the EVT interval's far limit: the estimate is
+                           wrong, and so would be any verdict drawn from it
+``no_finite_optimum`` 1    the fitted tail has no finite end (xi >= 0) and the search is not
+                           saturated: there is no optimum to compare with
+===================  ====  =========================================================================
 
-Rules, in order:
+Rules, in order (the first that holds decides; `decide`):
 
-1. rigorous bound (closed form only, no failed solver step): when the plan is within the target
-   of the bound, the plan is ``certified`` on the bound (a proof, whatever EVT says); when a
-   proven optimum exists and the plan is farther from it than the target, ``not_certified`` on
-   the proven optimum;
-2. ``failed_step`` -- a solver step failed: never certified (the answer may be weaker than shown);
-3. ``no_finite_optimum`` -- the fitted tail has no endpoint (xi >= 0);
-4. ``estimate_refuted`` -- a known plan (or the proven optimum) is better than the interval's far
-   limit: the estimate is wrong, and so would be any verdict drawn from it;
-5. ``not_certified`` when the best value is an atom (`evt.atom`: hit by two samples or more, so the
-   GPD tail does not hold and the interval is open above), when EVT cannot analyse the sample, when the sample is smaller than `MIN_SAMPLES` (the threshold rule's 30
-   excesses at 5%), when a flag of `BLOCKING_FLAGS` is raised, or when the plan may lose more
-   than the target against the far limit;
-6. ``certified`` otherwise.
+1. a solver step failed -> ``not_certified``;
+2. an applicable bound's proven optimum beats the plan by more than the target -> ``not_certified``;
+3. a known plan beats the plan by more than the target, beyond both half-widths -> ``not_certified``;
+4. an applicable bound is within the target of the plan's pessimistic value -> ``proven``;
+5. a GPD interval is used and a known plan beats its far limit -> ``refuted``;
+6. the GPD interval is valid and the plan is within the target of its far limit -> ``certified``;
+7. the search is saturated -> ``best_found``;
+8. the tail has no finite end -> ``no_finite_optimum``;
+9. otherwise -> ``not_certified``, with every reason.
 
-Gaps are signed, ``(plan - reference) / |reference|``: negative when the plan's figure is below
-the reference (a throughput short of the optimum, or a latency shorter than the estimate).
+A bound is any object with ``oracle`` (the oracle it bounds: ``analytic``, ``des``...), ``value``
+(the bound on the optimum, in the samples' orientation), ``proven_optimum`` (or None) and
+``source``; `bound_view` also reads today's `solver.certify.bounds.Rigorous` (``bound``,
+``bound_source``, ``applies``).  Gaps are signed, ``(plan - reference) / |reference|``: negative
+when the plan's figure is below the reference.
 """
 
 from __future__ import annotations
@@ -39,6 +57,13 @@ from typing import Any
 #: the threshold rule (`evt.threshold`) keeps at most 5% of the sample beyond the threshold and
 #: trusts the interval from 30 excesses on: below 600 plans it cannot do both
 MIN_SAMPLES = 600
+
+#: "most draws end on the best value": the share of the sample an atom at the top needs before the
+#: search counts as saturated (rule 7)
+SATURATION_SHARE = 0.5
+
+#: two values closer than this (relative) are the same value (`evt.atom.RELATIVE_TIE`)
+RELATIVE_TIE = 1e-9
 
 #: one sentence per EVT flag that forbids an EVT-based `certified`
 BLOCKING_FLAGS = {
@@ -55,17 +80,70 @@ BLOCKING_FLAGS = {
     "heavy_tail": "the fitted tail has no finite endpoint (xi >= 0)",
 }
 
-VERDICTS = {
-    "certified": "the plan is within the target of the optimum",
-    "not_certified": "the evidence does not show the plan within the target of the optimum",
-    "estimate_refuted": "a known plan is better than the estimated optimum's far limit: the estimate is wrong",
-    "no_finite_optimum": "the sample's tail has no finite endpoint: there is no optimum to compare with",
+#: verdict -> (meaning, exit code of `certify` and `run`)
+VERDICTS: dict[str, tuple[str, int]] = {
+    "proven": ("a rigorous bound on the oracle the plan was measured on puts the plan within the target", 0),
+    "certified": ("a valid EVT interval puts the plan within the target of the optimum", 0),
+    "best_found": (
+        "the search is saturated: the plan is the best found and one more draw is unlikely to beat it; "
+        "no gap to the optimum is claimed",
+        0,
+    ),
+    "not_certified": ("the evidence says the plan may be materially worse than what exists", 1),
+    "refuted": ("a measured plan beats the estimate's far limit: the estimate is wrong", 1),
+    "no_finite_optimum": ("the sample's tail has no finite end: there is no optimum to compare with", 1),
 }
+POSITIVE = frozenset(name for name, (_, code) in VERDICTS.items() if code == 0)
+
+
+def exit_code(verdict: str) -> int:
+    """0 for a positive verdict, 1 otherwise (docs/design.md, "Errors and exit codes")."""
+    return VERDICTS.get(verdict, ("", 1))[1]
+
+
+@dataclass(frozen=True)
+class BoundView:
+    """A rigorous bound as the rules read it (see the module docstring)."""
+
+    oracle: str | None
+    value: float | None
+    proven_optimum: float | None
+    source: str
+
+
+def bound_view(bound: Any) -> BoundView:
+    """Read a bound object: the new shape (``oracle``, ``value``) or `bounds.Rigorous`."""
+    value = getattr(bound, "value", None)
+    if value is None and hasattr(bound, "bound"):
+        value = bound.bound
+    oracle = getattr(bound, "oracle", None)
+    source = getattr(bound, "source", None) or getattr(bound, "bound_source", None) or "solver"
+    if oracle is None and hasattr(bound, "applies"):
+        # `Rigorous` bounds the binding closed form (the analytic oracle); the pipeline job's bounds
+        # the pipeline closed form, which is no oracle (docs/design.md, departure 19)
+        oracle = "pipeline closed form" if "pipeline" in str(source) else "analytic"
+    return BoundView(oracle, value, getattr(bound, "proven_optimum", None), str(source))
+
+
+@dataclass(frozen=True)
+class Saturation:
+    """How the sample's best value was hit (`evt.TopAtom`): `hits` of `n` draws, and the draw bound."""
+
+    best: float
+    hits: int
+    n: int
+    beat_bound: float
+    confidence: float = 0.95
+    draws: str = "local-search restarts"  # what one draw is (the certificate says what the bound covers)
+
+    @property
+    def share(self) -> float:
+        return self.hits / self.n if self.n else 0.0
 
 
 @dataclass
 class Evidence:
-    """What the verdict is drawn from (values in the objective's unit: packets/s or seconds)."""
+    """What the verdict is drawn from (values in the samples' orientation: packets/s or seconds)."""
 
     plan_value: float
     minimize: bool
@@ -76,28 +154,42 @@ class Evidence:
     upper: float
     confidence: float = 0.95
     flags: tuple[str, ...] = ()
-    known: list[tuple[str, float]] = field(default_factory=list)  # (which plan, value)
-    bound: float | None = None  # rigorous bound on the optimum (closed form only)
-    bound_source: str | None = None
-    proven_optimum: float | None = None  # when CP-SAT proved optimality on the closed form
+    known: list[tuple] = field(default_factory=list)  # (which plan, value[, half-width])
+    bounds: list[Any] = field(default_factory=list)  # bound objects (module docstring)
     failed_steps: list[str] = field(default_factory=list)
-    oracle: str = "analytic"
+    oracle: str = "analytic"  # the oracle the plan and the sample were measured on
+    plan_half_width: float = 0.0
     unanalysable: str | None = None  # why EVT could not analyse the sample (then no estimate)
     top_atom: str | None = None  # `evt.TopAtom.sentence()` when the best value is hit twice or more
+    saturation: Saturation | None = None
 
     @property
     def far(self) -> float:
         return self.lower if self.minimize else self.upper
 
+    @property
+    def pessimistic(self) -> float:
+        """The plan's value at the unfavourable end of its measurement's interval."""
+        hw = self.plan_half_width or 0.0
+        return self.plan_value + hw if self.minimize else self.plan_value - hw
+
 
 @dataclass
 class Decision:
     verdict: str
-    basis: str  # "bound", "proven optimum" or "EVT estimate"
-    sentence: str  # the verdict in one sentence
-    reasons: list[dict[str, str]]  # {"code", "sentence"}: why (each one sentence)
+    basis: str  # "bound", "proven optimum", "known plan", "EVT estimate", "draw bound", "solver"
+    sentence: str  # the verdict in one plain sentence
+    reasons: list[dict[str, str]]  # {"code", "sentence"}: the evidence, one sentence each
     gaps: dict[str, float | None]  # signed gaps of the plan to the estimate, far limit, bound, optimum
     words: list[str]  # the signed gaps in words
+
+    @property
+    def positive(self) -> bool:
+        return self.verdict in POSITIVE
+
+    @property
+    def exit_code(self) -> int:
+        return exit_code(self.verdict)
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -130,92 +222,215 @@ def _better(a: float, b: float, minimize: bool) -> bool:
     return a < b if minimize else a > b
 
 
+def beats(value: float, half_width: float, plan: float, plan_half_width: float, minimize: bool) -> bool:
+    """`value` is better than `plan` beyond both measurements' half-widths (and rounding)."""
+    margin = (half_width or 0.0) + (plan_half_width or 0.0) + RELATIVE_TIE * max(abs(plan), 1e-300)
+    return (plan - value > margin) if minimize else (value - plan > margin)
+
+
+def _known(ev: Evidence) -> list[tuple[str, float, float]]:
+    return [(k[0], float(k[1]), float(k[2]) if len(k) > 2 and k[2] is not None else 0.0) for k in ev.known]
+
+
+class _Judge:
+    """The rules of the module docstring over one `Evidence` (one method per rule group)."""
+
+    def __init__(self, ev: Evidence, show: Callable[[float], str]) -> None:
+        self.ev, self.show = ev, show
+        self.target = f"{ev.target_gap:.2%}"
+        self.applicable = [b for b in map(bound_view, ev.bounds) if b.oracle == ev.oracle and b.value is not None]
+        self.others = [b for b in map(bound_view, ev.bounds) if b not in self.applicable and b.value is not None]
+        best = self.applicable[0] if self.applicable else None
+        self.bound = best
+        self.proven = next((b.proven_optimum for b in self.applicable if b.proven_optimum is not None), None)
+        self.gpd = ev.top_atom is None and ev.unanalysable is None  # a GPD interval is in use
+        self.gaps = {
+            "estimate": signed_gap(ev.plan_value, ev.estimate),
+            "far_limit": signed_gap(ev.plan_value, ev.far),
+            "bound": signed_gap(ev.plan_value, best.value if best else None),
+            "proven_optimum": signed_gap(ev.plan_value, self.proven),
+        }
+        self.words = [
+            in_words(self.gaps["estimate"], "estimated optimum"),
+            in_words(self.gaps["far_limit"], f"far limit of the {ev.confidence:.0%} interval"),
+        ]
+        if best is not None:
+            self.words.append(in_words(self.gaps["bound"], f"proven bound ({best.source})"))
+        if self.proven is not None:
+            self.words.append(in_words(self.gaps["proven_optimum"], "proven optimum"))
+        self.reasons: list[dict[str, str]] = []
+
+    def say(self, code: str, sentence: str) -> None:
+        self.reasons.append({"code": code, "sentence": sentence})
+
+    def done(self, verdict: str, basis: str, sentence: str) -> Decision:
+        return Decision(verdict, basis, sentence, self.reasons, self.gaps, self.words)
+
+    def plan_text(self) -> str:
+        ev = self.ev
+        shown = self.show(ev.plan_half_width) if ev.plan_half_width else ""
+        hw = f" +/- {shown}" if shown and shown != self.show(0.0) else ""
+        return f"{self.show(ev.plan_value)}{hw}"
+
+    # ---------------------------------------------------------------- the evidence, in sentences
+    def gather(self) -> None:
+        ev = self.ev
+        for step in ev.failed_steps:
+            self.say(
+                "failed_step", f"the solver step '{step}' failed, so the plan and the bound may be weaker than shown"
+            )
+        if not self.applicable:
+            what = "the simulation" if ev.oracle == "des" else f"the {ev.oracle} oracle"
+            extra = "".join(
+                f"; the {b.source} bound ({self.show(b.value)}) bounds the {_oracle_name(b.oracle or 'model')}, not {what}"
+                for b in self.others
+            )
+            self.say("no_bound", f"no rigorous bound applies to {what}{extra}")
+        if ev.top_atom:
+            self.say("top_atom", ev.top_atom)
+        if ev.unanalysable:
+            self.say("unanalysable", f"EVT cannot analyse the sample ({ev.unanalysable}), so there is no GPD interval")
+        if self.gpd and ev.n < MIN_SAMPLES:
+            self.say(
+                "small_sample",
+                f"the sample has {ev.n} plans; the threshold rule needs at least {MIN_SAMPLES} "
+                "(30 values beyond a threshold that leaves at most 5% of the sample above it)",
+            )
+        refuters = self.refuters()
+        if refuters:
+            label, value, _ = min(refuters, key=lambda r: r[1]) if ev.minimize else max(refuters, key=lambda r: r[1])
+            self.say(
+                "refuted",
+                f"the {label} ({self.show(value)}) is better than the EVT interval's far limit "
+                f"({self.show(ev.far)}), so the estimate is wrong and no verdict is drawn from it",
+            )
+        if self.gpd:
+            for flag in ev.flags:
+                if flag in BLOCKING_FLAGS and flag != "heavy_tail":
+                    self.say(flag, f"{flag}: {BLOCKING_FLAGS[flag]}")
+
+    def refuters(self) -> list[tuple[str, float, float]]:
+        ev, far = self.ev, self.ev.far
+        if not self.gpd or not math.isfinite(far):
+            return []
+        found = [k for k in _known(ev) if _better(k[1], far, ev.minimize)]
+        if self.proven is not None and _better(self.proven, far, ev.minimize):
+            found.append(("proven optimum", self.proven, 0.0))
+        return found
+
+    def best_beater(self) -> tuple[str, float, float] | None:
+        """The best known plan beating the plan beyond noise, if any."""
+        ev = self.ev
+        beaters = [k for k in _known(ev) if beats(k[1], k[2], ev.plan_value, ev.plan_half_width, ev.minimize)]
+        if not beaters:
+            return None
+        return min(beaters, key=lambda k: k[1]) if ev.minimize else max(beaters, key=lambda k: k[1])
+
+
 def decide(ev: Evidence, show: Callable[[float], str] = lambda v: f"{v:.6g}") -> Decision:
-    """The verdict of the module docstring."""
-    far = ev.far
-    gaps = {
-        "estimate": signed_gap(ev.plan_value, ev.estimate),
-        "far_limit": signed_gap(ev.plan_value, far),
-        "bound": signed_gap(ev.plan_value, ev.bound),
-        "proven_optimum": signed_gap(ev.plan_value, ev.proven_optimum),
-    }
-    words = [
-        in_words(gaps["estimate"], "estimated optimum"),
-        in_words(gaps["far_limit"], f"far limit of the {ev.confidence:.0%} interval"),
-    ]
-    if ev.bound is not None:
-        words.append(in_words(gaps["bound"], f"proven bound ({ev.bound_source or 'CP-SAT'})"))
-    if ev.proven_optimum is not None:
-        words.append(in_words(gaps["proven_optimum"], "proven optimum"))
-    reasons: list[dict[str, str]] = []
-
-    def say(code: str, sentence: str) -> None:
-        reasons.append({"code": code, "sentence": sentence})
-
-    def done(verdict: str, basis: str, sentence: str) -> Decision:
-        return Decision(verdict, basis, sentence, reasons, gaps, words)
-
-    for step in ev.failed_steps:
-        say("failed_step", f"the solver step '{step}' failed, so the plan and the bound may be weaker than shown")
-    if ev.bound is None:
-        say(
-            "no_bound",
-            "no rigorous bound exists for the "
-            + ("simulation" if ev.oracle == "des" else f"{ev.oracle} oracle")
-            + "; the EVT estimate of the optimum stands in for it",
+    """The verdict of the module docstring: rules 1-9, in order."""
+    j = _Judge(ev, show)
+    j.gather()
+    target = j.target
+    if ev.failed_steps:  # rule 1
+        return j.done("not_certified", "solver", "not certified: " + j.reasons[0]["sentence"])
+    if j.proven is not None and loss(ev.pessimistic, j.proven, ev.minimize) > ev.target_gap:  # rule 2
+        sentence = f"{in_words(j.gaps['proven_optimum'], 'proven optimum')}, more than the {target} target"
+        j.reasons.insert(0, {"code": "below_optimum", "sentence": sentence})
+        return j.done("not_certified", "proven optimum", f"not certified: {sentence}")
+    beater = j.best_beater()
+    if beater is not None and loss(ev.plan_value, beater[1], ev.minimize) - _noise(beater, ev) > ev.target_gap:
+        sentence = (  # rule 3
+            f"the {beater[0]} ({show(beater[1])}) beats the plan ({j.plan_text()}) by "
+            f"{loss(ev.plan_value, beater[1], ev.minimize):.2%}, more than the {target} target"
         )
-    target = f"{ev.target_gap:.2%}"
-    heavy = "heavy_tail" in ev.flags
-    if ev.top_atom:
-        say("top_atom", ev.top_atom)
-    if ev.unanalysable:
-        say("unanalysable", f"EVT cannot analyse the sample ({ev.unanalysable}), so there is no estimate")
-    refuters = [(label, value) for label, value in ev.known if math.isfinite(far) and _better(value, far, ev.minimize)]
-    if ev.proven_optimum is not None and math.isfinite(far) and _better(ev.proven_optimum, far, ev.minimize):
-        refuters.append(("proven optimum", ev.proven_optimum))
-    if heavy:
-        say("heavy_tail", BLOCKING_FLAGS["heavy_tail"])
-    elif refuters:
-        label, value = max(refuters, key=lambda r: -r[1] if ev.minimize else r[1])
-        say(
-            "refuted",
-            f"the {label} ({show(value)}) is better than the interval's far limit ({show(far)}), "
-            "so the EVT estimate is refuted",
-        )
-    if ev.n < MIN_SAMPLES:
-        say(
-            "small_sample",
-            f"the sample has {ev.n} plans; the threshold rule needs at least {MIN_SAMPLES} "
-            "(30 values beyond a threshold that leaves at most 5% of the sample above it)",
-        )
-    for flag in ev.flags:
-        if flag in BLOCKING_FLAGS and flag != "heavy_tail":
-            say(flag, f"{flag}: {BLOCKING_FLAGS[flag]}")
-    if not heavy and not refuters and not ev.unanalysable and loss(ev.plan_value, far, ev.minimize) > ev.target_gap:
-        say("gap", f"{words[1]}: it may lose more than the {target} target")
-
-    # rigorous evidence first (closed form only), then the EVT estimate
-    if not ev.failed_steps and ev.bound is not None and loss(ev.plan_value, ev.bound, ev.minimize) <= ev.target_gap:
-        return done(
-            "certified", "bound", f"certified: {words[2]}, within the {target} target: a proof on the closed form"
-        )
-    if ev.proven_optimum is not None and loss(ev.plan_value, ev.proven_optimum, ev.minimize) > ev.target_gap:
-        sentence = f"{in_words(gaps['proven_optimum'], 'proven optimum')}, more than the {target} target"
-        reasons.insert(0, {"code": "below_optimum", "sentence": sentence})
-        return done("not_certified", "proven optimum", f"not certified: {sentence}")
-    if heavy:
-        return done("no_finite_optimum", "EVT estimate", "no verdict: " + VERDICTS["no_finite_optimum"])
-    if refuters:
-        return done(
-            "estimate_refuted",
+        j.reasons.insert(0, {"code": "beaten", "sentence": sentence})
+        return j.done("not_certified", "known plan", f"not certified: {sentence}")
+    decided = _proven(j) or _evt(j) or _saturated(j, beater)
+    if decided is not None:
+        return decided
+    if "heavy_tail" in ev.flags and j.gpd:  # rule 8
+        j.say("heavy_tail", BLOCKING_FLAGS["heavy_tail"])
+        return j.done(
+            "no_finite_optimum",
             "EVT estimate",
-            "estimate refuted: " + next(r["sentence"] for r in reasons if r["code"] == "refuted"),
+            "no finite optimum: the sample's tail has no finite end (xi >= 0), so there is no optimum "
+            "to compare the plan with, and the search is not saturated",
         )
-    blocking = [r for r in reasons if r["code"] != "no_bound"]
-    if blocking:
-        return done("not_certified", "EVT estimate", "not certified: " + blocking[0]["sentence"])
-    return done(
+    if beater is not None:
+        j.say("beaten", f"the {beater[0]} ({show(beater[1])}) beats the plan ({j.plan_text()}) beyond noise")
+    if j.gpd and loss(ev.plan_value, ev.far, ev.minimize) > ev.target_gap:
+        j.say("gap", f"{j.words[1]}: it may lose more than the {target} target")
+    if ev.saturation is not None and ev.saturation.share < SATURATION_SHARE and ev.top_atom:
+        j.say(
+            "not_saturated",
+            f"only {ev.saturation.hits} of {ev.saturation.n} {ev.saturation.draws} end on the best value "
+            f"(saturation needs {SATURATION_SHARE:.0%})",
+        )
+    ranked = sorted(j.reasons, key=lambda r: {"no_bound": 2, "top_atom": 1}.get(r["code"], 0))
+    return j.done("not_certified", "EVT estimate", "not certified: " + ranked[0]["sentence"])  # rule 9
+
+
+def _noise(beater: tuple[str, float, float], ev: Evidence) -> float:
+    """The relative width of the two measurements' half-widths (rule 3 judges beyond them)."""
+    scale = abs(ev.plan_value) or 1.0
+    return ((beater[2] or 0.0) + (ev.plan_half_width or 0.0)) / scale
+
+
+def _proven(j: _Judge) -> Decision | None:
+    """Rule 4: an applicable bound within the target of the plan's pessimistic value."""
+    ev = j.ev
+    for b in j.applicable:
+        lost = loss(ev.pessimistic, b.value, ev.minimize)
+        if lost <= ev.target_gap:
+            hw = ", counting its half-width against it" if ev.plan_half_width else ""
+            sentence = (
+                f"proven: the plan ({j.plan_text()}) is within the {j.target} target of the best possible "
+                f"on the {_oracle_name(ev.oracle)}{hw}: the {b.source} bound proves no plan exceeds "
+                f"{j.show(b.value)} ({max(lost, 0.0):.2%} above the plan)"
+            )
+            return j.done("proven", "bound", sentence)
+    return None
+
+
+def _evt(j: _Judge) -> Decision | None:
+    """Rules 5 and 6: a refuted or a valid GPD interval."""
+    ev = j.ev
+    refuted = next((r["sentence"] for r in j.reasons if r["code"] == "refuted"), None)
+    if refuted is not None:
+        return j.done("refuted", "EVT estimate", "refuted: " + refuted)
+    valid = (
+        j.gpd
+        and ev.n >= MIN_SAMPLES
+        and math.isfinite(ev.far)
+        and not any(f in BLOCKING_FLAGS for f in ev.flags)
+        and loss(ev.plan_value, ev.far, ev.minimize) <= ev.target_gap
+    )
+    if not valid:
+        return None
+    return j.done(
         "certified",
         "EVT estimate",
-        f"certified: {words[1]}, within the {target} target at {ev.confidence:.0%} confidence",
+        f"certified: the plan is within the {j.target} target of the optimum at {ev.confidence:.0%} confidence "
+        f"({j.words[1]}, {j.show(ev.far)})",
     )
+
+
+def _saturated(j: _Judge, beater) -> Decision | None:
+    """Rule 7: no known plan beats the plan beyond noise and most draws end on the best value."""
+    ev, sat = j.ev, j.ev.saturation
+    if sat is None or beater is not None or sat.share < SATURATION_SHARE or sat.hits < 2:
+        return None
+    if beats(sat.best, 0.0, ev.plan_value, ev.plan_half_width, ev.minimize):
+        return None
+    sentence = (
+        f"best found: none of the {sat.n} {sat.draws} beats the plan ({j.plan_text()}) beyond measurement "
+        f"noise and {sat.hits} of them ended on the best value, so one more would beat that value with "
+        f"probability at most {sat.beat_bound:.2%} ({sat.confidence:.0%} confidence); "
+        "no gap to the optimum is claimed"
+    )
+    return j.done("best_found", "draw bound", sentence)
+
+
+def _oracle_name(kind: str) -> str:
+    return {"des": "simulation", "analytic": "closed form"}.get(kind, f"{kind} oracle")

@@ -109,7 +109,7 @@ def certify_command(
     else:
         console.print(result.certificate.summary(), markup=False)
         console.print(f"wrote {result.files['certificate.json']} and {result.files['samples.jsonl']}", markup=False)
-    if not result.certified:
+    if not result.positive:
         raise typer.Exit(EXIT_NEGATIVE)
 
 
@@ -190,7 +190,7 @@ def run_command(
     if result.failed_steps:
         err_console.print(f"error: solver step(s) failed: {', '.join(result.failed_steps)}", markup=False)
         raise typer.Exit(EXIT_FAILURE)
-    if not result.certified:
+    if not result.positive:
         raise typer.Exit(EXIT_NEGATIVE)
 
 

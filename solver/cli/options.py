@@ -177,8 +177,9 @@ def samples_option() -> typer.models.OptionInfo:
         None,
         "--samples",
         min=20,
-        help="Fixed sample size for the certificate (default: the spec's certify.samples, else 1000 local optima "
-        "or 5000 random plans).",
+        help="Fixed sample size for the certificate. Without it: local optima are sampled until the verdict is "
+        "decided (first look at 100, then every 100), at most the spec's certify.samples, else 1000; "
+        "random plans: the spec's certify.samples, else 5000.",
     )
 
 

@@ -98,12 +98,21 @@ def validate(
 def schema(
     output: Path | None = options.output_file_option("the schema"),
     old_out: Path | None = options.old_out_file_option(),
+    certificate: bool = typer.Option(
+        False, "--certificate", help="The JSON Schema of certificate.json instead of the spec format's."
+    ),
 ) -> None:
-    """Print the JSON Schema of the spec format (for editors such as yaml-language-server)."""
-    from tasksolve.specs.schema import spec_json_schema
-
+    """Print the JSON Schema of the spec format (for editors such as yaml-language-server), or of
+    the certificate (--certificate)."""
     out = options.deprecated(output, old_out, "--out FILE", "--output FILE")
-    text = json.dumps(spec_json_schema(), indent=2)
+    if certificate:
+        from tasksolve.solver.certify.certificate import certificate_schema
+
+        text = json.dumps(certificate_schema(), indent=2)
+    else:
+        from tasksolve.specs.schema import spec_json_schema
+
+        text = json.dumps(spec_json_schema(), indent=2)
     if out is None:
         typer.echo(text)
     else:

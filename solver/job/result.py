@@ -1,6 +1,6 @@
 """What one main job produced, as one typed object (`JobResult`).
 
-Read it by attribute (``result.verdict``, ``result.certified``, ``result.certificate``,
+Read it by attribute (``result.verdict``, ``result.positive``, ``result.certificate``,
 ``result.solve``, ``result.files``); `JobResult.summary` is the verdict's sentence first, then
 the plan, the estimate and the solve, as ``tasksolve run`` prints them; `JobResult.to_dict` is
 the JSON ``tasksolve run --json`` prints. ``certificate.json`` is `JobResult.certificate_dict`.
@@ -11,9 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-#: the verdict that certifies a plan (exit code 0)
-CERTIFIED = "certified"
 
 
 @dataclass
@@ -41,9 +38,10 @@ class JobResult:
         return str(self.certificate.verdict)
 
     @property
-    def certified(self) -> bool:
-        """Whether the verdict certifies the plan (the command line's exit code 0)."""
-        return self.verdict == CERTIFIED
+    def positive(self) -> bool:
+        """Whether the verdict is positive (`proven`, `certified`, `best_found`: the command
+        line's exit code 0; docs/design.md, "Verdicts")."""
+        return bool(self.certificate.positive)
 
     @property
     def failed_steps(self) -> list[str]:

@@ -24,7 +24,7 @@ def test_run_reports_both_designs(tmp_path, capsys):
     assert designs[0]["estimate"] == cert["optimum"]["estimate"]
     page = (out / "report.html").read_text()
     assert "for comparison: random design, 60 samples" in page and '<figure id="estimates">' in page
-    assert cert["bound"]["proven_optimum"] is not None  # the rigorous bound is on the same chart
+    assert cert["bounds"][0]["proven_optimum"] is not None  # the rigorous bound is on the same chart
 
 
 def test_without_comparison_there_is_one_design(tmp_path, capsys):

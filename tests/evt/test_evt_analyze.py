@@ -92,7 +92,7 @@ def test_heavy_tail_flag_and_infinite_gap() -> None:
     assert "heavy_tail" in res.flags
     assert res.estimate == math.inf and res.upper == math.inf
     assert res.gap_point == math.inf and res.gap_worst == math.inf
-    assert json.loads(to_json_text(res.to_dict()))["optimum"]["upper"] == "inf"
+    assert json.loads(to_json_text(res.to_dict()))["optimum"]["upper"] is None
 
 
 def test_few_exceedances_and_large_fraction_for_small_samples() -> None:

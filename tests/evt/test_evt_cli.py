@@ -64,13 +64,14 @@ def test_minimize_and_threshold(capsys: pytest.CaptureFixture[str], sample_file:
     assert d["optimum"]["upper"] <= d["best_observed"]
 
 
-def test_infinite_limit_is_a_string(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_infinite_limit_is_null_with_a_reason(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     path = tmp_path / "heavy.txt"
     np.savetxt(path, stats.pareto(2.0).rvs(2000, random_state=np.random.default_rng(0)))
     code, out, _ = run(capsys, str(path), "--json", "--gof-bootstrap", "0")
     assert code == 0
     d = json.loads(out)
-    assert d["optimum"]["upper"] == "inf" and "heavy_tail" in d["flags"]
+    assert d["optimum"]["upper"] is None and "heavy_tail" in d["flags"]
+    assert "infinity" in d["optimum"]["nulls"]["upper"]
 
 
 def test_plots(capsys: pytest.CaptureFixture[str], sample_file: Path, tmp_path: Path) -> None:

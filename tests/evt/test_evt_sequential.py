@@ -110,3 +110,22 @@ def test_report() -> None:
     assert d["met"] == res.met and len(d["steps"]) == len(res.steps)
     assert {"n", "best", "estimate", "lower", "upper", "gap_point", "gap_worst", "met"} <= set(d["steps"][0])
     assert "sequential" in res.summary()
+
+
+def test_the_callers_rule_decides_when_to_stop() -> None:
+    """With `stop`, the caller's rule replaces the gap criterion: called after every analysis (None
+    when the sample cannot be analysed), and sampling stops the first time it says so."""
+    seen: list[tuple[int, bool]] = []
+
+    def stop(sample, result):
+        seen.append((sample.size, result is None))
+        return sample.size >= 1500
+
+    res = evt.sequential(weibull_sampler(1), n_init=500, n_delta=500, target_gap=0.5, max_n=5000, stop=stop)
+    assert [n for n, _ in seen] == [500, 1000, 1500] and res.met and res.n == 1500
+    assert [s.met for s in res.steps] == [False, False, True]  # the 50% gap criterion alone met at 500
+
+    constant = evt.sequential(lambda k: np.ones(k), n_init=100, n_delta=100, max_n=300, stop=lambda s, r: r is None)
+    assert constant.met and constant.n == 100 and constant.steps[0].error  # unanalysable, and the rule accepts it
+    never = evt.sequential(weibull_sampler(2), n_init=500, n_delta=500, max_n=1500, stop=lambda s, r: False)
+    assert not never.met and never.n == 1500

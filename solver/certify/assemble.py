@@ -1,0 +1,197 @@
+"""Assemble the evidence and the typed certificate from one certification run.
+
+`solver.certify.run` samples; this module turns what it measured into the verdict's `Evidence`
+(`solver.certify.verdict`) and the typed `Certificate` (`solver.certify.certificate`): the known
+plans (each with its half-width), the bounds (each labelled with the oracle it bounds), what the
+draws are and what the draw bound covers, the optimum (the GPD's endpoint interval, or the
+atom's ``[best, open)``), and the baselines.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from tasksolve.solver.certify.certificate import (
+    Baseline,
+    BoundSummary,
+    Gaps,
+    KnownPlan,
+    Optimum,
+    Reason,
+    TopAtomSummary,
+)
+from tasksolve.solver.certify.verdict import Decision, Evidence, Saturation, bound_view
+
+#: how far above the far end an atom's interval is open, in words (the JSON's null reason)
+OPEN_ABOVE = (
+    "open on the side of improvement: the best value is hit by several draws, and no sample bounds a plan it never drew"
+)
+
+
+def draws_and_cover(design: str, kind: str, pipeline: bool) -> tuple[str, str]:
+    """(what one draw is, what the draw bound covers), in words (item of the certificate)."""
+    oracle_kind = {"des": "simulation", "analytic": "closed-form", "command": "real-program"}.get(kind, kind)
+    if design == "random":
+        what = "random pipeline plans" if pipeline else "uniform random plans"
+        return what, f"{what} measured on the {oracle_kind} oracle"
+    if pipeline:
+        return (
+            "local-search restarts",
+            "local optima of the pipeline closed form from random pipeline plans, each measured on the "
+            f"{oracle_kind} oracle -- not every plan of that oracle",
+        )
+    if kind == "analytic":
+        return "local-search restarts", "local optima of the closed form from uniform random starts"
+    from tasksolve.solver.certify.designs import SCREEN
+
+    return (
+        "local-search restarts",
+        f"local optima of the closed form from uniform random starts, each screened on the {oracle_kind} oracle "
+        f"(the best of the local optimum and its {SCREEN - 1} best neighbours by the closed form) -- a statement "
+        f"about these restarts, not about every plan of the {oracle_kind} oracle",
+    )
+
+
+def bound_summaries(bounds: list[Any], oracle_kind: str) -> list[BoundSummary]:
+    out = []
+    for bound in bounds:
+        view = bound_view(bound)
+        applies = view.oracle == oracle_kind
+        model = {"analytic": "closed form", "des": "simulation"}.get(view.oracle or "", view.oracle or "model")
+        here = {"analytic": "closed form", "des": "simulation"}.get(oracle_kind, f"{oracle_kind} oracle")
+        label = f"rigorous bound on the {model}" if applies else f"the {model}'s bound (not a bound on the {here})"
+        if not applies and view.proven_optimum is not None:
+            label = f"the {model}'s proven optimum (not a bound on the {here})"
+        out.append(
+            BoundSummary(
+                label=label,
+                oracle=view.oracle or "unknown",
+                value=view.value,
+                source=view.source,
+                status=str(getattr(bound, "status", "") or ""),
+                proven_optimum=view.proven_optimum,
+                objective=getattr(bound, "objective", None),
+                applies=applies,
+                failed_steps=list(getattr(bound, "failed_steps", []) or []),
+            )
+        )
+    return out
+
+
+def evidence(
+    analysis,
+    why_not: str | None,
+    atom,
+    values: np.ndarray,
+    plan_value: float,
+    plan_half_width: float,
+    known: list[tuple[str, float, float]],
+    *,
+    minimize: bool,
+    target_gap: float,
+    confidence: float,
+    bounds: list[Any],
+    oracle_kind: str,
+    draws: str,
+    show: Callable[[float], str] = str,
+) -> Evidence:
+    """What the verdict rules decide from.  When the best value is an atom (`evt.atom`), the GPD's
+    interval is replaced by what the sample supports: the best value, open on the side of
+    improvement, and the saturation (hits, draw bound)."""
+    nan = math.nan
+    estimate, lower, upper = (
+        (nan, nan, nan) if analysis is None else (analysis.estimate, analysis.lower, analysis.upper)
+    )
+    saturation = None
+    if atom is not None:
+        estimate, (lower, upper) = atom.best, atom.interval
+        saturation = Saturation(atom.best, atom.hits, atom.n, atom.beat_bound, confidence, draws)
+    failed = [step for b in bounds for step in (getattr(b, "failed_steps", None) or [])]
+    return Evidence(
+        plan_value=plan_value,
+        plan_half_width=plan_half_width or 0.0,
+        minimize=minimize,
+        target_gap=target_gap,
+        n=int(values.size),
+        estimate=estimate,
+        lower=lower,
+        upper=upper,
+        confidence=confidence,
+        flags=("unanalysable",) if analysis is None else tuple(analysis.flags),
+        known=known,
+        unanalysable=why_not if atom is None else None,
+        top_atom=atom.sentence(show) if atom is not None else None,
+        saturation=saturation,
+        bounds=list(bounds),
+        failed_steps=sorted(set(failed)),
+        oracle=oracle_kind,
+    )
+
+
+def optimum(ev: Evidence, atom, values: np.ndarray, confidence: float, why_not: str | None) -> Optimum:
+    from tasksolve import evt
+
+    nulls: dict[str, str] = {}
+    if atom is not None:
+        source = "best value (atom: hit by several draws)"
+        nulls["lower" if ev.minimize else "upper"] = OPEN_ABOVE
+        top = TopAtomSummary(
+            atom.n, atom.best, atom.hits, atom.singletons, atom.confidence, atom.beat_bound, atom.good_turing
+        )
+    elif math.isfinite(ev.estimate) or "heavy_tail" in ev.flags:
+        source = "GPD endpoint, profile-likelihood interval (ASPLOS'12 section 3.3)"
+        top = None
+        if "heavy_tail" in ev.flags:
+            why = "the fitted tail has no finite end (xi >= 0)"
+            nulls.update({"estimate": why, "lower" if ev.minimize else "upper": why})
+    else:
+        source, top = "none", None
+        why = f"EVT could not analyse the sample ({why_not})" if why_not else "no estimate"
+        nulls.update({"estimate": why, "lower": why, "upper": why})
+    return Optimum(
+        estimate=ev.estimate,
+        lower=ev.lower,
+        upper=ev.upper,
+        confidence=confidence,
+        source=source,
+        top_atom=top,
+        beat_bound=evt.beat_bound(int(values.size), confidence) if values.size else None,
+        nulls=nulls,
+    )
+
+
+def gaps(decision: Decision) -> Gaps:
+    g = decision.gaps
+    return Gaps(g["estimate"], g["far_limit"], g["bound"], g["proven_optimum"], list(decision.words))
+
+
+def reasons(decision: Decision) -> list[Reason]:
+    return [Reason(r["code"], r["sentence"]) for r in decision.reasons]
+
+
+def known_list(known: list[tuple]) -> list[KnownPlan]:
+    return [KnownPlan(k[0], float(k[1]), (float(k[2]) if len(k) > 2 and k[2] else None)) for k in known]
+
+
+def baselines(
+    spec, values: np.ndarray, minimize: bool, balanced: int, seed: int, oracle, objective: str, design: str = "random"
+) -> list[Baseline]:
+    from tasksolve.solver.binding.samplers import balanced_plans
+    from tasksolve.solver.certify.service import objective_value
+    from tasksolve.specs import Plan
+
+    worst = values.max() if minimize else values.min()
+    name = "random" if design == "random" else "local optima"
+    rows = [Baseline(f"{name} (average)", float(values.mean())), Baseline(f"{name} (worst)", float(worst))]
+    if balanced:
+        plans = balanced_plans(spec, balanced, seed)
+        if len(plans):
+            measured = [oracle.evaluate(Plan.from_contexts(spec, [int(c) for c in row]), seed=seed) for row in plans]
+            vals = np.array([objective_value(m, objective) for m in measured])
+            rows.append(Baseline(f"balanced (average of {len(vals)})", float(vals.mean())))
+            rows.append(Baseline(f"balanced (worst of {len(vals)})", float(vals.max() if minimize else vals.min())))
+    return rows

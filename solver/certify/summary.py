@@ -1,0 +1,86 @@
+"""The certificate in the terminal: the verdict's sentence first, the evidence after.
+
+Reads the typed `solver.certify.certificate.Certificate` by attribute; the report
+(`solver.report.html`) says the same things in the same order.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def show_value(value: float | None, objective: str) -> str:
+    from tasksolve.specs import display
+
+    if not isinstance(value, (int, float)) or value != value:
+        return "none"
+    if value in (float("inf"), float("-inf")):
+        return "open"
+    return display.objective_value(value, objective)
+
+
+def interval_text(optimum: Any, objective: str) -> str:
+    """``[lower, upper]``, an open end written as such (``[10.94 Mpps, open)``): an end that is
+    infinite, or null in the JSON (the interval has no finite limit on that side)."""
+    lower = "open" if optimum.lower is None else show_value(optimum.lower, objective)
+    upper = "open" if optimum.upper is None else show_value(optimum.upper, objective)
+    left = "(" if lower in ("open", "none") else "["
+    right = ")" if upper in ("open", "none") else "]"
+    return f"{left}{lower}, {upper}{right}"
+
+
+class _Interval:
+    def __init__(self, lower, upper) -> None:
+        self.lower, self.upper = lower, upper
+
+
+def summary_text(cert: Any) -> str:
+    from tasksolve.specs import display
+
+    def show(value) -> str:
+        return show_value(value, cert.objective)
+
+    perf, opt, samples = cert.plan_performance, cert.optimum, cert.samples
+    lines = [
+        cert.sentence,
+        f"verdict: {cert.verdict} (exit {cert.exit_code}; basis: {cert.basis})",
+        f"plan: {display.with_half_width(perf.value, perf.half_width, cert.objective)} on the "
+        + {"des": "simulation", "analytic": "closed form"}.get(perf.oracle, f"{perf.oracle} oracle"),
+        f"sample: {samples.n} {samples.draws} ({samples.failed} failed)"
+        + (f", {samples.classes} placement classes" if samples.classes else ""),
+    ]
+    if samples.covers:
+        lines.append(f"the draw bound covers {samples.covers}")
+    if opt.estimate is None:
+        lines.append("estimated optimum: none (" + opt.nulls.get("estimate", "no estimate") + ")")
+    else:
+        lines.append(
+            f"estimated optimum ({opt.source}): {show(opt.estimate)}, {opt.confidence:.0%} interval "
+            f"{interval_text(opt, cert.objective)}"
+            + (
+                f"; one more draw beats the best with probability at most {opt.beat_bound:.2%}"
+                if opt.beat_bound
+                else ""
+            )
+        )
+    for entry in (cert.designs or [])[1:]:
+        lines.append(
+            f"for comparison, {entry['design']} design ({entry['n']} samples, not used for the verdict): "
+            + (
+                f"estimate {show(entry['estimate'])}, interval "
+                + interval_text(_Interval(entry.get("lower"), entry.get("upper")), cert.objective)
+                + (" (best value hit twice or more: open)" if entry.get("top_atom") else "")
+                if entry.get("estimate") is not None
+                else f"no estimate ({entry.get('error')})"
+            )
+        )
+    for bound in cert.bounds:
+        lines.append(
+            f"{bound.label} ({bound.source}, {bound.status}): {show(bound.value)}"
+            + (f", proven optimum {show(bound.proven_optimum)}" if bound.proven_optimum is not None else "")
+            + ("" if bound.applies else "")
+        )
+    lines.append("gaps: " + "; ".join(cert.gap.words) + f" (target {display.share(cert.target_gap)})")
+    for reason in cert.reasons:
+        lines.append(f"  - {reason.sentence}")
+    return "\n".join(lines)

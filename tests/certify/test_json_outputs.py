@@ -1,0 +1,120 @@
+"""Every JSON the tool writes is strict JSON with numbers as numbers: no "inf"/"nan" strings, no
+Infinity/NaN literals; a missing or infinite figure is null, with its reason in ``nulls``.  The
+certificate reads back into the typed `Certificate` and follows its schema's keys."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from tasksolve.solver.certify.certificate import FORMAT_VERSION, Certificate, certificate_schema
+from tasksolve.solver.cli import main
+from tests.certify.test_pipeline_run import TINY
+
+BAD_STRINGS = {"inf", "-inf", "+inf", "nan", "infinity", "-infinity"}
+
+
+def strict(text: str):
+    def refuse(name):
+        raise AssertionError(f"non-standard JSON constant {name}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def walk(value, where="$"):
+    """Every (path, value) of a JSON value."""
+    yield where, value
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from walk(item, f"{where}.{key}")
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from walk(item, f"{where}[{i}]")
+
+
+def check(data, what: str) -> None:
+    for where, value in walk(data):
+        assert not (isinstance(value, str) and value.strip().lower() in BAD_STRINGS), f"{what}: {where} = {value!r}"
+        if isinstance(value, dict) and "nulls" in value:
+            for key in value["nulls"]:
+                base = key.split("[")[0]
+                assert base in value, f"{what}: {where}.nulls names {key!r}, which is not a field"
+
+
+def check_files(out: Path) -> int:
+    count = 0
+    for path in sorted(out.rglob("*.json")) + sorted(out.rglob("*.jsonl")):
+        lines = path.read_text().splitlines() if path.suffix == ".jsonl" else [path.read_text()]
+        for line in lines:
+            if line.strip():
+                check(strict(line), str(path))
+                count += 1
+    return count
+
+
+def run(capsys, *args) -> tuple[int, dict]:
+    code = main(list(args))
+    text = capsys.readouterr().out
+    return code, strict(text)
+
+
+def test_run_and_certify_write_no_infinity_strings(tmp_path, capsys):
+    out = tmp_path / "run"
+    code, data = run(
+        capsys, "run", "t2-ipfwd-intadd-x2", "--out", str(out), "--oracle", "analytic", "--samples", "200",
+        "--time-limit", "5", "--workers", "1", "--methods", "cpsat", "--compare-samples", "50", "--json",
+    )  # fmt: skip
+    check(data, "run --json")
+    assert check_files(out) > 200  # certificate.json and every line of both samples files
+    cert = strict((out / "certificate.json").read_text())
+    assert cert["format"] == FORMAT_VERSION and code == cert["exit_code"]
+    typed = Certificate.from_dict(cert)
+    assert typed.verdict == cert["verdict"] and typed.samples.n == cert["samples"]["n"]
+    assert set(cert) <= set(certificate_schema()["properties"])
+    # the atom's interval is open above: null, and the reason says so
+    if cert["optimum"]["top_atom"]:
+        assert cert["optimum"]["upper"] is None and "open" in cert["optimum"]["nulls"]["upper"]
+
+    out = tmp_path / "certify"
+    code, data = run(
+        capsys, "certify", "t2-ipfwd-intadd-x2", "--out", str(out), "--oracle", "analytic", "--samples", "100",
+        "--design", "random", "--compare-samples", "0", "--json",
+    )  # fmt: skip
+    check(data, "certify --json")
+    check_files(out)
+
+
+def test_evt_solve_pipeline_simulate_and_schema_json(tmp_path, capsys):
+    heavy = tmp_path / "heavy.txt"
+    np.savetxt(heavy, stats.pareto(2.0).rvs(2000, random_state=np.random.default_rng(0)))
+    code, data = run(capsys, "evt", str(heavy), "--json", "--gof-bootstrap", "0")
+    check(data, "evt --json")
+    assert data["optimum"]["upper"] is None and data["optimum"]["nulls"]["upper"]
+
+    code, data = run(capsys, "solve", "t2-ipfwd-intadd-x2", "--time-limit", "5", "--workers", "1", "--json")
+    check(data, "solve --json")
+
+    spec = tmp_path / "tiny.yaml"
+    spec.write_text(TINY)
+    code, data = run(capsys, "pipeline", str(spec), "--time-limit", "5", "--json", "--out", str(tmp_path / "pipe"))
+    check(data, "pipeline --json")
+
+    code, data = run(capsys, "simulate", "t2-ipfwd-intadd-x2", "--json")
+    check(data, "simulate --json")
+
+    code = main(["schema", "--certificate"])
+    schema = strict(capsys.readouterr().out)
+    assert code == 0 and set(schema["properties"]["verdict"]["enum"]) >= {"proven", "best_found", "refuted"}
+
+
+@pytest.mark.parametrize("value", [float("inf"), float("-inf"), float("nan")])
+def test_a_non_finite_figure_is_null_with_a_reason(value):
+    from tasksolve.specs.files import json_text
+
+    data = strict(json_text({"a": {"x": value, "xs": [1.0, value]}}))
+    assert data["a"]["x"] is None and data["a"]["xs"] == [1.0, None]
+    assert data["a"]["nulls"]["x"] and data["a"]["nulls"]["xs[1]"]
