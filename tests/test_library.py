@@ -49,7 +49,7 @@ def test_the_library_and_the_command_line_give_the_same_certificate(tmp_path):
     as_written = json.loads(json_text(result.certificate_dict()))  # strict JSON: infinities as "inf"
     assert _without_timings_and_paths(lib) == _without_timings_and_paths(as_written)
     assert printed["verdict"] == result.verdict == lib["verdict"] and (done.returncode == 0) == result.positive
-    assert result.summary().splitlines()[0].startswith(f"verdict: {result.verdict.replace('_', ' ')}")
+    assert result.summary().splitlines()[0].startswith(result.verdict.replace("_", " ") + ":")
     assert set(result.to_dict()["files"]) >= {"plan.yaml", "certificate.json", "samples.jsonl", "report.html"}
 
 
@@ -83,4 +83,4 @@ def test_the_readme_example_runs_beside_shadowing_modules(tmp_path):
     assert installed == Path(tasksolve.__file__).resolve()  # the copy the tests import: installed
     assert installed in {ROOT / "api" / "__init__.py"} or "site-packages" in installed.parts  # editable or not
     verdict = json.loads((tmp_path / "tasksolve-out" / "certificate.json").read_text())["verdict"]
-    assert done.stdout.startswith(f"verdict: {verdict.replace('_', ' ')}")
+    assert done.stdout.startswith(verdict.replace("_", " ") + ":")

@@ -135,7 +135,7 @@ class SimulationBound:
     """An upper bound on the simulation's optimum over every plan the spec allows (docs/design.md,
     "A bound on the simulation"): the fluid LP's maximum (`solver.certify.fluid_max`).
 
-    ``value`` is in packets/s, for the objective ``objective`` (total or minimum throughput); it
+    ``value`` is in packets/s, for the objective ``metric`` (total or minimum throughput); it
     holds for the simulation with the settings it was computed under (``settings``: queue
     capacity, arrivals, shared queue -- the seed does not matter).  ``method`` says how the
     maximum over plans was taken: ``enumeration`` (every placement class, ``classes`` of them) or
@@ -143,13 +143,23 @@ class SimulationBound:
     the plan handed to `simulation_bound`, when one was."""
 
     value: float
-    objective: str
+    metric: str
     method: str
     classes: int | None
     seconds: float
     settings: dict[str, Any]
     plan_value: float | None = None
     oracle: str = "des"
+
+    #: the verdict's bound interface (`solver.certify.verdict.bound_view`): no solver plan's
+    #: value (``objective``) and no proven optimum, only the bound
+    objective = None
+    proven_optimum = None
+
+    @property
+    def source(self) -> str:
+        over = f"{self.classes} placement classes" if self.method == "enumeration" else "a relaxation over every plan"
+        return f"fluid LP ({over})"
 
     def applies_to(self, oracle_kind: str) -> bool:
         return oracle_kind == self.oracle
@@ -168,7 +178,7 @@ class SimulationBound:
             "oracle": self.oracle,
             "label": "upper bound on the simulation's optimum (fluid LP)",
             "value": self.value,
-            "objective": self.objective,
+            "metric": self.metric,
             "method": self.method,
             "classes": self.classes,
             "plan_value": self.plan_value,
@@ -198,7 +208,7 @@ def simulation_bound(
     per_plan = None if plan is None else plan_bound(spec, plan, settings=settings, objective=objective).value
     return SimulationBound(
         value=found.value,
-        objective=objective,
+        metric=objective,
         method=found.method,
         classes=found.classes,
         seconds=found.seconds,

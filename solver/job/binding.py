@@ -46,6 +46,11 @@ class BindingStrategy(Strategy):
 
         return from_report(self.report, self.settings.oracle_kind)
 
+    def oracle_bounds(self) -> list[Any]:
+        from tasksolve.solver.job.strategy import simulation_bounds
+
+        return simulation_bounds(self.spec, self.settings.oracle_kind, self.plan)
+
     def known_plans(self) -> list[tuple[str, float]]:
         """Every plan of the comparison measured on the oracle, and the answer (natural values)."""
         report = self.report

@@ -40,6 +40,11 @@ class GivenPlan(Strategy):
     def plan(self) -> Plan | None:
         return self.given
 
+    def oracle_bounds(self) -> list[Any]:
+        from tasksolve.solver.job.strategy import simulation_bounds
+
+        return simulation_bounds(self.spec, self.settings.oracle_kind, self.given)
+
     def bound(self) -> Any:
         if self.settings.oracle_kind != "analytic":
             return None

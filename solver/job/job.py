@@ -77,7 +77,8 @@ class Job:
         try:
             with self._timed("solve"):
                 self.strategy.solve(self.say)
-            self._say(f"certifying the plan against the EVT-estimated optimum ({self.strategy.samples_name} samples)")
+            design = self.settings.design.replace("-", " ")
+            self._say(f"certifying the plan: bounds, then a sample of {self.strategy.samples_name} plans ({design})")
             with self._timed("certify"):
                 outcome = self.certify()
             files = self.write_plan_files()
@@ -134,12 +135,13 @@ class Job:
                 out_dir=self.out_dir,
                 plan=strategy.plan,
                 rigorous=strategy.bound(),
+                bounds=strategy.oracle_bounds(),
                 known=known,
                 **sampler,
                 **options,
             )
         except EVTError as exc:
-            raise SolverFailed(f"the {strategy.samples_name} sample cannot be analysed: {exc}") from None
+            raise SolverFailed(f"the sample of {strategy.samples_name} plans cannot be analysed: {exc}") from None
 
     def write_results(self, result: JobResult) -> None:
         """certificate.json (`JobResult.certificate_dict`) and report.html, each atomically;

@@ -27,7 +27,7 @@ class Strategy:
     #: the problem kind, as the result names it
     kind = ""
     #: what the certificate's samples are, in messages
-    samples_name = "random"
+    samples_name = "binding"
     #: the files the job writes besides samples.jsonl and certificate.json
     plan_files: tuple[str, ...] = ("plan.yaml", "pinning.txt", "report.html")
     #: balanced plans the certificate measures when the settings leave it open (0: the
@@ -60,6 +60,11 @@ class Strategy:
         """The solver's bound for the verdict (`solver.certify.bounds.Rigorous`) or None."""
         return None
 
+    def oracle_bounds(self) -> list[Any]:
+        """Bounds on the optimum of the oracle itself (`solver.certify.bounds.simulation_bound`
+        on the simulation), beside the solver's `bound`; each says which oracle it bounds."""
+        return []
+
     def known_plans(self) -> list[tuple[str, float]]:
         """Plans the solve measured on the same oracle that can refute the estimate (label,
         natural value)."""
@@ -78,3 +83,15 @@ class Strategy:
         """The solve's parts of report.html: keyword arguments of `solver.report.html.write_report`
         (``comparison`` and the optional sections); None writes no report."""
         return None
+
+
+def simulation_bounds(spec: Spec, oracle_kind: str, plan: Plan | None) -> list[Any]:
+    """The fluid LP's bound on the simulated optimum (docs/design.md, "A bound on the
+    simulation") when the plan is measured on the simulation of a binding spec with a throughput
+    objective; none otherwise."""
+    if oracle_kind != "des" or spec.problem != "binding" or spec.objective == "latency":
+        return []
+    from tasksolve.solver.certify.bounds import simulation_bound
+
+    found = simulation_bound(spec, plan=plan)
+    return [] if found is None else [found]
