@@ -27,8 +27,10 @@ SOLVE_SAMPLES_MAX = 2000
 class JobSettings:
     """Every setting of one main job (or of one ``certify`` of a given plan).
 
-    ``methods`` are the resolved method names of the spec's problem kind; ``samples`` the fixed
-    sample size (the spec's ``certify.samples``, else the design's default); ``target_gap``
+    ``methods`` are the resolved method names of the spec's problem kind; ``samples`` a fixed
+    sample size the caller asked for (None: the certifier's rule -- local optima stop once the
+    verdict is decided, with the spec's ``certify.samples`` or the design's default as a ceiling,
+    `solver.certify.run`); ``target_gap``
     switches to the sequential algorithm (``n_init``, ``n_delta``, ``max_samples``; the spec's
     ``certify.target_gap`` only sets the verdict's target, `solver.certify.run`);
     ``compare_samples`` None lets `solver.certify.compare.resolve` size the other design's
@@ -43,7 +45,7 @@ class JobSettings:
     workers: int
     oracle_kind: str
     design: str
-    samples: int
+    samples: int | None
     confidence: float
     n_init: int
     n_delta: int
@@ -75,7 +77,6 @@ class JobSettings:
                 raise BadProblemError(message)
         search, certify = spec.search, spec.certify
         design = given.pop("design", DEFAULT_DESIGN)
-        default_samples = certify.samples or DEFAULT_SAMPLES.get(design, DEFAULT_SAMPLES["random"])
         return cls(
             methods=_METHODS[spec.problem](methods),
             time_limit=float(given.pop("time_limit", None) or search.time_limit),
@@ -84,7 +85,7 @@ class JobSettings:
             workers=int(given.pop("workers", None) or search.workers or 1),
             oracle_kind=given.pop("oracle_kind", None) or spec.oracle.kind,
             design=design,
-            samples=int(given.pop("samples", None) or default_samples),
+            samples=int(given.pop("samples")) if given.get("samples") else given.pop("samples", None),
             confidence=float(given.pop("confidence", certify.confidence)),
             n_init=int(given.pop("n_init", None) or certify.n_init),
             n_delta=int(given.pop("n_delta", None) or certify.n_delta),
