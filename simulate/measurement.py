@@ -56,6 +56,11 @@ class Measurement:
             return self.min_throughput
         return max(self.per_instance_latency.values()) if self.per_instance_latency else self.latency_mean
 
+    def natural_half_width(self, objective: str) -> float:
+        """The half-width that goes with `natural`'s figure: the latency's for a minimised
+        objective, the total throughput's otherwise (`half_width`)."""
+        return self.latency_half_width if Objective.of(objective).minimize else self.half_width
+
     def value(self, objective: str) -> float:
         """The number to maximise for `objective`: `natural`'s figure as `Objective.score`
         orients it (minus the latency)."""

@@ -71,18 +71,3 @@ def quantity(value: float | None, unit: str, half_width: float | None = None, di
     if shown < 0.5 * 10 ** (-decimals):
         return main
     return f"{main} ± {shown:.{decimals}f}"
-
-
-def objective_value(value: float | None, objective: str, digits: int = 4) -> str:
-    """A value of the objective named `objective` (either sign for ``latency``, as older callers
-    record minus the latency); new code calls `specs.objective.Objective.format`."""
-    return with_half_width(value, None, objective, digits)
-
-
-def with_half_width(value: float | None, half_width: float | None, objective: str, digits: int = 4) -> str:
-    """`quantity` for the objective named `objective` (either sign for ``latency``); new code
-    calls `specs.objective.Objective.format`, which knows the unit (this module cannot import it:
-    `specs.objective` imports this one)."""
-    latency = objective == "latency"
-    shown = abs(value) if latency and value is not None else value
-    return quantity(shown, "s" if latency else "packets/s", half_width, digits)

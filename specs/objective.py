@@ -62,6 +62,10 @@ class Objective:
         """The best of natural `values` (an iterable or a NumPy array)."""
         return min(values) if self.minimize else max(values)
 
+    def worst(self, values):
+        """The worst of natural `values` (an iterable or a NumPy array)."""
+        return max(values) if self.minimize else min(values)
+
     def loss(self, value: float | None, best: float | None) -> float | None:
         """How much worse `value` is than `best`, as a share of `best` (0 for the best, positive
         otherwise): ``1 - value/best`` for a maximised objective, ``value/best - 1`` for a

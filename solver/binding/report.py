@@ -107,15 +107,6 @@ class SolveDetails:
             data["cpsat"] = self.cpsat.to_dict()
         return data
 
-    def get(self, key: str, default: Any = None) -> Any:
-        """The JSON entry `key` (read by `solver.certify.bounds.from_report`, not yet moved to
-        the attributes)."""
-        if key == "cpsat":
-            return default if self.cpsat is None else self.cpsat.to_dict()
-        if key == "samples":
-            return self.samples
-        return default
-
 
 @dataclass
 class SolveReport:

@@ -178,20 +178,21 @@ def known_list(known: list[tuple]) -> list[KnownPlan]:
 
 
 def baselines(
-    spec, values: np.ndarray, minimize: bool, balanced: int, seed: int, oracle, objective: str, design: str = "random"
+    spec, values: np.ndarray, balanced: int, seed: int, oracle, objective: str, design: str = "random"
 ) -> list[Baseline]:
     from tasksolve.solver.binding.samplers import balanced_plans
-    from tasksolve.solver.certify.service import objective_value
     from tasksolve.specs import Plan
+    from tasksolve.specs.objective import Objective
 
-    worst = values.max() if minimize else values.min()
+    sense = Objective.of(objective)
+    worst = sense.worst(values)
     name = "random" if design == "random" else "local optima"
     rows = [Baseline(f"{name} (average)", float(values.mean())), Baseline(f"{name} (worst)", float(worst))]
     if balanced:
         plans = balanced_plans(spec, balanced, seed)
         if len(plans):
             measured = [oracle.evaluate(Plan.from_contexts(spec, [int(c) for c in row]), seed=seed) for row in plans]
-            vals = np.array([objective_value(m, objective) for m in measured])
+            vals = np.array([m.natural(objective) for m in measured])
             rows.append(Baseline(f"balanced (average of {len(vals)})", float(vals.mean())))
-            rows.append(Baseline(f"balanced (worst of {len(vals)})", float(vals.max() if minimize else vals.min())))
+            rows.append(Baseline(f"balanced (worst of {len(vals)})", float(sense.worst(vals))))
     return rows

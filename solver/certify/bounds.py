@@ -93,9 +93,9 @@ def closed_form_bound(
         return Rigorous(result.status, None, None, None, None, failed, oracle_kind == "analytic")
     return Rigorous(
         result.status,
-        _value(best.bound, spec),
+        best.bound,
         best.bound_source,
-        _value(best.objective, spec),
+        best.objective,
         list(best.contexts),
         failed,
         oracle_kind == "analytic",
@@ -106,27 +106,16 @@ def from_report(report, oracle_kind: str) -> Rigorous | None:
     """The rigorous part of the main job's `SolveReport` (None when CP-SAT did not run)."""
     if report.status in (None, "NOT_RUN") or report.bound is None:
         return None
-    cpsat = report.details.get("cpsat", {})
-    latency = report.objective == "latency"
-    objective = None if report.model_objective is None else _oriented(report.model_objective, latency)
+    cpsat = report.details.cpsat
     return Rigorous(
         report.status,
-        _oriented(report.bound, latency),
-        cpsat.get("bound_source", "cpsat"),
-        objective,
+        report.bound,
+        "cpsat" if cpsat is None else cpsat.bound_source,
+        report.model_objective,
         None,
         list(report.failed_steps),
         oracle_kind == "analytic",
     )
-
-
-def _oriented(raw: float, latency: bool) -> float:
-    return abs(raw) if latency else raw
-
-
-def _value(raw: float, spec) -> float:
-    """CP-SAT's figure in the samples' orientation (packets/s, or a latency in seconds)."""
-    return _oriented(raw, spec.objective == "latency")
 
 
 # ------------------------------------------------------------------------------ the simulation

@@ -108,7 +108,6 @@ def probe(
     samples' orientation, plan), or None when no start is valid."""
     from tasksolve.simulate.oracle import plan_seed
     from tasksolve.solver.binding.samplers import uniform_plans
-    from tasksolve.solver.certify.service import objective_value
 
     climber = Climber(spec, objective, screen=screen)
     starts = uniform_plans(spec, restarts, np.random.default_rng([seed, 0x70726F6265]))
@@ -120,5 +119,5 @@ def probe(
             continue
         score = measured.value(objective)
         if best is None or score > best[0]:
-            best = (score, plan, objective_value(measured, objective))
+            best = (score, plan, measured.natural(objective))
     return None if best is None else (best[2], best[1])

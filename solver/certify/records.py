@@ -8,7 +8,7 @@
   integer, ``status`` ``"ok"`` or ``"failed"`` (an unknown status is an error, never skipped);
 * an ``ok`` record's ``value`` is a finite number (not ``null``, a string, ``NaN``) in the
   metric's domain (`in_domain`, `simulate.screening`): a throughput positive, a latency positive
-  (the file stores it negated, ``value = -latency``), both within ``oracle.range`` when the spec
+  (the file stores the natural value, `specs.objective`: seconds for a latency), both within ``oracle.range`` when the spec
   gives one, else within the plausible limits;
   ``throughput``, ``half_width``, ``latency`` are finite numbers or ``null``.
 
@@ -26,6 +26,7 @@ from typing import Any
 
 from tasksolve.simulate.screening import SPREAD, domain_problem, spread_ratio
 from tasksolve.solver.errors import BadProblemError, SolverFailed
+from tasksolve.specs.objective import Objective
 
 STATUSES = ("ok", "failed")
 _KEYS = {
@@ -59,10 +60,9 @@ def _integers(value: Any) -> bool:
 
 
 def in_domain(value: float, objective: str, bounds: tuple[float, float] | None = None) -> str | None:
-    """Why `value` (a record's: the throughput, or minus the latency) is outside the metric's
-    domain (`simulate.screening.domain_problem`), or None when it is inside."""
-    latency = objective == "latency"
-    return domain_problem(-value if latency else value, latency, bounds)
+    """Why `value` (a record's natural figure: the throughput, or the latency) is outside the
+    metric's domain (`simulate.screening.domain_problem`), or None when it is inside."""
+    return domain_problem(value, Objective.of(objective).minimize, bounds)
 
 
 def checked_record(

@@ -39,9 +39,10 @@ from tasksolve.solver.certify.certificate import (
 from tasksolve.solver.certify.designs import DEFAULT_DESIGN, DEFAULT_SAMPLES, PROBES, probe
 from tasksolve.solver.certify.outdir import take_output_dir
 from tasksolve.solver.certify.records import all_failed
-from tasksolve.solver.certify.service import SamplingService, objective_value
+from tasksolve.solver.certify.service import SamplingService
 from tasksolve.solver.certify.verdict import SATURATION_SHARE, Decision, decide
 from tasksolve.specs import Plan, Spec
+from tasksolve.specs.objective import Objective
 
 #: the adaptive default path: first look after this many samples, then every `ADAPTIVE_STEP`
 #: more (a negative verdict may be decided at the first look; a `best_found` needs 299 draws)
@@ -134,12 +135,6 @@ class _Progress:
             self.bar.update(self.task, completed=done)
 
 
-def format_value(objective: str) -> Callable[[float], str]:
-    if objective == "latency":
-        return lambda v: f"{v * 1e6:.3f} us"
-    return lambda v: f"{v / 1e6:.4f} Mpps"
-
-
 def certify(spec: Spec, *, out_dir: Path, compare_samples: int | None = 0, **options: Any) -> CertifyOutcome:
     """Measure, decide; `out_dir/samples.jsonl` keeps every measurement.
 
@@ -180,18 +175,22 @@ class _Run:
     draws: str
     show: Callable[[float], str]
 
+    @property
+    def objective(self) -> Objective:
+        return Objective.of(self.spec.objective)
+
     def plan_value(self, values: np.ndarray) -> tuple[float, float]:
         if self.measured is not None:
-            hw = self.measured.latency_half_width if self.minimize else self.measured.half_width
-            return objective_value(self.measured, self.spec.objective), float(hw or 0.0)
+            hw = self.measured.natural_half_width(self.spec.objective)
+            return self.measured.natural(self.spec.objective), float(hw or 0.0)
         best = self.service.best(minimize=self.minimize)
-        return float(values.min() if self.minimize else values.max()), float(best.half_width or 0.0) if best else 0.0
+        return float(self.objective.best(values)), float(best.half_width or 0.0) if best else 0.0
 
     def judge(self, values: np.ndarray, analysis, why_not: str | None):
         """(evidence, decision, atom) for the sample `values` and its analysis."""
         atom = evt.top_atom(values, minimize=self.minimize, confidence=self.confidence) if values.size else None
         plan_value, plan_hw = self.plan_value(values)
-        best = float(values.min() if self.minimize else values.max())
+        best = float(self.objective.best(values))
         best_record = self.service.best(minimize=self.minimize)
         best_hw = float(best_record.half_width or 0.0) if best_record is not None else 0.0
         ev = assemble.evidence(
@@ -252,7 +251,7 @@ def _certify(
     if pipeline is not None and (plan is None or probes):
         raise ValueError("certifying a pipeline needs the plan, and no binding probes")
     settings = spec.certify
-    minimize = spec.objective == "latency"
+    minimize = Objective.of(spec.objective).minimize  # evt and the verdict take the flag
     confidence = confidence if confidence is not None else settings.confidence
     sequential_mode = target_gap is not None
     adaptive = not sequential_mode and samples is None and design == "local-optima"
@@ -288,9 +287,7 @@ def _certify(
     certificate = _certificate(run, service, ev, decision, atom, analysis, why_not, history, values, n_used, seed)
     seconds["verdict"] = time.perf_counter() - clock
     clock = time.perf_counter()
-    certificate.baselines = assemble.baselines(
-        spec, values, minimize, balanced, seed, run.oracle, spec.objective, design
-    )
+    certificate.baselines = assemble.baselines(spec, values, balanced, seed, run.oracle, spec.objective, design)
     seconds["baselines"] = time.perf_counter() - clock
     return CertifyOutcome(certificate, analysis, history, service, seconds)
 
@@ -347,7 +344,7 @@ def _prepare(spec, service, plan, known, bounds, probes, minimize, confidence, o
         hw = 0.0
         if hasattr(oracle, "evaluate_contexts"):  # its measurement's half-width, from the class table
             m = oracle.evaluate_contexts(probed[1])
-            hw = float((m.latency_half_width if minimize else m.half_width) or 0.0)
+            hw = float(m.natural_half_width(spec.objective) or 0.0)
         found.append((f"best of {probes} local-search restarts", probed[0], hw))
     for bound in bounds:
         applies = getattr(bound, "applies", False) or getattr(bound, "oracle", None) == oracle_kind
@@ -367,7 +364,7 @@ def _prepare(spec, service, plan, known, bounds, probes, minimize, confidence, o
         confidence,
         oracle_kind,
         draws,
-        format_value(spec.objective),
+        Objective.of(spec.objective).format,
     )
 
 
@@ -441,7 +438,7 @@ def _certificate(run: _Run, service, ev, decision, atom, analysis, why_not, hist
         plan=plan.to_dict(),
         plan_performance=PlanPerformance(
             value=ev.plan_value,
-            half_width=measured.latency_half_width if minimize else measured.half_width,
+            half_width=measured.natural_half_width(spec.objective),
             throughput=measured.throughput,
             latency_mean=measured.latency_mean,
             oracle=measured.oracle,
@@ -451,7 +448,7 @@ def _certificate(run: _Run, service, ev, decision, atom, analysis, why_not, hist
             failed=len(service.failures(n_used)),
             requested=int(n_used),
             file=str(service.path),
-            best=float(values.max() if not minimize else values.min()),
+            best=float(run.objective.best(values)),
             oracle=run.oracle_kind,
             sequential=history is not None,
             design=service.design,

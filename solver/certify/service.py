@@ -91,14 +91,6 @@ class Record:
         return json.dumps(data, separators=(",", ":"), allow_nan=False)
 
 
-def objective_value(measurement: Any, objective: str) -> float:
-    """The figure a sample records: throughput (packets/s) for the throughput objectives, the
-    latency in seconds (the slowest instance's, as `Measurement.value` and CP-SAT use) for
-    ``latency`` -- to be minimised."""
-    value = measurement.value(objective)
-    return -value if objective == "latency" else value
-
-
 # ------------------------------------------------------------------ what identifies a sample
 _PROBLEM_FIELDS = {"tasksolve", "topology", "applications", "workload", "problem", "constraints", "objective"}
 
@@ -344,7 +336,7 @@ def _attempts(worker: _Worker, index: int, sample_seed: int, take, contexts, sta
                 index,
                 plan,
                 "ok",
-                float(objective_value(m, worker.objective)),
+                float(m.natural(worker.objective)),
                 float(m.throughput),
                 float(m.half_width),
                 float(m.latency_mean),

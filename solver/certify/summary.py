@@ -10,13 +10,13 @@ from typing import Any
 
 
 def show_value(value: float | None, objective: str) -> str:
-    from tasksolve.specs import display
+    from tasksolve.specs.objective import Objective
 
     if not isinstance(value, (int, float)) or value != value:
         return "none"
     if value in (float("inf"), float("-inf")):
         return "open"
-    return display.objective_value(value, objective)
+    return Objective.of(objective).format(value)
 
 
 def interval_text(optimum: Any, objective: str) -> str:
@@ -36,6 +36,7 @@ class _Interval:
 
 def summary_text(cert: Any) -> str:
     from tasksolve.specs import display
+    from tasksolve.specs.objective import Objective
 
     def show(value) -> str:
         return show_value(value, cert.objective)
@@ -44,7 +45,7 @@ def summary_text(cert: Any) -> str:
     lines = [
         cert.sentence,
         f"verdict: {cert.verdict} (exit {cert.exit_code}; basis: {cert.basis})",
-        f"plan: {display.with_half_width(perf.value, perf.half_width, cert.objective)} on the "
+        f"plan: {Objective.of(cert.objective).format(perf.value, perf.half_width)} on the "
         + {"des": "simulation", "analytic": "closed form"}.get(perf.oracle, f"{perf.oracle} oracle"),
         f"sample: {samples.n} {samples.draws} ({samples.failed} failed)"
         + (f", {samples.classes} placement classes" if samples.classes else ""),

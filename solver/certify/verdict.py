@@ -171,7 +171,7 @@ class Evidence:
     def pessimistic(self) -> float:
         """The plan's value at the unfavourable end of its measurement's interval."""
         hw = self.plan_half_width or 0.0
-        return self.plan_value + hw if self.minimize else self.plan_value - hw
+        return self.plan_value - _score(hw, self.minimize)
 
 
 @dataclass
@@ -202,12 +202,18 @@ def signed_gap(value: float, reference: float | None) -> float | None:
     return (value - reference) / abs(reference)
 
 
+def _score(value: float, minimize: bool) -> float:
+    """The number to maximise (`specs.objective.Objective.score`) for the verdict's flag, the
+    same `minimize` flag `evt` is handed: the one place the verdict turns a direction into a sign."""
+    return -value if minimize else value
+
+
 def loss(value: float, reference: float | None, minimize: bool) -> float:
     """What the plan may lose against `reference` (positive: the reference is better)."""
     gap = signed_gap(value, reference)
     if gap is None:
         return math.inf
-    return gap if minimize else -gap
+    return -_score(gap, minimize)
 
 
 def in_words(gap: float | None, what: str) -> str:
@@ -219,13 +225,13 @@ def in_words(gap: float | None, what: str) -> str:
 
 
 def _better(a: float, b: float, minimize: bool) -> bool:
-    return a < b if minimize else a > b
+    return _score(a, minimize) > _score(b, minimize)
 
 
 def beats(value: float, half_width: float, plan: float, plan_half_width: float, minimize: bool) -> bool:
     """`value` is better than `plan` beyond both measurements' half-widths (and rounding)."""
     margin = (half_width or 0.0) + (plan_half_width or 0.0) + RELATIVE_TIE * max(abs(plan), 1e-300)
-    return (plan - value > margin) if minimize else (value - plan > margin)
+    return _score(value, minimize) - _score(plan, minimize) > margin
 
 
 def _known(ev: Evidence) -> list[tuple[str, float, float]]:
@@ -298,7 +304,7 @@ class _Judge:
             )
         refuters = self.refuters()
         if refuters:
-            label, value, _ = min(refuters, key=lambda r: r[1]) if ev.minimize else max(refuters, key=lambda r: r[1])
+            label, value, _ = max(refuters, key=lambda r: _score(r[1], ev.minimize))
             self.say(
                 "refuted",
                 f"the {label} ({self.show(value)}) is better than the EVT interval's far limit "
@@ -324,7 +330,7 @@ class _Judge:
         beaters = [k for k in _known(ev) if beats(k[1], k[2], ev.plan_value, ev.plan_half_width, ev.minimize)]
         if not beaters:
             return None
-        return min(beaters, key=lambda k: k[1]) if ev.minimize else max(beaters, key=lambda k: k[1])
+        return max(beaters, key=lambda k: _score(k[1], ev.minimize))
 
 
 def decide(ev: Evidence, show: Callable[[float], str] = lambda v: f"{v:.6g}") -> Decision:

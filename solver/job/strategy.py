@@ -18,6 +18,7 @@ from typing import Any
 
 from tasksolve.solver.job.settings import JobSettings
 from tasksolve.specs import Plan, Spec
+from tasksolve.specs.objective import Objective
 
 
 class Strategy:
@@ -89,7 +90,7 @@ def simulation_bounds(spec: Spec, oracle_kind: str, plan: Plan | None) -> list[A
     """The fluid LP's bound on the simulated optimum (docs/design.md, "A bound on the
     simulation") when the plan is measured on the simulation of a binding spec with a throughput
     objective; none otherwise."""
-    if oracle_kind != "des" or spec.problem != "binding" or spec.objective == "latency":
+    if oracle_kind != "des" or spec.problem != "binding" or Objective.of(spec.objective).quantity != "throughput":
         return []
     from tasksolve.solver.certify.bounds import simulation_bound
 

@@ -23,7 +23,9 @@ def png(fig) -> str:
 
 def unit(objective: str) -> tuple[float, str]:
     """(scale from the samples' unit, the quantity and unit) for an axis."""
-    return (1e6, "latency (us)") if objective == "latency" else (1e-6, "throughput (Mpps)")
+    from tasksolve.specs.objective import Objective
+
+    return Objective.of(objective).axis()
 
 
 def _pyplot():
@@ -35,15 +37,13 @@ def _pyplot():
     return plt
 
 
-def in_unit(
-    fig, objective: str, axes: str = "x", label: str | None = None, sign: float = 1.0, ylabel: str | None = None
-):
+def in_unit(fig, objective: str, axes: str = "x", label: str | None = None, ylabel: str | None = None):
     """Rescale the tick labels of `axes` ("x", "y" or "xy") of every axis of `fig` to the unit;
     `label` / `ylabel` (``{unit}`` is replaced by the quantity and unit) name the axes."""
     from matplotlib.ticker import FuncFormatter, MaxNLocator
 
     scale, name = unit(objective)
-    formatter = FuncFormatter(lambda v, _: f"{sign * v * scale:.4g}")
+    formatter = FuncFormatter(lambda v, _: f"{v * scale:.4g}")
     for ax in fig.axes:
         for which in axes:
             axis = ax.xaxis if which == "x" else ax.yaxis
@@ -61,7 +61,7 @@ def comparison_figure(rows: list[dict[str, Any]], objective: str):
     shown = [r for r in rows if r.get("simulated") is not None]
     fig, ax = plt.subplots(figsize=(7.5, 0.45 * len(shown) + 1.2))
     scale, name = unit(objective)
-    values = [abs(r["simulated"]) * scale for r in shown]
+    values = [r["simulated"] * scale for r in shown]
     errors = [(r.get("half_width") or 0) * scale for r in shown]
     ax.barh([r["method"] for r in shown], values, xerr=errors, color="#4a78b0")
     ax.invert_yaxis()
@@ -89,12 +89,12 @@ def ecdf_figure(values, plan_value: float, objective: str, what: str, estimate: 
 
     plt = _pyplot()
     scale, name = unit(objective)
-    x = np.sort(np.abs(np.asarray(values, dtype=float))) * scale
+    x = np.sort(np.asarray(values, dtype=float)) * scale
     fig, ax = plt.subplots(figsize=(7, 3.4))
     ax.step(x, np.arange(1, x.size + 1) / x.size, where="post", color="#4a78b0", lw=1.2, label=f"{what} (n = {x.size})")
-    ax.axvline(abs(plan_value) * scale, color="#7b2cbf", lw=2, ls=":", label="the plan")
+    ax.axvline(plan_value * scale, color="#7b2cbf", lw=2, ls=":", label="the plan")
     if estimate is not None:
-        ax.axvline(abs(estimate) * scale, color="#b3261e", lw=1.2, ls="--", label="estimated optimum")
+        ax.axvline(estimate * scale, color="#b3261e", lw=1.2, ls="--", label="estimated optimum")
     ax.set_xlabel(name)
     ax.set_ylabel("share of the sample at or below")
     ax.set_title(f"Distribution of the sample: {what}")
@@ -140,15 +140,13 @@ def estimates_figure(cert):
     edges = (low_edge - pad, high_edge + pad)
     for y, (_, value, low, high, colour) in enumerate(rows):
         if value is not None:
-            ax.plot([abs(value) * scale], [y], "o", color=colour)
+            ax.plot([value * scale], [y], "o", color=colour)
         if low is not None and high is not None:
-            ax.plot([abs(low) * scale, abs(high) * scale], [y, y], "-", color=colour, linewidth=2)
+            ax.plot([low * scale, high * scale], [y, y], "-", color=colour, linewidth=2)
         elif y in opened:  # open towards improvement: an arrow to the edge of the axis
             end = edges[1] if low is not None else edges[0]
-            ax.annotate(
-                "", (abs(end) * scale, y), (abs(opened[y]) * scale, y), arrowprops={"arrowstyle": "->", "color": colour}
-            )
-    ax.set_xlim(sorted((abs(edges[0]) * scale, abs(edges[1]) * scale)))
+            ax.annotate("", (end * scale, y), (opened[y] * scale, y), arrowprops={"arrowstyle": "->", "color": colour})
+    ax.set_xlim(edges[0] * scale, edges[1] * scale)
     ax.set_yticks(range(len(rows)), [r[0] for r in rows])
     ax.invert_yaxis()
     ax.set_xlabel(name)

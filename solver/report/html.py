@@ -19,6 +19,7 @@ from typing import Any
 from tasksolve.solver.report import figures as fg
 from tasksolve.solver.report.figures import comparison_figure, estimates_figure, selection_figure  # noqa: F401 (re-exported)
 from tasksolve.specs import Plan, Spec, display
+from tasksolve.specs.objective import Objective
 
 COLOURS = {True: "#1d7a36", False: "#b3261e"}
 
@@ -67,7 +68,7 @@ def _figures(cert, analysis, history, comparison, selection_curves) -> tuple[lis
     if values and len(set(values)) == 1:
         omitted.append(
             f"The sample's distribution is not drawn: all {len(values)} samples ({what}) have one value, "
-            f"{display.objective_value(values[0], objective)}."
+            f"{Objective.of(objective).format(values[0])}."
         )
     elif values:
         estimate = fg._finite(cert.optimum.estimate)
@@ -161,14 +162,14 @@ def _degenerate(fid: str, analysis) -> str | None:
 def _better_rows(cert, comparison, baselines, answer: str | None = None) -> list[tuple[str, str, str]]:
     """(what, its value, how much better the plan is) for the first screen; `answer` is the
     method whose plan is the answer (its own rows are left out)."""
-    objective = cert.objective
+    objective = Objective.of(cert.objective)
     plan = cert.plan_performance.value
     rows = []
 
     def better(value) -> str:
         if value in (None, 0) or plan is None:
             return "-"
-        gain = (abs(value) - abs(plan)) / abs(value) if objective == "latency" else (plan - value) / abs(value)
+        gain = (objective.score(plan) - objective.score(value)) / abs(value)
         if abs(gain) < 5e-4:
             return "equal"
         word = "better" if gain >= 0 else "worse"
@@ -179,13 +180,11 @@ def _better_rows(cert, comparison, baselines, answer: str | None = None) -> list
         method = str(row.get("method") or "")
         if value is None or not method or (answer and method.split()[0] == answer):
             continue
-        shown = display.with_half_width(
-            abs(value) if objective == "latency" else value, row.get("half_width"), objective
-        )
-        rows.append((str(row["method"]), shown, better(abs(value) if objective == "latency" else value)))
+        shown = objective.format(value, row.get("half_width"))
+        rows.append((str(row["method"]), shown, better(value)))
     for b in baselines:
         if "average" in b.method and b.value is not None:
-            rows.append((b.method, display.objective_value(b.value, objective), better(b.value)))
+            rows.append((b.method, objective.format(b.value), better(b.value)))
     return rows
 
 
@@ -234,8 +233,8 @@ def _answer(spec: Spec, plan: Plan, cert, comparison, pin_lines: list[str], answ
     e = html.escape
     perf = cert.plan_performance
     colour = COLOURS[cert.positive]
-    value = display.with_half_width(perf.value, perf.half_width, cert.objective)
-    quantity = "latency" if cert.objective == "latency" else "throughput"
+    value = Objective.of(cert.objective).format(perf.value, perf.half_width)
+    quantity = Objective.of(cert.objective).quantity
     better = "".join(
         f"<tr><td>{e(what)}</td><td>{e(shown)}</td><td><b>{e(gain)}</b></td></tr>"
         for what, shown, gain in _better_rows(cert, comparison, cert.baselines, answer)
@@ -270,9 +269,7 @@ def _evidence_table(cert) -> str:
     e = html.escape
 
     def num(value) -> str:
-        return (
-            e(display.objective_value(fg._finite(value), cert.objective)) if fg._finite(value) is not None else "none"
-        )
+        return e(Objective.of(cert.objective).format(fg._finite(value))) if fg._finite(value) is not None else "none"
 
     from tasksolve.solver.certify.summary import interval_text
 
@@ -322,17 +319,14 @@ def page(
     rows_html = ""
     for row in comparison or []:
         loss = row.get("loss")
-        measured = display.with_half_width(
-            fg._finite(row.get("simulated")), fg._finite(row.get("half_width")), objective
-        )
-        predicted = display.objective_value(fg._finite(row.get("predicted")), objective)
+        measured = Objective.of(objective).format(fg._finite(row.get("simulated")), fg._finite(row.get("half_width")))
+        predicted = Objective.of(objective).format(fg._finite(row.get("predicted")))
         rows_html += (
             f"<tr><td>{e(row['method'])}</td><td>{e(predicted)}</td>"
             f"<td>{e(measured)}</td><td>{'' if loss is None else display.share(loss, 1)}</td></tr>"
         )
     baselines = "".join(
-        f"<tr><td>{e(b.method)}</td><td>{e(display.objective_value(b.value, objective))}</td></tr>"
-        for b in cert.baselines
+        f"<tr><td>{e(b.method)}</td><td>{e(Objective.of(objective).format(b.value))}</td></tr>" for b in cert.baselines
     )
     figures_html = "".join(
         f'<figure id="{fid}"><img alt="{e(title)}" src="{src}"><figcaption>{e(title)}</figcaption></figure>'
@@ -363,7 +357,7 @@ figure{{margin:1em 0}} img{{max-width:100%}}
 {methods_html}
 {_solver_section(solve, objective)}
 <h3>The certificate's sample</h3>
-<table><tr><th>samples</th><th>{"latency" if objective == "latency" else "throughput"}</th></tr>{baselines}</table>
+<table><tr><th>samples</th><th>{Objective.of(objective).quantity}</th></tr>{baselines}</table>
 <h2>Plots</h2>
 {figures_html}
 <h2>The plan on the topology</h2>
@@ -382,8 +376,8 @@ def _solver_section(solve: dict[str, Any] | None, objective: str) -> str:
     return (
         f"<h3>CP-SAT on the closed form</h3><table>"
         f"<tr><th>status</th><td>{e(str(solve['status']))}</td></tr>"
-        f"<tr><th>model objective</th><td>{e(display.objective_value(fg._finite(solve.get('objective')), objective))}</td></tr>"
-        f"<tr><th>bound ({e(source)})</th><td>{e(display.objective_value(fg._finite(solve.get('bound')), objective))}</td></tr>"
+        f"<tr><th>model objective</th><td>{e(Objective.of(objective).format(fg._finite(solve.get('objective'))))}</td></tr>"
+        f"<tr><th>bound ({e(source)})</th><td>{e(Objective.of(objective).format(fg._finite(solve.get('bound'))))}</td></tr>"
         f"<tr><th>proven gap</th><td>{e(display.share(fg._finite(solve.get('gap'))))}</td></tr></table>"
         "<p>The bound is proven for the closed-form model only; measured on the simulation a plan may "
         "differ from its model value.</p>"

@@ -73,11 +73,24 @@ def test_a_value_orders_of_magnitude_away_is_refused():
     check_spread("s.jsonl", lines[:3], first=2)
 
 
-def test_a_latency_record_is_stored_negated_and_must_be_negative():
-    good = json.dumps({"index": 0, "contexts": [0], "status": "ok", "value": -2e-6})
-    assert checked_record(good, "s", 2, "latency")["value"] == -2e-6
+def test_a_latency_record_is_stored_natural_and_must_be_positive():
+    good = json.dumps({"index": 0, "contexts": [0], "status": "ok", "value": 2e-6})
+    assert checked_record(good, "s", 2, "latency")["value"] == 2e-6
     with pytest.raises(RecordError, match="latency of -2e-06: it must be positive"):
-        checked_record(good.replace("-2e-6", "2e-6").replace("-2e-06", "2e-06"), "s", 2, "latency")
+        checked_record(good.replace("2e-6", "-2e-6").replace("2e-06", "-2e-06"), "s", 2, "latency")
+
+
+def test_a_latency_certificate_resumes_from_its_own_samples(tmp_path, capsys):
+    spec = tmp_path / "latency.yaml"
+    spec.write_text(SPEC_TEXT + "objective: latency\n")
+    out = tmp_path / "out"
+    assert main(["certify", str(spec), "--out", str(out), *FAST]) in (0, 1)
+    first = [json.loads(line) for line in (out / "samples.jsonl").read_text().splitlines()[1:]]
+    assert all(r["value"] > 0 for r in first if r["status"] == "ok")  # seconds, as the samples' analysis reads them
+    more = [a if a != "40" else "60" for a in FAST]
+    assert main(["certify", str(spec), "--out", str(out), *more, "--resume"]) in (0, 1)
+    assert "must be positive" not in capsys.readouterr().err
+    assert len((out / "samples.jsonl").read_text().splitlines()) - 1 == 60  # the 40 kept, 20 more drawn
 
 
 def test_oracle_range_bounds_the_records():

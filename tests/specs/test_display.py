@@ -14,10 +14,10 @@ def test_examples():
     assert display.rate(10937500.0) == "10.94 Mpps"
     assert display.seconds(2.13e-6) == "2.130 us"
     assert display.rate(999.96e3) == "1.000 Mpps"
-    assert display.objective_value(-2.5e-6, "latency") == "2.500 us"
+    assert display.quantity(2.5e-6, "s") == "2.500 us"
     assert display.share(-0.015) == "-1.50%"
-    assert display.with_half_width(10937500.0, 3.56931e-09, "total_throughput") == "10.94 Mpps"
-    assert display.with_half_width(10937500.0, 31000, "total_throughput") == "10.94 Mpps ± 0.03"
+    assert display.quantity(10937500.0, "packets/s", 3.56931e-09) == "10.94 Mpps"
+    assert display.quantity(10937500.0, "packets/s", 31000) == "10.94 Mpps ± 0.03"
 
 
 @given(st.floats(min_value=1e-3, max_value=1e12, allow_nan=False))
