@@ -182,18 +182,21 @@ class CommandOracle:
             out.append(self._measurement(placement, kept[i], each, seeds[i], notes[i], len(placements) - 1))
         return out
 
-    def run_once(self, placement: Placement, seed: int | None = None) -> float:
-        """One screened run's figure (for `solver.selection.racing`, which does its own repeats)."""
+    def run_once(self, placement: Placement, seed: int | None = None) -> tuple[float, dict[str, float] | None]:
+        """One screened run: the figure and, with ``metric.instances``, every instance's (for
+        `solver.selection.racing`, which makes its own repeats and interleaving)."""
         self._notes = []
-        figure, _ = self._screened_run(placement, seed, 0)
+        figure, instances = self._screened_run(placement, seed, 0)
         self.runs.setdefault(placement.label, []).append(figure)
-        return figure
+        return figure, instances
 
     def noise_floor(self) -> float | None:
-        """The host's noise: the pooled CV of every plan's repeated runs so far (`simulate.noise`)."""
+        """The host's noise: the pooled CV of every pinned plan's repeated runs so far
+        (`simulate.noise`); the unpinned runs vary with where the OS puts the threads too."""
         from tasksolve.simulate.noise import noise_floor
 
-        return noise_floor(list(self.runs.values()))
+        unpinned = Placement.unpinned(self.spec).label
+        return noise_floor([runs for label, runs in self.runs.items() if label != unpinned])
 
     # -- one run
     def _screened_run(self, placement: Placement, seed: int | None, repeat: int):

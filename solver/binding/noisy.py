@@ -1,0 +1,184 @@
+"""Selection under noise: the finalists of `tasksolve solve` raced on a stochastic oracle, the OS
+scheduler's unpinned run among them, and the verdict whether pinning helps at all.
+
+On an oracle whose every run is a noisy draw (the command oracle: it has ``run_once`` and
+``unpinned``), the best *measured* plan of a comparison is not the best plan: with a few
+repeats of ten finalists at 5% noise, the winner's curse picks a plan by luck.  So the
+finalists -- CP-SAT's K best, the predictors' best of their top N and their top 1, the best
+sampled plan, and the program *unpinned* (``TASKSOLVE_PINNING=none``, `simulate.pinning`) --
+are raced with `solver.selection.racing.race` (Kim & Nelson 2001 with Hsu's stop, an indifference
+zone ``zone`` relative to the best mean, default 2%).  The answer is the race's best *pinned*
+plan with the interval of its confirmation runs; plans the race could not tell from it (within
+the zone, or still racing when the budget ran out) are reported as ties.
+
+The verdict (the first line `tasksolve solve` prints): pinning **helps** when the unpinned run
+was beaten -- not the race's best and not tied with it; it **does not measurably help** when the
+unpinned run is the best or tied with the best pinned plan (within the zone); either way with
+both means, their intervals and the host's noise floor (`simulate.noise.noise_floor`).
+
+Departures: a race is only run on an oracle with ``run_once`` (the command oracle); a simulation
+with a nonzero half-width would race replications of whole simulations, which this does not do
+yet (its finalists are compared by their intervals as before).  The race's budget is the
+oracle's ``budget`` (runs per plan) times the finalists, when set.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+UNPINNED = "unpinned (OS scheduler)"
+
+
+@dataclass
+class Finalist:
+    """One plan in the race: its label, its contexts (None unpinned) and its placement."""
+
+    label: str
+    contexts: list[int] | None
+    placement: Any
+
+
+@dataclass
+class NoiseVerdict:
+    """The race's answer, the unpinned baseline's figure and the verdict on pinning."""
+
+    zone: float
+    noise_floor: float | None
+    best: str
+    best_contexts: list[int] | None
+    mean: float  # natural orientation
+    half_width: float
+    baseline_mean: float | None
+    baseline_half_width: float | None
+    pinning_helps: bool | None
+    ties: list[str] = field(default_factory=list)
+    race: dict[str, Any] = field(default_factory=dict)
+
+    def headline(self, objective) -> str:
+        """Whether pinning helps at all, with the figures behind it."""
+        floor = "unknown" if self.noise_floor is None else f"{self.noise_floor:.1%}"
+        best = objective.format(self.mean, self.half_width)
+        if self.baseline_mean is None:
+            return f"best pinned plan {best} (noise floor {floor})"
+        base = objective.format(self.baseline_mean, self.baseline_half_width)
+        change = objective.loss(self.baseline_mean, self.mean)
+        gain = "" if change is None else f" (the OS scheduler {abs(change):.1%} {'worse' if change > 0 else 'better'})"
+        if self.pinning_helps:
+            return (
+                f"pinning helps: best pinned plan {best} vs {UNPINNED} {base}{gain}; "
+                f"zone {self.zone:.0%}, host noise floor {floor} (CV of repeated runs)"
+            )
+        return (
+            f"pinning does not measurably help: {UNPINNED} {base} vs best pinned plan {best}{gain}, "
+            f"within the {self.zone:.0%} zone; host noise floor {floor} (CV of repeated runs)"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "zone": self.zone,
+            "noise_floor": self.noise_floor,
+            "best": self.best,
+            "best_contexts": self.best_contexts,
+            "mean": self.mean,
+            "half_width": _finite(self.half_width),
+            "baseline": None
+            if self.baseline_mean is None
+            else {"mean": self.baseline_mean, "half_width": _finite(self.baseline_half_width)},
+            "pinning_helps": self.pinning_helps,
+            "ties": self.ties,
+            "race": self.race,
+        }
+
+
+def _finite(x: float | None) -> float | None:
+    import math
+
+    return None if x is None or not math.isfinite(x) else x
+
+
+def stochastic(oracle) -> bool:
+    """Whether finalists are raced on `oracle` (module docstring)."""
+    return callable(getattr(oracle, "run_once", None)) and callable(getattr(oracle, "unpinned", None))
+
+
+def race_finalists(
+    oracle, finalists: list[Finalist], objective: str, *, zone: float, seed: int, say=lambda _: None
+) -> NoiseVerdict:
+    """Race `finalists` plus the unpinned baseline on `oracle` (module docstring)."""
+    from tasksolve.solver.selection.racing import race
+    from tasksolve.specs.objective import Objective
+
+    kind = Objective.of(objective)
+    plans = _distinct(finalists) + [Finalist(UNPINNED, None, oracle.unpinned())]
+    policy = oracle.policy
+
+    def measure(i: int, repeat: int) -> float:
+        figure, instances = oracle.run_once(plans[i].placement, seed)
+        if objective == "min_throughput" and instances:
+            figure = min(instances.values())
+        return float(kind.score(figure))
+
+    say(f"racing {len(plans)} finalists (the unpinned run included) with a {zone:.0%} indifference zone")
+    result = race(
+        list(range(len(plans))),
+        measure,
+        zone=zone,
+        n0=max(5, policy.repeats),
+        warmup=policy.warmup,
+        budget=None if policy.budget is None else policy.budget * len(plans),
+        seed=seed,
+    )
+    stats = {s.plan: s for s in result.stats}
+    base = len(plans) - 1
+    pinned = [i for i in range(base) if stats[i].values]
+    if result.best != base:
+        best, mean, half = result.best, result.mean, result.half_width
+    else:  # the OS scheduler won: the best pinned plan by its race mean
+        best = max(pinned, key=lambda i: stats[i].mean)
+        mean, half = stats[best].mean, stats[best].half_width()
+    tied = set(result.ties) | {result.best}
+    base_stats = stats[base]
+    data = result.to_dict()
+    data["best"] = plans[result.best].label
+    data["ties"] = [plans[i].label for i in result.ties]
+    for entry in data["plans"]:
+        entry["plan"] = plans[entry["plan"]].label
+        entry["mean"] = float(kind.score(entry["mean"]))
+        entry["half_width"] = _finite(entry["half_width"])
+    return NoiseVerdict(
+        zone=zone,
+        noise_floor=oracle.noise_floor(),
+        best=plans[best].label,
+        best_contexts=plans[best].contexts,
+        mean=float(kind.score(mean)),
+        half_width=half,
+        baseline_mean=float(kind.score(base_stats.mean)) if base_stats.values else None,
+        baseline_half_width=base_stats.half_width() if base_stats.values else None,
+        pinning_helps=base not in tied,
+        ties=[plans[i].label for i in sorted(tied - {best})],
+        race=data,
+    )
+
+
+def _distinct(finalists: list[Finalist]) -> list[Finalist]:
+    """The finalists, one per plan (the first label kept)."""
+    seen, out = set(), []
+    for f in finalists:
+        key = tuple(f.contexts or ())
+        if key not in seen:
+            seen.add(key)
+            out.append(f)
+    return out
+
+
+def with_figure(measurement, objective: str, mean: float, half_width: float):
+    """`measurement` with its objective's figure replaced by the race's (natural orientation)."""
+    import math
+
+    half = half_width if math.isfinite(half_width) else math.inf
+    if objective == "latency":
+        return replace(measurement, latency_mean=mean, latency_p50=mean, latency_half_width=half)
+    if objective == "min_throughput":
+        return replace(measurement, min_throughput=mean)
+    return replace(measurement, throughput=mean, half_width=half)
