@@ -51,19 +51,28 @@ class NoiseVerdict:
     half_width: float
     baseline_mean: float | None
     baseline_half_width: float | None
-    pinning_helps: bool | None
+    pinning_helps: bool | None  # None: not decided (no baseline, or the budget ran out first)
     ties: list[str] = field(default_factory=list)
     race: dict[str, Any] = field(default_factory=dict)
+    baseline_note: str = ""  # why the unpinned run is missing
 
     def headline(self, objective) -> str:
         """Whether pinning helps at all, with the figures behind it."""
         floor = "unknown" if self.noise_floor is None else f"{self.noise_floor:.1%}"
         best = objective.format(self.mean, self.half_width)
         if self.baseline_mean is None:
-            return f"best pinned plan {best} (noise floor {floor})"
+            return (
+                f"whether pinning helps is unknown: {self.baseline_note or 'the unpinned run was not measured'}; "
+                f"best pinned plan {best}, host noise floor {floor}"
+            )
         base = objective.format(self.baseline_mean, self.baseline_half_width)
         change = objective.loss(self.baseline_mean, self.mean)
         gain = "" if change is None else f" (the OS scheduler {abs(change):.1%} {'worse' if change > 0 else 'better'})"
+        if self.pinning_helps is None:
+            return (
+                f"whether pinning helps is undecided: the race's budget ran out with {UNPINNED} {base} still "
+                f"racing the best pinned plan {best}{gain}; raise oracle.budget; host noise floor {floor}"
+            )
         if self.pinning_helps:
             return (
                 f"pinning helps: best pinned plan {best} vs {UNPINNED} {base}{gain}; "
@@ -106,11 +115,19 @@ def race_finalists(
     oracle, finalists: list[Finalist], objective: str, *, zone: float, seed: int, say=lambda _: None
 ) -> NoiseVerdict:
     """Race `finalists` plus the unpinned baseline on `oracle` (module docstring)."""
+    from tasksolve.simulate.errors import OracleError
     from tasksolve.solver.selection.racing import race
     from tasksolve.specs.objective import Objective
 
     kind = Objective.of(objective)
-    plans = _distinct(finalists) + [Finalist(UNPINNED, None, oracle.unpinned())]
+    plans = _distinct(finalists)
+    baseline_note = ""
+    try:  # a program that cannot run unpinned still gets its finalists raced
+        oracle.run_once(oracle.unpinned(), seed)
+        plans.append(Finalist(UNPINNED, None, oracle.unpinned()))
+    except OracleError as exc:
+        baseline_note = f"the program failed when told TASKSOLVE_PINNING=none ({str(exc)[:300]})"
+        say(f"no unpinned baseline: {baseline_note}")
     policy = oracle.policy
 
     def measure(i: int, repeat: int) -> float:
@@ -119,7 +136,7 @@ def race_finalists(
             figure = min(instances.values())
         return float(kind.score(figure))
 
-    say(f"racing {len(plans)} finalists (the unpinned run included) with a {zone:.0%} indifference zone")
+    say(f"racing {len(plans)} finalists with a {zone:.0%} indifference zone")
     result = race(
         list(range(len(plans))),
         measure,
@@ -130,19 +147,27 @@ def race_finalists(
         seed=seed,
     )
     stats = {s.plan: s for s in result.stats}
-    base = len(plans) - 1
-    pinned = [i for i in range(base) if stats[i].values]
+    base = len(plans) - 1 if not baseline_note else None
+    pinned = [i for i in range(len(plans)) if i != base and stats[i].values]
     if result.best != base:
         best, mean, half = result.best, result.mean, result.half_width
     else:  # the OS scheduler won: the best pinned plan by its race mean
         best = max(pinned, key=lambda i: stats[i].mean)
         mean, half = stats[best].mean, stats[best].half_width()
-    tied = set(result.ties) | {result.best}
-    base_stats = stats[base]
+    delta = zone * abs(mean)
+    base_stats = stats[base] if base is not None else None
+    helps = (
+        None
+        if base_stats is None or not base_stats.values
+        else _helps(stats[best], base_stats, delta, base == result.best)
+    )
+    tied = {i for i in pinned if i != best and _within(stats[best], stats[i], delta, result.stopped)}
     data = result.to_dict()
     data["best"] = plans[result.best].label
     data["ties"] = [plans[i].label for i in result.ties]
+    data["ties"] = [plans[i].label for i in sorted(tied)]
     for entry in data["plans"]:
+        entry["contexts"] = plans[entry["plan"]].contexts
         entry["plan"] = plans[entry["plan"]].label
         entry["mean"] = float(kind.score(entry["mean"]))
         entry["half_width"] = _finite(entry["half_width"])
@@ -153,12 +178,44 @@ def race_finalists(
         best_contexts=plans[best].contexts,
         mean=float(kind.score(mean)),
         half_width=half,
-        baseline_mean=float(kind.score(base_stats.mean)) if base_stats.values else None,
-        baseline_half_width=base_stats.half_width() if base_stats.values else None,
-        pinning_helps=base not in tied,
-        ties=[plans[i].label for i in sorted(tied - {best})],
+        baseline_mean=float(kind.score(base_stats.mean)) if base_stats and base_stats.values else None,
+        baseline_half_width=base_stats.half_width() if base_stats and base_stats.values else None,
+        pinning_helps=helps,
+        ties=[plans[i].label for i in sorted(tied)],
         race=data,
+        baseline_note=baseline_note,
     )
+
+
+def _paired(a, b) -> tuple[float, float]:
+    """Mean and 95% half-width of ``a - b`` over their common rounds (paired: the race measures
+    the plans of a round back to back, so drift cancels)."""
+    from tasksolve.solver.selection.racing import t_half_width
+
+    n = min(a.n, b.n)
+    diffs = [x - y for x, y in zip(a.values[:n], b.values[:n])]
+    return (sum(diffs) / n if n else 0.0), t_half_width(diffs)
+
+
+def _helps(best, base, delta: float, base_won: bool) -> bool | None:
+    """Pinning helps when the best pinned plan beats the unpinned run by the zone at least and its
+    paired interval excludes 0; it does not when the OS scheduler won the race or the paired
+    interval lies within the zone; else undecided (None)."""
+    if base_won:
+        return False
+    mean, half = _paired(best, base)  # in the race's orientation: larger is better
+    if mean >= delta and mean - half > 0:
+        return True
+    if mean + half < delta:
+        return False
+    return None
+
+
+def _within(best, other, delta: float, stopped: str) -> bool:
+    """A tie with the best: its mean within the zone, or still racing when the budget ran out."""
+    if best.mean - other.mean < delta:
+        return True
+    return stopped == "budget spent" and other.eliminated_at is None
 
 
 def _distinct(finalists: list[Finalist]) -> list[Finalist]:
