@@ -129,6 +129,8 @@ def race_finalists(
         baseline_note = f"the program failed when told TASKSOLVE_PINNING=none ({str(exc)[:300]})"
         say(f"no unpinned baseline: {baseline_note}")
     policy = oracle.policy
+    if len(plans) < 2:  # nothing to race: the one finalist measured as any plan is
+        return _alone(oracle, plans[0], objective, zone, seed, baseline_note)
 
     def measure(i: int, repeat: int) -> float:
         figure, instances = oracle.run_once(plans[i].placement, seed)
@@ -184,6 +186,27 @@ def race_finalists(
         ties=[plans[i].label for i in sorted(tied)],
         race=data,
         baseline_note=baseline_note,
+    )
+
+
+def _alone(oracle, finalist: Finalist, objective: str, zone: float, seed: int, note: str) -> NoiseVerdict:
+    """The verdict with one finalist and no baseline: its measurement, pinning undecided."""
+    from tasksolve.solver.binding.report import half_width
+    from tasksolve.specs.objective import Objective
+
+    kind = Objective.of(objective)
+    measured = oracle.measure([finalist.placement], [seed])[0]
+    return NoiseVerdict(
+        zone=zone,
+        noise_floor=oracle.noise_floor(),
+        best=finalist.label,
+        best_contexts=finalist.contexts,
+        mean=float(measured.natural(objective)),
+        half_width=half_width(measured, kind),
+        baseline_mean=None,
+        baseline_half_width=None,
+        pinning_helps=None,
+        baseline_note=note,
     )
 
 

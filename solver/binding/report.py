@@ -9,6 +9,7 @@ a few lines, its first the chosen plan's measured value.
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -45,7 +46,7 @@ class Row:
             "method": self.method,
             "predicted": self.predicted,
             "simulated": self.simulated,
-            "half_width": self.half_width,
+            "half_width": None if self.half_width is None or not math.isfinite(self.half_width) else self.half_width,
             "note": self.note,
         }
 
