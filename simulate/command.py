@@ -127,9 +127,11 @@ class CommandOracle:
 
     @staticmethod
     def identity(spec) -> dict[str, Any]:
-        """What a samples file's header records: the program and what is read from it (not the
-        wall-clock timeout)."""
-        return spec.oracle.model_dump(mode="json", by_alias=True, include={"command", "metric", "repeats"})
+        """What a samples file's header records: the program, what is read from it and how many
+        runs make a figure (not the wall-clock timeout)."""
+        return spec.oracle.model_dump(
+            mode="json", by_alias=True, include={"command", "metric", "repeats", "warmup", "precision", "budget"}
+        )
 
     # -- the protocol
     def evaluate(self, plan: Any, seed: int | None = None) -> Measurement:
