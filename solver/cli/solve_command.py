@@ -177,7 +177,8 @@ def _print_report(spec, report, out) -> None:
                 )
     if report.noise is not None and report.noise.ties:
         console.print(
-            f"  ties with the chosen plan (within the {report.noise.zone:.0%} zone): {', '.join(report.noise.ties)}",
+            f"  ties with the chosen plan (within the {report.noise.zone:.0%} zone, or not told apart "
+            f"within oracle.budget): {', '.join(report.noise.ties)}",
             markup=False,
         )
     console.print(plan_tree(spec, report.plan, title=f"chosen plan ({report.method})"))
