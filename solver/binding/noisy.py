@@ -70,8 +70,8 @@ class NoiseVerdict:
         gain = "" if change is None else f" (the OS scheduler {abs(change):.1%} {'worse' if change > 0 else 'better'})"
         if self.pinning_helps is None:
             return (
-                f"whether pinning helps is undecided: the race's budget ran out with {UNPINNED} {base} still "
-                f"racing the best pinned plan {best}{gain}; raise oracle.budget; host noise floor {floor}"
+                f"whether pinning helps is undecided: {UNPINNED} {base} vs best pinned plan {best}{gain} "
+                f"not told apart within oracle.budget paired runs; raise it; host noise floor {floor}"
             )
         if self.pinning_helps:
             return (
@@ -156,23 +156,13 @@ def race_finalists(
     else:  # the OS scheduler won: the best pinned plan by its race mean
         best = max(pinned, key=lambda i: stats[i].mean)
         mean, half = stats[best].mean, stats[best].half_width()
-    delta = zone * abs(mean)
-    base_stats = stats[base] if base is not None else None
-    helps = (
-        None
-        if base_stats is None or not base_stats.values
-        else _helps(stats[best], base_stats, delta, base == result.best)
-    )
-    tied = {i for i in pinned if i != best and _within(stats[best], stats[i], delta, result.stopped)}
-    data = result.to_dict()
-    data["best"] = plans[result.best].label
-    data["ties"] = [plans[i].label for i in result.ties]
-    data["ties"] = [plans[i].label for i in sorted(tied)]
-    for entry in data["plans"]:
-        entry["contexts"] = plans[entry["plan"]].contexts
-        entry["plan"] = plans[entry["plan"]].label
-        entry["mean"] = float(kind.score(entry["mean"]))
-        entry["half_width"] = _finite(entry["half_width"])
+    tied = {i for i in pinned if i != best and _within(stats[best], stats[i], zone * abs(mean), result.stopped)}
+    duel = None
+    if base is not None:
+        say(f"measuring {plans[best].label} against the unpinned run, interleaved, for the verdict")
+        duel = _duel(lambda i: measure(i, 0), best, base, zone, policy)
+        mean, half = duel.best_mean, duel.best_half
+    data = _race_data(result, plans, kind, tied)
     return NoiseVerdict(
         zone=zone,
         noise_floor=oracle.noise_floor(),
@@ -180,13 +170,79 @@ def race_finalists(
         best_contexts=plans[best].contexts,
         mean=float(kind.score(mean)),
         half_width=half,
-        baseline_mean=float(kind.score(base_stats.mean)) if base_stats and base_stats.values else None,
-        baseline_half_width=base_stats.half_width() if base_stats and base_stats.values else None,
-        pinning_helps=helps,
+        baseline_mean=None if duel is None else float(kind.score(duel.base_mean)),
+        baseline_half_width=None if duel is None else duel.base_half,
+        pinning_helps=None if duel is None else duel.helps,
         ties=[plans[i].label for i in sorted(tied)],
-        race=data,
+        race={**data, "duel": None if duel is None else duel.to_dict()},
         baseline_note=baseline_note,
     )
+
+
+def _race_data(result, plans: list[Finalist], kind, tied: set[int]) -> dict[str, Any]:
+    """The race's JSON with the plans' labels and contexts, means in natural orientation."""
+    data = result.to_dict()
+    data["best"] = plans[result.best].label
+    data["ties"] = [plans[i].label for i in sorted(tied)]
+    for entry in data["plans"]:
+        entry["contexts"] = plans[entry["plan"]].contexts
+        entry["plan"] = plans[entry["plan"]].label
+        entry["mean"] = float(kind.score(entry["mean"]))
+        entry["half_width"] = _finite(entry["half_width"])
+    return data
+
+
+@dataclass
+class Duel:
+    """Fresh paired runs of the best pinned plan and the unpinned run (race orientation)."""
+
+    best_mean: float
+    best_half: float
+    base_mean: float
+    base_half: float
+    difference: float
+    difference_half: float
+    rounds: int
+    helps: bool | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: _finite(v) if isinstance(v, float) else v for k, v in self.__dict__.items()}
+
+
+DUEL_LOOKS = (10, 20, 40, 80, 160)  # rounds at which the duel may decide (Bonferroni over them)
+
+
+def _duel(measure, best: int, base: int, zone: float, policy) -> Duel:
+    """The verdict on fresh runs, free of the race's winner's curse: rounds of (best, unpinned),
+    never one back to back, up to ``max(10, budget)`` rounds; at each look the paired interval
+    of ``best - unpinned`` (level ``1 - 0.05 / looks``) decides: pinning **helps** when it lies
+    above 0 and its mean is at least the zone (``zone`` times the best's mean); it does **not**
+    help when it lies below the zone; else the next look, and **undecided** at the end."""
+    from tasksolve.simulate.noise import t_interval
+
+    most = max(DUEL_LOOKS[0], policy.most)
+    looks = [n for n in DUEL_LOOKS if n < most] + [most]
+    level = 1 - 0.05 / len(looks)
+    ours: list[float] = []
+    theirs: list[float] = []
+    helps = None
+    for rounds in range(1, most + 1):
+        ours.append(measure(best))
+        theirs.append(measure(base))
+        if rounds not in looks:
+            continue
+        diff, half = t_interval([a - b for a, b in zip(ours, theirs)], level)
+        delta = zone * abs(sum(ours) / len(ours))
+        if diff - half > 0 and diff >= delta:
+            helps = True
+        elif diff + half < delta:
+            helps = False
+        if helps is not None:
+            break
+    best_mean, best_half = t_interval(ours)
+    base_mean, base_half = t_interval(theirs)
+    diff, half = t_interval([a - b for a, b in zip(ours, theirs)], level)
+    return Duel(best_mean, best_half, base_mean, base_half, diff, half, len(ours), helps)
 
 
 def _alone(oracle, finalist: Finalist, objective: str, zone: float, seed: int, note: str) -> NoiseVerdict:
@@ -218,20 +274,6 @@ def _paired(a, b) -> tuple[float, float]:
     n = min(a.n, b.n)
     diffs = [x - y for x, y in zip(a.values[:n], b.values[:n])]
     return (sum(diffs) / n if n else 0.0), t_half_width(diffs)
-
-
-def _helps(best, base, delta: float, base_won: bool) -> bool | None:
-    """Pinning helps when the best pinned plan beats the unpinned run by the zone at least and its
-    paired interval excludes 0; it does not when the OS scheduler won the race or the paired
-    interval lies within the zone; else undecided (None)."""
-    if base_won:
-        return False
-    mean, half = _paired(best, base)  # in the race's orientation: larger is better
-    if mean >= delta and mean - half > 0:
-        return True
-    if mean + half < delta:
-        return False
-    return None
 
 
 def _within(best, other, delta: float, stopped: str) -> bool:

@@ -192,5 +192,7 @@ class SolveReport:
             "comparison": rows,
             "details": self.details.to_dict(objective, best),
             "failed_steps": self.failed_steps,
-            "noise": None if self.noise is None else self.noise.to_dict(),
+            "noise": None
+            if self.noise is None
+            else {"headline": self.noise.headline(objective), **self.noise.to_dict()},
         }
