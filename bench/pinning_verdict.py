@@ -12,11 +12,12 @@ unpinned mean, in four scenarios:
   zone either other answer is right);
 * ``insensitive``: every plan and the unpinned run at one rate (right: does not help).
 
-Each race: zone 2%, ``repeats`` 3 (first stage 5), no warm-up, ``budget`` 30 runs per plan.
+Each race: zone 2%, ``repeats`` 3 (first stage 5), no warm-up, ``budget`` 30 and 100 runs per
+plan (the race's budget is that times the plans; the verdict's paired runs, that many rounds).
 The figures: the share of each verdict (helps / does not / undecided) with a 95% Wilson
 interval on the right one, and the median runs spent.
 
-    python bench/pinning_verdict.py --seeds 40
+    python bench/pinning_verdict.py --seeds 40 --budget 30 100
 """
 
 from __future__ import annotations
@@ -56,11 +57,11 @@ RIGHT = {
 class TestBedOracle:
     """The test bed in process, with the command oracle's racing interface."""
 
-    def __init__(self, seed: int, insensitive: bool) -> None:
+    def __init__(self, seed: int, insensitive: bool, budget: int = 30) -> None:
         self.noise = truth.Noise(seed=seed)
         self.rng = random.Random(seed + 1)
         self.insensitive = insensitive
-        self.policy = RepeatPolicy(repeats=3, warmup=0, precision=0.01, budget=30)
+        self.policy = RepeatPolicy(repeats=3, warmup=0, precision=0.01, budget=budget)
         self.runs: dict[object, list[float]] = {}
         self.count = 0
 
@@ -91,13 +92,13 @@ def pick(rng: random.Random, gaps, band, k: int) -> list[tuple]:
     return rng.sample([p for g, p in gaps if band[0] <= g < band[1]], k)
 
 
-def one(scenario: str, seed: int, gaps) -> tuple[bool | None, int, float | None]:
+def one(scenario: str, seed: int, gaps, budget: int) -> tuple[bool | None, int, float | None]:
     rng = random.Random(seed)
     bands = SCENARIOS[scenario]
     plans = pick(rng, gaps, (-0.1, 0.1), 4) if bands is None else pick(rng, gaps, bands[0], 1)
     if bands is not None:
         plans += pick(rng, gaps, bands[1], 3)
-    oracle = TestBedOracle(seed, bands is None)
+    oracle = TestBedOracle(seed, bands is None, budget)
     finalists = [Finalist(f"plan {i}", list(p), tuple(p)) for i, p in enumerate(plans)]
     verdict = race_finalists(oracle, finalists, "total_throughput", zone=0.02, seed=seed)
     return verdict.pinning_helps, oracle.count, verdict.noise_floor
@@ -113,23 +114,14 @@ def wilson(hits: int, n: int) -> list[float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=40)
+    parser.add_argument("--budget", type=int, nargs="+", default=[30, 100])
     args = parser.parse_args()
     gaps = by_gap()
     data = {"seeds": args.seeds, "zone": 0.02, "unpinned_rate": truth.unpinned_rate(), "scenarios": {}}
-    for scenario in SCENARIOS:
-        results = [one(scenario, seed, gaps) for seed in range(args.seeds)]
-        verdicts = [v for v, _, _ in results]
-        right = sum(RIGHT[scenario](v) for v in verdicts)
-        data["scenarios"][scenario] = {
-            "helps": sum(v is True for v in verdicts),
-            "does_not": sum(v is False for v in verdicts),
-            "undecided": sum(v is None for v in verdicts),
-            "right": right,
-            "right_interval": wilson(right, len(verdicts)),
-            "runs_median": statistics.median(n for _, n, _ in results),
-            "noise_floor_median": statistics.median(f for _, _, f in results if f is not None),
-        }
-        print(scenario, data["scenarios"][scenario], flush=True)
+    for budget in args.budget:
+        for scenario in SCENARIOS:
+            data["scenarios"][f"{scenario}, budget {budget}"] = summary(scenario, gaps, budget, args.seeds)
+            print(scenario, budget, data["scenarios"][f"{scenario}, budget {budget}"], flush=True)
     write_results(
         "pinning_verdict",
         data,
@@ -142,10 +134,26 @@ def main() -> None:
     )
 
 
+def summary(scenario: str, gaps, budget: int, seeds: int) -> dict:
+    """The verdicts of `seeds` races of one scenario."""
+    results = [one(scenario, seed, gaps, budget) for seed in range(seeds)]
+    verdicts = [v for v, _, _ in results]
+    right = sum(RIGHT[scenario](v) for v in verdicts)
+    return {
+        "helps": sum(v is True for v in verdicts),
+        "does_not": sum(v is False for v in verdicts),
+        "undecided": sum(v is None for v in verdicts),
+        "right": right,
+        "right_interval": wilson(right, len(verdicts)),
+        "runs_median": statistics.median(n for _, n, _ in results),
+        "noise_floor_median": statistics.median(f for _, _, f in results if f is not None),
+    }
+
+
 def render_markdown(data: dict) -> str:
     lines = [
         f"Does pinning help? `race_finalists` on the test bed, {data['seeds']} seeds per scenario, zone "
-        f"{data['zone']:.0%}, budget 30 runs per plan (`bench/pinning_verdict.py`).",
+        f"{data['zone']:.0%}, budget (runs per plan) as given (`bench/pinning_verdict.py`).",
         "",
         "| scenario | helps | does not | undecided | right (95% Wilson) | runs (median) | noise floor |",
         "|---|---|---|---|---|---|---|",

@@ -11,10 +11,14 @@ zone ``zone`` relative to the best mean, default 2%).  The answer is the race's 
 plan with the interval of its confirmation runs; plans the race could not tell from it (within
 the zone, or still racing when the budget ran out) are reported as ties.
 
-The verdict (the first line `tasksolve solve` prints): pinning **helps** when the unpinned run
-was beaten -- not the race's best and not tied with it; it **does not measurably help** when the
-unpinned run is the best or tied with the best pinned plan (within the zone); either way with
-both means, their intervals and the host's noise floor (`simulate.noise.noise_floor`).
+The verdict (the first line `tasksolve solve` prints) is decided on *fresh* paired runs of the
+race's best pinned plan and the unpinned run (`_duel`: the race's own means of its winner are
+biased upward by the selection, which made "helps" come out on 15% of programs placement does not
+affect, `bench/pinning_verdict.py`): pinning **helps** when the paired 95% interval of their
+difference lies above 0 and its mean is at least the zone; it **does not measurably help** when
+the interval lies below the zone (the OS scheduler within 2% of the best pinned plan, or better);
+else it is **undecided** within the budget; always with both means, their intervals and the
+host's noise floor (`simulate.noise.noise_floor`).
 
 Departures: a race is only run on an oracle with ``run_once`` (the command oracle); a simulation
 with a nonzero half-width would race replications of whole simulations, which this does not do
