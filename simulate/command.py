@@ -6,7 +6,10 @@ Spec (``oracle:``)::
     command: [./fwd, --lcores, "{lcores}", --plan, "{plan_file}"]   # argv, never a shell
     metric: {regex: 'rate=([0-9.]+)'}       # or {json: rate} (dotted for nested keys)
     timeout: 30s                             # per run, the program's own wall time
-    repeats: 3                               # the figure is the median of the runs
+    repeats: 3                               # runs per plan at least (after the warm-up)
+    warmup: 1                                # runs per plan made and discarded first (default 0)
+    precision: 0.02                          # more runs until the 95% half-width is 2% of the mean...
+    budget: 20                               # ...or the plan has had 20 runs (default: repeats)
     range: [1e3, 1e9]                        # optional: the figures the metric may take
     max_output: 4MiB                         # the last bytes of stdout (and stderr) kept
 
@@ -21,8 +24,12 @@ The figure is read on standard output: with ``regex``, the first group (else the
 the *last* match; with ``json``, the key (dotted for nested objects) of the *last* line that is a
 JSON object; with ``instances`` too (a key of the same line), an object giving every instance's
 own figure (``{"app#0": ..., "app#1": ...}``), which TSBSched's and BlackBox's profiling need.  It is the objective's figure: packets (or work items) per second for the
-throughput objectives, seconds per packet for ``latency``.  The measurement's half-width is half
-the range of the repeats (a spread, not a confidence interval).  A run that cannot start or exits
+throughput objectives, seconds per packet for ``latency``.  The measurement is the *mean* of the
+kept runs with its Student-t 95% half-width (``inf`` from one run: its spread is unknown); plans
+measured together (`evaluate_many`, `measure`) have their runs interleaved in rounds, never one
+plan back to back, and `noise_floor` is the host's noise, the pooled CV of the repeated runs
+(`simulate.noise`).  `unpinned` is the OS scheduler's baseline: the program told
+``TASKSOLVE_PINNING=none`` (`simulate.pinning`).  A run that cannot start or exits
 non-zero raises `CommandFailed`, one without the figure `MetricNotFound`, one past ``timeout``
 `CommandTimeout` (a `SimulationTimeout`, so the sampling service records it as a timed-out plan);
 each message names the command and the plan.  Measurements of one host must not overlap, so the
@@ -45,7 +52,6 @@ import json
 import math
 import os
 import re
-import statistics
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -65,13 +71,13 @@ from tasksolve.simulate.screening import Screen, domain_problem
 from tasksolve.specs.objective import Objective
 from tasksolve.specs.placeholders import thread_placeholders
 
-SETTINGS = ("command", "metric", "timeout", "repeats", "range", "max_output")
+SETTINGS = ("command", "metric", "timeout", "repeats", "range", "max_output", "warmup", "precision", "budget")
 SHOWN = 400  # characters of a program's output quoted in an error message
 
 
 class CommandOracle:
     """The program of ``spec.oracle`` run once per plan and repeat (see the module docstring);
-    `overrides` may replace any of ``command``, ``metric``, ``timeout``, ``repeats``."""
+    `overrides` may replace any of `SETTINGS`."""
 
     name = "command"
 
@@ -93,6 +99,15 @@ class CommandOracle:
         self.metric = settings["metric"]
         self.timeout = float(settings["timeout"])
         self.repeats = int(settings["repeats"])
+        from tasksolve.simulate.noise import RepeatPolicy
+
+        self.policy = RepeatPolicy(
+            repeats=self.repeats,
+            warmup=int(settings["warmup"] or 0),
+            precision=float(settings["precision"]),
+            budget=None if settings["budget"] is None else int(settings["budget"]),
+        )
+        self.runs: dict[str, list[float]] = {}  # every plan's kept runs, by label: the noise floor
         self.range = None if settings["range"] is None else tuple(float(x) for x in settings["range"])
         self.max_output = int(settings["max_output"])
         self.screen = Screen()  # the figures of this run, to flag one orders of magnitude away
@@ -112,22 +127,80 @@ class CommandOracle:
 
     @staticmethod
     def identity(spec) -> dict[str, Any]:
-        """What a samples file's header records: the program and what is read from it (not the
-        wall-clock timeout)."""
-        return spec.oracle.model_dump(mode="json", by_alias=True, include={"command", "metric", "repeats"})
+        """What a samples file's header records: the program, what is read from it and how many
+        runs make a figure (not the wall-clock timeout)."""
+        return spec.oracle.model_dump(
+            mode="json", by_alias=True, include={"command", "metric", "repeats", "warmup", "precision", "budget"}
+        )
 
     # -- the protocol
     def evaluate(self, plan: Any, seed: int | None = None) -> Measurement:
-        """Run the program `repeats` times on `plan` (a `specs.Plan` or context indices)."""
+        """Measure `plan` (a `specs.Plan` or context indices): warm-up, then `repeats` runs and
+        more up to `budget` until `precision` (`simulate.noise`), back to back."""
+        return self.measure([self.placement(plan)], [seed])[0]
+
+    def evaluate_many(
+        self, plans: Sequence[Any], seed: int | None = None, workers: int | None = None
+    ) -> list[Measurement]:
+        """Every plan (plan ``i`` with ``plan_seed(seed, i)``), their runs interleaved in rounds
+        (`simulate.noise`); `workers` is accepted for the protocol but runs never overlap: they
+        would share the host they measure."""
+        from tasksolve.simulate.oracle import plan_seed
+
+        base = int(seed or 0)
+        return self.measure([self.placement(p) for p in plans], [plan_seed(base, i) for i in range(len(plans))])
+
+    def placement(self, plan: Any) -> Placement:
+        """The placement of a `specs.Plan` or of context indices."""
         from tasksolve.specs import Plan
 
         if not hasattr(plan, "bindings"):
             plan = Plan.from_contexts(self.spec, [int(c) for c in plan])
-        placement = Placement.of(self.spec, plan)
-        self._notes = []
-        runs = [self._screened_run(placement, seed, r) for r in range(self.repeats)]
-        return self._measurement(placement, [figure for figure, _ in runs], [each for _, each in runs], seed)
+        return Placement.of(self.spec, plan)
 
+    def unpinned(self) -> Placement:
+        """The OS scheduler's baseline: the program told not to pin (`simulate.pinning`)."""
+        return Placement.unpinned(self.spec)
+
+    def measure(self, placements: Sequence[Placement], seeds: Sequence[int | None]) -> list[Measurement]:
+        """The placements measured together, interleaved (`simulate.noise.interleaved`)."""
+        from tasksolve.simulate.noise import interleaved
+
+        notes: list[list[str]] = [[] for _ in placements]
+        instances: list[list[dict[str, float] | None]] = [[] for _ in placements]
+
+        def run(i: int) -> float:
+            self._notes = []
+            figure, each = self._screened_run(placements[i], seeds[i], len(instances[i]))
+            notes[i] += self._notes
+            instances[i].append(each)
+            return figure
+
+        kept = interleaved(len(placements), run, self.policy)
+        out = []
+        for i, placement in enumerate(placements):
+            each = instances[i][len(instances[i]) - len(kept[i]) :]  # the kept runs' (warm-up first)
+            self.runs[placement.label] = self.runs.get(placement.label, []) + kept[i]
+            out.append(self._measurement(placement, kept[i], each, seeds[i], notes[i], len(placements) - 1))
+        return out
+
+    def run_once(self, placement: Placement, seed: int | None = None) -> tuple[float, dict[str, float] | None]:
+        """One screened run: the figure and, with ``metric.instances``, every instance's (for
+        `solver.selection.racing`, which makes its own repeats and interleaving)."""
+        self._notes = []
+        figure, instances = self._screened_run(placement, seed, 0)
+        self.runs.setdefault(placement.label, []).append(figure)
+        return figure, instances
+
+    def noise_floor(self) -> float | None:
+        """The host's noise: the pooled CV of every pinned plan's repeated runs so far
+        (`simulate.noise`); the unpinned runs vary with where the OS puts the threads too."""
+        from tasksolve.simulate.noise import noise_floor
+
+        unpinned = Placement.unpinned(self.spec).label
+        return noise_floor([runs for label, runs in self.runs.items() if label != unpinned])
+
+    # -- one run
     def _screened_run(self, placement: Placement, seed: int | None, repeat: int):
         """One run whose figure is in line with the run's others; a flagged figure is measured
         once more, and refused if it is flagged again (`simulate.screening`)."""
@@ -145,16 +218,6 @@ class CommandOracle:
         self.screen.keep(run[0])
         return run
 
-    def evaluate_many(
-        self, plans: Sequence[Any], seed: int | None = None, workers: int | None = None
-    ) -> list[Measurement]:
-        """Every plan in turn (plan ``i`` with ``plan_seed(seed, i)``); `workers` is accepted for
-        the protocol but runs never overlap: they would share the host they measure."""
-        from tasksolve.simulate.oracle import measure_many
-
-        return measure_many(self, (self.spec, self.overrides), plans, int(seed or 0), 1)
-
-    # -- one run
     def _run_once(self, placement: Placement, seed: int | None, repeat: int) -> tuple[float, dict[str, float] | None]:
         """One run: the figure and, with ``metric.instances``, every instance's own figure."""
         with tempfile.TemporaryDirectory(prefix="tasksolve-run-") as folder:
@@ -210,25 +273,30 @@ class CommandOracle:
         return value
 
     def _measurement(
-        self, placement: Placement, figures: list[float], instances: list[dict[str, float] | None], seed: int | None
+        self,
+        placement: Placement,
+        figures: list[float],
+        instances: list[dict[str, float] | None],
+        seed: int | None,
+        notes: list[str],
+        others: int,
     ) -> Measurement:
-        figure = float(statistics.median(figures))
-        per_instance = {}
+        from tasksolve.simulate.noise import describe, t_interval
+
+        figure, spread = t_interval(figures)
+        per_instance, per_instance_half = {}, {}
         if instances and instances[0] is not None and not self.latency:
-            per_instance = {name: float(statistics.median(run[name] for run in instances)) for name in instances[0]}
-        spread = (max(figures) - min(figures)) / 2.0
+            for name in instances[0]:
+                per_instance[name], per_instance_half[name] = t_interval([run[name] for run in instances])
         threads = [
             {"thread": t, "context": c, "cpu": cpu}
             for t, c, cpu in zip(placement.threads, placement.contexts, placement.cpus)
         ]
-        note = (
-            f"median of {len(figures)} run(s) of the command: {', '.join(f'{x:.6g}' for x in figures)}; "
-            "half-width = half their range"
-        )
         throughput, latency = (0.0, figure) if self.latency else (figure, 0.0)
         return Measurement(
             throughput=throughput,
             per_instance=per_instance,
+            per_instance_half_width=per_instance_half,
             half_width=0.0 if self.latency else spread,
             min_throughput=min(per_instance.values()) if per_instance else throughput,
             latency_mean=latency,
@@ -240,7 +308,8 @@ class CommandOracle:
             latency_half_width=spread if self.latency else 0.0,
             packets=len(figures),
             seed=seed,
-            notes=[note, *self._notes],
+            converged=self.policy.precision >= (spread / abs(figure) if figure else math.inf),
+            notes=[describe(figures, self.policy, others), *notes],
         )
 
 
@@ -315,5 +384,5 @@ def _shown_argv(argv: list[str]) -> str:
 
 
 def _shown_plan(placement: Placement) -> str:
-    text = ", ".join(f"{t}@{cpu}" for t, cpu in zip(placement.threads, placement.cpus))
+    text = placement.label
     return text if len(text) <= 300 else text[:297] + "..."

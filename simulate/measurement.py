@@ -77,15 +77,15 @@ class Measurement:
             "throughput": {
                 "total": self.throughput,
                 "per_instance": dict(self.per_instance),
-                "half_width": self.half_width,
+                "half_width": known_half_width(self.half_width),
                 "min": self.min_throughput,
-                "per_instance_half_width": dict(self.per_instance_half_width),
+                "per_instance_half_width": {k: known_half_width(v) for k, v in self.per_instance_half_width.items()},
             },
             "latency": {
                 "mean": self.latency_mean,
                 "p50": self.latency_p50,
                 "p99": self.latency_p99,
-                "half_width": self.latency_half_width,
+                "half_width": known_half_width(self.latency_half_width),
                 "per_instance": dict(self.per_instance_latency),
             },
             "threads": [dict(t) for t in self.threads],
@@ -98,3 +98,8 @@ class Measurement:
             "seed": self.seed,
             "notes": list(self.notes),
         }
+
+
+def known_half_width(half_width: float) -> float | None:
+    """A half-width for JSON: None when unknown (``inf``: one run of a noisy oracle)."""
+    return half_width if math.isfinite(half_width) else None

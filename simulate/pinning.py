@@ -8,10 +8,17 @@ each common form at once:
   ``{lcores}`` DPDK EAL's ``--lcores`` syntax, lcore ``i`` on the CPU of thread ``i``
   (``0@3,1@5,2@7``); ``{omp_places}`` OpenMP's ``OMP_PLACES`` syntax (``{3},{5},{7}``);
   ``{cpu:APP#I.TASK}`` the CPU of one thread; ``{plan_file}`` the path of the plan file;
-* environment variables: ``TASKSOLVE_CPUS`` (as ``{cpus}``), ``TASKSOLVE_PLAN`` (the plan file)
-  and ``TASKSOLVE_SEED`` (the measurement's seed);
-* the plan file: JSON (so YAML too) with the spec's name, the seed, and per thread its name,
-  context name and CPU, in thread order.
+* environment variables: ``TASKSOLVE_CPUS`` (as ``{cpus}``), ``TASKSOLVE_PLAN`` (the plan file),
+  ``TASKSOLVE_SEED`` (the measurement's seed) and ``TASKSOLVE_PINNING`` (``plan``: pin as told);
+* the plan file: JSON (so YAML too) with the spec's name, the seed, ``"pinning": "plan"``, and per
+  thread its name, context name and CPU, in thread order.
+
+**Unpinned** (`Placement.unpinned`: the OS scheduler as the baseline every comparison on the
+command oracle includes): ``TASKSOLVE_PINNING=none`` and ``"pinning": "none"`` in the plan file,
+whose threads have ``context`` and ``cpu`` null and whose ``cpus`` lists every CPU of the
+topology (the set the OS may use); ``{cpus}`` and ``TASKSOLVE_CPUS`` are that list,
+``{omp_places}`` one place of all of them, ``{lcores}`` every lcore on all of them
+(``0@(0,1,..),1@(0,1,..)``), ``{cpu:NAME}`` is ``-1``.  A program told ``none`` must not pin.
 
 Braces that do not spell one of these placeholders reach the program unchanged.  Thread order
 is the plan's (``bindings``), the order `specs.exporters` uses too: the order the program is
@@ -49,8 +56,23 @@ class Placement:
     """The threads of one plan, their context names and OS CPUs, in thread order."""
 
     threads: list[str]
-    contexts: list[str]
-    cpus: list[int]
+    contexts: list[str | None]
+    cpus: list[int | None]
+    pinned: bool = True
+    allowed: tuple[int, ...] = ()  # unpinned: the CPUs the OS may use
+
+    @classmethod
+    def unpinned(cls, spec) -> Placement:
+        """The program left to the OS scheduler (module docstring)."""
+        threads = list(spec.thread_names)
+        return cls(threads, [None] * len(threads), [None] * len(threads), False, tuple(os_cpus(spec.topology)))
+
+    @property
+    def label(self) -> str:
+        """How outputs name the plan (``unpinned (OS scheduler)`` for the baseline)."""
+        if not self.pinned:
+            return "unpinned (OS scheduler)"
+        return ", ".join(f"{t}@{cpu}" for t, cpu in zip(self.threads, self.cpus))
 
     @classmethod
     def of(cls, spec, plan) -> Placement:
@@ -62,6 +84,14 @@ class Placement:
 
     def forms(self, plan_file: str) -> dict[str, str]:
         """The value of every fixed placeholder (``cpus``, ``lcores``, ``omp_places``, ``plan_file``)."""
+        if not self.pinned:
+            every = ",".join(str(c) for c in self.allowed)
+            return {
+                "cpus": every,
+                "lcores": ",".join(f"{i}@({every})" for i in range(len(self.threads))),
+                "omp_places": f"{{{every}}}",
+                "plan_file": plan_file,
+            }
         return {
             "cpus": ",".join(str(c) for c in self.cpus),
             "lcores": ",".join(f"{i}@{c}" for i, c in enumerate(self.cpus)),
@@ -78,6 +108,8 @@ class Placement:
             if match.group(2) is None:
                 return forms[match.group(1)]
             name = match.group(2)
+            if not self.pinned and name in cpu_of:
+                return "-1"
             if name not in cpu_of:
                 from tasksolve.specs.errors import did_you_mean
 
@@ -90,7 +122,11 @@ class Placement:
         return [PLACEHOLDER.sub(replace, element) for element in template]
 
     def environment(self, plan_file: str, seed: int | None) -> dict[str, str]:
-        env = {"TASKSOLVE_CPUS": self.forms(plan_file)["cpus"], "TASKSOLVE_PLAN": plan_file}
+        env = {
+            "TASKSOLVE_CPUS": self.forms(plan_file)["cpus"],
+            "TASKSOLVE_PLAN": plan_file,
+            "TASKSOLVE_PINNING": "plan" if self.pinned else "none",
+        }
         if seed is not None:
             env["TASKSOLVE_SEED"] = str(int(seed))
         return env
@@ -100,7 +136,8 @@ class Placement:
         return {
             "spec": spec_name,
             "seed": seed,
-            "cpus": list(self.cpus),
+            "pinning": "plan" if self.pinned else "none",
+            "cpus": list(self.cpus) if self.pinned else list(self.allowed),
             "threads": [
                 {"thread": t, "context": c, "cpu": cpu} for t, c, cpu in zip(self.threads, self.contexts, self.cpus)
             ],

@@ -121,10 +121,11 @@ class OracleSettings(StrictModel):
     packets: Annotated[Count, Field(le=100_000_000)] = Field(
         default=200_000, description="simulation: stop after this many packets (all instances) at the latest"
     )
-    warmup: NonNegativeInt = Field(
-        default=2_000,
-        description="simulation: at most this many first packets are discarded as warm-up "
-        "(the cut itself is chosen by the MSER rule)",
+    warmup: NonNegativeInt | None = Field(
+        default=None,
+        description="simulation: at most this many first packets are discarded as warm-up (default 2000; "
+        "the cut itself is chosen by the MSER rule); with kind: command, runs of every plan made and "
+        "discarded before the measured ones (default 0)",
     )
     arrival: Arrival = Arrival()
     service: Service = Service()
@@ -137,7 +138,9 @@ class OracleSettings(StrictModel):
     )
     precision: Annotated[Fraction, Field(gt=0)] = Field(
         default=0.01,
-        description="simulation: run until the throughput's 95% confidence half-width is below this fraction of it",
+        description="simulation: run until the throughput's 95% confidence half-width is below this fraction of it; "
+        "with kind: command, runs are added to a plan (up to `budget`) until its Student-t 95% half-width is "
+        "below this fraction of its mean",
     )
     time_cap: Seconds = Field(
         default=60.0,
@@ -155,7 +158,14 @@ class OracleSettings(StrictModel):
     metric: Metric | None = Field(default=None, description="with kind: command, where the figure is read on stdout")
     timeout: Seconds = Field(default=30.0, description="with kind: command, wall-clock limit of one run")
     repeats: Annotated[Count, Field(le=100)] = Field(
-        default=3, description="with kind: command, runs per plan; the figure is their median"
+        default=3,
+        description="with kind: command, runs per plan at least (after the warm-up); the figure is their mean "
+        "with its Student-t 95% interval",
+    )
+    budget: Annotated[Count, Field(le=10_000)] | None = Field(
+        default=None,
+        description="with kind: command, runs per plan at most (default `repeats`: no adaptive runs); "
+        "plans compared together are measured in interleaved rounds",
     )
     range: tuple[PositiveNumber, PositiveNumber] | None = Field(
         default=None,

@@ -5,7 +5,11 @@
 
 Reads the plan file the command oracle writes (``{plan_file}``, or ``$TASKSOLVE_PLAN``); its
 ``cpus`` are the contexts of the test bed's topology (``testbed.yaml`` has no ``os_cpus``, so
-context ``c`` is CPU ``c``).  Prints one JSON line: ``rate`` (items/s: the true rate of
+context ``c`` is CPU ``c``).  With ``TASKSOLVE_PINNING=none`` (or ``"pinning": "none"`` in the plan file) the program is
+unpinned: each run its threads land where `truth.os_plan` puts them (the OS scheduler), drawn
+with the run's noise.  ``--insensitive`` makes the rate that of the unpinned mean whatever the
+plan (a program placement does not matter to, for the README's second case).
+Prints one JSON line: ``rate`` (items/s: the true rate of
 `truth.true_rate` times one draw of `truth.Noise`) and ``instances`` (each instance's rate, the
 same noise draw).  The noise is drawn fresh each run (``--noise-seed`` fixes it, for tests); the
 drift follows the wall clock with period ``--period-s``.  ``--seconds`` sleeps that long first,
@@ -32,18 +36,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--period-s", type=float, default=20.0)
     parser.add_argument("--noise-seed", type=int, default=None)
     parser.add_argument("--seconds", type=float, default=0.0)
+    parser.add_argument("--insensitive", action="store_true")
     args = parser.parse_args(argv)
     if not args.plan:
         print("testbed: no plan (--plan FILE or TASKSOLVE_PLAN)", file=sys.stderr)
         return 2
     with open(args.plan) as handle:
-        plan = tuple(int(c) for c in json.load(handle)["cpus"])
+        document = json.load(handle)
     seed = args.noise_seed if args.noise_seed is not None else time.time_ns() ^ os.getpid()
     noise = truth.Noise(cv=args.cv, outlier_p=args.outliers, drift=args.drift, period=args.period_s, seed=seed)
+    unpinned = os.environ.get("TASKSOLVE_PINNING") == "none" or document.get("pinning") == "none"
+    plan = truth.os_plan(noise.rng) if unpinned else tuple(int(c) for c in document["cpus"])
     if args.seconds > 0:
         time.sleep(args.seconds)
     try:
         rates = truth.instance_rates(plan)
+        if args.insensitive:
+            rates = [truth.INSENSITIVE_RATE / truth.INSTANCES] * truth.INSTANCES
     except ValueError as exc:
         print(f"testbed: {exc}", file=sys.stderr)
         return 2

@@ -51,6 +51,7 @@ A = 0.8
 BUSY_CORE = 1.25
 OUTLIER_LOW, OUTLIER_HIGH = 0.6, 0.85
 THREADS = INSTANCES * len(STAGES)
+INSENSITIVE_RATE = 1.0e6  # program.py --insensitive: the rate whatever the placement
 
 Plan = tuple[int, ...]
 
@@ -90,6 +91,36 @@ def instance_rates(plan: Plan) -> list[float]:
             rates.append(CLOCK_HZ * CORE_SPEED[c // STRANDS] / on_context[c] / (CYCLES[s] * slowdown + comm))
         found.append(min(rates))
     return found
+
+
+def os_plan(rng: random.Random) -> Plan:
+    """Where an unpinned run's threads land: the OS scheduler spreads them, one per core first
+    (a random strand of each core, cores in random order), then the cores' other strands, and
+    the threads go to those contexts in a random order (the order they woke up in)."""
+    cores = list(range(CORES))
+    rng.shuffle(cores)
+    first = [core * STRANDS + rng.randrange(STRANDS) for core in cores]
+    second = [c ^ 1 for c in first]
+    rng.shuffle(second)
+    contexts = (first + second)[:THREADS]
+    rng.shuffle(contexts)
+    return tuple(contexts)
+
+
+def os_plans():
+    """Every placement `os_plan` draws, each as likely (24 context sets x 720 thread orders)."""
+    for full in itertools.combinations(range(CORES), THREADS - CORES):
+        singles = [core for core in range(CORES) if core not in full]
+        for strands in itertools.product(range(STRANDS), repeat=len(singles)):
+            chosen = [core * STRANDS + s for core in full for s in range(STRANDS)]
+            chosen += [core * STRANDS + s for core, s in zip(singles, strands)]
+            yield from itertools.permutations(chosen)
+
+
+def unpinned_rate() -> float:
+    """The mean true rate of an unpinned run (the mean over `os_plans`)."""
+    rates = [true_rate(plan) for plan in os_plans()]
+    return sum(rates) / len(rates)
 
 
 def all_plans():

@@ -41,7 +41,7 @@ class DesSettings:
         o = spec.oracle
         base = cls(
             packets=o.packets,
-            warmup=o.warmup,
+            warmup=2_000 if o.warmup is None else o.warmup,
             arrival=o.arrival.process,
             rate=o.arrival.rate,
             service=o.service.distribution,

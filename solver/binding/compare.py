@@ -34,6 +34,7 @@ from tasksolve.simulate.oracle import make_oracle
 from tasksolve.simulate.registry import DEFAULT_KIND
 from tasksolve.solver.binding.conflicts import explain_infeasible
 from tasksolve.solver.binding.cpsat import solve_binding
+from tasksolve.solver.binding.noisy import UNPINNED, Finalist, race_finalists, stochastic, with_figure
 from tasksolve.solver.binding.problem import BindingProblem
 from tasksolve.solver.binding.report import CpsatDetails, PredictorDetails, Row, SolveDetails, SolveReport, half_width
 from tasksolve.solver.binding.samplers import SamplerError, balanced_plans, uniform_plans
@@ -57,6 +58,8 @@ class _Comparison:
     count: Callable[[str], None]
     rows: list[Row] = field(default_factory=list)
     details: SolveDetails = field(default_factory=SolveDetails)
+    finalists: list[tuple[str, list[int]]] = field(default_factory=list)  # raced on a stochastic oracle
+    measured: dict[tuple[int, ...], Measurement] = field(default_factory=dict)  # every plan measured
 
     def __post_init__(self) -> None:
         self.objective = self.spec.objective
@@ -74,6 +77,7 @@ class _Comparison:
 
     def row(self, method: str, contexts: list[int], measurement: Measurement, note: str = "") -> Row:
         """The row of one measured plan."""
+        self.measured.setdefault(tuple(contexts), measurement)
         return Row(
             method,
             self.predicted(contexts),
@@ -112,6 +116,7 @@ class _Comparison:
         chosen = [list(map(int, sample[best_index]))] + naive
         results = self.measure(chosen, "random")
         self.rows.append(self.row(f"random best of {len(sample)}", chosen[0], results[0]))
+        self.finalists.append(("random best", chosen[0]))
         values = [self.natural(m) for m in results[1:]]
         worst = _worst(values, kind)
         self.rows.append(
@@ -167,6 +172,7 @@ class _Comparison:
             say=self.count,
         )
         n, top1 = len(result.measured), result.measured[0]
+        self.finalists += [(f"{method} top {n}", result.best_contexts), (f"{method} top 1", result.ranked[0][1])]
         self.rows.append(self.row(f"{method} top 1", result.ranked[0][1], top1, "no selection phase"))
         self.rows.append(
             self.row(
@@ -208,6 +214,9 @@ class _Comparison:
             raise SolverFailed(f"CP-SAT found no plan within {time_limit:g}s (status {result.status})")
         plans = [s.contexts for s in result.solutions]
         measured = self.measure(plans, "cpsat")
+        for rank, (plan, measurement) in enumerate(zip(plans, measured)):
+            self.measured.setdefault(tuple(plan), measurement)
+            self.finalists.append((f"cpsat rank {rank + 1}", plan))
         k = max(range(len(plans)), key=lambda i: measured[i].value(self.objective))
         row = self.row(f"cpsat top {len(plans)}", plans[k], measured[k], f"{result.status}, model rank {k + 1}")
         self.rows.insert(0, row)
@@ -220,6 +229,27 @@ class _Comparison:
         best = max(candidates, key=lambda r: self.kind.score(r.simulated))
         measurement = self.oracle.evaluate(Plan.from_contexts(self.spec, best.contexts), seed=self.seed)
         return best.method.split(" ")[0], best.contexts, measurement
+
+
+def _raced(run: _Comparison, zone: float, answer: tuple[str, list[int], Measurement]):
+    """Race the finalists and the unpinned run (`solver.binding.noisy`); the verdict, the answer
+    (the race's best pinned plan, its figure the race's) and the unpinned row added."""
+    finalists = [Finalist(label, list(c), run.oracle.placement(list(c))) for label, c in run.finalists]
+    verdict = race_finalists(run.oracle, finalists, run.objective, zone=zone, seed=run.seed, say=run.say)
+    run.rows.append(
+        Row(
+            UNPINNED,
+            None,
+            verdict.baseline_mean,
+            verdict.baseline_half_width,
+            None,
+            "TASKSOLVE_PINNING=none, raced with the finalists",
+        )
+    )
+    contexts = verdict.best_contexts or answer[1]
+    measurement = run.measured.get(tuple(contexts)) or answer[2]
+    measurement = with_figure(measurement, run.objective, verdict.mean, verdict.half_width)
+    return verdict, (verdict.best.split(" ")[0], contexts, measurement)
 
 
 def _worst(values: list[float], objective: Objective) -> int:
@@ -271,10 +301,13 @@ def solve(
     baseline_plans: int = 10,
     top_n: int | None = None,
     deterministic: bool = False,
+    zone: float = 0.02,
     progress: Callable[[str], None] | None = None,
 ) -> SolveReport:
     """Run `methods` on a binding spec; the answer is CP-SAT's when it ran, else the best measured
-    (by TSBSched or BlackBox when either ran, else by any row)."""
+    (by TSBSched or BlackBox when either ran, else by any row).  On a stochastic oracle
+    (`solver.binding.noisy`) the finalists and the unpinned run are raced with the indifference
+    `zone` and the race's best pinned plan is the answer."""
     say = progress or (lambda _: None)
     count = getattr(progress, "update", None) or say  # counts inside a phase (Phases.update)
     run = _Comparison(spec, oracle_kind, seed, workers, say, count)
@@ -298,8 +331,12 @@ def solve(
         answer = ("cpsat", contexts, measurement)
     if answer is None:
         answer = run.best_row()
+    noise = None
+    if run.finalists and stochastic(run.oracle):
+        noise, answer = _raced(run, zone, answer)
     method, contexts, measurement = answer
     return SolveReport(
+        noise=noise,
         failed_steps=list(run.details.cpsat.failed_steps) if run.details.cpsat else [],
         method=method,
         objective=run.objective,

@@ -9,6 +9,7 @@ a few lines, its first the chosen plan's measured value.
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -45,7 +46,7 @@ class Row:
             "method": self.method,
             "predicted": self.predicted,
             "simulated": self.simulated,
-            "half_width": self.half_width,
+            "half_width": None if self.half_width is None or not math.isfinite(self.half_width) else self.half_width,
             "note": self.note,
         }
 
@@ -125,6 +126,7 @@ class SolveReport:
     comparison: list[Row] = field(default_factory=list)
     details: SolveDetails = field(default_factory=SolveDetails)
     failed_steps: list[str] = field(default_factory=list)  # solver steps that failed: the answer may be weaker
+    noise: Any = None  # `solver.binding.noisy.NoiseVerdict` on a stochastic oracle: the race, the OS baseline
 
     @property
     def kind(self) -> Objective:
@@ -144,6 +146,8 @@ class SolveReport:
         objective = self.kind
         half = "" if not self.measured_half_width else f" ± {objective.format(self.measured_half_width)}"
         lines = [f"{self.method} plan: {self.objective} {objective.format(self.value)}{half} measured"]
+        if self.noise is not None:
+            lines.insert(0, self.noise.headline(objective))
         if self.status != "NOT_RUN":
             gap = "-" if self.gap is None else f"{self.gap:.2%}"
             lines.append(f"CP-SAT: {self.status}, gap {gap} on the closed form")
@@ -179,4 +183,7 @@ class SolveReport:
             "comparison": rows,
             "details": self.details.to_dict(objective, best),
             "failed_steps": self.failed_steps,
+            "noise": None
+            if self.noise is None
+            else {"headline": self.noise.headline(objective), **self.noise.to_dict()},
         }

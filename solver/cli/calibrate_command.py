@@ -7,7 +7,15 @@ from pathlib import Path
 import typer
 
 from tasksolve.solver.cli import options
-from tasksolve.solver.cli.common import check_oracle_kind, console, emit_json, fail, load_spec_or_fail
+from tasksolve.solver.cli.common import (
+    EXIT_NEGATIVE,
+    check_oracle_kind,
+    console,
+    emit_json,
+    err_console,
+    fail,
+    load_spec_or_fail,
+)
 
 DEFAULT_OUTPUT = Path("calibrated.yaml")
 
@@ -22,9 +30,19 @@ def calibrate(
     all_resources: bool = typer.Option(
         False, "--all-resources", help="Fit every task's demand on every resource, not only those it lists."
     ),
+    fit_communication: bool = typer.Option(
+        False,
+        "--fit-communication",
+        help="Fit the cycles of a message at each level of the topology too (the spec's communication).",
+    ),
     output: Path | None = options.output_file_option("the calibrated spec", DEFAULT_OUTPUT),
     old_out: Path | None = options.old_out_file_option(),
-    force: bool = typer.Option(False, "--force", help="Replace the --output file if it exists."),
+    force: bool = typer.Option(
+        False,
+        "--force",
+        help="Replace the --output file if it exists, and write the fit even when the spec's own values "
+        "describe the measurements better.",
+    ),
     seed: int | None = options.seed_option(),
     workers: int | None = options.workers_option(),
     as_json: bool = options.json_option(),
@@ -34,8 +52,10 @@ def calibrate(
 
     With --oracle command the measurements are the user's program; with des, the simulation.
     Parameters the experiments cannot tell apart (a demand on a resource no plan saturates) are
-    reported as not identified and keep the spec's values.  Exit code 0 on success, 2 on bad
-    input, 3 when the oracle fails.
+    reported as not identified and keep the spec's values.  A fit that describes the measurements
+    worse than the spec's own values is not written unless --force (exit 1, both errors shown).
+    Exit code 0 on success, 1 when the fit is worse than the spec, 2 on bad input, 3 when the
+    oracle fails.
     """
     from tasksolve.solver.calibration import calibrate as run_calibration
     from tasksolve.solver.cli.progress import Phases
@@ -57,20 +77,34 @@ def calibrate(
             seed=options.resolve_seed(seed, spec),
             workers=options.resolve_workers(workers, spec),
             fit_all_resources=all_resources,
+            fit_communication=fit_communication,
             progress=say,
         )
+    refused = result.fit.worse_than_spec and not force
+    if refused:
+        if as_json:
+            emit_json({**result.to_dict(), "out": None, "written": False})
+        else:
+            _print(result, None)
+        err_console.print(
+            f"error: the fit describes the measurements worse than {spec.name}'s own values (rms "
+            f"{share(result.fit.rms)} vs {share(result.fit.rms_before)}); {out} not written (--force writes it)",
+            markup=False,
+        )
+        raise typer.Exit(EXIT_NEGATIVE)
     header = (
         f"# {spec.name} calibrated on the {kind} oracle from {len(result.plans)} measured plans "
         f"(tasksolve calibrate): rms relative error {share(result.fit.rms)}, worst {share(result.fit.worst)}\n"
+        f"# identified by the measurements: {', '.join(result.fit.identified) or 'none'}; the rest keep the spec's values\n"
     )
     write_text_atomic(out, header + dump_spec(result.spec))
     if as_json:
-        emit_json({**result.to_dict(), "out": str(out)})
+        emit_json({**result.to_dict(), "out": str(out), "written": True})
         return
     _print(result, out)
 
 
-def _print(result, out: Path) -> None:
+def _print(result, out: Path | None) -> None:
     from rich.table import Table
 
     from tasksolve.specs.display import share
@@ -94,9 +128,12 @@ def _print(result, out: Path) -> None:
         f"(with the spec's values: rms {share(before)})",
         markup=False,
     )
+    identified = ", ".join(fit.identified) or "none"
+    console.print(f"identified by the measurements: {identified}", markup=False)
     if fit.warning:
         console.print(f"warning: {fit.warning}", markup=False)
-    console.print(f"wrote {out}", markup=False)
+    if out is not None:
+        console.print(f"wrote {out}", markup=False)
 
 
 def register(app: typer.Typer) -> None:

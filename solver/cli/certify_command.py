@@ -146,6 +146,14 @@ def run_command(
         help="Binding specs: CP-SAT counts the time limit in deterministic time with a fixed portfolio, "
         "so the same plan comes out on every run and for every --workers.",
     ),
+    zone: float = typer.Option(
+        0.02,
+        "--zone",
+        min=0.001,
+        max=0.5,
+        help="Binding specs on a noisy oracle (command): the race's indifference zone, relative "
+        "(plans within it of the best are ties).",
+    ),
     as_json: bool = options.json_option(),
 ) -> None:
     """The main job: solve (CP-SAT + selection on the oracle), compare methods, certify, report.
@@ -178,6 +186,7 @@ def run_command(
         compare_samples=compare_samples,
         load=options.parse_load(load),
         deterministic=deterministic,
+        zone=zone if spec.problem == "binding" else None,
     )
     with Phases(enabled=not as_json) as say:
         result = _run_job(Job(spec, out, settings, say=say), out)

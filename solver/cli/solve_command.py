@@ -58,6 +58,14 @@ def solve_command(
         "--deterministic",
         help="CP-SAT: count the time limit in deterministic time with a fixed portfolio: the same plans on every run and for every --workers.",
     ),
+    zone: float = typer.Option(
+        0.02,
+        "--zone",
+        min=0.001,
+        max=0.5,
+        help="On a noisy oracle (command): the indifference zone of the race of the finalists, relative "
+        "(0.02: plans within 2% of the best are ties).",
+    ),
     out: Path | None = options.out_dir_option(None, "the chosen plan (plan.yaml)"),
     as_json: bool = options.json_option(),
 ) -> None:
@@ -92,6 +100,7 @@ def solve_command(
                 seed=seed,
                 samples=samples,
                 deterministic=deterministic,
+                zone=zone,
                 progress=progress,
             )
     except Infeasible as exc:
@@ -120,8 +129,13 @@ def _print_report(spec, report, out) -> None:
     from tasksolve.specs.objective import Objective
 
     objective = Objective.of(report.objective)
+    floor = ""
+    if report.noise is not None:
+        console.print(report.noise.headline(objective), markup=False)
+        if report.noise.noise_floor is not None:
+            floor = f", host noise floor {report.noise.noise_floor:.1%}"
     table = Table(
-        title=f"{spec.name}: {objective.name} ({len(spec.threads)} threads on {spec.topology.name})",
+        title=f"{spec.name}: {objective.name} ({len(spec.threads)} threads on {spec.topology.name}{floor})",
         title_justify="left",
     )
     show_hw = any(
@@ -161,6 +175,12 @@ def _print_report(spec, report, out) -> None:
                     f"  {step['step']}: {step['outcome']}" + (f" ({step['detail']})" if step["detail"] else ""),
                     markup=False,
                 )
+    if report.noise is not None and report.noise.ties:
+        console.print(
+            f"  ties with the chosen plan (within the {report.noise.zone:.0%} zone, or not told apart "
+            f"within oracle.budget): {', '.join(report.noise.ties)}",
+            markup=False,
+        )
     console.print(plan_tree(spec, report.plan, title=f"chosen plan ({report.method})"))
     if out is not None:
         console.print(f"plan written to {out}", markup=False)

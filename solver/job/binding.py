@@ -2,6 +2,8 @@
 
 1. **Solve** with `solver.binding.compare.solve`: CP-SAT's K best plans of the closed form
    measured on the oracle, the best measured one the answer, beside the other methods.
+   On a noisy oracle (command) the finalists and the unpinned run are raced
+   (`solver.binding.noisy`): the answer is the race's best pinned plan, ties within ``zone``.
 2. **Certify** against random binding plans or local optima (`solver.certify.designs`); the
    bound is CP-SAT's (`solver.certify.bounds.from_report`: a proof on the closed form, for
    information on another oracle); every measured plan of the comparison is a known plan, and
@@ -37,6 +39,7 @@ class BindingStrategy(Strategy):
             seed=s.seed,
             samples=s.solve_sample_size(self.spec),
             deterministic=s.deterministic,
+            zone=s.zone,
             progress=say,
         )
         return self.report
@@ -70,4 +73,10 @@ class BindingStrategy(Strategy):
             losses = [objective.loss(v, best) for v in details.selection_curve]
             if losses and all(loss is not None for loss in losses):
                 curves[name] = losses
-        return {"comparison": self.report.to_dict()["comparison"], "selection_curves": curves}
+        sections = {"comparison": self.report.to_dict()["comparison"], "selection_curves": curves}
+        if self.report.noise is not None:  # whether pinning helps, the OS baseline, the host's noise floor
+            from html import escape
+
+            headline = self.report.noise.headline(objective)
+            sections["methods_html"] = f"<p><strong>{escape(headline)}</strong></p>"
+        return sections

@@ -56,6 +56,7 @@ class JobSettings:
     balanced: int | None = None
     load: float | None = None
     deterministic: bool = False
+    zone: float = 0.02  # the race's indifference zone on a noisy oracle (`solver.binding.noisy`)
     resume: bool = False
     force: bool = False
     progress: bool = False

@@ -193,3 +193,31 @@ def test_a_fit_worse_than_the_spec_is_flagged(experiment):
     assert result.rms_before < 1e-9 and not result.worse_than_spec  # the truth fits itself
     result.residuals = result.prior_residuals + 0.1  # a fit that ended worse than where it started
     assert result.worse_than_spec
+
+
+def test_cli_fits_communication_and_says_what_the_data_identified(tmp_path, capsys):
+    from pathlib import Path
+
+    testbed = Path(__file__).resolve().parents[2] / "bench" / "testbed" / "testbed.yaml"
+    out = tmp_path / "c.yaml"
+    args = ["calibrate", str(testbed), "--oracle", "analytic", "--plans", "15", "--starts", "1", "--output", str(out)]
+    assert main([*args, "--fit-communication", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert {"communication.core", "communication.machine"} <= {p["name"] for p in report["parameters"]}
+    assert report["written"] is True and isinstance(report["identified"], list)
+    assert "# identified by the measurements:" in out.read_text()
+    assert main([*args, "--force"]) == 0
+    assert "identified by the measurements:" in capsys.readouterr().out
+
+
+def test_cli_does_not_write_a_fit_worse_than_the_spec_unless_forced(tmp_path, capsys, monkeypatch):
+    from tasksolve.solver.calibration.fitting import Fit
+
+    monkeypatch.setattr(Fit, "worse_than_spec", property(lambda self: True))
+    out = tmp_path / "c.yaml"
+    args = ["calibrate", TRUTH, "--oracle", "analytic", "--plans", "8", "--starts", "0", "--output", str(out)]
+    assert main(args) == 1
+    captured = capsys.readouterr()
+    assert not out.exists() and "--force" in captured.err and "worse than" in captured.err
+    assert "identified by the measurements:" in captured.out  # the comparison is shown
+    assert main([*args, "--force"]) == 0 and out.exists()

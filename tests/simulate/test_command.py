@@ -4,6 +4,7 @@ stdout (median of repeats), failures named, and the real pinned workload end to 
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 import time
@@ -95,7 +96,7 @@ print(f"rate={[5.0, 1.0, 3.0][n % 3]} pps")
 """
 
 
-def test_the_figure_is_the_median_of_the_repeats_read_by_regex(tmp_path):
+def test_the_figure_is_the_mean_of_the_repeats_with_its_t_interval_read_by_regex(tmp_path):
     spec = spec_with(
         {
             "kind": "command",
@@ -105,7 +106,8 @@ def test_the_figure_is_the_median_of_the_repeats_read_by_regex(tmp_path):
         }
     )
     m = make_oracle(spec).evaluate([0, 2])
-    assert (m.throughput, m.half_width) == (3.0, 2.0)
+    # runs 5, 1, 3: mean 3, s = 2, t(2, 0.975) = 4.303 (Law Eq. 4.12)
+    assert m.throughput == 3.0 and m.half_width == pytest.approx(4.3027 * 2 / math.sqrt(3), rel=1e-4)
     assert (tmp_path / "n").read_text() == "3"
     latency = spec_with(
         {
@@ -296,7 +298,7 @@ def test_simulate_prints_the_figure_and_where_each_thread_ran(tmp_path, capsys):
     plan.write_text('bindings: {"spin#0.A": core1.strand0, "spin#0.B": core0.strand1}\n')
     assert main(["simulate", str(path), "--plan", str(plan)]) == 0
     out = capsys.readouterr().out
-    assert "command oracle" in out and "spin#0.A  core1.strand0  cpu 2" in out and "median of 2 run(s)" in out
+    assert "command oracle" in out and "spin#0.A  core1.strand0  cpu 2" in out and "mean of 2 run(s)" in out
     assert main(["simulate", str(path), "--plan", str(plan), "--precision", "0.1"]) == 2
     assert "des oracle only" in capsys.readouterr().err
 
@@ -356,3 +358,33 @@ def test_instances_go_with_a_json_metric():
 
     with pytest.raises(SpecError, match="goes with `json`"):
         load_spec_text(TOPOLOGY + "oracle: {kind: command, command: [x], metric: {regex: 'r=(.*)', instances: i}}\n")
+
+
+LOG = """
+import json, os, sys
+plan = json.load(open(os.environ["TASKSOLVE_PLAN"]))
+with open(sys.argv[1], "a") as log:
+    log.write(json.dumps([plan["pinning"], os.environ["TASKSOLVE_PINNING"], plan["cpus"]]) + "\\n")
+print(json.dumps({"rate": 100.0 + len(plan["cpus"])}))
+"""
+
+
+def test_plans_compared_together_are_interleaved_after_a_discarded_warm_up_and_the_os_baseline_is_unpinned(
+    tmp_path,
+):
+    log = tmp_path / "log"
+    spec = spec_with(
+        {"kind": "command", "command": python(LOG, str(log)), "metric": {"json": "rate"}, "repeats": 2, "warmup": 1}
+    )
+    oracle = make_oracle(spec)
+    placements = [oracle.placement([0, 1]), oracle.placement([0, 2]), oracle.unpinned()]
+    measured = oracle.measure(placements, [0, 0, 0])
+    runs = [json.loads(line) for line in log.read_text().splitlines()]
+    assert len(runs) == 3 * (1 + 2)
+    assert all(a != b for a, b in zip(runs, runs[1:]))  # never one plan back to back
+    assert [r[:2] for r in runs].count(["none", "none"]) == 3 and runs.count(["plan", "plan", [0, 2]]) == 3
+    assert measured[2].throughput == 104.0 and measured[2].packets == 2  # every CPU of the topology
+    assert "1 warm-up run(s) discarded" in measured[0].notes[0] and "interleaved with 2" in measured[0].notes[0]
+    assert oracle.noise_floor() == 0.0  # the program has no noise
+    one = make_oracle(spec, repeats=1, warmup=0).evaluate([0, 1])
+    assert math.isinf(one.half_width) and "spread unknown" in one.notes[0]

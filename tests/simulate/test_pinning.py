@@ -36,4 +36,24 @@ def test_text_without_placeholders_is_passed_unchanged_and_forms_agree(placement
     assert [tuple(map(int, x.split("@"))) for x in lcores.split(",")] == list(enumerate(placement.cpus))
     assert places == ",".join("{" + str(c) + "}" for c in placement.cpus)
     assert one == f"x{placement.cpus[0]}y" and plan_file == "/p"
-    assert placement.environment("/p", 5) == {"TASKSOLVE_CPUS": cpus, "TASKSOLVE_PLAN": "/p", "TASKSOLVE_SEED": "5"}
+    assert placement.environment("/p", 5) == {
+        "TASKSOLVE_CPUS": cpus,
+        "TASKSOLVE_PLAN": "/p",
+        "TASKSOLVE_SEED": "5",
+        "TASKSOLVE_PINNING": "plan",
+    }
+
+
+def test_the_unpinned_placement_tells_the_program_not_to_pin_in_every_form():
+    spec = SimpleNamespace(
+        thread_names=["app#0.a", "app#0.b"], topology=SimpleNamespace(n_contexts=3, os_cpu_list=[4, 5, 6])
+    )
+    placement = Placement.unpinned(spec)
+    argv = placement.argv(["{cpus}", "{lcores}", "{omp_places}", "{cpu:app#0.b}"], "/p")
+    assert argv == ["4,5,6", "0@(4,5,6),1@(4,5,6)", "{4,5,6}", "-1"]
+    env = placement.environment("/p", None)
+    assert env["TASKSOLVE_PINNING"] == "none" and env["TASKSOLVE_CPUS"] == "4,5,6"
+    document = placement.document("s", 1)
+    assert document["pinning"] == "none" and document["cpus"] == [4, 5, 6]
+    assert all(t["cpu"] is None and t["context"] is None for t in document["threads"])
+    assert placement.label == "unpinned (OS scheduler)"
