@@ -76,11 +76,13 @@ REFERENCE = 200_000  # random plans behind the draw bound's check on the closed 
 class Case:
     """One spec, its optimum and both designs' samplers."""
 
-    def __init__(self, name: str, kind: str, pool: int, time_limit: float) -> None:
+    def __init__(self, name: str, kind: str, pool: int, time_limit: float, spec=None) -> None:
         from tasksolve.specs import load_spec
 
         self.name, self.kind = name, kind
-        self.spec = spec = analytic_spec(name) if kind == "analytic" else load_spec(name)
+        if spec is None:
+            spec = analytic_spec(name) if kind == "analytic" else load_spec(name)
+        self.spec = spec
         self.objective = spec.objective
         climber = Climber(spec, self.objective, screen=kind == "des")
         stream = SamplingService(spec, Path(tempfile.gettempdir()) / "unused.jsonl", seed=STREAM_SEED)
