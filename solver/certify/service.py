@@ -43,6 +43,7 @@ import numpy as np
 
 from tasksolve.simulate.errors import SimulationTimeout
 from tasksolve.simulate.executor import Executor
+from tasksolve.simulate.measurement import known_half_width
 from tasksolve.simulate.oracle import make_oracle, plan_seed
 from tasksolve.solver.binding.samplers import uniform_plans
 from tasksolve.solver.certify.records import RecordError, check_spread, checked_record
@@ -338,7 +339,7 @@ def _attempts(worker: _Worker, index: int, sample_seed: int, take, contexts, sta
                 "ok",
                 float(m.natural(worker.objective)),
                 float(m.throughput),
-                float(m.half_width),
+                known_half_width(float(m.half_width)),  # None: one run of a noisy program (spread unknown)
                 float(m.latency_mean),
                 attempt,
                 seed=sample_seed,
