@@ -8,7 +8,6 @@ import json
 import pytest
 
 import tasksolve
-from tasksolve.solver.certify.designs import DEFAULT_SAMPLES
 from tasksolve.solver.errors import BadProblemError
 from tasksolve.solver.job import Job, JobSettings, strategy_for
 from tasksolve.solver.job.binding import BindingStrategy
@@ -33,9 +32,9 @@ def test_unset_options_take_the_spec_values_once():
     assert s.methods == ("cpsat", "random", "balanced") and s.workers == (spec.search.workers or 1)
     given = JobSettings.resolve(spec, "random", seed=7, time_limit=2, oracle_kind="analytic", samples=None)
     assert (given.seed, given.time_limit, given.oracle_kind) == (7, 2.0, "analytic")
-    assert given.samples == (
-        spec.certify.samples or DEFAULT_SAMPLES[given.design]
-    )  # None: the spec's, else the design's
+    # unset: the certifier's own rule (local optima stop once the verdict is decided; the spec's
+    # certify.samples or the design's default is only a ceiling), so the settings pass None on
+    assert given.samples is None and s.certify_options()["samples"] is None
     assert (given.confidence, given.n_init, given.max_samples) == (
         spec.certify.confidence,
         spec.certify.n_init,
