@@ -80,6 +80,23 @@ def verify(data: Path, row: dict) -> list[str]:
     return problems
 
 
+def _interesting_rows(keys, rows: dict, table: dict, marks: dict[str, list], invalid: dict) -> list[str]:
+    """The table of cases worth a look: each with what marks it (`marks`: note -> cases)."""
+    out = ["", "| graph | P | CSV lower bound | best known | our lower bound | our makespan | status | note |"]
+    out.append("|---|---|---|---|---|---|---|---|")
+    for k in keys:
+        r, t = rows[k], table[k]
+        notes = [note for note, cases in marks.items() if k in cases]
+        if k in invalid:
+            notes.append("INVALID: " + invalid[k][0])
+        out.append(
+            f"| {k[0]} | {k[1]} | {t.lower_bound} | {t.best_known} | "
+            f"{r['lower_bound']} | {r['makespan']} | {r['status']} | "
+            f"{', '.join(notes)} |"
+        )
+    return out
+
+
 def summary(data: Path, rows: dict[tuple[str, int], dict], table: dict, total: int) -> str:
     out: list[str] = []
     keys = sorted(rows)
@@ -140,27 +157,13 @@ def summary(data: Path, rows: dict[tuple[str, int], dict], table: dict, total: i
         )
     interesting = sorted(set(beats) | set(lb_up) | set(worse) | set(invalid))
     if interesting:
-        out.append("")
-        out.append("| graph | P | CSV lower bound | best known | our lower bound | our makespan | status | note |")
-        out.append("|---|---|---|---|---|---|---|---|")
-        for k in interesting:
-            r, t = rows[k], table[k]
-            notes = []
-            if k in beats:
-                notes.append("beats best known")
-            if k in lb_up:
-                notes.append("bound improved")
-            if k in newly_closed:
-                notes.append("closed")
-            if k in worse:
-                notes.append("worse than best known")
-            if k in invalid:
-                notes.append("INVALID: " + invalid[k][0])
-            out.append(
-                f"| {k[0]} | {k[1]} | {t.lower_bound} | {t.best_known} | "
-                f"{r['lower_bound']} | {r['makespan']} | {r['status']} | "
-                f"{', '.join(notes)} |"
-            )
+        marks = {
+            "beats best known": beats,
+            "bound improved": lb_up,
+            "closed": newly_closed,
+            "worse than best known": worse,
+        }
+        out += _interesting_rows(interesting, rows, table, marks, invalid)
     return "\n".join(out)
 
 

@@ -42,6 +42,49 @@ def _draw(sampler: Callable[[int], Any], k: int) -> np.ndarray:
     return values
 
 
+def _check(n_init: int, n_delta: int, max_n: int, target_gap: float, confidence: float) -> None:
+    """The parameters of `sequential`, or `EVTError`."""
+    for name, value in (("n_init", n_init), ("n_delta", n_delta), ("max_n", max_n)):
+        if int(value) != value or value < 1:
+            raise EVTError(f"{name} must be a positive integer")
+    if max_n < n_init:
+        raise EVTError("max_n must be at least n_init")
+    if not (target_gap > 0 and math.isfinite(target_gap)):
+        raise EVTError("target_gap must be a positive number")
+    if not 0.0 < confidence < 1.0:
+        raise EVTError("confidence must be strictly between 0 and 1")
+
+
+def _step(res: EVTResult, met: bool) -> SequentialStep:
+    """One step of the algorithm from its analysis."""
+    return SequentialStep(
+        n=res.n,
+        best=res.best_observed,
+        estimate=res.estimate,
+        lower=res.lower,
+        upper=res.upper,
+        gap_point=res.gap_point,
+        gap_worst=res.gap_worst,
+        met=met,
+        flags=res.flags,
+    )
+
+
+def _failed_step(sample: np.ndarray, best: float, met: bool, error: str) -> SequentialStep:
+    """One step whose sample EVT could not analyse (`error` says why)."""
+    return SequentialStep(
+        n=int(sample.size),
+        best=best,
+        estimate=None,
+        lower=None,
+        upper=None,
+        gap_point=None,
+        gap_worst=None,
+        met=met,
+        error=error,
+    )
+
+
 def sequential(
     sampler: Callable[[int], Any],
     *,
@@ -64,16 +107,7 @@ def sequential(
     does not use goodness of fit; the flags of each step are still recorded).
     Raises `EVTError` on bad parameters or a sampler returning wrong or non-finite values.
     """
-    for name, value in (("n_init", n_init), ("n_delta", n_delta), ("max_n", max_n)):
-        if int(value) != value or value < 1:
-            raise EVTError(f"{name} must be a positive integer")
-    if max_n < n_init:
-        raise EVTError("max_n must be at least n_init")
-    if not (target_gap > 0 and math.isfinite(target_gap)):
-        raise EVTError("target_gap must be a positive number")
-    if not 0.0 < confidence < 1.0:
-        raise EVTError("confidence must be strictly between 0 and 1")
-
+    _check(n_init, n_delta, max_n, target_gap, confidence)
     sample = _draw(sampler, int(n_init))
     steps: list[SequentialStep] = []
     last: EVTResult | None = None
@@ -92,38 +126,14 @@ def sequential(
             )
         except EVTError as exc:
             met = bool(stop(sample, None)) if stop is not None else False
-            steps.append(
-                SequentialStep(
-                    n=int(sample.size),
-                    best=best,
-                    estimate=None,
-                    lower=None,
-                    upper=None,
-                    gap_point=None,
-                    gap_worst=None,
-                    met=met,
-                    error=str(exc),
-                )
-            )
+            steps.append(_failed_step(sample, best, met, str(exc)))
         else:
             last = res
             if stop is not None:
                 met = bool(stop(sample, res))
             else:
                 met = math.isfinite(res.gap_worst) and res.gap_worst <= target_gap
-            steps.append(
-                SequentialStep(
-                    n=res.n,
-                    best=res.best_observed,
-                    estimate=res.estimate,
-                    lower=res.lower,
-                    upper=res.upper,
-                    gap_point=res.gap_point,
-                    gap_worst=res.gap_worst,
-                    met=met,
-                    flags=res.flags,
-                )
-            )
+            steps.append(_step(res, met))
         if met or sample.size >= max_n:
             break
         k = min(int(n_delta), int(max_n) - sample.size)

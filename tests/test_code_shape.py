@@ -21,13 +21,7 @@ MAX_MODULE = 500
 MAX_FUNCTION = 80
 
 # "path" (a module) or "path::qualified.name" (a function) -> who brings it under the limit
-KNOWN_OFFENDERS: dict[str, str] = {
-    "solver/certify/service.py": "the verdicts issue (certificate, verdict, report)",
-    "evt/sequential.py::sequential": "the verdicts issue (the sequential algorithm)",
-    "solver/binding/cpsat.py::solve_binding": "the scale issue (binding CP-SAT)",
-    "solver/pipeline/cpsat.py::solve": "the scale issue (pipeline CP-SAT)",
-    "bench/stg_makespan.py::summary": "the benchmarks issue (bench/)",
-}
+KNOWN_OFFENDERS: dict[str, str] = {}
 
 
 def _files() -> Iterator[Path]:

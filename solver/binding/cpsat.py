@@ -190,19 +190,26 @@ def solve_binding(
         if level is None:
             left = None if deterministic_time is not None else max(1.0, time_limit - elapsed())
             bound_info = _configuration_step(problem, objective, steps, notes, left)
-        remaining = time_limit - elapsed()
-        if deterministic_time is not None or remaining > 1.0:
-            best = result.best.contexts if result.best is not None else hint  # the best plan known
-            again = _solve_model(problem, objective, top_k, remaining, workers, seed, best, symmetry, first_det)
-            steps.append(_cpsat_outcome("CP-SAT (second run)", again))
-            result = _better(result, again)
-        else:
-            steps.append(StepOutcome("CP-SAT (second run)", "skipped", "no time left"))
+        again = (objective, top_k, workers, seed, hint, symmetry, first_det)
+        result = _second_run(problem, result, again, time_limit - elapsed(), deterministic_time, steps)
     else:
         steps.append(_no_bound_outcome(bounded, configuration, result.status))
     _finish(result, problem, steps, notes, heuristic, bound_info, top_k)
     result.wall_time = elapsed()
     return result
+
+
+def _second_run(problem, result, options: tuple, remaining: float, deterministic_time, steps) -> BindingResult:
+    """Step 4: CP-SAT again for the time left, hinted with the best plan so far (`options`:
+    objective, top_k, workers, seed, hint, symmetry, deterministic limit); the better result."""
+    objective, top_k, workers, seed, hint, symmetry, det = options
+    if deterministic_time is None and remaining <= 1.0:
+        steps.append(StepOutcome("CP-SAT (second run)", "skipped", "no time left"))
+        return result
+    best = result.best.contexts if result.best is not None else hint  # the best plan known
+    again = _solve_model(problem, objective, top_k, remaining, workers, seed, best, symmetry, det)
+    steps.append(_cpsat_outcome("CP-SAT (second run)", again))
+    return _better(result, again)
 
 
 def _no_bound_outcome(bounded: bool, configuration: bool, status: str) -> StepOutcome:

@@ -28,10 +28,7 @@
 
 from __future__ import annotations
 
-import fcntl
-import hashlib
 import json
-import os
 import signal
 import threading
 from collections.abc import Callable
@@ -47,21 +44,26 @@ from tasksolve.simulate.measurement import known_half_width
 from tasksolve.simulate.oracle import make_oracle, plan_seed
 from tasksolve.solver.binding.samplers import uniform_plans
 from tasksolve.solver.certify.records import RecordError, check_spread, checked_record
-from tasksolve.solver.errors import BadProblemError
+from tasksolve.solver.certify.samples_file import (  # noqa: F401  (re-exported: the service's vocabulary)
+    LOCK_NAME,
+    SamplingError,
+    acquire_lock,
+    check_start,
+    header_changes,
+    oracle_identity,
+    package_version,
+    release_lock,
+    spec_hash,
+)
 from tasksolve.specs import Plan, Spec
-from tasksolve.specs.files import append_text, open_regular, read_cut_to_last_line, read_regular, write_text_atomic
+from tasksolve.specs.files import append_text, read_cut_to_last_line, write_text_atomic
 
 FORMAT = 1
 #: how plans are measured (the samples header records it: a change refuses --resume)
 MEASURE = "once per placement class, seeded by the class"
 PLAN_BLOCK = 1024
-LOCK_NAME = ".tasksolve.lock"
 #: the sampling designs (`solver.certify.designs`): what one sample is
 DESIGNS = ("random", "local-optima")
-
-
-class SamplingError(BadProblemError):
-    """The samples file cannot be used as asked (another run's, damaged, locked): bad input."""
 
 
 @dataclass
@@ -90,159 +92,6 @@ class Record:
             if not (k == "pipeline" and v is None)
         }
         return json.dumps(data, separators=(",", ":"), allow_nan=False)
-
-
-# ------------------------------------------------------------------ what identifies a sample
-_PROBLEM_FIELDS = {"tasksolve", "topology", "applications", "workload", "problem", "constraints", "objective"}
-
-
-def _without_descriptions(data: Any) -> Any:
-    if isinstance(data, dict):
-        return {
-            k: _without_descriptions(v)
-            for k, v in data.items()
-            if not (k == "description" and (v is None or isinstance(v, str)))
-        }
-    if isinstance(data, list):
-        return [_without_descriptions(v) for v in data]
-    return data
-
-
-def spec_hash(spec: Spec) -> str:
-    """sha256 of the canonical JSON of what the measured values depend on: the topology, the
-    applications, the workload, the constraints and the objective (not the name, descriptions,
-    file locations, nor the oracle/search/certify sections, which the header records apart)."""
-    data = _without_descriptions(spec.model_dump(mode="json", include=_PROBLEM_FIELDS))
-    text = json.dumps(data, sort_keys=True, separators=(",", ":"), allow_nan=False)
-    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
-
-
-def oracle_identity(spec: Spec, kind: str, factory: Callable[[Spec], Any] | None = None) -> dict[str, Any]:
-    """The oracle's kind and the settings that change its figures (JSON-ready): the registered
-    oracle's ``identity(spec)`` (`simulate.registry`), empty for an oracle without one."""
-    if factory is not None:
-        return {"kind": f"{factory.__module__}.{factory.__qualname__}", "settings": {}}
-    from tasksolve.simulate import registry
-
-    identity = getattr(registry.factory(kind), "identity", None)
-    settings = identity(spec) if identity is not None else {}
-    return {"kind": kind, "settings": json.loads(json.dumps(settings))}
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("tasksolve")
-    except PackageNotFoundError:
-        return "unknown"
-
-
-def _short(digest: Any) -> str:
-    return str(digest)[:19] + "..." if isinstance(digest, str) and len(digest) > 22 else repr(digest)
-
-
-def header_changes(found: dict[str, Any], expected: dict[str, Any]) -> list[str]:
-    """What differs between a file's header and this run's, in words (empty: resumable)."""
-    if found.get("tasksolve_samples") != expected["tasksolve_samples"]:
-        return [
-            f"the file's format is {found.get('tasksolve_samples')!r}, this version writes "
-            f"{expected['tasksolve_samples']}"
-        ]
-    changes = []
-    if found.get("spec_hash") != expected["spec_hash"]:
-        changes.append(
-            f"the spec changed (`{found.get('spec_name')}` {_short(found.get('spec_hash'))} in the file, "
-            f"`{expected['spec_name']}` {_short(expected['spec_hash'])} now)"
-        )
-    old, new = found.get("oracle") or {}, expected["oracle"]
-    if old.get("kind") != new["kind"]:
-        changes.append(f"the oracle changed ({old.get('kind')} in the file, {new['kind']} now)")
-    elif old.get("settings") != new["settings"]:
-        before, after = old.get("settings") or {}, new["settings"]
-        names = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
-        changes.append(
-            "the oracle's settings changed ("
-            + ", ".join(f"{k}: {before.get(k)!r} -> {after.get(k)!r}" for k in names)
-            + ")"
-        )
-    for key, what in (("design", "design"), ("plans", "plan stream"), ("seed", "seed")):
-        if found.get(key) != expected[key]:
-            changes.append(f"the {what} changed ({found.get(key)!r} in the file, {expected[key]!r} now)")
-    return changes
-
-
-def _finished_lines(path: Path) -> int:
-    if not path.exists():
-        return 0
-    lines = [line for line in read_regular(path).splitlines(keepends=True) if line.endswith(b"\n") and line.strip()]
-    header = bool(lines) and lines[0].lstrip().startswith(b'{"tasksolve_samples"')
-    return len(lines) - 1 if header else len(lines)
-
-
-def check_start(path: Path, resume: bool, force: bool) -> None:
-    """Refuse contradictory options, and a fresh start (no `resume`) over finished samples
-    unless `force` (callers that run long before sampling check this first)."""
-    if resume and force:
-        raise SamplingError(
-            "--resume and --force contradict each other: --resume continues the samples "
-            "in the file, --force discards them"
-        )
-    finished = 0 if resume else _finished_lines(Path(path))
-    if finished and not force:
-        raise SamplingError(
-            f"{path} already holds {finished} measured plans; continue them with --resume or discard them with --force"
-        )
-
-
-# ------------------------------------------------------------------ the output directory's lock
-_HELD: dict[str, list] = {}  # real path of the lock file -> [fd, count]; closed in forked children
-
-
-def _close_in_child() -> None:
-    for fd, _ in _HELD.values():
-        try:
-            os.close(fd)
-        except OSError:
-            pass
-    _HELD.clear()
-
-
-os.register_at_fork(after_in_child=_close_in_child)
-
-
-def acquire_lock(directory: Path) -> str:
-    """Lock `directory` for this process (re-entrant); raises `SamplingError` naming the PID of
-    the other process holding it.  Returns the key to `release_lock`."""
-    directory.mkdir(parents=True, exist_ok=True)
-    key = os.path.join(os.path.realpath(directory), LOCK_NAME)  # the directory's link followed, never the lock's
-    if key in _HELD:
-        _HELD[key][1] += 1
-        return key
-    fd = open_regular(key, os.O_RDWR | os.O_CREAT)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "unknown"
-        os.close(fd)
-        raise SamplingError(
-            f"{directory} is in use by another tasksolve run (PID {holder}); wait for it to "
-            "finish or choose another --out"
-        ) from None
-    os.ftruncate(fd, 0)
-    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-    _HELD[key] = [fd, 1]
-    return key
-
-
-def release_lock(key: str) -> None:
-    held = _HELD.get(key)
-    if held is None:
-        return
-    held[1] -= 1
-    if held[1] == 0:
-        del _HELD[key]
-        os.close(held[0])  # closing the descriptor releases the flock
 
 
 # ------------------------------------------------------------------ worker side
@@ -416,7 +265,7 @@ class SamplingService:
             "design": self.design,
             "plans": self._plans_identity(),
             "seed": self.seed,
-            "version": _version(),
+            "version": package_version(),
         }
 
     def _plans_identity(self) -> dict[str, Any]:

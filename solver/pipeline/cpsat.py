@@ -64,19 +64,7 @@ def solve(
     if status == "INFEASIBLE" and problem.sync:
         status = "UNKNOWN"  # early signals shorten latencies the model does not see
     if status not in ("OPTIMAL", "FEASIBLE"):
-        from tasksolve.solver.pipeline.evaluation import first_contexts, sequential_candidate
-
-        fallback = hint if hint is not None else first_contexts(problem, sequential_candidate(problem))
-        return MethodResult(
-            method="cpsat",
-            candidate=fallback,
-            evaluation=evaluate(problem, fallback),
-            status=status,
-            bound=None,
-            claims_feasible=False,
-            seconds=time.perf_counter() - t0,
-            notes=[f"CP-SAT status {status} after {solver.wall_time:.2f}s"],
-        )
+        return _no_solution(problem, hint, status, time.perf_counter() - t0, solver.wall_time)
     cand = extract(pm, solver)
     if (
         hint is not None
@@ -86,25 +74,11 @@ def solve(
         cand = hint  # the time limit stopped the search before it caught up with its hint
         notes.append("the hint is better than the solution found in time; kept the hint")
     best_pm = int(solver.value(pm.period))
-    exact = pm.exact_period
-    # Pm = max_g ceil(M T_g / R_g): exact when M is a multiple of every R, else within one unit
-    bound_pm = math.ceil(max(0.0, solver.best_objective_bound) - 1e-6) - (0 if exact else 1)
     ev = evaluate(problem, cand)
-    bound = min(Fraction(max(0, bound_pm), pm.multiplier * pm.unit), ev.period)
+    bound = _period_bound(pm, solver, ev)
     spent = time.perf_counter() - t0
     if status == "OPTIMAL" and min_latency_phase and spent < time_limit:
-        pm.model.add(pm.period <= best_pm)
-        pm.model.clear_hints()
-        add_hint(pm, cand)
-        pm.model.minimize(pm.latency)
-        solver2 = _solver(max(0.05, time_limit - spent), workers, seed)
-        code2 = cpsat.solve(solver2, pm.model)
-        if code2 in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-            cand2 = extract(pm, solver2)
-            ev2 = evaluate(problem, cand2)
-            if ev2.rank() <= ev.rank():
-                cand, ev = cand2, ev2
-            notes.append(f"latency phase: {solver2.status_name(code2)}")
+        cand, ev = _latency_phase(problem, pm, best_pm, cand, ev, time_limit - spent, workers, seed, notes)
     if not pm.exact_period:
         notes.append(f"period resolved to 1/{pm.multiplier} tick (more than {MAX_EXACT_REPLICAS} replicas possible)")
     if problem.sync:  # the model leaves them out (solver.pipeline.sync): no proof, no bound
@@ -132,6 +106,49 @@ def solve(
         notes=notes,
         alternatives=alternatives,
     )
+
+
+def _period_bound(pm, solver, ev) -> Fraction:
+    """CP-SAT's proven lower bound of the period, in ticks, never above the plan's own period."""
+    # Pm = max_g ceil(M T_g / R_g): exact when M is a multiple of every R, else within one unit
+    bound_pm = math.ceil(max(0.0, solver.best_objective_bound) - 1e-6) - (0 if pm.exact_period else 1)
+    return min(Fraction(max(0, bound_pm), pm.multiplier * pm.unit), ev.period)
+
+
+def _no_solution(problem: PipelineProblem, hint, status: str, seconds: float, wall: float) -> MethodResult:
+    """CP-SAT found no plan (INFEASIBLE, UNKNOWN, ...): the hint, or the sequential thread, with
+    no feasibility claimed and no bound."""
+    from tasksolve.solver.pipeline.evaluation import first_contexts, sequential_candidate
+
+    fallback = hint if hint is not None else first_contexts(problem, sequential_candidate(problem))
+    return MethodResult(
+        method="cpsat",
+        candidate=fallback,
+        evaluation=evaluate(problem, fallback),
+        status=status,
+        bound=None,
+        claims_feasible=False,
+        seconds=seconds,
+        notes=[f"CP-SAT status {status} after {wall:.2f}s"],
+    )
+
+
+def _latency_phase(problem, pm, best_pm: int, cand, ev, seconds: float, workers: int, seed: int, notes: list[str]):
+    """With the optimal period fixed, the lowest latency within it (the second phase of the
+    module docstring): (candidate, evaluation), the better of this phase's and the given."""
+    pm.model.add(pm.period <= best_pm)
+    pm.model.clear_hints()
+    add_hint(pm, cand)
+    pm.model.minimize(pm.latency)
+    solver2 = _solver(max(0.05, seconds), workers, seed)
+    code2 = cpsat.solve(solver2, pm.model)
+    if code2 in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        cand2 = extract(pm, solver2)
+        ev2 = evaluate(problem, cand2)
+        if ev2.rank() <= ev.rank():
+            cand, ev = cand2, ev2
+        notes.append(f"latency phase: {solver2.status_name(code2)}")
+    return cand, ev
 
 
 def next_best(
