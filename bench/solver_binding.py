@@ -45,7 +45,10 @@ MODULES = [
 ]
 # The quick re-run checks the statuses, optima, bounds and gaps exactly; wall times depend on the machine's
 # load by a factor of ten or more (1 s quiet, 10-17 s at load average 11), beyond any useful band.
-IGNORE = ["load", "rows.*.wall", "rows.*.local_search", "rows.*.configuration"]
+# which proof comes first (CP-SAT's, or the configuration LP's when its enumeration is estimated
+# at over a quarter of the limit: an estimate from this machine's speed) and the float gap that
+# goes with it vary with the machine; the status, objective and bound are checked exactly
+IGNORE = ["load", "rows.*.wall", "rows.*.local_search", "rows.*.configuration", "rows.*.bound_from", "rows.*.gap"]
 
 
 def proof_rows(names: list[str], time_limit: float, workers: int, repeats: int, seed: int) -> list[dict]:
