@@ -274,7 +274,9 @@ class _Judge:
 
     def plan_text(self) -> str:
         ev = self.ev
-        shown = self.show(ev.plan_half_width) if ev.plan_half_width else ""
+        # a half-width under 0.005% of the value is float noise of a deterministic run: not shown
+        noise = not ev.plan_half_width or abs(ev.plan_half_width) < 5e-5 * abs(ev.plan_value)
+        shown = "" if noise else self.show(ev.plan_half_width)
         hw = f" +/- {shown}" if shown and shown != self.show(0.0) else ""
         return f"{self.show(ev.plan_value)}{hw}"
 
