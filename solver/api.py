@@ -7,7 +7,7 @@ options named as `solver.job.JobSettings` names them (the command line's names: 
 typed result with ``summary()`` and ``to_dict()``:
 
 * `solve` -- `solver.binding.report.SolveReport` (binding) or `solver.pipeline.job.PipelineResult`;
-* `certify`, `run` -- `solver.job.JobResult` (``verdict``, ``certified``, ``certificate``,
+* `certify`, `run` -- `solver.job.JobResult` (``verdict``, ``positive``, ``certificate``,
   ``solve``, ``files``).
 """
 

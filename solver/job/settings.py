@@ -86,7 +86,7 @@ class JobSettings:
             workers=int(given.pop("workers", None) or search.workers or 1),
             oracle_kind=given.pop("oracle_kind", None) or spec.oracle.kind,
             design=design,
-            samples=int(given.pop("samples")) if given.get("samples") else given.pop("samples", None),
+            samples=int(samples) if (samples := given.pop("samples", None)) else None,
             confidence=float(given.pop("confidence", certify.confidence)),
             n_init=int(given.pop("n_init", None) or certify.n_init),
             n_delta=int(given.pop("n_delta", None) or certify.n_delta),
