@@ -348,14 +348,15 @@ def reasons(ev: Any, unpaired: Sequence[str], show: Callable[[float], str]) -> l
     """The verdict's reasons on a stochastic oracle (`solver.certify.verdict`, module docstring):
     the tail hidden, the known plans left out, the re-measured yardstick."""
     noisy, out = ev.noisy, []
-    if noisy.hides_tail and ev.top_atom is None and ev.unanalysable is None:
+    if noisy.hides_tail and ev.unanalysable is None:  # said with an atom at the top too: it is the noise's
         out.append(("noise_hides_tail", noisy.tail.sentence(show)))
     if unpaired:
         listed = ", ".join(unpaired[:4]) + (" ..." if len(unpaired) > 4 else "")
         out.append(
             (
                 "unpaired",
-                f"{listed}: measured without a recorded spread on a noisy oracle, so not compared with the plan",
+                f"{listed}: measured apart from the plan, not beside it, so not compared on this noisy oracle "
+                "(a best-of figure is biased upward; the best sampled plan is compared through its re-measurement)",
             )
         )
     yard = noisy.yardstick

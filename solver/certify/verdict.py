@@ -43,8 +43,9 @@ Rules, in order (the first that holds decides; `decide`):
 On a stochastic oracle (`solver.certify.noisy`) ``noisy`` carries the best sampled plan
 *re-measured* (fresh runs interleaved with the plan's; the sampled figure, biased upward by the
 selection, is never a value) with the paired interval of the plan's gap to it, and the tail test.
-Rule 3 then also holds when the interval of that yardstick's advantage lies above the target;
-known plans without a half-width are not compared; when the noise hides the tail no GPD interval
+Rule 3 then holds when the interval of that yardstick's advantage lies above the target; other
+known plans, measured apart from the plan (a best-of selection is biased upward), are listed, not
+compared (the race of `solver.binding.noisy` compared the finalists beside the plan); when the noise hides the tail no GPD interval
 is in use (rules 5, 6, 8 do not apply; reason ``noise_hides_tail``); rule 7 also needs "no
 measured plan is distinguishably better" (the advantage's interval reaches 0 or below).
 
@@ -249,18 +250,15 @@ def beats(value: float, half_width: float, plan: float, plan_half_width: float, 
 
 
 def _known(ev: Evidence) -> list[tuple[str, float, float]]:
-    """The known plans the rules compare: on a stochastic oracle neither the sampled best (its
-    re-measurement is compared instead: ``known[0]``) nor a plan without a recorded half-width."""
+    """The known plans the rules compare: on a stochastic oracle only the re-measured yardstick is
+    compared, through its paired interval (`_unpaired` lists the others)."""
     found = [(k[0], float(k[1]), float(k[2]) if len(k) > 2 and k[2] is not None else 0.0) for k in ev.known]
-    if ev.noisy is None:
-        return found
-    return [k for k in found[1 if ev.yardstick is not None else 0 :] if k[2] > 0]
+    return found if ev.noisy is None else []
 
 
 def _unpaired(ev: Evidence) -> list[str]:
-    """Known plans a stochastic oracle's rules leave out: no recorded half-width."""
-    start = 1 if ev.yardstick is not None else 0
-    return [] if ev.noisy is None else [k[0] for k in ev.known[start:] if not (len(k) > 2 and k[2])]
+    """Known plans a stochastic oracle's rules leave out: measured apart from the plan."""
+    return [] if ev.noisy is None else [k[0] for k in ev.known[1 if ev.yardstick is not None else 0 :]]
 
 
 class _Judge:
