@@ -79,6 +79,11 @@ def test_the_re_measured_yardstick_is_used_not_the_sampled_best():
     quiet = decide(evidence(**plan, noisy=NoisyEvidence(yardstick(-0.01, 0.03), None)))
     assert quiet.basis != "known plan" and "not_distinguishable" in codes(quiet)
     assert quiet.gaps["measured_best"] == -0.01 and quiet.gaps["measured_best_lower"] == -0.04
+    # a best-of figure measured apart from the plan is listed, never compared (it is biased upward too)
+    probe = [*known, ("best of 10 local-search restarts", 130.0, 1.0)]
+    listed = decide(evidence(**{**plan, "known": probe}, noisy=NoisyEvidence(yardstick(-0.01, 0.03), None)))
+    assert listed.basis != "known plan" and "unpaired" in codes(listed)
+    assert decide(evidence(**{**plan, "known": probe})).basis == "known plan"  # deterministic: compared
 
 
 def test_assemble_replaces_the_sampled_best_by_its_re_measurement():
