@@ -119,7 +119,7 @@ class TailNoise:
 
     def sentence(self, show: Callable[[float], str]) -> str:
         return (
-            f"the host's noise hides the tail: the noise of one sampled figure (sd {show(self.noise_sd)}) "
+            f"the host's noise hides the tail: the variance of one sampled figure's noise (sd {show(self.noise_sd)}) "
             f"is {self.share:.0%} of the variance of the {self.excesses} values EVT would fit "
             f"(sd {show(self.tail_sd)}; at most {MAX_NOISE_SHARE:.0%} lets EVT be fitted), and it alone lifts "
             f"the sample's top by about {show(self.lift)}, so no GPD interval is used"
