@@ -160,8 +160,8 @@ class Gaps(_Typed):
     measured_best_interval: list[float] | None = None
     nulls: dict[str, str] = field(default_factory=dict)
     WHY_NULL: ClassVar[dict[str, str]] = {
-        "measured_best": "deterministic oracle: the best sampled plan needs no re-measurement",
-        "measured_best_interval": "deterministic oracle: the best sampled plan needs no re-measurement",
+        "measured_best": "no plan was re-measured (a deterministic oracle, or none to re-measure)",
+        "measured_best_interval": "no plan was re-measured (a deterministic oracle, or none to re-measure)",
         "estimate": "no finite estimate",
         "far_limit": "the interval is open on the side of improvement",
         "bound": "no rigorous bound applies to this oracle",

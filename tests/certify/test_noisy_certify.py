@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PLAN = (0, 2, 4, 1, 3, 5)  # each instance's R, P, T on three cores' first strands
+PLAN = (0, 2, 4, 1, 3, 5)  # instance 0 on the first strands of cores 0-2, instance 1 on their second
 
 
 @pytest.fixture(scope="module")
