@@ -98,10 +98,16 @@ def evidence(
     oracle_kind: str,
     draws: str,
     show: Callable[[float], str] = str,
+    noisy: Any = None,
 ) -> Evidence:
     """What the verdict rules decide from.  When the best value is an atom (`evt.atom`), the GPD's
     interval is replaced by what the sample supports: the best value, open on the side of
-    improvement, and the saturation (hits, draw bound)."""
+    improvement, and the saturation (hits, draw bound).  On a stochastic oracle (`noisy`, a
+    `solver.certify.noisy.NoisyEvidence`) the first known plan, the sampled best, is replaced by
+    its re-measurement: its fresh mean and half-width."""
+    if noisy is not None and noisy.yardstick is not None and known:
+        yard = noisy.yardstick
+        known = [(f"{yard.label} (re-measured)", yard.yardstick_mean, yard.yardstick_half_width), *known[1:]]
     nan = math.nan
     estimate, lower, upper = (
         (nan, nan, nan) if analysis is None else (analysis.estimate, analysis.lower, analysis.upper)
@@ -110,6 +116,14 @@ def evidence(
     if atom is not None:
         estimate, (lower, upper) = atom.best, atom.interval
         saturation = Saturation(atom.best, atom.hits, atom.n, atom.beat_bound, confidence, draws)
+    top_sentence = atom.sentence(show) if atom is not None else None
+    if noisy is not None and atom is not None and noisy.best_sampled() is not None:
+        from tasksolve.solver.certify.noisy import atom_sentence
+
+        # the atom's figure is the sampled best (biased upward): its re-measurement stands for it
+        estimate, half = noisy.best_sampled()
+        lower, upper = (-math.inf, estimate + half) if minimize else (estimate - half, math.inf)
+        top_sentence = atom_sentence(atom, show) if atom is noisy.atom else top_sentence
     failed = [step for b in bounds for step in (getattr(b, "failed_steps", None) or [])]
     return Evidence(
         plan_value=plan_value,
@@ -124,12 +138,20 @@ def evidence(
         flags=("unanalysable",) if analysis is None else tuple(analysis.flags),
         known=known,
         unanalysable=why_not if atom is None else None,
-        top_atom=atom.sentence(show) if atom is not None else None,
+        top_atom=top_sentence,
         saturation=saturation,
         bounds=list(bounds),
         failed_steps=sorted(set(failed)),
         oracle=oracle_kind,
+        noisy=noisy,
     )
+
+
+def noisy_evidence(run, n_used: int, analysis):
+    """A stochastic oracle's re-measurement and tail test (`solver.certify.noisy.for_run`), else None."""
+    from tasksolve.solver.certify.noisy import for_run
+
+    return for_run(run, n_used, analysis)
 
 
 def optimum(ev: Evidence, atom, values: np.ndarray, confidence: float, why_not: str | None) -> Optimum:
@@ -166,7 +188,18 @@ def optimum(ev: Evidence, atom, values: np.ndarray, confidence: float, why_not: 
 
 def gaps(decision: Decision) -> Gaps:
     g = decision.gaps
-    return Gaps(g["estimate"], g["far_limit"], g["bound"], g["proven_optimum"], list(decision.words))
+    interval = None
+    if g.get("measured_best_lower") is not None:
+        interval = [g["measured_best_lower"], g["measured_best_upper"]]
+    return Gaps(
+        g["estimate"],
+        g["far_limit"],
+        g["bound"],
+        g["proven_optimum"],
+        list(decision.words),
+        g.get("measured_best"),
+        interval,
+    )
 
 
 def reasons(decision: Decision) -> list[Reason]:

@@ -155,8 +155,13 @@ class Gaps(_Typed):
     bound: float | None
     proven_optimum: float | None
     words: list[str] = field(default_factory=list)
+    #: on a stochastic oracle: the gap to the re-measured best sampled plan and its interval
+    measured_best: float | None = None
+    measured_best_interval: list[float] | None = None
     nulls: dict[str, str] = field(default_factory=dict)
     WHY_NULL: ClassVar[dict[str, str]] = {
+        "measured_best": "no plan was re-measured (a deterministic oracle, or none to re-measure)",
+        "measured_best_interval": "no plan was re-measured (a deterministic oracle, or none to re-measure)",
         "estimate": "no finite estimate",
         "far_limit": "the interval is open on the side of improvement",
         "bound": "no rigorous bound applies to this oracle",
@@ -226,6 +231,7 @@ class Certificate(_Typed):
     evt: dict[str, Any] = field(default_factory=dict)
     sequential: list[dict[str, Any]] | None = None
     designs: list[dict[str, Any]] | None = None  # both designs' estimates (`solver.certify.compare`)
+    noise: dict[str, Any] | None = None  # a stochastic oracle's evidence (`solver.certify.noisy`)
     format: int = FORMAT_VERSION
 
     @property

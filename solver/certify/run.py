@@ -174,6 +174,7 @@ class _Run:
     oracle_kind: str
     draws: str
     show: Callable[[float], str]
+    noisy: Any = None  # a stochastic oracle's re-measurement (`solver.certify.noisy`), at the end
 
     @property
     def objective(self) -> Objective:
@@ -189,6 +190,7 @@ class _Run:
     def judge(self, values: np.ndarray, analysis, why_not: str | None):
         """(evidence, decision, atom) for the sample `values` and its analysis."""
         atom = evt.top_atom(values, minimize=self.minimize, confidence=self.confidence) if values.size else None
+        atom = self.noisy.atom if self.noisy is not None and self.noisy.atom is not None else atom
         plan_value, plan_hw = self.plan_value(values)
         best = float(self.objective.best(values))
         best_record = self.service.best(minimize=self.minimize)
@@ -208,6 +210,7 @@ class _Run:
             oracle_kind=self.oracle_kind,
             draws=self.draws,
             show=self.show,
+            noisy=self.noisy,
         )
         return ev, decide(ev, show=self.show), atom
 
@@ -283,6 +286,7 @@ def _certify(
         analysis, why_not = last, None
     else:
         analysis, why_not = _analyze(values, minimize, confidence, seed)
+    run.noisy = assemble.noisy_evidence(run, n_used, analysis)  # None on a deterministic oracle
     ev, decision, atom = run.judge(values, analysis, why_not)
     certificate = _certificate(run, service, ev, decision, atom, analysis, why_not, history, values, n_used, seed)
     seconds["verdict"] = time.perf_counter() - clock
@@ -468,6 +472,7 @@ def _certificate(run: _Run, service, ev, decision, atom, analysis, why_not, hist
         + assemble.known_list([("certified plan itself", ev.plan_value, ev.plan_half_width)]),
         evt=analysis.to_dict() if analysis is not None else {"error": why_not},
         sequential=[step.to_dict() for step in history.steps] if history else None,
+        noise=None if run.noisy is None else run.noisy.to_dict(),
     )
 
 

@@ -82,6 +82,24 @@ def summary_text(cert: Any) -> str:
             + ("" if bound.applies else "")
         )
     lines.append("gaps: " + "; ".join(cert.gap.words) + f" (target {display.share(cert.target_gap)})")
+    if cert.noise:
+        lines.append(noise_text(cert.noise, show))
     for reason in cert.reasons:
         lines.append(f"  - {reason.sentence}")
     return "\n".join(lines)
+
+
+def noise_text(noise: dict[str, Any], show) -> str:
+    """The stochastic oracle's line (`solver.certify.noisy`): the host's noise and the tail test."""
+    floor = noise.get("noise_floor")
+    parts = [
+        f"host noise floor {floor:.1%} (CV of the fresh runs)" if floor is not None else "host noise floor unknown"
+    ]
+    tail = noise.get("tail")
+    if tail:
+        ratio = "unknown" if tail.get("share") is None else f"{tail['share']:.0%}"
+        parts.append(
+            f"noise share of the tail's variance {ratio} "
+            + ("(EVT fitted)" if tail["admitted"] else f"(EVT not fitted: above {tail['max_share']:.0%})")
+        )
+    return "noise: " + "; ".join(parts)

@@ -40,6 +40,15 @@ Rules, in order (the first that holds decides; `decide`):
 8. the tail has no finite end -> ``no_finite_optimum``;
 9. otherwise -> ``not_certified``, with every reason.
 
+On a stochastic oracle (`solver.certify.noisy`) ``noisy`` carries the best sampled plan
+*re-measured* (fresh runs interleaved with the plan's; the sampled figure, biased upward by the
+selection, is never a value) with the paired interval of the plan's gap to it, and the tail test.
+Rule 3 then holds when the interval of that yardstick's advantage lies above the target; other
+known plans, measured apart from the plan (a best-of selection is biased upward), are listed, not
+compared (the race of `solver.binding.noisy` compared the finalists beside the plan); when the noise hides the tail no GPD interval
+is in use (rules 5, 6, 8 do not apply; reason ``noise_hides_tail``); rule 7 also needs "no
+measured plan is distinguishably better" (the advantage's interval reaches 0 or below).
+
 A bound is any object with ``oracle`` (the oracle it bounds: ``analytic``, ``des``...), ``value``
 (the bound on the optimum, in the samples' orientation), ``proven_optimum`` (or None) and
 ``source``; `bound_view` also reads today's `solver.certify.bounds.Rigorous` (``bound``,
@@ -162,6 +171,12 @@ class Evidence:
     unanalysable: str | None = None  # why EVT could not analyse the sample (then no estimate)
     top_atom: str | None = None  # `evt.TopAtom.sentence()` when the best value is hit twice or more
     saturation: Saturation | None = None
+    noisy: Any = None  # `solver.certify.noisy.NoisyEvidence` on a stochastic oracle
+
+    @property
+    def yardstick(self) -> Any:
+        """The re-measured best sampled plan (`noisy.PairedGap`), or None."""
+        return None if self.noisy is None else self.noisy.yardstick
 
     @property
     def far(self) -> float:
@@ -235,7 +250,15 @@ def beats(value: float, half_width: float, plan: float, plan_half_width: float, 
 
 
 def _known(ev: Evidence) -> list[tuple[str, float, float]]:
-    return [(k[0], float(k[1]), float(k[2]) if len(k) > 2 and k[2] is not None else 0.0) for k in ev.known]
+    """The known plans the rules compare: on a stochastic oracle only the re-measured yardstick is
+    compared, through its paired interval (`_unpaired` lists the others)."""
+    found = [(k[0], float(k[1]), float(k[2]) if len(k) > 2 and k[2] is not None else 0.0) for k in ev.known]
+    return found if ev.noisy is None else []
+
+
+def _unpaired(ev: Evidence) -> list[str]:
+    """Known plans a stochastic oracle's rules leave out: measured apart from the plan."""
+    return [] if ev.noisy is None else [k[0] for k in ev.known[1 if ev.yardstick is not None else 0 :]]
 
 
 class _Judge:
@@ -249,10 +272,12 @@ class _Judge:
         best = self.applicable[0] if self.applicable else None
         self.bound = best
         self.proven = next((b.proven_optimum for b in self.applicable if b.proven_optimum is not None), None)
-        self.gpd = ev.top_atom is None and ev.unanalysable is None  # a GPD interval is in use
+        hidden = ev.noisy is not None and ev.noisy.hides_tail
+        self.gpd = ev.top_atom is None and ev.unanalysable is None and not hidden  # a GPD interval is in use
+        hidden = hidden or (ev.noisy is not None and ev.top_atom is not None)  # no gap without an interval
         self.gaps = {
-            "estimate": signed_gap(ev.plan_value, ev.estimate),
-            "far_limit": signed_gap(ev.plan_value, ev.far),
+            "estimate": None if hidden else signed_gap(ev.plan_value, ev.estimate),
+            "far_limit": None if hidden else signed_gap(ev.plan_value, ev.far),
             "bound": signed_gap(ev.plan_value, best.value if best else None),
             "proven_optimum": signed_gap(ev.plan_value, self.proven),
         }
@@ -260,6 +285,12 @@ class _Judge:
             in_words(self.gaps["estimate"], "estimated optimum"),
             in_words(self.gaps["far_limit"], f"far limit of the {ev.confidence:.0%} interval"),
         ]
+        if hidden:
+            self.words = ["no EVT estimate on this noisy oracle (see the reasons)"]
+        yard = ev.yardstick
+        if yard is not None:
+            self.gaps.update(measured_best=yard.gap, measured_best_lower=yard.lower, measured_best_upper=yard.upper)
+            self.words.insert(0, yard.words(show))
         if best is not None:
             self.words.append(in_words(self.gaps["bound"], f"proven bound ({best.source})"))
         if self.proven is not None:
@@ -296,6 +327,7 @@ class _Judge:
             self.say("no_bound", f"no rigorous bound applies to {what}{extra}")
         if ev.top_atom:
             self.say("top_atom", ev.top_atom)
+        self.noisy_reasons()
         if ev.unanalysable:
             self.say("unanalysable", f"EVT cannot analyse the sample ({ev.unanalysable}), so there is no GPD interval")
         if self.gpd and ev.n < MIN_SAMPLES:
@@ -316,6 +348,14 @@ class _Judge:
             for flag in ev.flags:
                 if flag in BLOCKING_FLAGS and flag != "heavy_tail":
                     self.say(flag, f"{flag}: {BLOCKING_FLAGS[flag]}")
+
+    def noisy_reasons(self) -> None:
+        """What a stochastic oracle adds (`solver.certify.noisy.reasons`)."""
+        if self.ev.noisy is not None:
+            from tasksolve.solver.certify.noisy import reasons
+
+            for code, sentence in reasons(self.ev, _unpaired(self.ev), self.show):
+                self.say(code, sentence)
 
     def refuters(self) -> list[tuple[str, float, float]]:
         ev, far = self.ev, self.ev.far
@@ -346,6 +386,15 @@ def decide(ev: Evidence, show: Callable[[float], str] = lambda v: f"{v:.6g}") ->
         sentence = f"{in_words(j.gaps['proven_optimum'], 'proven optimum')}, more than the {target} target"
         j.reasons.insert(0, {"code": "below_optimum", "sentence": sentence})
         return j.done("not_certified", "proven optimum", f"not certified: {sentence}")
+    yard = ev.yardstick
+    if yard is not None and yard.beyond(ev.target_gap, ev.minimize):  # rule 3, on the re-measured yardstick
+        point, low, high = yard.advantage(ev.minimize)
+        sentence = (
+            f"the {yard.label}, re-measured ({show(yard.yardstick_mean)}), beats the plan by {point:.2%} "
+            f"({yard.confidence:.0%} interval [{low:.2%}, {high:.2%}]), more than the {target} target"
+        )
+        j.reasons.insert(0, {"code": "beaten", "sentence": sentence})
+        return j.done("not_certified", "known plan", f"not certified: {sentence}")
     beater = j.best_beater()
     if beater is not None and loss(ev.plan_value, beater[1], ev.minimize) - _noise(beater, ev) > ev.target_gap:
         sentence = (  # rule 3
@@ -375,7 +424,7 @@ def decide(ev: Evidence, show: Callable[[float], str] = lambda v: f"{v:.6g}") ->
             f"only {ev.saturation.hits} of {ev.saturation.n} {ev.saturation.draws} end on the best value "
             f"(saturation needs {SATURATION_SHARE:.0%})",
         )
-    ranked = sorted(j.reasons, key=lambda r: {"no_bound": 2, "top_atom": 1}.get(r["code"], 0))
+    ranked = sorted(j.reasons, key=lambda r: {"no_bound": 2, "top_atom": 1, "not_distinguishable": 3}.get(r["code"], 0))
     return j.done("not_certified", "EVT estimate", "not certified: " + ranked[0]["sentence"])  # rule 9
 
 
@@ -429,12 +478,17 @@ def _saturated(j: _Judge, beater) -> Decision | None:
     ev, sat = j.ev, j.ev.saturation
     if sat is None or beater is not None or sat.share < SATURATION_SHARE or sat.hits < 2:
         return None
-    if beats(sat.best, 0.0, ev.plan_value, ev.plan_half_width, ev.minimize):
+    yard = ev.yardstick
+    if ev.noisy is not None:  # the sampled best is compared only through its re-measurement
+        if yard is None or yard.better(ev.minimize):
+            return None
+    elif beats(sat.best, 0.0, ev.plan_value, ev.plan_half_width, ev.minimize):
         return None
+    measured = "" if yard is None else f"; no measured plan is distinguishably better ({yard.words(j.show)})"
     sentence = (
         f"best found: none of the {sat.n} {sat.draws} beats the plan ({j.plan_text()}) beyond measurement "
-        f"noise and {sat.hits} of them ended on the best value, so one more would beat that value with "
-        f"probability at most {sat.beat_bound:.2%} ({sat.confidence:.0%} confidence); "
+        f"noise and {sat.hits} of them ended on the best value{' or within noise of it' if yard else ''}, so one "
+        f"more would beat that value with probability at most {sat.beat_bound:.2%} ({sat.confidence:.0%} confidence){measured}; "
         "no gap to the optimum is claimed"
     )
     return j.done("best_found", "draw bound", sentence)
