@@ -153,7 +153,7 @@ def test_ctrl_c_keeps_the_samples_and_says_how_to_resume(tmp_path):
         "-m",
         "tasksolve.solver.cli",
         "certify",
-        "t2-ipfwd-l1-x8",  # 24 threads: thousands of distinct plans, so 3000 take minutes, not seconds
+        SPEC,
         "--samples",
         "3000",
         "--out",
