@@ -188,15 +188,21 @@ def lock_rows(structure) -> list[list[tuple[int, float]]]:
     return list(rows.values())
 
 
-def solve_problem(problem: FluidProblem, objective: str) -> FluidResult:
+#: rounds of joint-state cuts (constraint 9, `solver.certify.fluid_cuts`) per LP
+CUT_ROUNDS = 6
+
+
+def solve_problem(problem: FluidProblem, objective: str, cut_rounds: int = CUT_ROUNDS) -> FluidResult:
     """Maximise the total (``total_throughput``) or the smallest (``min_throughput``) instance
     throughput of the fluid LP; returns the dual-certified bound in packets/s."""
+    from tasksolve.solver.certify.fluid_cuts import neighbourhoods
     from tasksolve.solver.certify.fluid_lp import build, certified_max
 
     if objective not in ("total_throughput", "min_throughput"):
         raise ValueError(f"the fluid bound bounds throughput, not `{objective}`")
-    lp = build(problem, objective)
-    primal, bound, rates = certified_max(lp)
+    nbs = neighbourhoods(problem.slots) if cut_rounds else []
+    lp = build(problem, objective, nbs)
+    primal, bound, rates = certified_max(lp, nbs, cut_rounds)
     clock = problem.clock
     return FluidResult(
         value=bound * clock * (1 + MARGIN),
