@@ -20,7 +20,10 @@ with every other member at ``max(d, i)``): u is busy at least ``y_u / rho_max_u`
 ``y_u / rho_min_u`` of the time.  Further: ``y_u <= rho_max_u (1 - s_u)`` (its best rate: every
 other member at ``min(d, i)``); per slot and member, u's rate below a line in the load, whose
 busy part is the time u shares with each neighbour busy, bounded by Frechet's inequalities
-(`solver.certify.fluid_lp.slot_chords`, constraint 8 of docs/design.md); one lock's critical sections ``sum_h x_h * crit_h / rho_max_h <= 1``, each
+(`solver.certify.fluid_lp.slot_chords`, constraint 8 of docs/design.md); per thread, the rate
+of every joint state of its neighbours (the minimum over all its slots at the loads that occur)
+below a linear function of who is busy, separated as cuts (`solver.certify.fluid_cuts`,
+constraint 9; `CUT_ROUNDS` rounds); one lock's critical sections ``sum_h x_h * crit_h / rho_max_h <= 1``, each
 instance's throughput ``X_i <= `` its arrival rate, and the flow of every instance: with bounded
 queues every group processes ``X_i`` packets per cycle in the long run (``>= X_i`` with unbounded
 ones), split equally between replicas that take packets in turn where a one-thread group of the
