@@ -384,21 +384,14 @@ def test_allowed_classes_equal_brute_force(name, constraints):
 
 
 def _variant_with(name: str, constraints: dict):
-    import sys
-    from pathlib import Path
-
+    """`bench/fluid_bound.py`'s intadd-x2@core0+pipe (two IPFwd-intadd instances on core0 and
+    core1's first pipe) with extra constraints."""
     from tasksolve.specs.loader import load_spec_text
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-    from bench.fluid_bound import VARIANTS
-
-    apps, contexts = VARIANTS[name]
-    lines = ["tasksolve: 1", f"name: {name}", "topology: ultrasparc-t2", "applications:"]
-    lines += [f"  a{k}: {app}" for k, app in enumerate(apps)]
-    lines += ["workload:"] + [f"  - {{app: a{k}, instances: {n}}}" for k, n in enumerate(apps.values())]
-    lines += ["constraints:", f"  contexts: {contexts}"]
-    for key, value in constraints.items():
-        lines.append(f"  {key}: {value}")
+    assert name == "intadd-x2@core0+pipe"
+    lines = ["tasksolve: 1", f"name: {name}", "topology: ultrasparc-t2", "applications:", "  a0: ipfwd-intadd"]
+    lines += ["workload:", "  - {app: a0, instances: 2}", "constraints:", '  contexts: ["core0", "core1.pipe0"]']
+    lines += [f"  {key}: {value}" for key, value in constraints.items()]
     return load_spec_text("\n".join(lines) + "\n", f"<{name}>")
 
 
