@@ -195,9 +195,13 @@ def lock_rows(structure) -> list[list[tuple[int, float]]]:
 CUT_ROUNDS = 6
 
 
-def solve_problem(problem: FluidProblem, objective: str, cut_rounds: int = CUT_ROUNDS) -> FluidResult:
+def solve_problem(
+    problem: FluidProblem, objective: str, cut_rounds: int = CUT_ROUNDS, enough: float = -np.inf
+) -> FluidResult:
     """Maximise the total (``total_throughput``) or the smallest (``min_throughput``) instance
-    throughput of the fluid LP; returns the dual-certified bound in packets/s."""
+    throughput of the fluid LP; returns the dual-certified bound in packets/s.  Cuts stop once
+    the LP's optimum is at most `enough` packets/s (`fluid_max.enumerated_max`: a class that
+    cannot beat the best bound found needs no tighter one; the value is still a valid bound)."""
     from tasksolve.solver.certify.fluid_cuts import neighbourhoods
     from tasksolve.solver.certify.fluid_lp import build, certified_max
 
@@ -205,7 +209,7 @@ def solve_problem(problem: FluidProblem, objective: str, cut_rounds: int = CUT_R
         raise ValueError(f"the fluid bound bounds throughput, not `{objective}`")
     nbs = neighbourhoods(problem.slots) if cut_rounds else []
     lp = build(problem, objective, nbs)
-    primal, bound, rates = certified_max(lp, nbs, cut_rounds)
+    primal, bound, rates = certified_max(lp, nbs, cut_rounds, enough / problem.clock)
     clock = problem.clock
     return FluidResult(
         value=bound * clock * (1 + MARGIN),

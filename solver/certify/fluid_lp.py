@@ -152,15 +152,20 @@ def slot_chords(sl) -> list[tuple[float, int, float, list[tuple[int, float]]]]:
     return out
 
 
-def certified_max(lp: LinearProgram, neighbourhoods=(), rounds: int = 0) -> tuple[float, float, np.ndarray]:
+def certified_max(
+    lp: LinearProgram, neighbourhoods=(), rounds: int = 0, enough: float = -np.inf
+) -> tuple[float, float, np.ndarray]:
     """(HiGHS's optimum, a weak-duality upper bound on the true optimum, the X_i at HiGHS's
     optimum), after up to `rounds` rounds of cuts (9) separated at HiGHS's optimum
-    (`fluid_cuts.separate`).  Raises `SolverFailed` when HiGHS fails (the LP is always
-    feasible: v = 0)."""
+    (`fluid_cuts.separate`); no more rounds once HiGHS's optimum is at most `enough` (per cycle: a
+    caller that only needs to know whether the bound exceeds it).  Raises `SolverFailed` when
+    HiGHS fails (the LP is always feasible: v = 0)."""
     from tasksolve.solver.certify.fluid_cuts import separate
 
     res = _solve(lp)
     for _ in range(rounds):
+        if -res.fun <= enough:
+            break
         added = 0
         for nb in neighbourhoods:
             b_u = 1.0 - res.x[lp.s + nb.u]

@@ -94,7 +94,7 @@ def enumerated_max(spec, settings, objective: str, limit: int = CLASS_LIMIT) -> 
         if ceiling[k] * (1 + 1e-6) < best:  # no class left can beat the best bound found
             break
         graph = compile_contexts(spec, reps[k], structure)
-        value = solve_problem(plan_problem(graph, settings), objective).value
+        value = solve_problem(plan_problem(graph, settings), objective, enough=best).value
         solved += 1
         if value > best:
             best, where = value, [int(c) for c in reps[k]]
