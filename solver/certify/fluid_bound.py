@@ -207,10 +207,11 @@ def solve_problem(
 
     if objective not in ("total_throughput", "min_throughput"):
         raise ValueError(f"the fluid bound bounds throughput, not `{objective}`")
-    nbs = neighbourhoods(problem.slots) if cut_rounds else []
-    lp = build(problem, objective, nbs)
-    primal, bound, rates = certified_max(lp, nbs, cut_rounds, enough / problem.clock)
     clock = problem.clock
+    primal, bound, rates = certified_max(build(problem, objective))  # constraints 1-8
+    nbs = neighbourhoods(problem.slots) if cut_rounds and primal > enough / clock else []
+    if nbs:  # the same LP with the pairs (9) needs, then its cuts
+        primal, bound, rates = certified_max(build(problem, objective, nbs), nbs, cut_rounds, enough / clock)
     return FluidResult(
         value=bound * clock * (1 + MARGIN),
         primal=primal * clock,
