@@ -11,7 +11,8 @@ Cases and samples are `bench/certify_truth.py`'s (`Case`), in three groups:
   named); the certificate is handed CP-SAT's proof (`bounds.Rigorous`, status OPTIMAL, bound =
   the proven optimum): the `proven` route on the oracle it bounds;
 * ``des`` -- the eight six-thread ``t2-ipfwd-*-x2`` examples on the simulation, optimum = the best
-  placement class (every class simulated once, `solver.certify.truth.ClassTable`);
+  placement class the spec allows (every class simulated once, `solver.certify.truth.ClassTable`;
+  classes over a ``max_threads`` cap or with no plan obeying ``pin`` and ``forbid`` left out);
 * ``contended`` -- simulated specs where the best plan runs below its contention-free rate
   (`bench/fluid_bound.py`): ``t2-constrained`` and IPFwd variants confined to a few contexts
   (their applications carry ``idle_demand``), optimum by the same enumeration.
@@ -65,6 +66,8 @@ MODULES = [
     "solver/certify/designs.py",
     "solver/certify/bounds.py",
     "solver/certify/fluid_max.py",
+    "solver/certify/fluid_cuts.py",
+    "solver/certify/allowed_classes.py",
 ]
 #: the study's groups: name -> spec names (contended ones: `bench/fluid_bound.py`'s variants)
 GROUPS = {
@@ -108,8 +111,21 @@ def make_case(name: str, group: str, args) -> tuple[Case, list, float, callable]
     bound = simulation_bound(case.spec)
     values = case.table.values(case.objective)
     halves = np.array([m.half_width for m in case.table.measurements])
-    top = float(halves[int(np.argmax(values))])
+    allowed = allowed_mask(case.spec, case.table.representatives)
+    best = int(np.flatnonzero(allowed)[np.argmax(values[allowed])])
+    case.optimum = float(values[best])  # the best class the spec allows (max_threads, pin, forbid)
+    top = float(halves[best])
     return case, [] if bound is None else [bound], top, lambda value: float(halves[int(np.argmin(abs(values - value)))])
+
+
+def allowed_mask(spec, reps: np.ndarray) -> np.ndarray:
+    """The classes the spec allows: within every ``max_threads`` cap, and holding a plan that obeys
+    ``pin`` and ``forbid`` (`solver.certify.allowed_classes`), as the bound's enumeration counts them."""
+    from tasksolve.solver.certify.allowed_classes import allowed_classes
+    from tasksolve.solver.certify.fluid_max import _cap_ok
+
+    caps = np.array([_cap_ok(spec, row) for row in reps], dtype=bool)
+    return caps & allowed_classes(spec, reps)
 
 
 def study(name: str, group: str, args) -> list[dict]:

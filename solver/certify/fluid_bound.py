@@ -20,7 +20,10 @@ with every other member at ``max(d, i)``): u is busy at least ``y_u / rho_max_u`
 ``y_u / rho_min_u`` of the time.  Further: ``y_u <= rho_max_u (1 - s_u)`` (its best rate: every
 other member at ``min(d, i)``); per slot and member, u's rate below a line in the load, whose
 busy part is the time u shares with each neighbour busy, bounded by Frechet's inequalities
-(`solver.certify.fluid_lp.slot_chords`, constraint 8 of docs/design.md); one lock's critical sections ``sum_h x_h * crit_h / rho_max_h <= 1``, each
+(`solver.certify.fluid_lp.slot_chords`, constraint 8 of docs/design.md); per thread, the rate
+of every joint state of its neighbours (the minimum over all its slots at the loads that occur)
+below a linear function of who is busy, separated as cuts (`solver.certify.fluid_cuts`,
+constraint 9; `CUT_ROUNDS` rounds); one lock's critical sections ``sum_h x_h * crit_h / rho_max_h <= 1``, each
 instance's throughput ``X_i <= `` its arrival rate, and the flow of every instance: with bounded
 queues every group processes ``X_i`` packets per cycle in the long run (``>= X_i`` with unbounded
 ones), split equally between replicas that take packets in turn where a one-thread group of the
@@ -188,16 +191,27 @@ def lock_rows(structure) -> list[list[tuple[int, float]]]:
     return list(rows.values())
 
 
-def solve_problem(problem: FluidProblem, objective: str) -> FluidResult:
+#: rounds of joint-state cuts (constraint 9, `solver.certify.fluid_cuts`) per LP
+CUT_ROUNDS = 6
+
+
+def solve_problem(
+    problem: FluidProblem, objective: str, cut_rounds: int = CUT_ROUNDS, enough: float = -np.inf
+) -> FluidResult:
     """Maximise the total (``total_throughput``) or the smallest (``min_throughput``) instance
-    throughput of the fluid LP; returns the dual-certified bound in packets/s."""
+    throughput of the fluid LP; returns the dual-certified bound in packets/s.  Cuts stop once
+    the LP's optimum is at most `enough` packets/s (`fluid_max.enumerated_max`: a class that
+    cannot beat the best bound found needs no tighter one; the value is still a valid bound)."""
+    from tasksolve.solver.certify.fluid_cuts import neighbourhoods
     from tasksolve.solver.certify.fluid_lp import build, certified_max
 
     if objective not in ("total_throughput", "min_throughput"):
         raise ValueError(f"the fluid bound bounds throughput, not `{objective}`")
-    lp = build(problem, objective)
-    primal, bound, rates = certified_max(lp)
     clock = problem.clock
+    primal, bound, rates = certified_max(build(problem, objective))  # constraints 1-8
+    nbs = neighbourhoods(problem.slots) if cut_rounds and primal > enough / clock else []
+    if nbs:  # the same LP with the pairs (9) needs, then its cuts
+        primal, bound, rates = certified_max(build(problem, objective, nbs), nbs, cut_rounds, enough / clock)
     return FluidResult(
         value=bound * clock * (1 + MARGIN),
         primal=primal * clock,

@@ -26,6 +26,20 @@ class LinearProgram:
     b_eq: np.ndarray
     ub: np.ndarray
     n_instances: int
+    y: int = 0  # index of y_0
+    s: int = 0  # index of s_0
+    pairs: dict | None = None  # (u, v) with u < v -> index of w_uv
+
+    def add_cut(self, u: int, a: float, terms: list[tuple[int, float]]) -> None:
+        """Append cut (9) of `solver.certify.fluid_cuts`: ``y_u <= a b_u + sum c_v w_uv``, i.e.
+        ``y_u + a s_u - sum c_v w_uv <= a``."""
+        row = np.zeros(len(self.c))
+        row[self.y + u] += 1.0
+        row[self.s + u] += a
+        for v, coef in terms:
+            row[self.pairs[(min(u, v), max(u, v))]] -= coef
+        self.A_ub = np.vstack([self.A_ub, row])
+        self.b_ub = np.append(self.b_ub, a)
 
 
 class _Rows:
@@ -47,14 +61,16 @@ class _Rows:
         return np.array(self.rows), np.array(self.rhs)
 
 
-def build(problem, objective: str) -> LinearProgram:
-    """The LP of a `FluidProblem` (see the module docstring of `solver.certify.fluid_bound`)."""
+def build(problem, objective: str, neighbourhoods=()) -> LinearProgram:
+    """The LP of a `FluidProblem` (see the module docstring of `solver.certify.fluid_bound`),
+    with a ``w_uv`` for every pair of a chord and of `neighbourhoods` (`fluid_cuts`)."""
     p = problem
     n_inst, T = p.n_instances, len(p.w_lo)
     X, x, y, s = 0, n_inst, n_inst + T, n_inst + 2 * T
     minimum = objective == "min_throughput"
     chords = [chord for sl in p.slots if sl.colocated for chord in slot_chords(sl)]
-    pairs = sorted({tuple(sorted((u, v))) for _, u, _, terms in chords for v, _ in terms})
+    pairs = {tuple(sorted((u, v))) for _, u, _, terms in chords for v, _ in terms}
+    pairs = sorted(pairs | {tuple(sorted((nb.u, v))) for nb in neighbourhoods for v in nb.others})
     w = n_inst + 3 * T
     pair_index = {pair: w + k for k, pair in enumerate(pairs)}
     n = w + len(pairs) + (1 if minimum else 0)
@@ -111,7 +127,7 @@ def build(problem, objective: str) -> LinearProgram:
         c[X : X + n_inst] = 1.0
     A_ub, b_ub = ub_rows.matrix()
     A_eq, b_eq = eq_rows.matrix()
-    return LinearProgram(c, A_ub, b_ub, A_eq, b_eq, ub, n_inst)
+    return LinearProgram(c, A_ub, b_ub, A_eq, b_eq, ub, n_inst, y, s, pair_index)
 
 
 def slot_chords(sl) -> list[tuple[float, int, float, list[tuple[int, float]]]]:
@@ -136,9 +152,39 @@ def slot_chords(sl) -> list[tuple[float, int, float, list[tuple[int, float]]]]:
     return out
 
 
-def certified_max(lp: LinearProgram) -> tuple[float, float, np.ndarray]:
+def certified_max(
+    lp: LinearProgram, neighbourhoods=(), rounds: int = 0, enough: float = -np.inf
+) -> tuple[float, float, np.ndarray]:
     """(HiGHS's optimum, a weak-duality upper bound on the true optimum, the X_i at HiGHS's
-    optimum).  Raises `SolverFailed` when HiGHS fails (the LP is always feasible: v = 0)."""
+    optimum), after up to `rounds` rounds of cuts (9) separated at HiGHS's optimum
+    (`fluid_cuts.separate`); no more rounds once HiGHS's optimum is at most `enough` (per cycle: a
+    caller that only needs to know whether the bound exceeds it).  Raises `SolverFailed` when
+    HiGHS fails (the LP is always feasible: v = 0)."""
+    from tasksolve.solver.certify.fluid_cuts import separate
+
+    res = _solve(lp)
+    for _ in range(rounds):
+        if -res.fun <= enough:
+            break
+        added = 0
+        for nb in neighbourhoods:
+            b_u = 1.0 - res.x[lp.s + nb.u]
+            w = np.array([res.x[lp.pairs[(min(nb.u, v), max(nb.u, v))]] for v in nb.others])
+            cut = separate(nb, b_u, w, res.x[lp.y + nb.u])
+            if cut is not None:
+                lp.add_cut(nb.u, cut[0], list(zip(nb.others, cut[1])))
+                added += 1
+        if not added:
+            break
+        res = _solve(lp)
+    p_ub = np.maximum(0.0, -res.ineqlin.marginals) if len(lp.b_ub) else np.zeros(0)
+    q_eq = -res.eqlin.marginals if len(lp.b_eq) else np.zeros(0)
+    reduced = lp.c - lp.A_ub.T @ p_ub - lp.A_eq.T @ q_eq
+    bound = float(p_ub @ lp.b_ub + q_eq @ lp.b_eq + np.maximum(0.0, reduced) @ lp.ub)
+    return float(-res.fun), bound, res.x[: lp.n_instances]
+
+
+def _solve(lp: LinearProgram):
     from scipy.optimize import linprog
 
     from tasksolve.solver.errors import SolverFailed
@@ -154,8 +200,4 @@ def certified_max(lp: LinearProgram) -> tuple[float, float, np.ndarray]:
     )
     if res.status != 0:
         raise SolverFailed(f"fluid bound: HiGHS could not solve the LP ({res.message})")
-    p_ub = np.maximum(0.0, -res.ineqlin.marginals) if len(lp.b_ub) else np.zeros(0)
-    q_eq = -res.eqlin.marginals if len(lp.b_eq) else np.zeros(0)
-    reduced = lp.c - lp.A_ub.T @ p_ub - lp.A_eq.T @ q_eq
-    bound = float(p_ub @ lp.b_ub + q_eq @ lp.b_eq + np.maximum(0.0, reduced) @ lp.ub)
-    return float(-res.fun), bound, res.x[: lp.n_instances]
+    return res

@@ -8,9 +8,10 @@ Two ways, both valid for every plan the spec's constraints allow:
   of the usable contexts), when there are at most `limit` classes.  The per-plan LP depends only
   on who shares each domain and on the levels messages cross, which those symmetries keep, so its
   maximum over the representatives is its maximum over every plan.  Classes breaking a
-  ``max_threads`` cap (a count per domain: the same for a whole class) are skipped; ``pin``,
-  ``forbid`` and ``latency_max`` are not applied (they are not class properties): the maximum is
-  over a superset of the allowed plans, still an upper bound.
+  ``max_threads`` cap (a count per domain: the same for a whole class) are skipped, and so are
+  classes none of whose plans ``pin`` and ``forbid`` allow (`solver.certify.allowed_classes`, an
+  exact matching test); ``latency_max`` is not applied (a closed-form figure): the maximum is over
+  a superset of the allowed plans, still an upper bound.
 * **relaxation** (`relaxed_max`): one LP whose data hold for every plan at once: per resource
   below the machine, the sum of its domains' constraints (2) (capacity ``C`` times the number of
   domains threads can occupy), with the smallest ``k`` any domain can have; per thread the lowest
@@ -47,6 +48,17 @@ class MaxBound:
     solved: int = 1  # LPs solved (enumeration: the classes not ruled out by their ceiling)
 
 
+def allowed_reps(spec) -> np.ndarray:
+    """The placement classes' representatives (`distinct_placements`) whose class holds a plan
+    the spec allows: ``max_threads`` kept, and some plan of the class obeys ``pin`` and ``forbid``."""
+    from tasksolve.solver.binding.samplers import distinct_placements
+    from tasksolve.solver.certify.allowed_classes import allowed_classes
+
+    reps, _orbits = distinct_placements(spec)
+    reps = reps[[_cap_ok(spec, row) for row in reps]] if len(reps) else reps
+    return reps[allowed_classes(spec, reps)] if len(reps) else reps
+
+
 def _cap_ok(spec, contexts: np.ndarray) -> bool:
     topo = spec.topology
     for level_name, cap in spec.constraints.max_threads.items():
@@ -61,7 +73,6 @@ def enumerated_max(spec, settings, objective: str, limit: int = CLASS_LIMIT) -> 
     """The per-plan bound's maximum over every placement class, or None when there are more
     than `limit` classes (or the spec is a pipeline problem: its plans also choose threads)."""
     from tasksolve.simulate.model import binding_structure, compile_contexts
-    from tasksolve.solver.binding.samplers import distinct_placements
     from tasksolve.solver.certify.fluid_bound import plan_problem
     from tasksolve.specs.counting import count_distinct
     from tasksolve.specs.symmetry import UsableTree
@@ -74,8 +85,7 @@ def enumerated_max(spec, settings, objective: str, limit: int = CLASS_LIMIT) -> 
     if count is None or count > limit:
         return None
     structure = binding_structure(spec)
-    reps, _orbits = distinct_placements(spec)
-    reps = np.array([row for row in reps if _cap_ok(spec, row)])
+    reps = allowed_reps(spec)
     if len(reps) == 0:
         return None
     ceiling = contention_free(spec, reps, objective)
@@ -84,7 +94,7 @@ def enumerated_max(spec, settings, objective: str, limit: int = CLASS_LIMIT) -> 
         if ceiling[k] * (1 + 1e-6) < best:  # no class left can beat the best bound found
             break
         graph = compile_contexts(spec, reps[k], structure)
-        value = solve_problem(plan_problem(graph, settings), objective).value
+        value = solve_problem(plan_problem(graph, settings), objective, enough=best).value
         solved += 1
         if value > best:
             best, where = value, [int(c) for c in reps[k]]
