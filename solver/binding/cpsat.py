@@ -93,9 +93,7 @@ def _exact_value(problem: BindingProblem, objective: str, contexts: list[int]) -
     """The closed form's value of a plan, in the objective's unit (seconds for the latency)."""
     import numpy as np
 
-    from tasksolve.simulate.analytic import BatchModel
-
-    score = float(BatchModel(problem.spec).evaluate(np.array([contexts])).values(objective)[0])
+    score = float(problem.batch.evaluate(np.array([contexts])).values(objective)[0])
     return Objective.of(objective).score(score)
 
 
@@ -112,7 +110,15 @@ def _heuristic(
         except SamplerError:
             return None
     try:
-        return improve_plan(problem.spec, start, objective=objective, seed=seed, rounds=rounds, time_limit=time_limit)
+        return improve_plan(
+            problem.spec,
+            start,
+            objective=objective,
+            seed=seed,
+            rounds=rounds,
+            time_limit=time_limit,
+            model=problem.batch,
+        )
     except ValueError:  # the start breaks a cap or the latency bound
         return None
 

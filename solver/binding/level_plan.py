@@ -191,7 +191,6 @@ def solve_level(problem: BindingProblem, *, time_limit: float | None = None) -> 
     integer-mode MIP (coarse grid) -- and the MIP's plan, rounded and repaired.
 
     Raises `NotApplicable` where the decomposition does not apply (`level_lp.build`)."""
-    from tasksolve.simulate.analytic import BatchModel
 
     start = time.perf_counter()
 
@@ -218,7 +217,7 @@ def solve_level(problem: BindingProblem, *, time_limit: float | None = None) -> 
     except ValueError as exc:  # pins or forbids the rounding could not honour
         notes.append(f"no plan from the level LP: {exc}")
         return LevelResult(bound, None, None, notes)
-    plan_value = float(BatchModel(problem.spec).evaluate(np.array([plan])).values("total_throughput")[0])
+    plan_value = float(problem.batch.evaluate(np.array([plan])).values("total_throughput")[0])
     if not proven:
         notes.append("the integer-mode MIP stopped at its time limit: its dual bound is used")
     return LevelResult(bound, plan, plan_value, notes)

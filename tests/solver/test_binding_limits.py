@@ -44,3 +44,48 @@ def test_chunked_evaluation_gives_the_same_values(monkeypatch):
     monkeypatch.setattr(ls_module, "MAX_ENTRIES", 7 * plans.shape[1])  # chunks of 7 plans
     chunked = ls_module.LocalSearch(spec).values(plans)
     np.testing.assert_array_equal(whole, chunked)
+
+
+def test_past_the_deadline_only_the_first_chunk_is_evaluated(monkeypatch):
+    spec = load_spec("t2-ipfwd-x20")
+    plans = np.asarray(uniform_plans(spec, 50, 0), dtype=np.intp)
+    monkeypatch.setattr(ls_module, "MAX_ENTRIES", 7 * plans.shape[1])
+    search = ls_module.LocalSearch(spec)
+    whole = search.values(plans)
+    late = search.values(plans, deadline=0.0)  # long past
+    np.testing.assert_array_equal(late[:7], whole[:7])
+    assert np.all(late[7:] == -np.inf)
+
+
+def test_a_large_neighbourhood_is_drawn_within_its_entry_cap(monkeypatch):
+    spec = load_spec("t2-ipfwd-x20")
+    search = ls_module.LocalSearch(spec, seed=1)
+    monkeypatch.setattr(ls_module, "MAX_PAIRS", 10)  # draw the moves before checking them
+    monkeypatch.setattr(ls_module, "MAX_NEIGHBOUR_ENTRIES", 30 * search.n_threads)
+    plan = np.asarray(uniform_plans(spec, 1, 0)[0], dtype=np.intp)
+    neighbours = search.neighbours(plan)
+    assert 0 < len(neighbours) <= 30
+    for row in neighbours:  # each one move away: one thread moved, or two swapped
+        assert len(set(row.tolist())) == len(row) and 1 <= np.count_nonzero(row != plan) <= 2
+
+
+def _comparison(spec, say):
+    from tasksolve.solver.binding.compare import _Comparison
+
+    return _Comparison(spec, "analytic", 0, 1, say, say)
+
+
+def test_the_random_sample_is_cut_to_its_budget_and_says_so():
+    spec = load_spec("t2-ipfwd-x20")
+    said: list[str] = []
+    run = _comparison(spec, said.append)
+    assert run.sample(5000, ["cpsat"], budget=1e-9) == ["cpsat"]  # not even the pilot fits
+    assert len(run.plans) == 0 and run.details.samples == 0
+    assert "no random sample" in said[-1] and "CP-SAT runs without its hint" in said[-1]
+    said.clear()
+    run = _comparison(spec, said.append)
+    assert run.sample(5000, ["random"], budget=1e-9) == ["random"]  # the answer needs a plan
+    assert 1 <= len(run.plans) < 5000 and "of the 5000 asked for" in said[-1]
+    run = _comparison(spec, said.append)
+    run.sample(300, ["cpsat", "random"], budget=60.0)  # fits: the whole sample, as seeded
+    np.testing.assert_array_equal(run.plans, uniform_plans(spec, 300, 0))

@@ -105,3 +105,13 @@ def test_a_failed_solver_step_is_visible_and_exits_3(capsys, monkeypatch):
     assert steps["configuration bound"]["outcome"] == "failed"
     assert "HiGHS" in steps["configuration bound"]["detail"]
     assert "configuration bound" in err
+
+
+def test_a_large_plan_is_summarised_not_drawn(capsys, monkeypatch):
+    from tasksolve.solver.cli import solve_command
+
+    monkeypatch.setattr(solve_command, "PLAN_TREE_MAX", 3)
+    code = main(["solve", "t2-ipfwd-intadd-x2", "--method", "cpsat", "--time-limit", "5", "--workers", "1"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "6 threads, not listed above 3" in " ".join(out.split()) and "strand" not in out
