@@ -19,16 +19,14 @@ from dataclasses import dataclass, field
 
 from tasksolve.solver.binding.configuration_lp import (
     ConfigurationBound,
-    ConfigurationLPFailed,
-    configuration_bound,
     enumeration_fits,
     enumeration_seconds,
 )
-from tasksolve.solver.binding.configurations import NotApplicable
-from tasksolve.solver.binding.level_plan import LevelResult, solve_level
+from tasksolve.solver.binding.level_plan import LevelResult
 from tasksolve.solver.binding.local_search import LocalSearchResult, improve_plan
 from tasksolve.solver.binding.model import THROUGHPUT_RESOLUTION, BindingModel, ModelTooLarge, check_size
 from tasksolve.solver.binding.problem import BindingProblem
+from tasksolve.solver.binding.steps import StepOutcome, configuration_step, early_bound, level_step
 from tasksolve.specs import UsableTree
 from tasksolve.specs.objective import Objective
 
@@ -75,18 +73,6 @@ class BindingResult:
     def failed_steps(self) -> list[StepOutcome]:
         """The steps that failed on a valid input: the answer may be weaker than it should be."""
         return [step for step in self.steps if step.outcome == "failed"]
-
-
-@dataclass
-class StepOutcome:
-    """What one step of `solve_binding` did: ``ok``, ``failed``, ``not applicable`` or ``skipped``."""
-
-    step: str
-    outcome: str
-    detail: str = ""
-
-    def to_dict(self) -> dict[str, str]:
-        return {"step": self.step, "outcome": self.outcome, "detail": self.detail}
 
 
 def _exact_value(problem: BindingProblem, objective: str, contexts: list[int]) -> float:
@@ -144,14 +130,14 @@ def solve_binding(
     0. where the configurations of a domain are too many to enumerate (total throughput): the
        level LP's bound and plan (`solver.binding.level_plan`, at most 30% of the time); its plan
        replaces the hint when better;
-    1. iterated local search from `hint` (at most 400 rounds and 25% of `time_limit`, 15% where
+    1. iterated local search from `hint` (at most 400 rounds and 25% of `time_limit`, 10% where
        step 3 comes first; 2 rounds per second of `deterministic_time` and no clock when runs
        must be repeatable);
     2. CP-SAT hinted with its plan, for 25% of the time (all of it when no configuration bound
        applies), unless the model is too large (`model.check_size`); OPTIMAL ends here;
     3. the configuration bound (total throughput only; the level LP's where step 0 ran); where
        its enumeration is estimated at over 25% of the time, it runs before step 2, which then
-       has the time left and step 4 is skipped;
+       has the time left, step 4 is skipped and its columns give a plan (`steps.early_bound`);
     4. CP-SAT again for the time left, hinted with the best plan so far.
 
     `time_limit` is shared by all steps and all K solves; `deterministic_time` (CP-SAT's
@@ -169,22 +155,21 @@ def solve_binding(
     bounded = configuration and objective == "total_throughput"
     level = None
     if bounded and not enumeration_fits(problem):
-        level = _level_step(problem, steps, notes, None if deterministic_time is not None else 0.3 * time_limit)
+        level = level_step(problem, steps, notes, None if deterministic_time is not None else 0.3 * time_limit)
         hint = _better_start(problem, objective, hint, level)
     # an enumeration that would take over a quarter of the time runs before CP-SAT, which then has
     # the time left in one run (the 60-thread T2: 1.65M configurations)
     early = bounded and level is None and deterministic_time is None
     early = early and enumeration_seconds(problem) > 0.25 * time_limit
-    heuristic = _local_search_step(
-        problem, objective, hint, seed, (0.15 if early else 0.25) * time_limit, deterministic_time, local_search, steps
-    )
-    if heuristic is not None:
-        hint = heuristic.contexts
+    share = (0.1 if early else 0.25) * time_limit
+    heuristic = _local_search_step(problem, objective, hint, seed, share, deterministic_time, local_search, steps)
     bound_info = level.bound if level is not None else None
     if early:
-        bound_info = _configuration_step(problem, objective, steps, notes, max(1.0, 0.85 * time_limit - elapsed()))
+        left = time_limit - elapsed()
+        bound_info, heuristic = early_bound(problem, objective, steps, notes, heuristic, seed, local_search, left)
+    hint = heuristic.contexts if heuristic is not None else hint
     share = 0.25 if bounded and not early else 1.0
-    first_limit = max(0.2 * time_limit, share * time_limit - (0 if share < 1 else elapsed()))
+    first_limit = max(0.05 * time_limit, share * time_limit - (0 if share < 1 else elapsed()))
     first_det = None if deterministic_time is None else (0.5 if bounded else 1.0) * deterministic_time
     result = _solve_model(problem, objective, top_k, first_limit, workers, seed, hint, symmetry, first_det)
     steps.append(_cpsat_outcome("CP-SAT", result))
@@ -195,7 +180,7 @@ def solve_binding(
     elif bounded and result.status != "OPTIMAL" and result.status != "INFEASIBLE":
         if level is None:
             left = None if deterministic_time is not None else max(1.0, time_limit - elapsed())
-            bound_info = _configuration_step(problem, objective, steps, notes, left)
+            bound_info = configuration_step(problem, objective, steps, notes, left)
         again = (objective, top_k, workers, seed, hint, symmetry, first_det)
         result = _second_run(problem, result, again, time_limit - elapsed(), deterministic_time, steps)
     else:
@@ -294,27 +279,6 @@ def _cpsat_outcome(step: str, result: BindingResult) -> StepOutcome:
     return StepOutcome(step, "ok", result.status)
 
 
-def _level_step(
-    problem: BindingProblem, steps: list[StepOutcome], notes: list[str], time_limit: float | None
-) -> LevelResult | None:
-    """Step 0 where the configurations of a whole domain are too many to enumerate: the level LP's
-    bound and its rounded plan (`solver.binding.level_plan`), the outcome recorded."""
-    try:
-        level = solve_level(problem, time_limit=time_limit)
-    except NotApplicable as exc:
-        notes.append(f"no level bound: {exc}")
-        steps.append(StepOutcome("level bound", "not applicable", str(exc)))
-        return None
-    except ConfigurationLPFailed as exc:
-        notes.append(f"no level bound: {exc}")
-        steps.append(StepOutcome("level bound", "failed", str(exc)))
-        return None
-    notes += level.notes
-    converged = "converged" if level.bound.converged else "valid, not converged in the time limit"
-    steps.append(StepOutcome("level bound", "ok", f"{level.bound.level}: {converged}"))
-    return level
-
-
 def _better_start(
     problem: BindingProblem, objective: str, hint: list[int] | None, level: LevelResult | None
 ) -> list[int] | None:
@@ -324,30 +288,6 @@ def _better_start(
     if hint is None or level.plan_value >= _exact_value(problem, objective, hint):
         return level.plan
     return hint
-
-
-def _configuration_step(
-    problem: BindingProblem, objective: str, steps: list[StepOutcome], notes: list[str], time_limit: float | None
-) -> ConfigurationBound | None:
-    """Step 3: the configuration bound, its outcome recorded (a failure is visible, never silent)."""
-    try:
-        bound = configuration_bound(problem, objective=objective, time_limit=time_limit)
-    except NotApplicable as exc:
-        notes.append(f"no configuration bound: {exc}")
-        steps.append(StepOutcome("configuration bound", "not applicable", str(exc)))
-        return None
-    except ConfigurationLPFailed as exc:
-        notes.append(f"no configuration bound: {exc}")
-        steps.append(StepOutcome("configuration bound", "failed", str(exc)))
-        return None
-    if not bound.converged:
-        notes.append("the configuration LP did not converge in time: its bound is valid but loose")
-    steps.append(
-        StepOutcome(
-            "configuration bound", "ok", "converged" if bound.converged else "valid, not converged in the time limit"
-        )
-    )
-    return bound
 
 
 def _better(first: BindingResult, second: BindingResult) -> BindingResult:

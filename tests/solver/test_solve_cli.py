@@ -73,13 +73,13 @@ def test_solve_rejects_unknown_method(capsys):
 def test_a_failed_solver_step_is_visible_and_exits_3(capsys, monkeypatch):
     """A configuration LP that fails must not pass as success: the step is named in the text and
     the JSON, and the exit code is 3 (it was 0 with a silently weaker bound)."""
-    from tasksolve.solver.binding import cpsat
+    from tasksolve.solver.binding import steps
     from tasksolve.solver.binding.configuration_lp import ConfigurationLPFailed
 
     def failing(*args, **kwargs):
         raise ConfigurationLPFailed("the configuration LP failed: (HiGHS Status 4: Solve error)")
 
-    monkeypatch.setattr(cpsat, "configuration_bound", failing)
+    monkeypatch.setattr(steps, "configuration_bound", failing)
     code = main(
         [
             "solve",
