@@ -4,6 +4,7 @@ from the other steps), and the local search's chunked evaluation changes no valu
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from tasksolve.solver.binding import local_search as ls_module
 from tasksolve.solver.binding import model as model_module
@@ -89,3 +90,48 @@ def test_the_random_sample_is_cut_to_its_budget_and_says_so():
     run = _comparison(spec, said.append)
     run.sample(300, ["cpsat", "random"], budget=60.0)  # fits: the whole sample, as seeded
     np.testing.assert_array_equal(run.plans, uniform_plans(spec, 300, 0))
+
+
+def _captured_limit(monkeypatch, *, late: float, deterministic: bool) -> float:
+    """The time limit `compare.solve` hands CP-SAT's steps when the command started `late` s ago."""
+    import time
+
+    from tasksolve.solver.binding import compare
+
+    seen: list[float] = []
+    real = compare.solve_binding
+
+    def spy(problem, **kwargs):
+        seen.append(kwargs["time_limit"])
+        return real(problem, **{**kwargs, "time_limit": 1.0, "deterministic_time": None})
+
+    monkeypatch.setattr(compare, "solve_binding", spy)
+    spec = load_spec("t2-ipfwd-intadd-x2")
+    started = time.perf_counter() - late
+    compare.solve(
+        spec,
+        ["cpsat"],
+        oracle_kind="analytic",
+        time_limit=10.0,
+        workers=1,
+        samples=50,
+        deterministic=deterministic,
+        started=started,
+    )
+    return seen[0]
+
+
+def test_cpsat_gets_the_time_left_of_the_whole_limit(monkeypatch):
+    from tasksolve.solver.binding import compare
+
+    limit = _captured_limit(monkeypatch, late=6.0, deterministic=False)
+    assert 1.0 <= limit <= 10.0 - 6.0 - compare_reserve()  # loading and the sample counted
+    late = _captured_limit(monkeypatch, late=60.0, deterministic=False)
+    assert late == pytest.approx(compare.MIN_CPSAT_SHARE * 10.0)  # past the limit already: the floor
+    assert _captured_limit(monkeypatch, late=6.0, deterministic=True) == 10.0  # repeatable runs
+
+
+def compare_reserve() -> float:
+    from tasksolve.solver.binding.compare import RESERVE_SHARE
+
+    return RESERVE_SHARE * 10.0
