@@ -318,26 +318,30 @@ class ConfigurationValues:
         )
         self._assignments: dict[tuple, np.ndarray | None] = {}
 
-    def slowdowns(self, configs: np.ndarray) -> np.ndarray:
-        """``1 / rate`` of a thread of each type in each cell: (configs, cells, types)."""
+    def slowdowns(self, configs: np.ndarray, only: list[int] | None = None) -> np.ndarray:
+        """``1 / rate`` of a thread of each type in each cell: (configs, cells, types); of the
+        types `only` alone (in that order) when given."""
         t = self.types
         layout = self.layout
         n, m, K = configs.shape
-        slow = np.ones((n, m, K))
-        domain_total = configs.sum(axis=1).astype(float)  # (n, K)
+        only = np.arange(K) if only is None else np.asarray(only)
+        slow = np.ones((n, m, len(only)))
+        domain_total = configs.sum(axis=1, dtype=np.float64)  # (n, K)
+        cells = None
         for r, level in enumerate(self.levels):
-            users = t.demand[:, r] > 0
+            d = t.demand[:, r]
+            users = d[only] > 0
             if not users.any():
                 continue
-            d = t.demand[:, r]
             if level < 0:
                 load = np.full((n, m, 1), self.machine_load[r])
             elif level == layout.level:
                 load = (domain_total @ d)[:, None, None]
             elif layout.cell_level is not None and level == layout.cell_level:
-                load = (configs.astype(float) @ d)[:, :, None]
+                cells = configs.astype(np.float64) if cells is None else cells
+                load = (cells @ d)[:, :, None]
             else:  # below the cells: a context holds one thread, only its own demand is known
-                load = d[None, None, :]
+                load = d[only][None, None, :]
             # users' ratio, 0 for the others (their slowdown is at least 1 already): one pass
             np.maximum(slow, (load / self.capacity[r]) * users, out=slow)
         return slow
@@ -355,6 +359,38 @@ class ConfigurationValues:
             for app, roles in self.types.apps.items():
                 values[start : start + CHUNK] += self._app_value(part, slow, roles, self.types.anchor[app])
         return values
+
+    def upper(self, configs: np.ndarray | IndexedConfigurations) -> np.ndarray:
+        """A cheap upper bound on `value` of each configuration: every anchor of the domain
+        credited ``clock / max(E_anchor, least time of its other roles)``, where ``E_anchor``
+        takes the anchor's slowdown in its cell and the cheapest cost of each of its messages,
+        and a role's least time is its least time anywhere (`least_time`): each is at most what
+        `_fragment_value` finds for any fragment of that anchor, whichever the assignment."""
+        out = np.zeros(len(configs))
+        for start in range(0, len(configs), CHUNK):
+            part = (
+                configs[start : start + CHUNK]
+                if isinstance(configs, np.ndarray)
+                else configs.cells(slice(start, start + CHUNK))
+            )
+            anchors = list(self.types.anchor.values())
+            slow = self.slowdowns(part, anchors)
+            for a, (app, roles) in enumerate(self.types.apps.items()):
+                anchor = self.types.anchor[app]
+                floor = max((self.least_time(k) for k in roles if k != anchor), default=0.0)
+                work = self.types.cycles[anchor] + sum(
+                    self.layout.cheapest[size] for _, size in self.types.in_edges[anchor]
+                )
+                with np.errstate(divide="ignore"):
+                    rate = self.clock / np.maximum(work * slow[:, :, a], floor)
+                out[start : start + CHUNK] += (part[:, :, anchor] * rate).sum(axis=1)
+        return out
+
+    def least_time(self, k: int) -> float:
+        """The least ``E`` a thread of type k can have anywhere: its cycles, the cheapest cost of
+        each of its messages, its least slowdown."""
+        work = self.types.cycles[k] + sum(self.layout.cheapest[size] for _, size in self.types.in_edges[k])
+        return float(work * self.least_slowdown[k])
 
     # -- one application
     def _app_value(self, configs: np.ndarray, slow: np.ndarray, roles: list[int], anchor: int) -> np.ndarray:

@@ -273,3 +273,22 @@ def test_the_priced_lp_equals_the_enumerated_lp_on_small_t2_specs(apps, instance
         f"constraints: {{contexts: [{', '.join(contexts)}]}}\n"
     )
     _priced_equals_enumerated(load_spec_text(text))
+
+
+@pytest.mark.parametrize("name", ["t2-ipfwd-l1-x8", "t2-ipfwd-mem-x2", "t2-ipfwd-x20"])
+def test_the_pricing_upper_bound_is_never_below_the_value(name):
+    """Partial pricing leaves a configuration unvalued only where its upper bound cannot
+    improve the LP: that is sound only if the bound is never below the exact value."""
+    from tasksolve.solver.binding.configurations import index_configurations
+
+    problem = BindingProblem(load_spec(name))
+    types = ThreadTypes.of(problem)
+    layout = Layout.of(problem, types)
+    evaluator = ConfigurationValues(problem, types, layout)
+    for sizes in layout.kinds:
+        configs = index_configurations(types, layout, sizes)
+        rows = np.random.default_rng(0).choice(len(configs), min(len(configs), 20_000), replace=False)
+        part = configs.cells(rows)
+        upper, exact = evaluator.upper(part), evaluator.value(part)
+        assert (upper >= exact * (1 - 1e-12)).all()
+        assert (exact > 0).any()
