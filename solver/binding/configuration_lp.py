@@ -42,7 +42,7 @@ from tasksolve.solver.binding.problem import BindingProblem
 from tasksolve.solver.errors import SolverFailed
 
 PRICING_BATCH = 8192  # configurations valued exactly at a time by partial pricing (`LazyValues`)
-SECONDS_PER_CONFIGURATION = 1.0e-5  # indexing, values and LP (measured: 1.65M on the T2, 16 s at load 6.7)
+SECONDS_PER_CONFIGURATION = 6e-6  # indexing, partial pricing and LP (1.65M on the T2: 8.4 s at load 6.5)
 
 
 class ConfigurationLPFailed(SolverFailed):

@@ -26,7 +26,7 @@ from tasksolve.solver.binding.level_plan import LevelResult
 from tasksolve.solver.binding.local_search import LocalSearchResult, improve_plan
 from tasksolve.solver.binding.model import THROUGHPUT_RESOLUTION, BindingModel, ModelTooLarge, check_size
 from tasksolve.solver.binding.problem import BindingProblem
-from tasksolve.solver.binding.steps import StepOutcome, configuration_step, early_bound, level_step
+from tasksolve.solver.binding.steps import StepOutcome, bound_and_plan, level_step
 from tasksolve.specs import UsableTree
 from tasksolve.specs.objective import Objective
 
@@ -137,7 +137,7 @@ def solve_binding(
        applies), unless the model is too large (`model.check_size`); OPTIMAL ends here;
     3. the configuration bound (total throughput only; the level LP's where step 0 ran); where
        its enumeration is estimated at over 25% of the time, it runs before step 2, which then
-       has the time left, step 4 is skipped and its columns give a plan (`steps.early_bound`);
+       has the time left and step 4 is skipped; its columns give a plan (`steps.bound_and_plan`);
     4. CP-SAT again for the time left, hinted with the best plan so far.
 
     `time_limit` is shared by all steps and all K solves; `deterministic_time` (CP-SAT's
@@ -166,7 +166,7 @@ def solve_binding(
     bound_info = level.bound if level is not None else None
     if early:
         left = time_limit - elapsed()
-        bound_info, heuristic = early_bound(problem, objective, steps, notes, heuristic, seed, local_search, left)
+        bound_info, heuristic = bound_and_plan(problem, objective, steps, notes, heuristic, seed, local_search, left)
     hint = heuristic.contexts if heuristic is not None else hint
     share = 0.25 if bounded and not early else 1.0
     first_limit = max(0.05 * time_limit, share * time_limit - (0 if share < 1 else elapsed()))
@@ -178,9 +178,10 @@ def solve_binding(
     if early:
         steps.append(StepOutcome("CP-SAT (second run)", "skipped", "the bound ran first: one CP-SAT run"))
     elif bounded and result.status != "OPTIMAL" and result.status != "INFEASIBLE":
-        if level is None:
+        if level is None:  # the bound with the time left, then its plan with half of what remains
             left = None if deterministic_time is not None else max(1.0, time_limit - elapsed())
-            bound_info = configuration_step(problem, objective, steps, notes, left)
+            context = (problem, objective, steps, notes, heuristic, seed, local_search, left, (1.0, 0.5))
+            bound_info, heuristic = bound_and_plan(*context)
         again = (objective, top_k, workers, seed, hint, symmetry, first_det)
         result = _second_run(problem, result, again, time_limit - elapsed(), deterministic_time, steps)
     else:

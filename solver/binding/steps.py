@@ -96,12 +96,16 @@ def _lp_plan_step(
     return improved if better else heuristic
 
 
-def early_bound(problem, objective, steps, notes, heuristic, seed, local_search, time_left) -> tuple:
-    """Steps 3 then the LP's plan, before CP-SAT (`solve_binding`): the bound with 85% of the
-    time, the plan with 75% of what is left; (bound, the better local-search result)."""
+def bound_and_plan(
+    problem, objective, steps, notes, heuristic, seed, local_search, time_left, shares=(0.85, 0.75)
+) -> tuple:
+    """Step 3, then the plan from its columns: the bound with ``shares[0]`` of `time_left`, the
+    plan with ``shares[1]`` of what is left after it (no plan without a clock: `time_left` None
+    runs the bound to convergence); (bound, the better local-search result)."""
     start = time.perf_counter()
-    bound = configuration_step(problem, objective, steps, notes, max(1.0, 0.85 * time_left))
-    if local_search:
+    limit = None if time_left is None else max(1.0, shares[0] * time_left)
+    bound = configuration_step(problem, objective, steps, notes, limit)
+    if local_search and time_left is not None:
         left = time_left - (time.perf_counter() - start)
-        heuristic = _lp_plan_step(problem, objective, bound, heuristic, seed, 0.75 * left, steps)
+        heuristic = _lp_plan_step(problem, objective, bound, heuristic, seed, shares[1] * left, steps)
     return bound, heuristic
