@@ -354,13 +354,14 @@ def solve(
     reading, by default now; the command passes its start, so loading the spec counts): the
     random sample gets at most `SAMPLE_SHARE` of it (`_Comparison.sample`), CP-SAT's steps the
     time left less `RESERVE_SHARE` for the measurements and the report (`deterministic`: the
-    whole limit in deterministic time, so runs repeat).  The predictors' profiling is not
-    bounded."""
+    whole sample and the whole limit in deterministic time, so runs repeat).  The predictors'
+    profiling and the oracle's measurements (a simulation's) are not bounded by it."""
     started = time.perf_counter() if started is None else started
     say = progress or (lambda _: None)
     count = getattr(progress, "update", None) or say  # counts inside a phase (Phases.update)
     run = _Comparison(spec, oracle_kind, seed, workers, say, count)
-    budget = max(MIN_SAMPLE_SECONDS, SAMPLE_SHARE * time_limit) if "cpsat" in methods else None
+    timed = "cpsat" in methods and not deterministic  # a sample cut by the clock would not repeat
+    budget = max(MIN_SAMPLE_SECONDS, SAMPLE_SHARE * time_limit) if timed else None
     methods = run.sample(samples, methods, budget)
     if "random" in methods:
         run.random(baseline_plans)

@@ -41,8 +41,8 @@ def solve_command(
         "--time-limit",
         min=0.1,
         help="Time limit in seconds of the whole solve with CP-SAT: loading the spec, the random sample "
-        "(at most 10%), CP-SAT's steps and K solves, the measurements (the predictors' profiling "
-        "excepted). Default: search.time_limit.",
+        "(at most 10%), CP-SAT's steps and K solves (the oracle's measurements and the predictors' "
+        "profiling excepted). Default: search.time_limit.",
     ),
     workers: int | None = options.workers_option(),
     seed: int | None = options.seed_option(),
