@@ -172,9 +172,8 @@ def solve_binding(
     first_limit = max(0.05 * time_limit, share * time_limit - (0 if share < 1 else elapsed()))
     first_det = None if deterministic_time is None else (0.5 if bounded else 1.0) * deterministic_time
     result = _solve_model(problem, objective, top_k, first_limit, workers, seed, hint, symmetry, first_det)
-    steps.append(_cpsat_outcome("CP-SAT", result))
-    if heuristic is not None:
-        _keep_heuristic(result, problem, heuristic)
+    more = None if deterministic_time is not None or (bounded and not early) else time_limit - elapsed()
+    heuristic = _after_first_run(result, problem, objective, heuristic, seed, more, steps)
     if early:
         steps.append(StepOutcome("CP-SAT (second run)", "skipped", "the bound ran first: one CP-SAT run"))
     elif bounded and result.status != "OPTIMAL" and result.status != "INFEASIBLE":
@@ -189,6 +188,22 @@ def solve_binding(
     _finish(result, problem, steps, notes, heuristic, bound_info, top_k)
     result.wall_time = elapsed()
     return result
+
+
+def _after_first_run(result, problem, objective, heuristic, seed, time_left, steps) -> LocalSearchResult | None:
+    """The first CP-SAT run's outcome recorded and the local search's plan kept when better; where
+    CP-SAT refused the model and no step follows (`time_left` given), the local search goes on
+    from its plan for 90% of the time left (a 2000-thread spec: it stopped at its 10% share)."""
+    steps.append(_cpsat_outcome("CP-SAT", result))
+    if result.status == MODEL_TOO_LARGE and heuristic is not None and time_left is not None and time_left > 1.0:
+        more = _heuristic(problem, objective, heuristic.contexts, seed + 1, 10_000, 0.9 * time_left)
+        better = more is not None and more.value > heuristic.value
+        detail = f"CP-SAT refused the model: {0.9 * time_left:.1f} s more" + (", a better plan" if better else "")
+        steps.append(StepOutcome("local search (continued)", "ok", detail))
+        heuristic = more if better else heuristic
+    if heuristic is not None:
+        _keep_heuristic(result, problem, heuristic)
+    return heuristic
 
 
 def _second_run(problem, result, options: tuple, remaining: float, deterministic_time, steps) -> BindingResult:

@@ -135,3 +135,15 @@ def compare_reserve() -> float:
     from tasksolve.solver.binding.compare import RESERVE_SHARE
 
     return RESERVE_SHARE * 10.0
+
+
+def test_where_cpsat_refuses_the_model_the_local_search_has_the_time_left(monkeypatch):
+    spec = load_spec("t2-ipfwd-l1-x2")
+    problem = BindingProblem(spec)
+    monkeypatch.setattr(model_module, "MAX_LITERALS", 1)
+    result = solve_binding(problem, time_limit=3, workers=1, seed=0, configuration=False)
+    step = next(s for s in result.steps if s.step == "local search (continued)")
+    assert step.outcome == "ok" and "CP-SAT refused the model" in step.detail
+    assert result.best is not None and result.best.found_by == "local search"
+    repeatable = solve_binding(problem, time_limit=3, workers=1, seed=0, configuration=False, deterministic_time=3)
+    assert all(s.step != "local search (continued)" for s in repeatable.steps)  # no clock: no more search
