@@ -7,6 +7,11 @@ multiple of 4).  Demands are per thread, in units of the resource's capacity; th
 pipelines load the L3, which the socket's pipelines oversubscribe by about 5%.
 
     python bench/scale_specs.py 128 > server-128.yaml
+    python bench/scale_specs.py huge > huge.yaml   # 4 x 500 tasks on 256 x 8 contexts
+
+`huge_data` is the limits check of issue 26: four instances of a 500-task chain (2000 threads) on a machine of
+256 cores x 8 hardware threads (2048 contexts), one per-core ``alu`` and a machine-wide ``mem``:
+it passes ``validate`` but no exact model or configuration enumeration fits it.
 """
 
 from __future__ import annotations
@@ -72,6 +77,34 @@ def server_data(contexts: int, name: str | None = None) -> dict:
     }
 
 
+def huge_data(instances: int = 4, tasks: int = 500, cores: int = 256, threads: int = 8) -> dict:
+    """The spec (as YAML data) of `instances` of a `tasks`-task chain on `cores` x `threads` contexts."""
+
+    def task(i: int) -> dict:
+        return {"cycles": 100 + 7 * ((i * 31) % 50), "demand": {"alu": 0.1 + 0.05 * (i % 5), "mem": 0.01}}
+
+    chain = {
+        "tasks": {f"t{i}": task(i) for i in range(tasks)},
+        "edges": [{"from": f"t{i}", "to": f"t{i + 1}", "bytes": "64B"} for i in range(tasks - 1)],
+    }
+    return {
+        "tasksolve": 1,
+        "name": f"huge-{instances}x{tasks}",
+        "topology": {
+            "name": f"{cores}x{threads}",
+            "clock": "2GHz",
+            "levels": [{"name": "core", "count": cores}, {"name": "thread", "count": threads}],
+            "resources": [
+                {"name": "alu", "level": "core", "capacity": 1.0},
+                {"name": "mem", "level": "machine", "capacity": 8.0},
+            ],
+            "communication": {"core": 20, "machine": 200},
+        },
+        "applications": {"chain": chain},
+        "workload": [{"app": "chain", "instances": instances}],
+    }
+
+
 def server_spec(contexts: int):
     """The loaded `Spec` of `server_data(contexts)`."""
     from tasksolve.specs import load_spec_text
@@ -80,4 +113,5 @@ def server_spec(contexts: int):
 
 
 if __name__ == "__main__":
-    sys.stdout.write(yaml.safe_dump(server_data(int(sys.argv[1])), sort_keys=False))
+    data = huge_data() if sys.argv[1] == "huge" else server_data(int(sys.argv[1]))
+    sys.stdout.write(yaml.safe_dump(data, sort_keys=False))

@@ -272,15 +272,15 @@ class BatchModel:
         """(producer, consumer, cycles by producer * C + consumer context) of every message that
         costs something somewhere; `cost(shared_level, size)` is the cycles of one message."""
         levels_present = sorted(set(self._shared.ravel().tolist()))
-        tables: dict[int, np.ndarray] = {}
+        tables: dict[int, np.ndarray | None] = {}  # None: messages of that size cost nothing anywhere
         edges = []
         for q, t, size in self._messages:
             if size not in tables:
                 lookup = np.zeros(max(levels_present) + 2)
                 for lv in levels_present:
                     lookup[lv + 1] = cost(lv, size)
-                tables[size] = lookup[self._shared + 1].ravel()
-            if tables[size].any():
+                tables[size] = lookup[self._shared + 1].ravel() if lookup.any() else None
+            if tables[size] is not None:
                 edges.append((q, t, tables[size]))
         return edges
 

@@ -23,6 +23,7 @@ objective's natural orientation (`specs.objective`); the result is a typed
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -43,6 +44,12 @@ from tasksolve.specs import Plan, Spec
 from tasksolve.specs.objective import Objective
 
 METHODS = ("cpsat", "blackbox", "tsbsched", "random", "balanced")
+SAMPLE_SHARE = 0.1  # at most this share of the time limit goes to the random sample
+PILOT = 100  # plans drawn and valued to time the sample
+MIN_SAMPLE = 20  # fewer affordable plans than this: no sample
+MIN_SAMPLE_SECONDS = 2.0  # the sample's budget is never below this (short limits keep their sample)
+RESERVE_SHARE = 0.03  # of the time limit, kept for measuring CP-SAT's plans and the report
+MIN_CPSAT_SHARE = 0.1  # CP-SAT's steps get at least this share of the limit, however late they start
 
 
 @dataclass
@@ -93,10 +100,22 @@ class _Comparison:
             [Plan.from_contexts(self.spec, c, method=label) for c in plans], seed=self.seed, workers=self.workers
         )
 
-    def sample(self, samples: int, methods: list[str]) -> list[str]:
-        """Draw the uniform sample (the random method's and CP-SAT's hint); the methods that can run."""
-        self.say(f"sampling {samples} random plans")
+    def sample(self, samples: int, methods: list[str], budget: float | None = None) -> list[str]:
+        """Draw the uniform sample (the random method's and CP-SAT's hint); the methods that can run.
+
+        With a `budget` (seconds), a pilot of `PILOT` plans drawn and valued with another seed
+        times one plan, and the sample is cut to what the budget allows (said so), or skipped
+        when not even `MIN_SAMPLE` plans fit."""
         try:
+            if budget is not None:
+                samples, why = self._affordable(samples, budget, methods)
+                if samples == 0:
+                    self.say(why)
+                    self.plans = np.empty((0, len(self.spec.threads)), dtype=np.intp)
+                    self.values = np.empty(0)
+                    self.details.samples = 0
+                    return ["cpsat"]
+            self.say(f"sampling {samples} random plans{' ' + why if budget is not None and why else ''}")
             self.plans = uniform_plans(self.spec, samples, self.seed)
         except SamplerError as exc:
             if "cpsat" not in methods:
@@ -107,6 +126,27 @@ class _Comparison:
         self.values = self.batch.evaluate(self.plans).values(self.objective) if len(self.plans) else np.empty(0)
         self.details.samples = int(len(self.plans))
         return methods
+
+    def _affordable(self, samples: int, budget: float, methods: list[str]) -> tuple[int, str]:
+        """How many of `samples` plans fit in `budget` seconds (a timed pilot) and why, when fewer;
+        0 to skip the sample (the random and sampling methods then do not run)."""
+        pilot = min(samples, PILOT)
+        start = time.perf_counter()
+        self.batch.evaluate(uniform_plans(self.spec, pilot, self.seed + 1)).values(self.objective)
+        per_plan = (time.perf_counter() - start) / pilot
+        # half the budget left by the estimate: a loaded machine draws slower than the pilot did
+        affordable = min(samples, int(max(0.0, budget - per_plan * pilot) / (2 * per_plan)))
+        if affordable >= samples:
+            return samples, ""
+        cost = f"{per_plan * 1e3:.2g} ms a plan, {budget:.1f} s of the time limit for the sample"
+        if "cpsat" not in methods:  # the sample is the answer's source: at least one plan
+            affordable = max(1, affordable)
+        if affordable >= MIN_SAMPLE or "cpsat" not in methods:
+            return affordable, f"(of the {samples} asked for: {cost})"
+        return 0, (
+            f"no random sample ({cost}: fewer than {MIN_SAMPLE} plans fit); CP-SAT runs without "
+            "its hint, the sampling methods are skipped"
+        )
 
     def random(self, baseline_plans: int) -> None:
         """The best predicted plan of the sample, and the naive baseline (first plans of the sample)."""
@@ -303,15 +343,26 @@ def solve(
     deterministic: bool = False,
     zone: float = 0.02,
     progress: Callable[[str], None] | None = None,
+    started: float | None = None,
 ) -> SolveReport:
     """Run `methods` on a binding spec; the answer is CP-SAT's when it ran, else the best measured
     (by TSBSched or BlackBox when either ran, else by any row).  On a stochastic oracle
     (`solver.binding.noisy`) the finalists and the unpinned run are raced with the indifference
-    `zone` and the race's best pinned plan is the answer."""
+    `zone` and the race's best pinned plan is the answer.
+
+    With CP-SAT, `time_limit` bounds the whole solve from `started` (a `time.perf_counter()`
+    reading, by default now; the command passes its start, so loading the spec counts): the
+    random sample gets at most `SAMPLE_SHARE` of it (`_Comparison.sample`), CP-SAT's steps the
+    time left less `RESERVE_SHARE` for the measurements and the report (`deterministic`: the
+    whole sample and the whole limit in deterministic time, so runs repeat).  The predictors'
+    profiling and the oracle's measurements (a simulation's) are not bounded by it."""
+    started = time.perf_counter() if started is None else started
     say = progress or (lambda _: None)
     count = getattr(progress, "update", None) or say  # counts inside a phase (Phases.update)
     run = _Comparison(spec, oracle_kind, seed, workers, say, count)
-    methods = run.sample(samples, methods)
+    timed = "cpsat" in methods and not deterministic  # a sample cut by the clock would not repeat
+    budget = max(MIN_SAMPLE_SECONDS, SAMPLE_SHARE * time_limit) if timed else None
+    methods = run.sample(samples, methods, budget)
     if "random" in methods:
         run.random(baseline_plans)
     if "balanced" in methods:
@@ -325,7 +376,11 @@ def solve(
                 answer = (method, result.best_contexts, result.best_measured)
     status, value, bound, gap = "NOT_RUN", None, None, None
     if "cpsat" in methods:
-        result, contexts, measurement = run.cpsat(BindingProblem(spec), top_k, time_limit, deterministic)
+        left = time_limit - (time.perf_counter() - started) - RESERVE_SHARE * time_limit
+        limit = time_limit if deterministic else max(MIN_CPSAT_SHARE * time_limit, left)
+        result, contexts, measurement = run.cpsat(
+            BindingProblem(spec, batch_model=run.batch), top_k, limit, deterministic
+        )
         best = result.solutions[0]
         status, value, bound, gap = result.status, best.objective, best.bound, best.gap
         answer = ("cpsat", contexts, measurement)

@@ -22,24 +22,27 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.optimize import linprog
 
 from tasksolve.solver.binding.configurations import (
+    CHUNK,
     MAX_CONFIGURATIONS,
     ConfigurationValues,
+    IndexedConfigurations,
     Layout,
     NotApplicable,
     ThreadTypes,
     count_configurations,
-    enumerate_configurations,
+    index_configurations,
 )
 from tasksolve.solver.binding.problem import BindingProblem
 from tasksolve.solver.errors import SolverFailed
 
-SECONDS_PER_CONFIGURATION = 1.2e-5  # enumeration, values and LP (measured: 1.65M on the T2, 18-28 s)
+PRICING_BATCH = 8192  # configurations valued exactly at a time by partial pricing (`LazyValues`)
+SECONDS_PER_CONFIGURATION = 6e-6  # indexing, partial pricing and LP (1.65M on the T2: 8.4 s at load 6.5)
 
 
 class ConfigurationLPFailed(SolverFailed):
@@ -59,6 +62,9 @@ class ConfigurationBound:
     wall_time: float
     converged: bool
     source: str = "configuration LP"  # or "level LP" (`solver.binding.level_lp`)
+    valued: int | None = None  # configurations whose exact value pricing needed (None: all)
+    # the last LP's columns: (cell sizes of the kind, (cells, types) counts, lambda, value)
+    solution: list[tuple[tuple[int, ...], np.ndarray, float, float]] = field(default_factory=list, repr=False)
 
 
 def column_generation(
@@ -69,19 +75,21 @@ def column_generation(
     max_iterations: int = 500,
     add: int = 64,
     time_limit: float | None = None,
+    solution: list[tuple[int, int, float]] | None = None,
 ) -> tuple[float, float | None, int, int, bool]:
     """Lagrangian bound of the configuration LP (module docstring).
 
-    `counts[g]` (configs, K) and `values[g]` describe kind g, which `multiplicity[g]` L-domains
-    have.  Returns (bound, LP optimum or None, columns, iterations, converged).
+    `counts[g]` (configs, K) -- an array, or `configurations.IndexedConfigurations` -- and
+    `values[g]` describe kind g, which `multiplicity[g]` L-domains have.  Returns (bound, LP
+    optimum or None, columns, iterations, converged); `solution`, when given, receives the last
+    LP's columns as (kind, configuration, lambda).
     """
     start = time.perf_counter()
     K = len(demand)
     # HiGHS works on values of order 1: throughputs of 1e7 packets/s with penalties of 1e10 make it
     # fail ("Solve error") on the 60-thread T2. Values are divided by the largest and the bound
     # multiplied back at the end; prices and reduced costs are in the same scaled unit.
-    scale = max(1.0, max(float(v.max()) for v in values if len(v)))
-    values = [v / scale for v in values]
+    scale = max(1.0, max(float(_top(v)) for v in values if len(v)))
     big = 10.0 * max(1, int(demand.sum()))
     columns: list[tuple[int, int]] = []  # (kind, index)
     chosen: set[tuple[int, int]] = set()
@@ -92,7 +100,7 @@ def column_generation(
     while iterations < max_iterations:
         iterations += 1
         n = len(columns)
-        c = np.concatenate([[-values[g][j] for g, j in columns], np.full(K, big)])
+        c = np.concatenate([[-values[g][j] / scale for g, j in columns], np.full(K, big)])
         a_eq = np.zeros((K, n + K))
         a_ub = np.zeros((len(values), n + K))
         for col, (g, j) in enumerate(columns):
@@ -110,14 +118,16 @@ def column_generation(
         )
         if result.status != 0:
             raise ConfigurationLPFailed(f"the configuration LP failed: {result.message}")
+        if solution is not None:
+            solution[:] = [(g, j, float(v)) for (g, j), v in zip(columns, result.x[:n])]
         prices = -np.asarray(result.eqlin.marginals)
         kind_prices = -np.asarray(result.ineqlin.marginals)
         lagrangian = float(prices @ demand)
         candidates = []
         for g, (cnt, val) in enumerate(zip(counts, values)):
-            reduced = val - cnt @ prices
+            reduced, choosable = _reduced(val, cnt @ prices, kind_prices[g], scale)
             lagrangian += multiplicity[g] * max(0.0, float(reduced.max()) if len(reduced) else 0.0)
-            improving = reduced - kind_prices[g]
+            improving = choosable - kind_prices[g]
             top = np.argpartition(-improving, add)[:add] if len(improving) > add else np.arange(len(improving))
             candidates += [(float(improving[j]), g, int(j)) for j in top if improving[j] > 1e-9]
         best_bound = min(best_bound, lagrangian)
@@ -126,6 +136,8 @@ def column_generation(
             artificial = float(result.x[n:].sum())
             converged = artificial <= 1e-9
             lp_value = -float(result.fun) if converged else None
+            if converged:  # no improving column: the restricted LP's optimum is the LP's
+                best_bound = min(best_bound, lp_value)
             break
         for key in fresh:
             chosen.add(key)
@@ -134,6 +146,63 @@ def column_generation(
             break
     lp_value = None if lp_value is None else lp_value * scale
     return best_bound * scale, lp_value, len(columns), iterations, converged
+
+
+class LazyValues:
+    """The values of one kind's configurations, computed when pricing needs them (pricing by
+    bounds): `ConfigurationValues.upper` for every configuration at once, the exact value only
+    for those whose upper bound prices positive -- a configuration whose upper bound's reduced
+    cost is not positive cannot improve the LP, so the LP is the enumerated one."""
+
+    def __init__(self, evaluator: ConfigurationValues, configs: IndexedConfigurations) -> None:
+        self.evaluator = evaluator
+        self.configs = configs
+        self.upper = evaluator.upper(configs)
+        self.exact = np.full(len(configs), np.nan)
+
+    def __len__(self) -> int:
+        return len(self.exact)
+
+    def __getitem__(self, j: int) -> float:
+        self.evaluate(np.array([j]))
+        return float(self.exact[j])
+
+    def evaluate(self, rows: np.ndarray) -> None:
+        """The exact values of `rows` not known yet."""
+        rows = rows[np.isnan(self.exact[rows])]
+        for start in range(0, len(rows), CHUNK):
+            part = rows[start : start + CHUNK]
+            self.exact[part] = self.evaluator.value(self.configs.cells(part))
+
+    @property
+    def evaluated(self) -> int:
+        return int(np.count_nonzero(~np.isnan(self.exact)))
+
+
+def _top(values) -> float:
+    return float(values.upper.max()) if isinstance(values, LazyValues) else float(values.max())
+
+
+def _reduced(values, priced: np.ndarray, kind_price: float, scale: float) -> tuple[np.ndarray, np.ndarray]:
+    """``v_j / scale - n_j . pi`` of every configuration (for the Lagrangian value) and the same
+    where a column may be chosen (-inf elsewhere).  With `LazyValues` (partial pricing), the
+    configurations whose upper bound could improve (reduced cost past the kind's price) are
+    valued exactly, `PRICING_BATCH` at a time, largest upper bound first, until one improves or
+    none is left; the others keep their upper bound (so the Lagrangian value stays a bound) and
+    cannot be chosen."""
+    if not isinstance(values, LazyValues):
+        reduced = values / scale - priced
+        return reduced, reduced
+    upper = values.upper / scale - priced
+    while True:
+        open_rows = np.nonzero(np.isnan(values.exact) & (upper - kind_price > 1e-9))[0]
+        if len(open_rows) > PRICING_BATCH:
+            open_rows = open_rows[np.argpartition(-upper[open_rows], PRICING_BATCH)[:PRICING_BATCH]]
+        values.evaluate(open_rows)
+        known = ~np.isnan(values.exact)
+        exact = np.where(known, values.exact / scale - priced, -np.inf)
+        if len(open_rows) == 0 or (exact - kind_price > 1e-9).any():
+            return np.where(known, exact, upper), exact
 
 
 def enumeration_fits(problem: BindingProblem, max_configurations: int = MAX_CONFIGURATIONS) -> bool:
@@ -186,21 +255,26 @@ def configuration_bound(
     evaluator = ConfigurationValues(problem, types, layout)
     counts, values, multiplicity = [], [], []
     for sizes, n_domains in layout.kinds.items():
-        configs = enumerate_configurations(types, layout, sizes)
-        counts.append(configs.sum(axis=1).astype(float))
-        values.append(evaluator.value(configs))
+        configs = index_configurations(types, layout, sizes)  # priced by index: no count matrix
+        counts.append(configs)
+        values.append(LazyValues(evaluator, configs))  # valued when pricing needs it
         multiplicity.append(n_domains)
     remaining = None if time_limit is None else max(1.0, time_limit - (time.perf_counter() - start))
+    positive: list[tuple[int, int, float]] = []
     bound, lp_value, columns, iterations, converged = column_generation(
-        counts, values, multiplicity, types.count.astype(float), time_limit=remaining
+        counts, values, multiplicity, types.count.astype(float), time_limit=remaining, solution=positive
     )
+    kinds = list(layout.kinds)
+    solution = [(kinds[g], counts[g].cells(np.array([j]))[0], lam, float(values[g][j])) for g, j, lam in positive]
     return ConfigurationBound(
         value=bound * (1 + 1e-9),
         lp_value=lp_value,
         level=problem.topology.level_names[layout.level],
         configurations=int(sum(len(v) for v in values)),
+        valued=int(sum(v.evaluated for v in values)),
         columns=columns,
         iterations=iterations,
         wall_time=time.perf_counter() - start,
         converged=converged,
+        solution=solution,
     )

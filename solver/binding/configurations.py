@@ -222,6 +222,65 @@ def enumerate_configurations(types: ThreadTypes, layout: Layout, sizes: tuple[in
     return configs[keep]
 
 
+@dataclass
+class IndexedConfigurations:
+    """The configurations of one kind of L-domain without their count matrix: cell ``c`` of
+    configuration ``j`` holds the multiset ``tables[c][index[j, c]]`` (rows of type counts).  A
+    configuration's type counts are the sum over its cells, so its price ``n_j . pi`` is a sum of
+    ``len(tables)`` table lookups: pricing reads two small integers per cell instead of a row of
+    the (configurations x types) matrix (1.65M x 12 floats, 160 MB, on the 60-thread T2)."""
+
+    tables: list[np.ndarray]  # per cell: (multisets, K) int16
+    index: np.ndarray  # (configurations, cells) int32
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    def __matmul__(self, prices: np.ndarray) -> np.ndarray:
+        """``n_j . prices`` for every configuration j."""
+        out = np.zeros(len(self.index))
+        for c, table in enumerate(self.tables):
+            out += (table @ prices)[self.index[:, c]]
+        return out
+
+    def __getitem__(self, j: int) -> np.ndarray:
+        """The type counts of configuration `j` (float)."""
+        return self.cells(slice(j, j + 1))[0].sum(axis=0).astype(float)
+
+    def cells(self, rows: slice | np.ndarray) -> np.ndarray:
+        """The configurations `rows` as (configs, cells, types) counts."""
+        index = self.index[rows]
+        return np.stack([table[index[:, c]] for c, table in enumerate(self.tables)], axis=1)
+
+
+def index_configurations(
+    types: ThreadTypes, layout: Layout, sizes: tuple[int, ...], chunk: int = CHUNK
+) -> IndexedConfigurations:
+    """The configurations `enumerate_configurations` lists, in the same order, as indices."""
+    tables: list[np.ndarray] = []
+    index = None
+    for size, r in _groups(sizes):
+        cap = min(size, layout.cell_cap) if layout.cell_cap is not None else size
+        sets = _multisets(len(types.names), cap, types.count)
+        part = _combinations(len(sets), r).astype(np.int32)
+        tables += [sets] * r
+        index = (
+            part
+            if index is None
+            else np.concatenate([np.repeat(index, len(part), axis=0), np.tile(part, (len(index), 1))], axis=1)
+        )
+    configs = IndexedConfigurations(tables, index)
+    keep = np.ones(len(index), dtype=bool)
+    for start in range(0, len(index), chunk):  # the count filter, a chunk at a time
+        totals = configs.cells(slice(start, start + chunk)).sum(axis=1, dtype=np.int32)
+        ok = (totals <= types.count).all(axis=1)
+        if layout.domain_cap is not None:
+            ok &= totals.sum(axis=1) <= layout.domain_cap
+        keep[start : start + chunk] = ok
+    configs.index = index[keep]
+    return configs
+
+
 # ----------------------------------------------------------------------------- values
 def _unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The distinct rows of a small non-negative integer array and each row's index among them:
@@ -259,38 +318,79 @@ class ConfigurationValues:
         )
         self._assignments: dict[tuple, np.ndarray | None] = {}
 
-    def slowdowns(self, configs: np.ndarray) -> np.ndarray:
-        """``1 / rate`` of a thread of each type in each cell: (configs, cells, types)."""
+    def slowdowns(self, configs: np.ndarray, only: list[int] | None = None) -> np.ndarray:
+        """``1 / rate`` of a thread of each type in each cell: (configs, cells, types); of the
+        types `only` alone (in that order) when given."""
         t = self.types
         layout = self.layout
         n, m, K = configs.shape
-        slow = np.ones((n, m, K))
-        domain_total = configs.sum(axis=1).astype(float)  # (n, K)
+        only = np.arange(K) if only is None else np.asarray(only)
+        slow = np.ones((n, m, len(only)))
+        domain_total = configs.sum(axis=1, dtype=np.float64)  # (n, K)
+        cells = None
         for r, level in enumerate(self.levels):
-            users = t.demand[:, r] > 0
+            d = t.demand[:, r]
+            users = d[only] > 0
             if not users.any():
                 continue
-            d = t.demand[:, r]
             if level < 0:
                 load = np.full((n, m, 1), self.machine_load[r])
             elif level == layout.level:
                 load = (domain_total @ d)[:, None, None]
             elif layout.cell_level is not None and level == layout.cell_level:
-                load = (configs.astype(float) @ d)[:, :, None]
+                cells = configs.astype(np.float64) if cells is None else cells
+                load = (cells @ d)[:, :, None]
             else:  # below the cells: a context holds one thread, only its own demand is known
-                load = d[None, None, :]
-            ratio = np.broadcast_to(load / self.capacity[r], (n, m, K))
-            slow[:, :, users] = np.maximum(slow[:, :, users], ratio[:, :, users])
+                load = d[only][None, None, :]
+            # users' ratio, 0 for the others (their slowdown is at least 1 already): one pass
+            np.maximum(slow, (load / self.capacity[r]) * users, out=slow)
         return slow
 
-    def value(self, configs: np.ndarray) -> np.ndarray:
+    def value(self, configs: np.ndarray | IndexedConfigurations) -> np.ndarray:
+        """The value of each configuration: (configs, cells, types) counts, or indexed."""
         values = np.zeros(len(configs))
         for start in range(0, len(configs), CHUNK):
-            part = configs[start : start + CHUNK]
+            part = (
+                configs[start : start + CHUNK]
+                if isinstance(configs, np.ndarray)
+                else configs.cells(slice(start, start + CHUNK))
+            )
             slow = self.slowdowns(part)
             for app, roles in self.types.apps.items():
                 values[start : start + CHUNK] += self._app_value(part, slow, roles, self.types.anchor[app])
         return values
+
+    def upper(self, configs: np.ndarray | IndexedConfigurations) -> np.ndarray:
+        """A cheap upper bound on `value` of each configuration: every anchor of the domain
+        credited ``clock / max(E_anchor, least time of its other roles)``, where ``E_anchor``
+        takes the anchor's slowdown in its cell and the cheapest cost of each of its messages,
+        and a role's least time is its least time anywhere (`least_time`): each is at most what
+        `_fragment_value` finds for any fragment of that anchor, whichever the assignment."""
+        out = np.zeros(len(configs))
+        for start in range(0, len(configs), CHUNK):
+            part = (
+                configs[start : start + CHUNK]
+                if isinstance(configs, np.ndarray)
+                else configs.cells(slice(start, start + CHUNK))
+            )
+            anchors = list(self.types.anchor.values())
+            slow = self.slowdowns(part, anchors)
+            for a, (app, roles) in enumerate(self.types.apps.items()):
+                anchor = self.types.anchor[app]
+                floor = max((self.least_time(k) for k in roles if k != anchor), default=0.0)
+                work = self.types.cycles[anchor] + sum(
+                    self.layout.cheapest[size] for _, size in self.types.in_edges[anchor]
+                )
+                with np.errstate(divide="ignore"):
+                    rate = self.clock / np.maximum(work * slow[:, :, a], floor)
+                out[start : start + CHUNK] += (part[:, :, anchor] * rate).sum(axis=1)
+        return out
+
+    def least_time(self, k: int) -> float:
+        """The least ``E`` a thread of type k can have anywhere: its cycles, the cheapest cost of
+        each of its messages, its least slowdown."""
+        work = self.types.cycles[k] + sum(self.layout.cheapest[size] for _, size in self.types.in_edges[k])
+        return float(work * self.least_slowdown[k])
 
     # -- one application
     def _app_value(self, configs: np.ndarray, slow: np.ndarray, roles: list[int], anchor: int) -> np.ndarray:
@@ -309,7 +409,8 @@ class ConfigurationValues:
             members = rows[order[starts[g] : starts[g + 1]]]
             grid = key.reshape(m, -1)
             options = self._options(grid)
-            values = np.stack([self._fragment_value(slow[members], anchor, others, option) for option in options])
+            part = slow[members]
+            values = np.stack([self._fragment_value(part, anchor, others, option) for option in options])
             assignments = self._assignment_matrix(grid, options)
             if assignments is None:  # too many: each anchor takes its best option on its own
                 best = np.zeros(len(members))

@@ -19,16 +19,14 @@ from dataclasses import dataclass, field
 
 from tasksolve.solver.binding.configuration_lp import (
     ConfigurationBound,
-    ConfigurationLPFailed,
-    configuration_bound,
     enumeration_fits,
     enumeration_seconds,
 )
-from tasksolve.solver.binding.configurations import NotApplicable
-from tasksolve.solver.binding.level_plan import LevelResult, solve_level
+from tasksolve.solver.binding.level_plan import LevelResult
 from tasksolve.solver.binding.local_search import LocalSearchResult, improve_plan
 from tasksolve.solver.binding.model import THROUGHPUT_RESOLUTION, BindingModel, ModelTooLarge, check_size
 from tasksolve.solver.binding.problem import BindingProblem
+from tasksolve.solver.binding.steps import StepOutcome, bound_and_plan, level_step
 from tasksolve.specs import UsableTree
 from tasksolve.specs.objective import Objective
 
@@ -77,25 +75,11 @@ class BindingResult:
         return [step for step in self.steps if step.outcome == "failed"]
 
 
-@dataclass
-class StepOutcome:
-    """What one step of `solve_binding` did: ``ok``, ``failed``, ``not applicable`` or ``skipped``."""
-
-    step: str
-    outcome: str
-    detail: str = ""
-
-    def to_dict(self) -> dict[str, str]:
-        return {"step": self.step, "outcome": self.outcome, "detail": self.detail}
-
-
 def _exact_value(problem: BindingProblem, objective: str, contexts: list[int]) -> float:
     """The closed form's value of a plan, in the objective's unit (seconds for the latency)."""
     import numpy as np
 
-    from tasksolve.simulate.analytic import BatchModel
-
-    score = float(BatchModel(problem.spec).evaluate(np.array([contexts])).values(objective)[0])
+    score = float(problem.batch.evaluate(np.array([contexts])).values(objective)[0])
     return Objective.of(objective).score(score)
 
 
@@ -112,7 +96,15 @@ def _heuristic(
         except SamplerError:
             return None
     try:
-        return improve_plan(problem.spec, start, objective=objective, seed=seed, rounds=rounds, time_limit=time_limit)
+        return improve_plan(
+            problem.spec,
+            start,
+            objective=objective,
+            seed=seed,
+            rounds=rounds,
+            time_limit=time_limit,
+            model=problem.batch,
+        )
     except ValueError:  # the start breaks a cap or the latency bound
         return None
 
@@ -138,14 +130,14 @@ def solve_binding(
     0. where the configurations of a domain are too many to enumerate (total throughput): the
        level LP's bound and plan (`solver.binding.level_plan`, at most 30% of the time); its plan
        replaces the hint when better;
-    1. iterated local search from `hint` (at most 400 rounds and 25% of `time_limit`, 15% where
+    1. iterated local search from `hint` (at most 400 rounds and 25% of `time_limit`, 10% where
        step 3 comes first; 2 rounds per second of `deterministic_time` and no clock when runs
        must be repeatable);
     2. CP-SAT hinted with its plan, for 25% of the time (all of it when no configuration bound
        applies), unless the model is too large (`model.check_size`); OPTIMAL ends here;
     3. the configuration bound (total throughput only; the level LP's where step 0 ran); where
        its enumeration is estimated at over 25% of the time, it runs before step 2, which then
-       has the time left and step 4 is skipped;
+       has the time left and step 4 is skipped; its columns give a plan (`steps.bound_and_plan`);
     4. CP-SAT again for the time left, hinted with the best plan so far.
 
     `time_limit` is shared by all steps and all K solves; `deterministic_time` (CP-SAT's
@@ -163,33 +155,32 @@ def solve_binding(
     bounded = configuration and objective == "total_throughput"
     level = None
     if bounded and not enumeration_fits(problem):
-        level = _level_step(problem, steps, notes, None if deterministic_time is not None else 0.3 * time_limit)
+        level = level_step(problem, steps, notes, None if deterministic_time is not None else 0.3 * time_limit)
         hint = _better_start(problem, objective, hint, level)
     # an enumeration that would take over a quarter of the time runs before CP-SAT, which then has
     # the time left in one run (the 60-thread T2: 1.65M configurations)
     early = bounded and level is None and deterministic_time is None
     early = early and enumeration_seconds(problem) > 0.25 * time_limit
-    heuristic = _local_search_step(
-        problem, objective, hint, seed, (0.15 if early else 0.25) * time_limit, deterministic_time, local_search, steps
-    )
-    if heuristic is not None:
-        hint = heuristic.contexts
+    share = (0.1 if early else 0.25) * time_limit
+    heuristic = _local_search_step(problem, objective, hint, seed, share, deterministic_time, local_search, steps)
     bound_info = level.bound if level is not None else None
     if early:
-        bound_info = _configuration_step(problem, objective, steps, notes, max(1.0, 0.85 * time_limit - elapsed()))
+        left = time_limit - elapsed()
+        bound_info, heuristic = bound_and_plan(problem, objective, steps, notes, heuristic, seed, local_search, left)
+    hint = heuristic.contexts if heuristic is not None else hint
     share = 0.25 if bounded and not early else 1.0
-    first_limit = max(0.2 * time_limit, share * time_limit - (0 if share < 1 else elapsed()))
+    first_limit = max(0.05 * time_limit, share * time_limit - (0 if share < 1 else elapsed()))
     first_det = None if deterministic_time is None else (0.5 if bounded else 1.0) * deterministic_time
     result = _solve_model(problem, objective, top_k, first_limit, workers, seed, hint, symmetry, first_det)
-    steps.append(_cpsat_outcome("CP-SAT", result))
-    if heuristic is not None:
-        _keep_heuristic(result, problem, heuristic)
+    more = None if deterministic_time is not None or (bounded and not early) else time_limit - elapsed()
+    heuristic = _after_first_run(result, problem, objective, heuristic, seed, more, steps)
     if early:
         steps.append(StepOutcome("CP-SAT (second run)", "skipped", "the bound ran first: one CP-SAT run"))
     elif bounded and result.status != "OPTIMAL" and result.status != "INFEASIBLE":
-        if level is None:
+        if level is None:  # the bound with the time left, then its plan with half of what remains
             left = None if deterministic_time is not None else max(1.0, time_limit - elapsed())
-            bound_info = _configuration_step(problem, objective, steps, notes, left)
+            context = (problem, objective, steps, notes, heuristic, seed, local_search, left, (1.0, 0.5))
+            bound_info, heuristic = bound_and_plan(*context)
         again = (objective, top_k, workers, seed, hint, symmetry, first_det)
         result = _second_run(problem, result, again, time_limit - elapsed(), deterministic_time, steps)
     else:
@@ -197,6 +188,22 @@ def solve_binding(
     _finish(result, problem, steps, notes, heuristic, bound_info, top_k)
     result.wall_time = elapsed()
     return result
+
+
+def _after_first_run(result, problem, objective, heuristic, seed, time_left, steps) -> LocalSearchResult | None:
+    """The first CP-SAT run's outcome recorded and the local search's plan kept when better; where
+    CP-SAT refused the model and no step follows (`time_left` given), the local search goes on
+    from its plan for 90% of the time left (a 2000-thread spec: it stopped at its 10% share)."""
+    steps.append(_cpsat_outcome("CP-SAT", result))
+    if result.status == MODEL_TOO_LARGE and heuristic is not None and time_left is not None and time_left > 1.0:
+        more = _heuristic(problem, objective, heuristic.contexts, seed + 1, 10_000, 0.9 * time_left)
+        better = more is not None and more.value > heuristic.value
+        detail = f"CP-SAT refused the model: {0.9 * time_left:.1f} s more" + (", a better plan" if better else "")
+        steps.append(StepOutcome("local search (continued)", "ok", detail))
+        heuristic = more if better else heuristic
+    if heuristic is not None:
+        _keep_heuristic(result, problem, heuristic)
+    return heuristic
 
 
 def _second_run(problem, result, options: tuple, remaining: float, deterministic_time, steps) -> BindingResult:
@@ -288,27 +295,6 @@ def _cpsat_outcome(step: str, result: BindingResult) -> StepOutcome:
     return StepOutcome(step, "ok", result.status)
 
 
-def _level_step(
-    problem: BindingProblem, steps: list[StepOutcome], notes: list[str], time_limit: float | None
-) -> LevelResult | None:
-    """Step 0 where the configurations of a whole domain are too many to enumerate: the level LP's
-    bound and its rounded plan (`solver.binding.level_plan`), the outcome recorded."""
-    try:
-        level = solve_level(problem, time_limit=time_limit)
-    except NotApplicable as exc:
-        notes.append(f"no level bound: {exc}")
-        steps.append(StepOutcome("level bound", "not applicable", str(exc)))
-        return None
-    except ConfigurationLPFailed as exc:
-        notes.append(f"no level bound: {exc}")
-        steps.append(StepOutcome("level bound", "failed", str(exc)))
-        return None
-    notes += level.notes
-    converged = "converged" if level.bound.converged else "valid, not converged in the time limit"
-    steps.append(StepOutcome("level bound", "ok", f"{level.bound.level}: {converged}"))
-    return level
-
-
 def _better_start(
     problem: BindingProblem, objective: str, hint: list[int] | None, level: LevelResult | None
 ) -> list[int] | None:
@@ -318,30 +304,6 @@ def _better_start(
     if hint is None or level.plan_value >= _exact_value(problem, objective, hint):
         return level.plan
     return hint
-
-
-def _configuration_step(
-    problem: BindingProblem, objective: str, steps: list[StepOutcome], notes: list[str], time_limit: float | None
-) -> ConfigurationBound | None:
-    """Step 3: the configuration bound, its outcome recorded (a failure is visible, never silent)."""
-    try:
-        bound = configuration_bound(problem, objective=objective, time_limit=time_limit)
-    except NotApplicable as exc:
-        notes.append(f"no configuration bound: {exc}")
-        steps.append(StepOutcome("configuration bound", "not applicable", str(exc)))
-        return None
-    except ConfigurationLPFailed as exc:
-        notes.append(f"no configuration bound: {exc}")
-        steps.append(StepOutcome("configuration bound", "failed", str(exc)))
-        return None
-    if not bound.converged:
-        notes.append("the configuration LP did not converge in time: its bound is valid but loose")
-    steps.append(
-        StepOutcome(
-            "configuration bound", "ok", "converged" if bound.converged else "valid, not converged in the time limit"
-        )
-    )
-    return bound
 
 
 def _better(first: BindingResult, second: BindingResult) -> BindingResult:

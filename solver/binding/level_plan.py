@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tasksolve.solver.binding.configuration_lp import ConfigurationBound, ConfigurationLPFailed
-from tasksolve.solver.binding.configurations import Layout
+from tasksolve.solver.binding.configurations import Layout, ThreadTypes
 from tasksolve.solver.binding.level_lp import LP_TOLERANCE, LevelLP, build, integer_modes, level_bound
 from tasksolve.solver.binding.problem import BindingProblem
 
@@ -52,7 +52,7 @@ def _domains_by_kind(problem: BindingProblem, lp: LevelLP, level: int, cell_leve
     return out
 
 
-def _round(counts: np.ndarray, total: int) -> np.ndarray:
+def largest_remainder(counts: np.ndarray, total: int) -> np.ndarray:
     """Largest-remainder rounding of `counts` to integers summing to `total`."""
     base = np.floor(counts + 1e-9).astype(int)
     short = total - int(base.sum())
@@ -86,7 +86,7 @@ def cell_contents(
                 domain = queue.pop(0)
                 for s in cells:
                     slots = [cell for cell in domain if len(cell) == s]
-                    picks = _round(share[s] / max(1, z[j]), len(slots))
+                    picks = largest_remainder(share[s] / max(1, z[j]), len(slots))
                     configs = [i for i, count in enumerate(picks) for _ in range(count)]
                     for cell, i in zip(slots, configs):
                         types = [k for k in range(lp.n_types) for _ in range(int(lp.configs[s][i][k]))]
@@ -98,7 +98,12 @@ def cell_contents(
 
 def plan_from_solution(problem: BindingProblem, lp: LevelLP, x: np.ndarray, level: int, cell_level: int) -> list[int]:
     """A context per thread (module docstring)."""
-    types = lp.types
+    return place(problem, lp.types, cell_contents(lp, x, _domains_by_kind(problem, lp, level, cell_level)))
+
+
+def place(problem: BindingProblem, types: ThreadTypes, contents: list[tuple[list[int], list[int]]]) -> list[int]:
+    """Threads into cells: (contexts of a cell, thread types it should hold) -> a context per
+    thread (the module docstring's steps 2 and 3)."""
     spec = problem.spec
     key = {name: k for k, name in enumerate(types.names)}
     kind_of = [key[(t.app, t.task)] for t in spec.threads]
@@ -109,13 +114,13 @@ def plan_from_solution(problem: BindingProblem, lp: LevelLP, x: np.ndarray, leve
         free_threads.setdefault(k, []).append(t)
     placed = [-1] * problem.n_threads
     free_contexts: list[int] = []
-    producer_of = {k: [p for p, _ in types.in_edges[k]] for k in range(lp.n_types)}
+    producer_of = {k: [p for p, _ in types.in_edges[k]] for k in range(len(types.names))}
 
     def take(t: int, c: int) -> None:
         placed[t] = c
         free_threads[kind_of[t]].remove(t)
 
-    for cell, wanted in cell_contents(lp, x, _domains_by_kind(problem, lp, level, cell_level)):
+    for cell, wanted in contents:
         contexts = list(cell)
         remaining = list(wanted)
         for k in list(remaining):  # producer and consumer of one instance together
@@ -139,7 +144,7 @@ def plan_from_solution(problem: BindingProblem, lp: LevelLP, x: np.ndarray, leve
             if contexts and free_threads.get(k):
                 take(free_threads[k][0], contexts.pop(0))
         free_contexts += contexts
-    return _repair(problem, placed, free_contexts)
+    return repair(problem, placed, free_contexts)
 
 
 def _closeness(topo, depth: int, context: int, anchors: list[int]) -> int:
@@ -152,7 +157,7 @@ def _closeness(topo, depth: int, context: int, anchors: list[int]) -> int:
     return best
 
 
-def _repair(problem: BindingProblem, placed: list[int], free_contexts: list[int]) -> list[int]:
+def repair(problem: BindingProblem, placed: list[int], free_contexts: list[int]) -> list[int]:
     """Threads without a context take a free one, nearest (deepest shared level) their producer."""
     topo = problem.topology
     depth = len(topo.levels)
@@ -191,7 +196,6 @@ def solve_level(problem: BindingProblem, *, time_limit: float | None = None) -> 
     integer-mode MIP (coarse grid) -- and the MIP's plan, rounded and repaired.
 
     Raises `NotApplicable` where the decomposition does not apply (`level_lp.build`)."""
-    from tasksolve.simulate.analytic import BatchModel
 
     start = time.perf_counter()
 
@@ -218,7 +222,7 @@ def solve_level(problem: BindingProblem, *, time_limit: float | None = None) -> 
     except ValueError as exc:  # pins or forbids the rounding could not honour
         notes.append(f"no plan from the level LP: {exc}")
         return LevelResult(bound, None, None, notes)
-    plan_value = float(BatchModel(problem.spec).evaluate(np.array([plan])).values("total_throughput")[0])
+    plan_value = float(problem.batch.evaluate(np.array([plan])).values("total_throughput")[0])
     if not proven:
         notes.append("the integer-mode MIP stopped at its time limit: its dual bound is used")
     return LevelResult(bound, plan, plan_value, notes)

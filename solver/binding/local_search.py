@@ -26,6 +26,8 @@ from tasksolve.simulate.analytic import BatchModel
 from tasksolve.solver.binding.samplers import PlacementConstraints
 
 MAX_NEIGHBOURS = 20_000  # larger neighbourhoods are sampled
+MAX_PAIRS = 1_000_000  # more (thread, context) pairs: the moves are drawn before they are checked
+MAX_NEIGHBOUR_ENTRIES = 8_000_000  # neighbours x threads of one step (64 MB; 4,000 neighbours at 2000 threads)
 MAX_ENTRIES = 2_000_000  # plans x threads evaluated at once by the batch closed form
 
 
@@ -41,10 +43,10 @@ class LocalSearchResult:
 class LocalSearch:
     """Descent and perturbation for one spec and objective."""
 
-    def __init__(self, spec, objective: str | None = None, seed: int = 0) -> None:
+    def __init__(self, spec, objective: str | None = None, seed: int = 0, model: BatchModel | None = None) -> None:
         self.spec = spec
         self.objective = objective or spec.objective
-        self.model = BatchModel(spec)
+        self.model = model or BatchModel(spec)
         self.constraints = PlacementConstraints(spec)
         self.rng = np.random.default_rng(seed)
         self.n_threads = len(spec.threads)
@@ -54,17 +56,25 @@ class LocalSearch:
             allowed[t] = False
             allowed[t, c] = True
         self.allowed = allowed
+        self.pairs = np.nonzero(allowed)  # every (thread, context) a move may take
         bound = spec.constraints.latency_max
         self.latency_bound = None if bound is None else bound.to_seconds(spec.topology.clock) * (1 + 1e-9)
         self.evaluations = 0
 
     # ------------------------------------------------------------------ evaluation
-    def values(self, plans: np.ndarray) -> np.ndarray:
+    def values(self, plans: np.ndarray, deadline: float | None = None) -> np.ndarray:
         """Objective values, -inf where a cap or the latency bound is broken (evaluated in chunks
-        of at most `MAX_ENTRIES` plan entries, so that memory stays bounded on large machines)."""
+        of at most `MAX_ENTRIES` plan entries, so that memory stays bounded on large machines);
+        once the `deadline` (perf_counter) passes, the chunks not yet evaluated are -inf (the
+        first chunk is always evaluated)."""
         step = max(1, MAX_ENTRIES // max(1, plans.shape[1]))
         if len(plans) > step:
-            return np.concatenate([self.values(plans[i : i + step]) for i in range(0, len(plans), step)])
+            out = np.full(len(plans), -np.inf)
+            for i in range(0, len(plans), step):
+                if i and deadline is not None and time.perf_counter() >= deadline:
+                    break
+                out[i : i + step] = self.values(plans[i : i + step])
+            return out
         self.evaluations += len(plans)
         result = self.model.evaluate(plans)
         values = result.values(self.objective).astype(float)
@@ -76,10 +86,14 @@ class LocalSearch:
 
     # ------------------------------------------------------------------ neighbourhood
     def neighbours(self, plan: np.ndarray) -> np.ndarray:
-        """Every plan one move away (sampled down to `MAX_NEIGHBOURS`)."""
+        """Every plan one move away (sampled down to `MAX_NEIGHBOURS`, and to `MAX_NEIGHBOUR_ENTRIES`
+        plan entries, so that one descent step stays short and small on large machines)."""
         occupant = np.full(self.n_contexts, -1)
         occupant[plan] = np.arange(self.n_threads)
-        threads, contexts = np.nonzero(self.allowed)
+        threads, contexts = self.pairs
+        if len(threads) > MAX_PAIRS:  # draw the moves before checking them (few are invalid)
+            pick = np.sort(self.rng.choice(len(threads), self._most(), replace=False))
+            threads, contexts = threads[pick], contexts[pick]
         keep = contexts != plan[threads]
         threads, contexts = threads[keep], contexts[keep]
         others = occupant[contexts]
@@ -87,8 +101,8 @@ class LocalSearch:
         # the displaced thread must be allowed on the freed context
         ok = ~swap | self.allowed[np.where(swap, others, 0), plan[threads]]
         threads, contexts, others, swap = threads[ok], contexts[ok], others[ok], swap[ok]
-        if len(threads) > MAX_NEIGHBOURS:
-            pick = np.sort(self.rng.choice(len(threads), MAX_NEIGHBOURS, replace=False))
+        if len(threads) > self._most():
+            pick = np.sort(self.rng.choice(len(threads), self._most(), replace=False))
             threads, contexts, others, swap = threads[pick], contexts[pick], others[pick], swap[pick]
         out = np.repeat(plan[None, :], len(threads), axis=0)
         rows = np.arange(len(threads))
@@ -96,13 +110,17 @@ class LocalSearch:
         out[rows, threads] = contexts
         return out
 
+    def _most(self) -> int:
+        """The neighbours one step evaluates at most."""
+        return min(MAX_NEIGHBOURS, max(1, MAX_NEIGHBOUR_ENTRIES // self.n_threads))
+
     def descend(self, plan: np.ndarray, value: float, deadline: float | None = None) -> tuple[np.ndarray, float]:
         """Steepest ascent until no move improves (relative 1e-12) or the `deadline` (perf_counter) passes."""
         while deadline is None or time.perf_counter() < deadline:
             candidates = self.neighbours(plan)
             if len(candidates) == 0:
                 return plan, value
-            values = self.values(candidates)
+            values = self.values(candidates, deadline)
             best = int(np.argmax(values))
             if not values[best] > value + 1e-12 * abs(value):
                 return plan, value
@@ -170,6 +188,8 @@ def improve_plan(
     seed: int = 0,
     rounds: int = 200,
     time_limit: float | None = None,
+    model: BatchModel | None = None,
 ) -> LocalSearchResult:
-    """The best plan iterated local search finds from `start` (see the module docstring)."""
-    return LocalSearch(spec, objective, seed).run(start, rounds=rounds, time_limit=time_limit)
+    """The best plan iterated local search finds from `start` (see the module docstring); `model`
+    the closed form of `spec` where the caller has it built."""
+    return LocalSearch(spec, objective, seed, model).run(start, rounds=rounds, time_limit=time_limit)

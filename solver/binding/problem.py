@@ -20,6 +20,16 @@ class BindingProblem:
 
     spec: Spec
     ignore: frozenset[str] = field(default_factory=frozenset)  # constraint groups left out
+    batch_model: object = field(default=None, repr=False, compare=False)  # a `BatchModel` of `spec` built already
+
+    @cached_property
+    def batch(self):
+        """The closed form of `spec` (`simulate.analytic.BatchModel`), built once."""
+        if self.batch_model is None:
+            from tasksolve.simulate.analytic import BatchModel
+
+            self.batch_model = BatchModel(self.spec)
+        return self.batch_model
 
     @cached_property
     def topology(self):

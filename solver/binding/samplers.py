@@ -35,6 +35,8 @@ import numpy as np
 from tasksolve.solver.errors import BadProblemError
 from tasksolve.specs import Plan, UsableTree
 
+MAX_KEYS = 1 << 22  # random keys drawn at once by `uniform_plans` (32 MB of floats)
+
 
 class SamplerError(BadProblemError):
     """The constraints leave no (or too few) plans for the sampler to draw."""
@@ -105,7 +107,9 @@ def uniform_plans(
     max_draws = max_draws or max(100_000, 1000 * n)
     filled, drawn = 0, 0
     while filled < n:
-        batch = min(max(2 * (n - filled), 1024), 1 << 16)
+        # draw twice what is missing where some draws are rejected; at most MAX_KEYS keys at once
+        wanted = max(2 * (n - filled), 1024) if need_check or latency is not None else n - filled
+        batch = max(1, min(wanted, 1 << 16, MAX_KEYS // max(1, len(cons.free_contexts))))
         keys = rng.random((batch, len(cons.free_contexts)))
         order = np.argsort(keys, axis=1)[:, : len(free_t)]
         rows = np.empty((batch, cons.T), dtype=np.intp)

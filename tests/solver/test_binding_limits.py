@@ -4,6 +4,7 @@ from the other steps), and the local search's chunked evaluation changes no valu
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from tasksolve.solver.binding import local_search as ls_module
 from tasksolve.solver.binding import model as model_module
@@ -44,3 +45,105 @@ def test_chunked_evaluation_gives_the_same_values(monkeypatch):
     monkeypatch.setattr(ls_module, "MAX_ENTRIES", 7 * plans.shape[1])  # chunks of 7 plans
     chunked = ls_module.LocalSearch(spec).values(plans)
     np.testing.assert_array_equal(whole, chunked)
+
+
+def test_past_the_deadline_only_the_first_chunk_is_evaluated(monkeypatch):
+    spec = load_spec("t2-ipfwd-x20")
+    plans = np.asarray(uniform_plans(spec, 50, 0), dtype=np.intp)
+    monkeypatch.setattr(ls_module, "MAX_ENTRIES", 7 * plans.shape[1])
+    search = ls_module.LocalSearch(spec)
+    whole = search.values(plans)
+    late = search.values(plans, deadline=0.0)  # long past
+    np.testing.assert_array_equal(late[:7], whole[:7])
+    assert np.all(late[7:] == -np.inf)
+
+
+def test_a_large_neighbourhood_is_drawn_within_its_entry_cap(monkeypatch):
+    spec = load_spec("t2-ipfwd-x20")
+    search = ls_module.LocalSearch(spec, seed=1)
+    monkeypatch.setattr(ls_module, "MAX_PAIRS", 10)  # draw the moves before checking them
+    monkeypatch.setattr(ls_module, "MAX_NEIGHBOUR_ENTRIES", 30 * search.n_threads)
+    plan = np.asarray(uniform_plans(spec, 1, 0)[0], dtype=np.intp)
+    neighbours = search.neighbours(plan)
+    assert 0 < len(neighbours) <= 30
+    for row in neighbours:  # each one move away: one thread moved, or two swapped
+        assert len(set(row.tolist())) == len(row) and 1 <= np.count_nonzero(row != plan) <= 2
+
+
+def _comparison(spec, say):
+    from tasksolve.solver.binding.compare import _Comparison
+
+    return _Comparison(spec, "analytic", 0, 1, say, say)
+
+
+def test_the_random_sample_is_cut_to_its_budget_and_says_so():
+    spec = load_spec("t2-ipfwd-x20")
+    said: list[str] = []
+    run = _comparison(spec, said.append)
+    assert run.sample(5000, ["cpsat"], budget=1e-9) == ["cpsat"]  # not even the pilot fits
+    assert len(run.plans) == 0 and run.details.samples == 0
+    assert "no random sample" in said[-1] and "CP-SAT runs without its hint" in said[-1]
+    said.clear()
+    run = _comparison(spec, said.append)
+    assert run.sample(5000, ["random"], budget=1e-9) == ["random"]  # the answer needs a plan
+    assert 1 <= len(run.plans) < 5000 and "of the 5000 asked for" in said[-1]
+    run = _comparison(spec, said.append)
+    run.sample(300, ["cpsat", "random"], budget=60.0)  # fits: the whole sample, as seeded
+    np.testing.assert_array_equal(run.plans, uniform_plans(spec, 300, 0))
+
+
+def _captured_limit(monkeypatch, *, late: float, deterministic: bool) -> float:
+    """The time limit `compare.solve` hands CP-SAT's steps when the command started `late` s ago."""
+    import time
+
+    from tasksolve.solver.binding import compare
+
+    seen: list[float] = []
+    real = compare.solve_binding
+
+    def spy(problem, **kwargs):
+        seen.append(kwargs["time_limit"])
+        return real(problem, **{**kwargs, "time_limit": 1.0, "deterministic_time": None})
+
+    monkeypatch.setattr(compare, "solve_binding", spy)
+    spec = load_spec("t2-ipfwd-intadd-x2")
+    started = time.perf_counter() - late
+    compare.solve(
+        spec,
+        ["cpsat"],
+        oracle_kind="analytic",
+        time_limit=10.0,
+        workers=1,
+        samples=50,
+        deterministic=deterministic,
+        started=started,
+    )
+    return seen[0]
+
+
+def test_cpsat_gets_the_time_left_of_the_whole_limit(monkeypatch):
+    from tasksolve.solver.binding import compare
+
+    limit = _captured_limit(monkeypatch, late=6.0, deterministic=False)
+    assert 1.0 <= limit <= 10.0 - 6.0 - compare_reserve()  # loading and the sample counted
+    late = _captured_limit(monkeypatch, late=60.0, deterministic=False)
+    assert late == pytest.approx(compare.MIN_CPSAT_SHARE * 10.0)  # past the limit already: the floor
+    assert _captured_limit(monkeypatch, late=6.0, deterministic=True) == 10.0  # repeatable runs
+
+
+def compare_reserve() -> float:
+    from tasksolve.solver.binding.compare import RESERVE_SHARE
+
+    return RESERVE_SHARE * 10.0
+
+
+def test_where_cpsat_refuses_the_model_the_local_search_has_the_time_left(monkeypatch):
+    spec = load_spec("t2-ipfwd-l1-x2")
+    problem = BindingProblem(spec)
+    monkeypatch.setattr(model_module, "MAX_LITERALS", 1)
+    result = solve_binding(problem, time_limit=3, workers=1, seed=0, configuration=False)
+    step = next(s for s in result.steps if s.step == "local search (continued)")
+    assert step.outcome == "ok" and "CP-SAT refused the model" in step.detail
+    assert result.best is not None and result.best.found_by == "local search"
+    repeatable = solve_binding(problem, time_limit=3, workers=1, seed=0, configuration=False, deterministic_time=3)
+    assert all(s.step != "local search (continued)" for s in repeatable.steps)  # no clock: no more search

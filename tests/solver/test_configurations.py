@@ -206,3 +206,89 @@ def test_the_configuration_lp_solves_on_the_60_thread_t2():
     assert bound.value == pytest.approx(38.26e6, rel=2e-3)
     start = [int(c) for c in uniform_plans(spec, 1, 0)[0]]
     assert improve_plan(spec, start, seed=0, rounds=20).value <= bound.value
+
+
+def _enumerated_lp(problem: BindingProblem) -> float:
+    """The configuration LP with every configuration of every kind enumerated (the older method:
+    the whole (configurations x types) count matrix), solved at once."""
+    types = ThreadTypes.of(problem)
+    layout = Layout.of(problem, types)
+    evaluator = ConfigurationValues(problem, types, layout)
+    counts, values, rows = [], [], []
+    for sizes in layout.kinds:
+        configs = enumerate_configurations(types, layout, sizes)
+        counts.append(configs.sum(axis=1).astype(float))
+        values.append(evaluator.value(configs))
+        rows.append(len(configs))
+    a_ub = np.zeros((len(rows), sum(rows)))
+    for g, start in enumerate(np.cumsum([0, *rows[:-1]])):
+        a_ub[g, start : start + rows[g]] = 1.0
+    full = linprog(
+        -np.concatenate(values),
+        A_eq=sparse.csr_matrix(np.vstack(counts).T),
+        b_eq=types.count.astype(float),
+        A_ub=a_ub,
+        b_ub=np.array(list(layout.kinds.values()), dtype=float),
+        bounds=(0, None),
+        method="highs",
+    )
+    assert full.status == 0, full.message
+    return -float(full.fun)
+
+
+def _priced_equals_enumerated(spec) -> None:
+    problem = BindingProblem(spec)
+    bound = configuration_bound(problem)
+    assert bound.converged and bound.columns <= bound.configurations
+    enumerated = _enumerated_lp(problem)
+    assert bound.lp_value == pytest.approx(enumerated, rel=1e-6)
+    assert bound.value >= enumerated * (1 - 1e-9)  # the Lagrangian bound is never below the LP
+
+
+@pytest.mark.parametrize("name", ["t2-ipfwd-l1-x8", "t2-ipfwd-intadd-x2", "t2-ipfwd-mem-x2", "t2-ipfwd-hashn-l1-x2"])
+def test_the_priced_configuration_lp_equals_the_enumerated_lp(name):
+    """`configuration_bound` prices indexed configurations by column generation; its LP optimum is
+    the enumerated configuration LP's (the same LP, solved with every column at once)."""
+    _priced_equals_enumerated(load_spec(name))
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    apps=st.lists(st.sampled_from(["ipfwd-l1", "ipfwd-intadd", "ipfwd-intmul", "ipfwd-mem"]), min_size=1, max_size=2),
+    instances=st.integers(1, 2),
+    contexts=st.sampled_from(
+        [
+            ["core0", "core1"],
+            ["core0", "core1.pipe0"],  # two kinds of core: cells (4, 4) and (4,)
+            ["core0.pipe0", "core1.pipe0", "core1.pipe1.strand0", "core1.pipe1.strand1"],  # cells (4, 2)
+        ]
+    ),
+)
+def test_the_priced_lp_equals_the_enumerated_lp_on_small_t2_specs(apps, instances, contexts):
+    names = sorted(set(apps))
+    text = (
+        "tasksolve: 1\nname: small\ntopology: ultrasparc-t2\n"
+        f"applications: {{{', '.join(f'a{i}: {app}' for i, app in enumerate(names))}}}\n"
+        f"workload: [{', '.join(f'{{app: a{i}, instances: {instances}}}' for i in range(len(names)))}]\n"
+        f"constraints: {{contexts: [{', '.join(contexts)}]}}\n"
+    )
+    _priced_equals_enumerated(load_spec_text(text))
+
+
+@pytest.mark.parametrize("name", ["t2-ipfwd-l1-x8", "t2-ipfwd-mem-x2", "t2-ipfwd-x20"])
+def test_the_pricing_upper_bound_is_never_below_the_value(name):
+    """Partial pricing leaves a configuration unvalued only where its upper bound cannot
+    improve the LP: that is sound only if the bound is never below the exact value."""
+    from tasksolve.solver.binding.configurations import index_configurations
+
+    problem = BindingProblem(load_spec(name))
+    types = ThreadTypes.of(problem)
+    layout = Layout.of(problem, types)
+    evaluator = ConfigurationValues(problem, types, layout)
+    for sizes in layout.kinds:
+        configs = index_configurations(types, layout, sizes)
+        rows = np.random.default_rng(0).choice(len(configs), min(len(configs), 20_000), replace=False)
+        part = configs.cells(rows)
+        upper, exact = evaluator.upper(part), evaluator.value(part)
+        assert (upper >= exact * (1 - 1e-12)).all()
+        assert (exact > 0).any()

@@ -73,13 +73,13 @@ def test_solve_rejects_unknown_method(capsys):
 def test_a_failed_solver_step_is_visible_and_exits_3(capsys, monkeypatch):
     """A configuration LP that fails must not pass as success: the step is named in the text and
     the JSON, and the exit code is 3 (it was 0 with a silently weaker bound)."""
-    from tasksolve.solver.binding import cpsat
+    from tasksolve.solver.binding import steps
     from tasksolve.solver.binding.configuration_lp import ConfigurationLPFailed
 
     def failing(*args, **kwargs):
         raise ConfigurationLPFailed("the configuration LP failed: (HiGHS Status 4: Solve error)")
 
-    monkeypatch.setattr(cpsat, "configuration_bound", failing)
+    monkeypatch.setattr(steps, "configuration_bound", failing)
     code = main(
         [
             "solve",
@@ -105,3 +105,13 @@ def test_a_failed_solver_step_is_visible_and_exits_3(capsys, monkeypatch):
     assert steps["configuration bound"]["outcome"] == "failed"
     assert "HiGHS" in steps["configuration bound"]["detail"]
     assert "configuration bound" in err
+
+
+def test_a_large_plan_is_summarised_not_drawn(capsys, monkeypatch):
+    from tasksolve.solver.cli import solve_command
+
+    monkeypatch.setattr(solve_command, "PLAN_TREE_MAX", 3)
+    code = main(["solve", "t2-ipfwd-intadd-x2", "--method", "cpsat", "--time-limit", "5", "--workers", "1"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "6 threads, not listed above 3" in " ".join(out.split()) and "strand" not in out

@@ -1,0 +1,111 @@
+"""Steps of `solver.binding.cpsat.solve_binding` around the CP-SAT runs: the level bound, the
+configuration bound and the plan from the LP's columns, each recording its outcome
+(`StepOutcome`: a failed step is visible in the result, never silent)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from tasksolve.solver.binding.configuration_lp import ConfigurationBound, ConfigurationLPFailed, configuration_bound
+from tasksolve.solver.binding.configuration_plan import lp_plan
+from tasksolve.solver.binding.configurations import NotApplicable
+from tasksolve.solver.binding.level_plan import LevelResult, solve_level
+from tasksolve.solver.binding.local_search import LocalSearchResult
+from tasksolve.solver.binding.problem import BindingProblem
+
+
+@dataclass
+class StepOutcome:
+    """What one step of `solve_binding` did: ``ok``, ``failed``, ``not applicable`` or ``skipped``."""
+
+    step: str
+    outcome: str
+    detail: str = ""
+
+    def to_dict(self) -> dict[str, str]:
+        return {"step": self.step, "outcome": self.outcome, "detail": self.detail}
+
+
+def level_step(
+    problem: BindingProblem, steps: list[StepOutcome], notes: list[str], time_limit: float | None
+) -> LevelResult | None:
+    """Step 0 where the configurations of a whole domain are too many to enumerate: the level LP's
+    bound and its rounded plan (`solver.binding.level_plan`), the outcome recorded."""
+    try:
+        level = solve_level(problem, time_limit=time_limit)
+    except NotApplicable as exc:
+        notes.append(f"no level bound: {exc}")
+        steps.append(StepOutcome("level bound", "not applicable", str(exc)))
+        return None
+    except ConfigurationLPFailed as exc:
+        notes.append(f"no level bound: {exc}")
+        steps.append(StepOutcome("level bound", "failed", str(exc)))
+        return None
+    notes += level.notes
+    converged = "converged" if level.bound.converged else "valid, not converged in the time limit"
+    steps.append(StepOutcome("level bound", "ok", f"{level.bound.level}: {converged}"))
+    return level
+
+
+def configuration_step(
+    problem: BindingProblem, objective: str, steps: list[StepOutcome], notes: list[str], time_limit: float | None
+) -> ConfigurationBound | None:
+    """Step 3: the configuration bound, its outcome recorded (a failure is visible, never silent)."""
+    try:
+        bound = configuration_bound(problem, objective=objective, time_limit=time_limit)
+    except NotApplicable as exc:
+        notes.append(f"no configuration bound: {exc}")
+        steps.append(StepOutcome("configuration bound", "not applicable", str(exc)))
+        return None
+    except ConfigurationLPFailed as exc:
+        notes.append(f"no configuration bound: {exc}")
+        steps.append(StepOutcome("configuration bound", "failed", str(exc)))
+        return None
+    if not bound.converged:
+        notes.append("the configuration LP did not converge in time: its bound is valid but loose")
+    steps.append(
+        StepOutcome(
+            "configuration bound", "ok", "converged" if bound.converged else "valid, not converged in the time limit"
+        )
+    )
+    return bound
+
+
+def _lp_plan_step(
+    problem: BindingProblem,
+    objective: str,
+    bound: ConfigurationBound | None,
+    heuristic: LocalSearchResult | None,
+    seed: int,
+    time_limit: float,
+    steps: list[StepOutcome],
+) -> LocalSearchResult | None:
+    """The configuration LP's plan improved by local search (`configuration_plan.lp_plan`) for
+    `time_limit` seconds; the better of it and `heuristic`, the outcome recorded."""
+    if bound is None or not bound.solution or time_limit <= 0.5:
+        return heuristic
+    try:
+        improved = lp_plan(problem, objective, bound, seed, time_limit)
+    except ValueError as exc:  # pins, forbids, caps or the latency bound the rounding broke
+        steps.append(StepOutcome("LP plan", "not applicable", str(exc)))
+        return heuristic
+    better = heuristic is None or improved.value > heuristic.value
+    kept = "kept" if better else "the first local search's plan is better"
+    steps.append(StepOutcome("LP plan", "ok", f"from the configuration LP's columns: {improved.value:.6g} ({kept})"))
+    return improved if better else heuristic
+
+
+def bound_and_plan(
+    problem, objective, steps, notes, heuristic, seed, local_search, time_left, shares=(0.85, 0.75)
+) -> tuple:
+    """Step 3, then the plan from its columns: the bound with ``shares[0]`` of `time_left`, the
+    plan with ``shares[1]`` of what is left after it (no plan without a clock: `time_left` None
+    runs the bound to convergence); (bound, the better local-search result)."""
+    start = time.perf_counter()
+    limit = None if time_left is None else max(1.0, shares[0] * time_left)
+    bound = configuration_step(problem, objective, steps, notes, limit)
+    if local_search and time_left is not None:
+        left = time_left - (time.perf_counter() - start)
+        heuristic = _lp_plan_step(problem, objective, bound, heuristic, seed, shares[1] * left, steps)
+    return bound, heuristic
