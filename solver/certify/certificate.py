@@ -23,6 +23,7 @@ import math
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
+from tasksolve.solver.certify.json_values import plain
 from tasksolve.solver.certify.verdict import VERDICTS, exit_code
 
 #: the certificate JSON's format (1: before typed parts, nulls and the six-verdict vocabulary)
@@ -34,21 +35,6 @@ def _why_infinite(value: float) -> str:
     if value != value:
         return "not a number: the figure could not be computed"
     return "+infinity: no finite value" if value > 0 else "-infinity: no finite value"
-
-
-def plain(value: Any) -> Any:
-    """A JSON value without infinities or NaN (each becomes None; typed parts say why)."""
-    if isinstance(value, _Typed):
-        return value.to_dict()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [plain(v) for v in value]
-    if hasattr(value, "item") and not isinstance(value, (str, bytes)):  # NumPy scalars
-        return plain(value.item())
-    return value
 
 
 class _Typed:
