@@ -47,6 +47,16 @@ Variables (``G = min(tasks, C)`` group slots, ``C`` usable contexts, times in ti
   ``Lat <= Q L0``.  Group times are positive, so these constraints also forbid cycles between
   groups: the longest path is exactly the model's latency.
 
+**The relaxation** (``build_model(..., relaxed=True)``, `solver.pipeline.bound`): the same model
+with the two pessimistic charges turned optimistic, so that for every plan its model period and
+latency are at most the closed form's with exact demands (the analytic oracle's): a crossing edge
+costs the level of the *closest* replica pair of its two groups (``touch[e,k] => some domain D of
+level k holds a replica of each``, ``cost_e = cost(machine) + sum_k touch[e,k] (cost(k) -
+cost(previous comm level))``; each consumer replica's mean over the producers it hears from is at
+least that pair's cost when costs never rise inward), and a group's demand is its mean rounded
+*down* to a thousandth (``dem W + W >= sum w demand + pos``).  Its optimal period is then a lower
+bound of every plan's, and CP-SAT's dual bound of it a lower bound of the best period.
+
 `add_hint` hints the model with a candidate; `extract` reads a solution back as a candidate (each
 bin's contexts handed out in order).  The objectives and the solve are `solver.pipeline.cpsat`'s.
 """
@@ -96,9 +106,10 @@ class PipelineModel:
 class _Builder:
     """Builds the model block by block, in the order of the module docstring."""
 
-    def __init__(self, problem: PipelineProblem, max_replicas: int | None) -> None:
+    def __init__(self, problem: PipelineProblem, max_replicas: int | None, relaxed: bool = False) -> None:
         self.m = cp_model.CpModel()
         self.problem = problem
+        self.relaxed = relaxed
         self.n, self.C = problem.n, problem.n_contexts
         self.G = min(self.n, self.C)
         self.bins = Bins.of(problem)
@@ -229,6 +240,17 @@ class _Builder:
             previous = -1
             for k in bins.comm:
                 together = m.new_bool_var(f"together[{i},{k}]")
+                if self.relaxed:  # the closest replica pair: some domain of level k holds both groups
+                    both = []
+                    for D in range(max(bins.domain[k]) + 1):
+                        w = m.new_bool_var(f"both[{i},{k},{D}]")
+                        m.add_implication(w, self.occT[e.source, k, D])
+                        m.add_implication(w, self.occT[e.target, k, D])
+                        both.append(w)
+                    m.add_bool_or(both).only_enforce_if(together)
+                    expr = expr + together * (e.at(k) - e.at(previous))
+                    previous = k
+                    continue
                 unions = []
                 for D in range(max(bins.domain[k]) + 1):
                     w = m.new_bool_var(f"uni[{i},{k},{D}]")
@@ -289,7 +311,11 @@ class _Builder:
                 m.add(dem[g, r] <= top[r] * pos[g, r])
                 prod = m.new_int_var(0, top[r] * problem.sequential, f"dw[{g},{r}]")
                 m.add_multiplication_equality(prod, [dem[g, r], wg])
-                m.add(prod >= sum(problem.work[t] * problem.demand[t][r] * x[t, g] for t in users))
+                exact = sum(problem.work[t] * problem.demand[t][r] * x[t, g] for t in users)
+                if self.relaxed:  # the mean rounded down: (dem + 1) W > sum w demand
+                    m.add(prod + wg >= exact + pos[g, r])
+                else:  # the mean rounded up
+                    m.add(prod >= exact)
         load = {}
         for r in range(len(resources)):
             domains: dict[int, list[int]] = {}
@@ -359,10 +385,15 @@ class _Builder:
 
 
 def build_model(
-    problem: PipelineProblem, *, latency_bound: int | None = None, max_replicas: int | None = None
+    problem: PipelineProblem,
+    *,
+    latency_bound: int | None = None,
+    max_replicas: int | None = None,
+    relaxed: bool = False,
 ) -> PipelineModel:
-    """The CP-SAT model (module docstring).  `latency_bound` in ticks (None: unconstrained)."""
-    b = _Builder(problem, max_replicas)
+    """The CP-SAT model (module docstring).  `latency_bound` in ticks (None: unconstrained);
+    `relaxed`: the relaxation of the module docstring (optimistic messages and demands)."""
+    b = _Builder(problem, max_replicas, relaxed)
     b.grouping()
     b.replicas()
     b.caps_and_symmetry()
