@@ -8,7 +8,11 @@ model's docstring) charges the *closest* replica pair and demands rounded *down*
 ``p``, with ``T_g`` the closed form's group time, ``S_t`` a replica's slowdown and ``m_t`` its
 mean message cost,
 
-    ``T_g = max_t (w_g + m_t) S_t >= (w_g + min pair cost) max_t S_t >= E_g(relaxed)``
+    ``T_g = max_t (w_g + m_t) S_t >= (w_g + sum_e touch_e) max_t S_t`` and, for each incoming
+    edge e, ``T_g >= max_t (w_g + m_t) >= w_g + all_e + sum_{e' != e} touch_e'``,
+
+with ``touch_e`` the closest producer-consumer pair's cost of edge e and ``all_e`` the largest,
+over consumer replicas, of the replica's closest producer's; so ``T_g >= E_g(relaxed)``
 
 (the mean of pair costs is at least the least pair cost; a floored demand never raises a load,
 so never a slowdown).  So the relaxed period and latency of every plan are at most its closed-form

@@ -54,7 +54,12 @@ costs the level of the *closest* replica pair of its two groups (``touch[e,k] =>
 level k holds a replica of each``, ``cost_e = cost(machine) + sum_k touch[e,k] (cost(k) -
 cost(previous comm level))``; each consumer replica's mean over the producers it hears from is at
 least that pair's cost when costs never rise inward), and a group's demand is its mean rounded
-*down* to a thousandth (``dem W + W >= sum w demand + pos``).  Its optimal period is then a lower
+*down* to a thousandth (``dem W + W >= sum w demand + pos``).  Every replica's slowdown is at least
+1 and its mean message cost on edge e at least that of its own closest producer replica, so for
+each incoming edge e the slowest replica's time is also at least ``T_g - touch_e + all_e``, with
+``all_e`` the cost at the levels where *every* consumer replica shares a domain with some producer
+replica (``all[e,k]``): ``E_g >= Q (T_g - touch_e + all_e)``, E_g then a variable at least
+``T_g S_g`` and these (`_Builder.slowest_replica`).  Its optimal period is then a lower
 bound of every plan's, and CP-SAT's dual bound of it a lower bound of the best period.
 
 `add_hint` hints the model with a candidate; `extract` reads a solution back as a candidate (each
@@ -73,6 +78,7 @@ from tasksolve.solver.errors import SolverFailed
 from tasksolve.solver.pipeline.bins import Bins
 from tasksolve.solver.pipeline.candidates import Candidate, Group, depth_stages
 from tasksolve.solver.pipeline.problem import PipelineProblem
+from tasksolve.solver.pipeline.relaxation import RelaxedCharges
 
 MAX_EXACT_REPLICAS = 16
 INT_LIMIT = 2**62  # CP-SAT's integer domains
@@ -103,7 +109,7 @@ class PipelineModel:
         return self.max_replicas <= MAX_EXACT_REPLICAS
 
 
-class _Builder:
+class _Builder(RelaxedCharges):
     """Builds the model block by block, in the order of the module docstring."""
 
     def __init__(self, problem: PipelineProblem, max_replicas: int | None, relaxed: bool = False) -> None:
@@ -240,17 +246,6 @@ class _Builder:
             previous = -1
             for k in bins.comm:
                 together = m.new_bool_var(f"together[{i},{k}]")
-                if self.relaxed:  # the closest replica pair: some domain of level k holds both groups
-                    both = []
-                    for D in range(max(bins.domain[k]) + 1):
-                        w = m.new_bool_var(f"both[{i},{k},{D}]")
-                        m.add_implication(w, self.occT[e.source, k, D])
-                        m.add_implication(w, self.occT[e.target, k, D])
-                        both.append(w)
-                    m.add_bool_or(both).only_enforce_if(together)
-                    expr = expr + together * (e.at(k) - e.at(previous))
-                    previous = k
-                    continue
                 unions = []
                 for D in range(max(bins.domain[k]) + 1):
                     w = m.new_bool_var(f"uni[{i},{k},{D}]")
@@ -265,18 +260,25 @@ class _Builder:
         return cost
 
     def group_times(self) -> None:
-        """T_g: work plus the message costs its tasks pay (ticks, before contention)."""
+        """T_g: work plus the message costs its tasks pay (ticks, before contention); relaxed,
+        also T2_g, the same with the cost every replica pays at least (`relaxed_costs`)."""
         m, G, x, problem = self.m, self.G, self.x, self.problem
         comm_in: dict[int, list] = {g: [] for g in range(G)}
+        self.pairs: dict[int, list] = {g: [] for g in range(G)}  # relaxed: (touch, all) charges
         for i, e in enumerate(problem.edges):
             if e.worst == 0:
                 continue
-            cost = self.edge_cost(i, e)
+            costs = self.relaxed_costs(i, e) if self.relaxed else (self.edge_cost(i, e),)
             for g in range(min(G, e.target + 1)):
-                c_in = m.new_int_var(0, e.worst, f"cin[{i},{g}]")
-                m.add(c_in == cost).only_enforce_if(x[e.target, g])
-                m.add(c_in == 0).only_enforce_if(~x[e.target, g])
-                comm_in[g].append(c_in)
+                charged = []
+                for cost in costs:
+                    c_in = m.new_int_var(0, e.worst, f"cin[{i},{g}]")
+                    m.add(c_in == cost).only_enforce_if(x[e.target, g])
+                    m.add(c_in == 0).only_enforce_if(~x[e.target, g])
+                    charged.append(c_in)
+                comm_in[g].append(charged[0])
+                if self.relaxed:
+                    self.pairs[g].append(tuple(charged))
         self.T = []
         for g in range(G):
             tg = m.new_int_var(0, self.horizon, f"T[{g}]")
@@ -401,6 +403,8 @@ def build_model(
     b.same_group()
     b.group_times()
     b.contention()
+    if relaxed:
+        b.slowest_replica()
     b.period()
     b.latency(latency_bound)
     return PipelineModel(
