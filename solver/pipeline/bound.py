@@ -17,7 +17,8 @@ over consumer replicas, of the replica's closest producer's; so ``T_g >= E_g(rel
 (the mean of pair costs is at least the least pair cost; a floored demand never raises a load,
 so never a slowdown).  So the relaxed period and latency of every plan are at most its closed-form
 period and latency: every plan within the latency bound is feasible in the relaxation, and the
-relaxation's proven lower bound ``P*`` on its period (CP-SAT's ``best_objective_bound``, one unit
+relaxation's proven lower bound ``P*`` on its period (CP-SAT's ``best_objective_bound``, the
+largest of a few seeded attempts, `ATTEMPTS`; one unit
 of ``1/(M Q)`` tick off when ``M`` is not a multiple of every replica count) bounds every plan's
 period.  ``clock * scale / P*`` then bounds the throughput of every plan (packets per second):
 a bound that applies to the analytic oracle, whose figures for a mapped plan are the closed
@@ -42,6 +43,11 @@ from fractions import Fraction
 
 from tasksolve.solver.pipeline.candidates import Candidate
 from tasksolve.solver.pipeline.problem import Q_MAX, PipelineProblem
+
+#: shares of the time limit of CP-SAT's attempts, each with its own seed, hinted every other one
+#: (a single-worker search from one seed can stall on a model another seed proves at once); the
+#: last takes what is left, and the tightest dual bound of them all is kept (each is valid)
+ATTEMPTS = (0.1, 0.1, 0.2, 1.0)
 
 
 @dataclass(frozen=True)
@@ -115,17 +121,28 @@ def closed_form_bound(
         return None, why
     start = time.perf_counter()
     pm = build_model(problem, latency_bound=problem.latency_max, relaxed=True)
-    if hint is not None:
-        add_hint(pm, hint)
     pm.model.minimize(pm.period)
-    solver = cpsat.make_solver(time_limit=max(0.1, time_limit), workers=workers, seed=seed)
-    code = cpsat.solve(solver, pm.model)
-    status = solver.status_name(code)
-    if code == cp_model.INFEASIBLE:
-        return None, "the relaxation has no plan within the latency bound"
-    if code not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        return None, f"CP-SAT proved no bound on the relaxation in {time_limit:g} s ({status})"
-    units = math.floor(max(0.0, solver.best_objective_bound) + 1e-6) - (0 if pm.exact_period else 1)
+    best, status = 0, "UNKNOWN"
+    for attempt, share in enumerate(ATTEMPTS):
+        left = time_limit - (time.perf_counter() - start)
+        if left <= 0.05 and attempt:
+            break
+        pm.model.clear_hints()
+        if hint is not None and attempt % 2 == 0:
+            add_hint(pm, hint)
+        budget = left if attempt == len(ATTEMPTS) - 1 else max(0.1, time_limit * share)
+        solver = cpsat.make_solver(time_limit=max(0.1, budget), workers=workers, seed=seed + attempt)
+        code = cpsat.solve(solver, pm.model)
+        if code == cp_model.INFEASIBLE:
+            return None, "the relaxation has no plan within the latency bound"
+        if code in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            status = "OPTIMAL" if code == cp_model.OPTIMAL else "FEASIBLE"
+            best = max(best, math.floor(max(0.0, solver.best_objective_bound) + 1e-6))
+        if code == cp_model.OPTIMAL:
+            break
+    if status == "UNKNOWN":
+        return None, f"CP-SAT found no plan of the relaxation in {time_limit:g} s"
+    units = best - (0 if pm.exact_period else 1)
     if units <= 0:
         return None, "the relaxation's period bound is zero"
     period = Fraction(units, pm.multiplier * pm.unit)
