@@ -71,7 +71,7 @@ class PipelineStrategy(Strategy):
         return {"spec": self.alone, "pipeline": self.report.problem, "probes": 0}
 
     def bound(self) -> Any:
-        """CP-SAT's bound on the pipeline closed form, for information (module docstring)."""
+        """CP-SAT's bound on its pessimistic pipeline model, for information (module docstring)."""
         from tasksolve.solver.certify.bounds import Rigorous
 
         result = self.report.results.get("cpsat")
