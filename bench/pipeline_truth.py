@@ -1,7 +1,10 @@
 """Verdicts on pipeline specs against the truth: power and safety on specs whose optimum is enumerated.
 
-    nice python bench/pipeline_truth.py [--reps 10] [--n 200] [--time-limit 5]
+    nice python bench/pipeline_truth.py [--reps 10] [--n 200] [--time-limit 5] [--oracle analytic|des]
         [--below 0.03,0.06,0.1,0.15] [--specs pipe-split4,...]
+
+(``--oracle des`` writes ``pipeline_truth_des``: the same study on the simulation, where no bound
+over pipeline plans applies; each plan carries its measurement's half-width.)
 
 The pipeline counterpart of `bench/verdict_truth.py` (issue 23's acceptance: "the same on at least
 3 small pipeline specs whose optimum is found by enumeration").  The specs are
@@ -49,6 +52,7 @@ from tasksolve.solver.certify import assemble
 from tasksolve.solver.certify.verdict import POSITIVE, decide
 
 TARGET = 0.05
+ORACLES = {"analytic": "analytic oracle", "des": "simulation (des)"}
 SPECS = Path(__file__).parent / "pipeline_specs"
 MODULES = [
     "solver/pipeline/bound.py",
@@ -61,18 +65,19 @@ MODULES = [
 ]
 
 
-def truth(spec, problem) -> dict:
-    """The optimum on the analytic oracle over every plan within the bound (module docstring)."""
+def truth(spec, problem, kind: str = "analytic") -> dict:
+    """The optimum on oracle `kind` over every plan within the bound (module docstring), with its
+    measurement's half-width (each plan simulated once, seeded by its position)."""
     from dataclasses import replace
 
-    from tasksolve.simulate.analytic import evaluate as analytic
+    from tasksolve.simulate.oracle import make_oracle
     from tasksolve.solver.pipeline.brute import context_assignments, replica_vectors, set_partitions
     from tasksolve.solver.pipeline.candidates import Candidate, Group, check_candidate, group_order
     from tasksolve.solver.pipeline.compare import spec_for_problem
     from tasksolve.solver.pipeline.evaluation import evaluate
     from tasksolve.solver.pipeline.plans import to_plan
 
-    alone = spec_for_problem(spec, problem)
+    oracle = make_oracle(spec_for_problem(spec, problem), kind)
     values, best = [], None
     for parts in set_partitions(problem.n):
         base = Candidate(tuple(Group(tuple(q)) for q in parts))
@@ -84,15 +89,16 @@ def truth(spec, problem) -> dict:
                 mapped = cand.with_contexts(contexts)
                 if check_candidate(problem, mapped) or not evaluate(problem, mapped).feasible:
                     continue
-                value = analytic(alone, to_plan(problem, mapped, "x")).throughput
-                values.append(value)
-                if best is None or value > best[0]:
-                    best = (value, mapped)
-    optimum, plan = best
+                m = oracle.evaluate(to_plan(problem, mapped, "x"), seed=len(values))
+                values.append(m.throughput)
+                if best is None or m.throughput > best[0]:
+                    best = (m.throughput, mapped, float(m.half_width or 0.0))
+    optimum, plan, half = best
     free = evaluate(replace(problem, resources=(), demand=()), plan).throughput
     values = np.array(values)
     return {
         "optimum": optimum,
+        "half_width": half,
         "plans": int(values.size),
         "within_target": int(np.sum(values >= optimum * (1 - TARGET))),
         "contention_free": free,
@@ -100,7 +106,7 @@ def truth(spec, problem) -> dict:
     }
 
 
-def judge(values, plan: float, known, bounds) -> str:
+def judge(values, plan: float, known, bounds, half: float = 0.0, oracle: str = "analytic") -> str:
     atom = evt.top_atom(values)
     analysis, why = None, None
     if atom is None:
@@ -109,8 +115,8 @@ def judge(values, plan: float, known, bounds) -> str:
         except evt.EVTError as exc:
             why = str(exc)
     ev = assemble.evidence(
-        analysis, why, atom, values, plan, 0.0, known, minimize=False, target_gap=TARGET, confidence=0.95,
-        bounds=bounds, oracle_kind="analytic", draws="local-search restarts",
+        analysis, why, atom, values, plan, half, known, minimize=False, target_gap=TARGET, confidence=0.95,
+        bounds=bounds, oracle_kind=oracle, draws="local-search restarts",
     )  # fmt: skip
     return decide(ev).verdict
 
@@ -123,12 +129,13 @@ def one_rep(spec, rep: int, args) -> tuple[float, list, list, np.ndarray, dict]:
     from tasksolve.solver.job.settings import JobSettings
 
     clock = time.perf_counter()
-    settings = JobSettings.resolve(spec, oracle_kind="analytic", time_limit=args.time_limit, workers=1, seed=rep)
+    settings = JobSettings.resolve(spec, oracle_kind=args.oracle, time_limit=args.time_limit, workers=1, seed=rep)
     strategy = PipelineStrategy(spec, settings)
     strategy.solve(None)
     solved = time.perf_counter()
-    oracle = make_oracle(strategy.alone, "analytic")
-    found = float(oracle.evaluate(strategy.plan, seed=rep).throughput)
+    oracle = make_oracle(strategy.alone, args.oracle)
+    measured = oracle.evaluate(strategy.plan, seed=rep)
+    found = (float(measured.throughput), float(measured.half_width or 0.0))
     relaxation = strategy.oracle_bounds()
     bounded = time.perf_counter()
     known = [(label, value, 0.0) for label, value in strategy.known_plans()]
@@ -136,7 +143,9 @@ def one_rep(spec, rep: int, args) -> tuple[float, list, list, np.ndarray, dict]:
     if probed is not None:
         known.append((probed[0], probed[1], 0.0))
     sampler = PipelineSampler(strategy.report.problem, "local-optima")
-    values = np.array([float(sampler.sample(oracle, sampler.draw(rep, i), rep)[2].throughput) for i in range(args.n)])
+    values = np.array(
+        [float(sampler.sample(oracle, sampler.draw(rep, i), rep * 100_003 + i)[2].throughput) for i in range(args.n)]
+    )
     known.insert(0, ("best sampled plan", float(values.max()), 0.0))
     pessimistic = [b for b in [strategy.bound()] if b is not None]
     seconds = {"solve": solved - clock, "bound": bounded - solved, "sample": time.perf_counter() - bounded}
@@ -150,15 +159,15 @@ def study(path: Path, args) -> tuple[list[dict], dict]:
     begin = time.perf_counter()
     spec = load_spec(path)
     problem = PipelineProblem.from_spec(spec)
-    known_truth = truth(spec, problem)
-    optimum = known_truth["optimum"]
+    known_truth = truth(spec, problem, args.oracle)
+    optimum, top_half = known_truth["optimum"], known_truth["half_width"]
     known_truth["enumeration_seconds"] = time.perf_counter() - begin
     rows = []
     for rep in range(args.reps):
         found, known, (pessimistic, every, relaxation), values, seconds = one_rep(spec, rep, args)
         bound = relaxation[0].value if relaxation else None
-        plans = [("found", found)] + [(f"-{d:.0%}", optimum * (1 - d)) for d in args.below]
-        for label, plan in plans:
+        plans = [("found", *found)] + [(f"-{d:.0%}", optimum * (1 - d), top_half) for d in args.below]
+        for label, plan, half in plans:
             short = (optimum - plan) / optimum
             rows.append(
                 {
@@ -167,10 +176,12 @@ def study(path: Path, args) -> tuple[list[dict], dict]:
                     "plan": label,
                     "short": short,
                     "within": short <= TARGET + 1e-9,
+                    "half_width": half / optimum,
+                    "beyond_interval": optimum - plan > half + top_half,
                     "bound_gap": None if bound is None else bound / optimum - 1.0,
                     "sample_best": float(values.max()) / optimum - 1.0,
-                    "verdict": judge(values, plan, known, every),
-                    "without_relaxation": judge(values, plan, known, pessimistic),
+                    "verdict": judge(values, plan, known, every, half, args.oracle),
+                    "without_relaxation": judge(values, plan, known, pessimistic, half, args.oracle),
                     "seconds": seconds,
                 }
             )
@@ -181,15 +192,17 @@ def study(path: Path, args) -> tuple[list[dict], dict]:
 def render_markdown(data: dict) -> str:
     rows = data["rows"]
     out = [
-        f"Pipeline specs of `bench/pipeline_specs/`, analytic oracle, local-optima samples of n = {data['n']}, "
+        f"Pipeline specs of `bench/pipeline_specs/`, {ORACLES[data.get('oracle', 'analytic')]}, local-optima samples "
+        f"of n = {data['n']}, "
         f"{data['reps']} seeds per spec, CP-SAT {data['time_limit']:g} s, target 5% (`{data['command']}`). "
         "Optimum: every plan within the latency bound enumerated and measured. Power: positive verdicts (by route) "
         "among plans within the target of the optimum (goal >= 95%); safety: positive verdicts among plans more than "
-        "the target below it (goal 0). Deliberately worse plans are the optimum times 1 - d (the analytic oracle has "
-        'no noise: beyond every interval). "Without the relaxation": the same evidence without '
-        "`solver.pipeline.bound`'s bound (the saturation and EVT routes alone).",
+        "the target below it (goal 0). Deliberately worse plans are the optimum times 1 - d, carrying the optimum's "
+        'half-width (none on the analytic oracle). "Without the relaxation": the same evidence without '
+        "`solver.pipeline.bound`'s bound (the saturation and EVT routes alone; on the simulation no bound applies "
+        "anyway).",
         "",
-        "| plans | within target | positive (by route) | power | without the relaxation | beyond target "
+        "| plans | within target | positive (by route) | power | without the relaxation | beyond target (beyond interval) "
         "| positive (must be 0) |",
         "|---|---|---|---|---|---|---|",
     ]
@@ -204,8 +217,10 @@ def render_markdown(data: dict) -> str:
         gap = f"{min(gaps):+.2%} to {max(gaps):+.2%}" if gaps else "none"
         short = float(np.median([r["short"] for r in mine])) if mine else float("nan")
         secs = [np.median([r["seconds"][k] for r in mine]) for k in ("solve", "bound", "sample")]
+        hw = f" +/- {t['half_width'] / 1e6:.4f}" if t.get("half_width") else ""
         out.append(
-            f"| {name} | {t['plans']} | {t['within_target']} | {t['optimum'] / 1e6:.4f} Mpps "
+            f"| {name} | {t['plans']} | {t['within_target']} | {t['optimum'] / 1e6:.4f} Mpps"
+            f"{hw} "
             f"| {t['contention_free'] / 1e6:.4f} Mpps{' (contended)' if t['contended'] else ''} | {gap} "
             f"| {short:.2%} | {' / '.join(f'{s:.1f}' for s in secs)} |"
         )
@@ -230,7 +245,11 @@ def _line(plan: str, rows: list[dict]) -> list[str]:
     power = f"{sum(routes.values()) / len(within):.0%}" if within else "-"
     alone_text = f"{text(alone)} ({sum(alone.values()) / len(within):.0%})" if within else "-"
     wrong_text = f"{sum(wrong.values())}" + (f" ({text(wrong)})" if wrong else "")
-    return [f"| {plan} | {len(within)} | {text(routes)} | {power} | {alone_text} | {len(beyond)} | {wrong_text} |"]
+    outside = sum(bool(r.get("beyond_interval", True)) for r in beyond)
+    return [
+        f"| {plan} | {len(within)} | {text(routes)} | {power} | {alone_text} | {len(beyond)} ({outside}) "
+        f"| {wrong_text} |"
+    ]
 
 
 def main() -> None:
@@ -240,6 +259,7 @@ def main() -> None:
     parser.add_argument("--time-limit", type=float, default=5.0)
     parser.add_argument("--below", default="0.03,0.06,0.1,0.15")
     parser.add_argument("--specs", default="", help="only these specs of bench/pipeline_specs")
+    parser.add_argument("--oracle", default="analytic", choices=("analytic", "des"))
     parser.add_argument("--no-write", action="store_true", help="print, write no results file")
     args = parser.parse_args()
     args.below = [float(x) for x in args.below.split(",")]
@@ -252,11 +272,14 @@ def main() -> None:
         rows += more
         truths |= known
     data = {"rows": rows, "truth": truths, "n": args.n, "reps": args.reps, "below": args.below}
-    data |= {"time_limit": args.time_limit}
+    data |= {"time_limit": args.time_limit, "oracle": args.oracle}
     data["command"] = f"nice python bench/pipeline_truth.py --reps {args.reps} --n {args.n}"
+    if args.oracle != "analytic":
+        data["command"] += f" --oracle {args.oracle}"
     print(render_markdown(data))
     if not args.no_write:
-        print(f"wrote {write_results('pipeline_truth', data, modules=MODULES)}")
+        name = "pipeline_truth" if args.oracle == "analytic" else f"pipeline_truth_{args.oracle}"
+        print(f"wrote {write_results(name, data, modules=MODULES)}")
 
 
 if __name__ == "__main__":
