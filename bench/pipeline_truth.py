@@ -14,18 +14,20 @@ bandwidth, front-side bus or SMT pipe, cache-model messages, a latency bound).
 * **Truth**: every pipeline plan -- every grouping whose group graph is acyclic, every replica
   count, every ordered assignment of distinct contexts (`solver.pipeline.brute`'s space, which
   holds every plan the samples and the solvers can reach) -- that meets the latency bound on the
-  closed form, measured on the analytic oracle; the optimum is the best of them.  "Contended":
+  closed form, measured on the oracle (`--oracle`; on the simulation once each, seeded by its
+  position); the optimum is the best of them, with its half-width.  "Contended":
   the optimum's plan runs below its own contention-free throughput.
 * **Per seed** (``--reps``): the main job's pipeline strategy (`solver.job.pipeline`) solves the
-  spec on the analytic oracle (LATA, its comparison systems, CP-SAT, `--time-limit` s) and gives
-  its bounds (the pessimistic model's, for information, and the relaxation's, which applies:
-  `solver.pipeline.bound`), its known plans (the comparison's measured plans within the bound, the
+  spec on that oracle (LATA, its comparison systems, CP-SAT, `--time-limit` s) and gives
+  its bounds (the pessimistic model's, for information, and on the analytic oracle the
+  relaxation's, which applies: `solver.pipeline.bound`), its known plans (the comparison's measured plans within the bound, the
   best of 10 local-search restarts); `--n` local-optima samples (`solver.certify.pipeline_samples`,
   seed = the rep) are drawn; the evidence is built as `certify` builds it
   (`solver.certify.assemble.evidence`: the atom and its saturation, else `evt.analyze`) and judged
   by `solver.certify.verdict.decide` for the *found* plan (the strategy's, measured) and plans
-  deliberately ``d`` below the optimum (the optimum times ``1 - d``, `--below`; the analytic
-  oracle has no noise, so "below" is beyond every interval).  Each plan is judged twice: with
+  deliberately ``d`` below the optimum (the optimum times ``1 - d``, `--below`, with the
+  optimum's half-width; ``beyond_interval``: the shortfall exceeds both half-widths, always on the
+  analytic oracle).  Each plan is judged twice: with
   every bound (``verdict``) and without the relaxation's (``without_relaxation``: what the
   saturation and EVT routes give alone).
 
