@@ -47,6 +47,21 @@ Variables (``G = min(tasks, C)`` group slots, ``C`` usable contexts, times in ti
   ``Lat <= Q L0``.  Group times are positive, so these constraints also forbid cycles between
   groups: the longest path is exactly the model's latency.
 
+**The relaxation** (``build_model(..., relaxed=True)``, `solver.pipeline.bound`): the same model
+with the two pessimistic charges turned optimistic, so that for every plan its model period and
+latency are at most the closed form's with exact demands (the analytic oracle's): a crossing edge
+costs the level of the *closest* replica pair of its two groups (``touch[e,k] => some domain D of
+level k holds a replica of each``, ``cost_e = cost(machine) + sum_k touch[e,k] (cost(k) -
+cost(previous comm level))``; each consumer replica's mean over the producers it hears from is at
+least that pair's cost when costs never rise inward), and a group's demand is its mean rounded
+*down* to a thousandth (``dem W + W >= sum w demand + pos``).  Every replica's slowdown is at least
+1 and its mean message cost on edge e at least that of its own closest producer replica, so for
+each incoming edge e the slowest replica's time is also at least ``T_g - touch_e + all_e``, with
+``all_e`` the cost at the levels where *every* consumer replica shares a domain with some producer
+replica (``all[e,k]``): ``E_g >= Q (T_g - touch_e + all_e)``, E_g then a variable at least
+``T_g S_g`` and these (`_Builder.slowest_replica`).  Its optimal period is then a lower
+bound of every plan's, and CP-SAT's dual bound of it a lower bound of the best period.
+
 `add_hint` hints the model with a candidate; `extract` reads a solution back as a candidate (each
 bin's contexts handed out in order).  The objectives and the solve are `solver.pipeline.cpsat`'s.
 """
@@ -63,6 +78,7 @@ from tasksolve.solver.errors import SolverFailed
 from tasksolve.solver.pipeline.bins import Bins
 from tasksolve.solver.pipeline.candidates import Candidate, Group, depth_stages
 from tasksolve.solver.pipeline.problem import PipelineProblem
+from tasksolve.solver.pipeline.relaxation import RelaxedCharges
 
 MAX_EXACT_REPLICAS = 16
 INT_LIMIT = 2**62  # CP-SAT's integer domains
@@ -93,12 +109,13 @@ class PipelineModel:
         return self.max_replicas <= MAX_EXACT_REPLICAS
 
 
-class _Builder:
+class _Builder(RelaxedCharges):
     """Builds the model block by block, in the order of the module docstring."""
 
-    def __init__(self, problem: PipelineProblem, max_replicas: int | None) -> None:
+    def __init__(self, problem: PipelineProblem, max_replicas: int | None, relaxed: bool = False) -> None:
         self.m = cp_model.CpModel()
         self.problem = problem
+        self.relaxed = relaxed
         self.n, self.C = problem.n, problem.n_contexts
         self.G = min(self.n, self.C)
         self.bins = Bins.of(problem)
@@ -243,18 +260,25 @@ class _Builder:
         return cost
 
     def group_times(self) -> None:
-        """T_g: work plus the message costs its tasks pay (ticks, before contention)."""
+        """T_g: work plus the message costs its tasks pay (ticks, before contention); relaxed,
+        also T2_g, the same with the cost every replica pays at least (`relaxed_costs`)."""
         m, G, x, problem = self.m, self.G, self.x, self.problem
         comm_in: dict[int, list] = {g: [] for g in range(G)}
+        self.pairs: dict[int, list] = {g: [] for g in range(G)}  # relaxed: (touch, all) charges
         for i, e in enumerate(problem.edges):
             if e.worst == 0:
                 continue
-            cost = self.edge_cost(i, e)
+            costs = self.relaxed_costs(i, e) if self.relaxed else (self.edge_cost(i, e),)
             for g in range(min(G, e.target + 1)):
-                c_in = m.new_int_var(0, e.worst, f"cin[{i},{g}]")
-                m.add(c_in == cost).only_enforce_if(x[e.target, g])
-                m.add(c_in == 0).only_enforce_if(~x[e.target, g])
-                comm_in[g].append(c_in)
+                charged = []
+                for cost in costs:
+                    c_in = m.new_int_var(0, e.worst, f"cin[{i},{g}]")
+                    m.add(c_in == cost).only_enforce_if(x[e.target, g])
+                    m.add(c_in == 0).only_enforce_if(~x[e.target, g])
+                    charged.append(c_in)
+                comm_in[g].append(charged[0])
+                if self.relaxed:
+                    self.pairs[g].append(tuple(charged))
         self.T = []
         for g in range(G):
             tg = m.new_int_var(0, self.horizon, f"T[{g}]")
@@ -289,7 +313,11 @@ class _Builder:
                 m.add(dem[g, r] <= top[r] * pos[g, r])
                 prod = m.new_int_var(0, top[r] * problem.sequential, f"dw[{g},{r}]")
                 m.add_multiplication_equality(prod, [dem[g, r], wg])
-                m.add(prod >= sum(problem.work[t] * problem.demand[t][r] * x[t, g] for t in users))
+                exact = sum(problem.work[t] * problem.demand[t][r] * x[t, g] for t in users)
+                if self.relaxed:  # the mean rounded down: (dem + 1) W > sum w demand
+                    m.add(prod + wg >= exact + pos[g, r])
+                else:  # the mean rounded up
+                    m.add(prod >= exact)
         load = {}
         for r in range(len(resources)):
             domains: dict[int, list[int]] = {}
@@ -359,10 +387,15 @@ class _Builder:
 
 
 def build_model(
-    problem: PipelineProblem, *, latency_bound: int | None = None, max_replicas: int | None = None
+    problem: PipelineProblem,
+    *,
+    latency_bound: int | None = None,
+    max_replicas: int | None = None,
+    relaxed: bool = False,
 ) -> PipelineModel:
-    """The CP-SAT model (module docstring).  `latency_bound` in ticks (None: unconstrained)."""
-    b = _Builder(problem, max_replicas)
+    """The CP-SAT model (module docstring).  `latency_bound` in ticks (None: unconstrained);
+    `relaxed`: the relaxation of the module docstring (optimistic messages and demands)."""
+    b = _Builder(problem, max_replicas, relaxed)
     b.grouping()
     b.replicas()
     b.caps_and_symmetry()
@@ -370,6 +403,8 @@ def build_model(
     b.same_group()
     b.group_times()
     b.contention()
+    if relaxed:
+        b.slowest_replica()
     b.period()
     b.latency(latency_bound)
     return PipelineModel(
