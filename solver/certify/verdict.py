@@ -495,4 +495,5 @@ def _saturated(j: _Judge, beater) -> Decision | None:
 
 
 def _oracle_name(kind: str) -> str:
-    return {"des": "simulation", "analytic": "closed form"}.get(kind, f"{kind} oracle")
+    names = {"des": "simulation", "analytic": "closed form", "pipeline model": "pipeline CP-SAT model"}
+    return names.get(kind, f"{kind} oracle")
