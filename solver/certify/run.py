@@ -16,10 +16,9 @@ placement class, seeded by the class), so the plan and a sample of its class hav
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +28,7 @@ from tasksolve import evt
 from tasksolve.simulate.oracle import make_oracle
 from tasksolve.simulate.registry import DEFAULT_KIND
 from tasksolve.solver.certify import assemble
+from tasksolve.solver.certify.budget import Budget, budget_sentence
 from tasksolve.solver.certify.certificate import (
     DEFAULT_TARGET_GAP,
     Certificate,
@@ -38,6 +38,7 @@ from tasksolve.solver.certify.certificate import (
 )
 from tasksolve.solver.certify.designs import DEFAULT_DESIGN, DEFAULT_SAMPLES, PROBES, probe
 from tasksolve.solver.certify.outdir import take_output_dir
+from tasksolve.solver.certify.progress import Progress, refresh_estimate
 from tasksolve.solver.certify.records import all_failed
 from tasksolve.solver.certify.service import SamplingService
 from tasksolve.solver.certify.verdict import SATURATION_SHARE, Decision, decide
@@ -86,68 +87,31 @@ def unsaturable(hits: int, n: int, confidence: float = 0.95) -> bool:
     return float(stats.beta.ppf(confidence, hits + 1, n - hits)) < SATURATION_SHARE
 
 
-class _Progress:
-    """A rich progress bar with the best value so far and the current estimate."""
-
-    def __init__(self, enabled: bool, total: int, minimize: bool, unit: Callable[[float], str]) -> None:
-        self.enabled = enabled
-        self.minimize = minimize
-        self.unit = unit
-        self.best: float | None = None
-        self.estimate: str = "-"
-        if enabled:
-            from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-            self.bar = Progress(
-                TextColumn("[bold]sampling"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TimeElapsedColumn(),
-                TextColumn("{task.description}"),
-                transient=False,
-                console=Console(stderr=True),  # progress on stderr only: stdout holds results
-            )
-            self.task = self.bar.add_task("", total=total)
-
-    def __enter__(self):
-        if self.enabled:
-            self.bar.__enter__()
-        return self
-
-    def __exit__(self, *exc):
-        if self.enabled:
-            self.bar.__exit__(*exc)
-
-    def advance(self, k: int, service: SamplingService) -> None:
-        if not self.enabled:
-            return
-        best = service.best(minimize=self.minimize)
-        text = f"best {self.unit(best.value)}" if best else ""
-        self.bar.update(self.task, advance=k, description=f"{text}  estimate {self.estimate}")
-
-    def set_total(self, total: int) -> None:
-        if self.enabled:
-            self.bar.update(self.task, total=total)
-
-    def set_completed(self, done: int) -> None:
-        if self.enabled:
-            self.bar.update(self.task, completed=done)
-
-
-def certify(spec: Spec, *, out_dir: Path, compare_samples: int | None = 0, **options: Any) -> CertifyOutcome:
+def certify(
+    spec: Spec,
+    *,
+    out_dir: Path,
+    compare_samples: int | None = 0,
+    budget: float | None = None,
+    started: float | None = None,
+    **options: Any,
+) -> CertifyOutcome:
     """Measure, decide; `out_dir/samples.jsonl` keeps every measurement.
 
     The options are `_certify`'s; `compare_samples` plans of the other design give its estimate
-    beside the certificate's (`certificate.designs`; None: `solver.certify.compare.resolve`).  The output
+    beside the certificate's (`certificate.designs`; None: `solver.certify.compare.resolve`).
+    `budget` seconds (from `started`, a `time.monotonic()` reading; default now) bound the run
+    when the sample's size is the certifier's to choose (`Budget`).  The output
     directory is locked for the whole run (a second run into it fails at once, naming this one's PID)."""
     taken = take_output_dir(out_dir, resume=options.get("resume", False), force=options.get("force", False))
     try:
-        outcome = _certify(spec, out_dir=out_dir, **options)
+        plan_budget = Budget.of(budget, started)
+        outcome = _certify(spec, out_dir=out_dir, budget=plan_budget, **options)
         options.setdefault("oracle_kind", DEFAULT_KIND)
         from tasksolve.solver.certify.compare import compare_designs, resolve
 
         compare_samples = resolve(compare_samples, options["oracle_kind"], outcome.certificate.samples.n)
+        compare_samples = plan_budget.affordable(compare_samples)
         if compare_samples:
             clock = time.perf_counter()
             outcome.certificate.designs = compare_designs(spec, out_dir, outcome.certificate, compare_samples, options)
@@ -174,6 +138,8 @@ class _Run:
     oracle_kind: str
     draws: str
     show: Callable[[float], str]
+    budget: Budget = field(default_factory=Budget)
+    measure_s: float | None = None  # seconds of the plan's one measurement
 
     @property
     def objective(self) -> Objective:
@@ -239,6 +205,7 @@ def _certify(
     known: list[tuple] | None = None,
     probes: int = PROBES,
     pipeline: Any = None,
+    budget: Budget | None = None,
 ) -> CertifyOutcome:
     """`resume` continues the samples file of the same sample, `force` discards one
     (`SamplingService.open`); `scheduler` measures on a Dask cluster (`simulate.executor`).
@@ -269,6 +236,8 @@ def _certify(
     clock, seconds = time.perf_counter(), {}
     run = _prepare(spec, service, plan, known, all_bounds, probes, minimize, confidence, oracle_kind, oracle_factory)
     run.target_gap = target_gap if target_gap is not None else (settings.target_gap or DEFAULT_TARGET_GAP)
+    run.budget = budget or Budget()
+    run.budget.measure_s = run.measure_s
     seconds["prepare"] = time.perf_counter() - clock
     clock = time.perf_counter()
     mode = "sequential" if sequential_mode else ("adaptive" if adaptive else "fixed")
@@ -295,7 +264,7 @@ def _certify(
 def _draw(run: _Run, mode: str, progress: bool, n_init: int, n_delta: int, limit: int, n_fixed: int, seed: int):
     """Sample as `mode` says ("sequential", "adaptive" or "fixed"): (history or None, samples used)."""
     service = run.service
-    bar = _Progress(progress, n_init if mode == "sequential" else n_fixed, run.minimize, run.show)
+    bar = Progress(progress, n_init if mode == "sequential" else n_fixed, run.minimize, run.show)
     with bar:
         bar.set_completed(len(service.records))
         if mode == "sequential":
@@ -334,7 +303,9 @@ def _prepare(spec, service, plan, known, bounds, probes, minimize, confidence, o
         from tasksolve.solver.certify.measure import ClassOracle
 
         oracle = ClassOracle(spec, oracle, service.seed)
+    clock = time.perf_counter()
     measured = oracle.evaluate(plan, seed=service.seed) if plan is not None else None
+    measure_s = time.perf_counter() - clock if plan is not None else None
     found: list[tuple[str, float, float]] = [
         (k[0], float(k[1]), float(k[2]) if len(k) > 2 and k[2] else 0.0) for k in (known or [])
     ]
@@ -365,13 +336,15 @@ def _prepare(spec, service, plan, known, bounds, probes, minimize, confidence, o
         oracle_kind,
         draws,
         Objective.of(spec.objective).format,
+        measure_s=measure_s,
     )
 
 
-def _sample(run: _Run, bar: _Progress, *, n_init: int, n_delta: int, limit: int, seed: int):
+def _sample(run: _Run, bar: Progress, *, n_init: int, n_delta: int, limit: int, seed: int):
     """ASPLOS'12 Figure 13 over the sampling service, stopping when the verdict is decided:
     (history, samples used)."""
     service, cursor = run.service, {"next": 0}
+    deadline = run.budget.sampling_deadline
 
     def sampler(k: int) -> np.ndarray:
         values: list[float] = []
@@ -381,12 +354,17 @@ def _sample(run: _Run, bar: _Progress, *, n_init: int, n_delta: int, limit: int,
                 raise evt.EVTError("the sampling limit was reached before enough plans were measured")
             want = min(limit, start + (k - len(values)))
             bar.set_total(max(want, n_init))
-            service.ensure(want, on_progress=lambda d: bar.advance(d, service))
-            if not service.ok_records(want):
-                raise all_failed(service.failures(want), service.path)
-            values += [service.records[i].value for i in range(start, want) if service.records[i].status == "ok"]
-            cursor["next"] = want
-        _refresh_estimate(bar, service, run.minimize, run.confidence, run.show)
+            advance = lambda d: bar.advance(d, service)  # noqa: E731
+            service.ensure(min(want, BUDGET_MIN_SAMPLES), on_progress=advance)  # never stop before these
+            done = service.ensure(want, on_progress=advance, deadline=deadline)
+            if not service.ok_records(done):
+                raise all_failed(service.failures(done), service.path)
+            values += [service.records[i].value for i in range(start, done) if service.records[i].status == "ok"]
+            cursor["next"] = done
+            if done < want:  # the budget ended: evt.sequential analyses what there is and stops
+                run.budget.spent = True
+                break
+        refresh_estimate(bar, service, run.minimize, run.confidence, run.show)
         return np.array(values[:k])
 
     def stop(sample: np.ndarray, result) -> bool:
@@ -405,9 +383,15 @@ def _sample(run: _Run, bar: _Progress, *, n_init: int, n_delta: int, limit: int,
         seed=seed,
         gof_bootstrap=GOF_BOOTSTRAP,
         stop=stop,
+        exhaustible=deadline is not None,
     )
+    if history.met:  # decided at the last look: the budget did not cut the verdict short
+        run.budget.spent = False
     return history, cursor["next"]
 
+
+#: sampling never stops on the budget before this many samples (a sample to judge at all)
+BUDGET_MIN_SAMPLES = 10
 
 #: the goodness-of-fit bootstrap of every analysis (the same at every step and at the end, so the
 #: step that stopped sampling and the certificate judge the same fit)
@@ -428,11 +412,15 @@ def _certificate(run: _Run, service, ev, decision, atom, analysis, why_not, hist
     classes = None
     if hasattr(run.oracle, "key") and service.pipeline is None:
         classes = len({run.oracle.key(r.contexts) for r in records if r.status == "ok"})
+    stopped = _stopped(run, history)
+    sentence = decision.sentence
+    if stopped == "budget":
+        sentence += " " + budget_sentence(run.budget.seconds, int(values.size), draws)
     return Certificate(
         spec=spec.name,
         objective=spec.objective,
         verdict=decision.verdict,
-        sentence=decision.sentence,
+        sentence=sentence,
         basis=decision.basis,
         reasons=assemble.reasons(decision),
         plan=plan.to_dict(),
@@ -455,6 +443,8 @@ def _certificate(run: _Run, service, ev, decision, atom, analysis, why_not, hist
             draws=draws,
             covers=covers,
             classes=classes,
+            stopped=stopped,
+            budget_s=run.budget.seconds,
         ),
         optimum=assemble.optimum(ev, atom, values, run.confidence, why_not),
         gap=assemble.gaps(decision),
@@ -471,6 +461,15 @@ def _certificate(run: _Run, service, ev, decision, atom, analysis, why_not, hist
     )
 
 
+def _stopped(run: _Run, history) -> str:
+    """Why sampling ended (`SamplesSummary.stopped`)."""
+    if history is None:
+        return "fixed"
+    if history.met:
+        return "decided"
+    return "budget" if run.budget.spent else "ceiling"
+
+
 def _analyze(values: np.ndarray, minimize: bool, confidence: float, seed: int) -> tuple[Any, str | None]:
     """`evt.analyze`, or (None, why) when the sample has no tail to model (e.g. every local
     optimum has the same value): the verdict then rests on the bound or the saturation."""
@@ -480,14 +479,3 @@ def _analyze(values: np.ndarray, minimize: bool, confidence: float, seed: int) -
         ), None
     except evt.EVTError as exc:
         return None, str(exc)
-
-
-def _refresh_estimate(bar: _Progress, service: SamplingService, minimize: bool, confidence: float, unit) -> None:
-    values = service.values()
-    if not bar.enabled or values.size < 100:
-        return
-    try:
-        result = evt.analyze(values, minimize=minimize, confidence=confidence, gof_bootstrap=0)
-        bar.estimate = unit(result.estimate) if math.isfinite(result.estimate) else "none"
-    except evt.EVTError:
-        bar.estimate = "-"

@@ -119,6 +119,7 @@ class Job:
         from tasksolve.solver.certify.run import certify
 
         strategy = self.strategy
+        started = time.monotonic()  # the budget covers the bounds and the probe too
         options = self.settings.certify_options()
         balanced = self.settings.balanced if self.settings.balanced is not None else strategy.balanced
         if balanced is not None:
@@ -137,6 +138,7 @@ class Job:
                 rigorous=strategy.bound(),
                 bounds=strategy.oracle_bounds(),
                 known=known,
+                started=started,
                 **sampler,
                 **options,
             )

@@ -1,0 +1,62 @@
+"""The certify phase's time budget: when sampling must stop if the verdict is not decided.
+
+The main job derives the budget from its time limit (`solver.job.settings.JobSettings.certify_seconds`;
+docs/design.md, "The certify phase's time budget").  On the adaptive and the sequential paths
+(`solver.certify.run`) sampling stops once the verdict cannot change or at the budget's sampling
+deadline, whichever comes first; a sample cut by the budget is always a prefix of the stream (the
+first n restarts, `SamplingService.ensure`), so it stays an iid sample, and the certificate says
+that sampling stopped on the budget (`SamplesSummary.stopped`, and a sentence after the verdict's).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+#: the share of the certify budget that sampling may use (the rest: the verdict, the other design)
+SAMPLING_SHARE = 0.75
+
+
+@dataclass
+class Budget:
+    """The certify phase's time budget (docs/design.md, "The certify phase's time budget").
+
+    Sampling on the adaptive and sequential paths stops at `sampling_deadline` (`SAMPLING_SHARE`
+    of the budget) if the verdict is not decided by then; the other design's comparison sample
+    gets what is left, as many plans as the measured cost of one simulation (`measure_s`) allows.
+    A fixed sample the caller asked for (``--samples``) is measured in full.  No budget
+    (`seconds` None or <= 0): no deadline."""
+
+    seconds: float | None = None
+    started: float = 0.0
+    measure_s: float | None = None  # one measurement of the plan (prepare), the cost of one random plan
+    spent: bool = False  # sampling ended on the budget before the verdict was decided
+
+    @classmethod
+    def of(cls, seconds: float | None, started: float | None = None) -> Budget:
+        return cls(seconds if seconds and seconds > 0 else None, time.monotonic() if started is None else started)
+
+    @property
+    def deadline(self) -> float | None:
+        return None if self.seconds is None else self.started + self.seconds
+
+    @property
+    def sampling_deadline(self) -> float | None:
+        return None if self.seconds is None else self.started + SAMPLING_SHARE * self.seconds
+
+    def affordable(self, n: int) -> int:
+        """At most `n` plans of one measurement each, within what is left of the budget."""
+        if self.seconds is None or not n:
+            return n
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            return 0
+        return n if not self.measure_s else min(n, int(left / self.measure_s))
+
+
+def budget_sentence(seconds: float, n: int, draws: str) -> str:
+    """What the certificate adds to its verdict when sampling ended on the time budget."""
+    return (
+        f"Sampling stopped on the time budget ({seconds:.0f} s) after {n} {draws}, before the verdict "
+        "was decided: more samples could change it."
+    )
