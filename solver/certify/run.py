@@ -111,7 +111,10 @@ def certify(
         from tasksolve.solver.certify.compare import compare_designs, resolve
 
         compare_samples = resolve(compare_samples, options["oracle_kind"], outcome.certificate.samples.n)
-        compare_samples = plan_budget.affordable(compare_samples)
+        affordable = plan_budget.affordable(compare_samples)
+        if affordable < min(compare_samples, COMPARE_MIN):  # too few to say anything: not drawn
+            affordable = 0
+        compare_samples = affordable
         if compare_samples:
             clock = time.perf_counter()
             outcome.certificate.designs = compare_designs(spec, out_dir, outcome.certificate, compare_samples, options)
@@ -390,6 +393,9 @@ def _sample(run: _Run, bar: Progress, *, n_init: int, n_delta: int, limit: int, 
     return history, cursor["next"]
 
 
+#: the other design's sample is left out when the budget affords fewer plans than this
+COMPARE_MIN = 30
+
 #: sampling never stops on the budget before this many samples (a sample to judge at all)
 BUDGET_MIN_SAMPLES = 10
 
@@ -415,7 +421,7 @@ def _certificate(run: _Run, service, ev, decision, atom, analysis, why_not, hist
     stopped = _stopped(run, history)
     sentence = decision.sentence
     if stopped == "budget":
-        sentence += " " + budget_sentence(run.budget.seconds, int(values.size), draws)
+        sentence = sentence.rstrip(" .") + ". " + budget_sentence(run.budget.seconds, int(values.size), draws)
     return Certificate(
         spec=spec.name,
         objective=spec.objective,

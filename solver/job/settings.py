@@ -23,7 +23,7 @@ BINDING_DEFAULT_METHODS = ("cpsat", "random", "balanced")
 SOLVE_SAMPLES_MAX = 2000
 #: the certify phase's time budget as a share of the time limit, and its floor (seconds)
 #: (docs/design.md, "The certify phase's time budget")
-CERTIFY_SHARE = 0.5
+CERTIFY_SHARE = 1 / 3
 CERTIFY_MIN_S = 15.0
 
 

@@ -31,6 +31,7 @@ def test_a_spent_budget_stops_sampling_on_a_prefix_and_says_so(tmp_path):
     assert cert.samples.n == BUDGET_MIN_SAMPLES
     assert sorted(outcome.service.records) == list(range(BUDGET_MIN_SAMPLES))  # the stream's prefix
     assert "time budget" in cert.sentence and "more samples could change it" in cert.sentence
+    assert ". Sampling stopped on the time budget" in cert.sentence  # a sentence of its own
     assert outcome.history.stopped == "exhausted"
     assert cert.designs is None  # no time left for the other design's sample
     data = cert.to_dict()
