@@ -89,6 +89,7 @@ class PlanPerformance(_Typed):
     throughput: float | None
     latency_mean: float | None
     oracle: str
+    repeats: int = 1  # independent runs pooled where the verdict depended on its noise (`solver.certify.measure`)
     nulls: dict[str, str] = field(default_factory=dict)
     WHY_NULL: ClassVar[dict[str, str]] = {"half_width": "the oracle reports no half-width"}
 

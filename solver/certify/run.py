@@ -37,6 +37,7 @@ from tasksolve.solver.certify.certificate import (
     versions,
 )
 from tasksolve.solver.certify.designs import DEFAULT_DESIGN, DEFAULT_SAMPLES, PROBES, probe
+from tasksolve.solver.certify.measure import precise
 from tasksolve.solver.certify.outdir import take_output_dir
 from tasksolve.solver.certify.progress import Progress, refresh_estimate
 from tasksolve.solver.certify.records import all_failed
@@ -255,7 +256,7 @@ def _certify(
         analysis, why_not = last, None
     else:
         analysis, why_not = _analyze(values, minimize, confidence, seed)
-    ev, decision, atom = run.judge(values, analysis, why_not)
+    ev, decision, atom = precise(run, values, analysis, why_not)
     certificate = _certificate(run, service, ev, decision, atom, analysis, why_not, history, values, n_used, seed)
     seconds["verdict"] = time.perf_counter() - clock
     clock = time.perf_counter()
@@ -436,6 +437,7 @@ def _certificate(run: _Run, service, ev, decision, atom, analysis, why_not, hist
             throughput=measured.throughput,
             latency_mean=measured.latency_mean,
             oracle=measured.oracle,
+            repeats=run.oracle.repeats(plan.contexts(spec)) if hasattr(run.oracle, "repeats") else 1,
         ),
         samples=SamplesSummary(
             n=int(values.size),
