@@ -15,13 +15,16 @@ from dataclasses import dataclass
 
 #: the share of the certify budget that sampling may use (the rest: the verdict, the other design)
 SAMPLING_SHARE = 0.75
+#: the share of the budget after which the probe's restarts stop (the rest is the sample's)
+PROBE_SHARE = 0.25
 
 
 @dataclass
 class Budget:
     """The certify phase's time budget (docs/design.md, "The certify phase's time budget").
 
-    Sampling on the adaptive and sequential paths stops at `sampling_deadline` (`SAMPLING_SHARE`
+    The probe's restarts stop at `probe_deadline` (at least one is measured).  Sampling on the
+    adaptive and sequential paths stops at `sampling_deadline` (`SAMPLING_SHARE`
     of the budget) if the verdict is not decided by then; the other design's comparison sample
     gets what is left, as many plans as the measured cost of one simulation (`measure_s`) allows.
     A fixed sample the caller asked for (``--samples``) is measured in full.  No budget
@@ -39,6 +42,11 @@ class Budget:
     @property
     def deadline(self) -> float | None:
         return None if self.seconds is None else self.started + self.seconds
+
+    @property
+    def probe_deadline(self) -> float | None:
+        """No probe restart (`solver.certify.designs.probe`) starts after `PROBE_SHARE` of the budget."""
+        return None if self.seconds is None else self.started + PROBE_SHARE * self.seconds
 
     @property
     def sampling_deadline(self) -> float | None:

@@ -238,7 +238,9 @@ def _certify(
     service.open(resume=resume, force=force)
     all_bounds = ([rigorous] if rigorous is not None else []) + list(bounds or [])
     clock, seconds = time.perf_counter(), {}
-    run = _prepare(spec, service, plan, known, all_bounds, probes, minimize, confidence, oracle_kind, oracle_factory)
+    run = _prepare(
+        spec, service, plan, known, all_bounds, probes, minimize, confidence, oracle_kind, oracle_factory, budget
+    )
     run.target_gap = target_gap if target_gap is not None else (settings.target_gap or DEFAULT_TARGET_GAP)
     run.budget = budget or Budget()
     run.budget.measure_s = run.measure_s
@@ -300,7 +302,9 @@ def _service(
     )
 
 
-def _prepare(spec, service, plan, known, bounds, probes, minimize, confidence, oracle_kind, oracle_factory) -> _Run:
+def _prepare(
+    spec, service, plan, known, bounds, probes, minimize, confidence, oracle_kind, oracle_factory, budget=None
+) -> _Run:
     """The run's oracle (one measurement per class), the plan's measurement and the known plans."""
     oracle = oracle_factory(spec) if oracle_factory else make_oracle(spec, oracle_kind)
     if service.pipeline is None:
@@ -314,7 +318,10 @@ def _prepare(spec, service, plan, known, bounds, probes, minimize, confidence, o
         (k[0], float(k[1]), float(k[2]) if len(k) > 2 and k[2] else 0.0) for k in (known or [])
     ]
     screen = oracle_kind != "analytic"
-    probed = probe(spec, oracle, spec.objective, service.seed, probes, screen=screen) if probes else None
+    deadline = budget.probe_deadline if budget is not None else None
+    probed = (
+        probe(spec, oracle, spec.objective, service.seed, probes, screen=screen, deadline=deadline) if probes else None
+    )
     if probed is not None:
         hw = 0.0
         if hasattr(oracle, "evaluate_contexts"):  # its measurement's half-width, from the class table
@@ -398,7 +405,7 @@ def _sample(run: _Run, bar: Progress, *, n_init: int, n_delta: int, limit: int, 
 COMPARE_MIN = 30
 
 #: sampling never stops on the budget before this many samples (a sample to judge at all)
-BUDGET_MIN_SAMPLES = 10
+BUDGET_MIN_SAMPLES = 5
 
 #: the goodness-of-fit bootstrap of every analysis (the same at every step and at the end, so the
 #: step that stopped sampling and the certificate judge the same fit)

@@ -71,3 +71,24 @@ def test_the_budget_shares_its_time():
     left = Budget.of(10.0, started=time.monotonic())
     left.measure_s = 1.0
     assert left.affordable(200) <= 10
+
+
+def test_the_probe_stops_at_its_deadline_after_one_restart():
+    from tasksolve.simulate.oracle import make_oracle
+    from tasksolve.solver.certify.designs import probe
+
+    spec = load_spec(SPEC)
+
+    class Counting:
+        def __init__(self):
+            self.inner, self.calls = make_oracle(spec, "analytic"), 0
+
+        def evaluate(self, plan, seed=None):
+            self.calls += 1
+            return self.inner.evaluate(plan, seed=seed)
+
+    late, free = Counting(), Counting()
+    cut = probe(spec, late, spec.objective, 0, restarts=6, deadline=time.monotonic() - 1)
+    full = probe(spec, free, spec.objective, 0, restarts=6, deadline=time.monotonic() + 3600)
+    assert late.calls == 1 and free.calls == 6 and cut is not None and full is not None
+    assert full[0] >= cut[0]  # the first restart of the same stream, then five more
