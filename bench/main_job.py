@@ -5,17 +5,17 @@ what certification cost.
     nice python bench/main_job.py --specs more --name main_job_more   # every other binding example
 
 Each spec runs `solver.job.run` in this process with the defaults a new user gets (the
-spec's oracle, time limit and seed; no `--samples`: the adaptive default path), into a fresh
-temporary directory.  Recorded: the wall time of the whole call and of its phases (`JobResult.seconds`:
-solve, certify -- sampling, probes, the other design's comparison sample, the verdict -- and
-report), the verdict and its sentence, the samples drawn, the placement classes among them,
-the certify phase's own split (`CertifyOutcome.seconds`: prepare -- the plan and 10 probe
-restarts --, sampling, verdict, baselines, the other design's comparison sample), why sampling
-stopped (decided, the certify phase's time budget, the ceiling) and the budget, and whether any
-figure of the certificate is infinite (null in its JSON).  The goals (issue
-"Verdicts a person can act on"): the flagship <= 15 s, t2-ipfwd-l1-x8 and the other binding examples
-<= 90 s, xeon-lata-dag <= 120 s, with no infinite estimate.  Times depend on the machine's load,
-recorded in the results file.
+spec's oracle, time limit and seed; no `--samples`: the adaptive default path, with the certify
+phase's time budget derived from the time limit), into a fresh temporary directory.  Recorded:
+the wall time of the whole call and of its phases (`JobResult.seconds`: solve, certify, report),
+the verdict and its sentence, the samples drawn, the placement classes among them, the certify
+phase's own split (`CertifyOutcome.seconds`: bounds -- the fluid LP on the simulation, CP-SAT's
+bound --, prepare -- the plan and up to 10 probe restarts --, sampling, verdict, baselines, the
+other design's comparison sample), why sampling stopped (decided, the time budget, the ceiling)
+and the budget, and whether any figure of the certificate is infinite (null in its JSON).  The
+goals (issue "Verdicts a person can act on"): the flagship <= 15 s, t2-ipfwd-l1-x8 and the other
+binding examples <= 90 s, xeon-lata-dag <= 120 s, with no infinite estimate.  Times depend on
+the machine's load, recorded in the results file.
 """
 
 from __future__ import annotations
@@ -87,13 +87,13 @@ def _seconds(value) -> str:
 
 def render_markdown(data: dict) -> str:
     rows = [
-        "| spec | wall | solve | certify (prepare / sampling / verdict / other design) | report | samples | classes "
+        "| spec | wall | solve | certify (bounds / prepare / sampling / verdict / other design) | report | samples | classes "
         "| sampling stopped (budget) | verdict (exit) | goal |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in data["runs"]:
         p, c = r["phases_s"], r["certify_s"]
-        split = " / ".join(f"{c.get(k, 0):.1f}" for k in ("prepare", "sampling", "verdict", "other design"))
+        split = " / ".join(f"{c.get(k, 0):.1f}" for k in ("bounds", "prepare", "sampling", "verdict", "other design"))
         met = "met" if r["wall_s"] <= r["goal_s"] else "**missed**"
         rows.append(
             f"| {r['spec']} | {r['wall_s']:.1f} s | {p.get('solve', 0):.1f} s | {p.get('certify', 0):.1f} s ({split}) | "

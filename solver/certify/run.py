@@ -118,7 +118,8 @@ def certify(
         compare_samples = affordable
         if compare_samples:
             clock = time.perf_counter()
-            outcome.certificate.designs = compare_designs(spec, out_dir, outcome.certificate, compare_samples, options)
+            within = {**options, "deadline": plan_budget.deadline}  # the budget's end stops its sample too
+            outcome.certificate.designs = compare_designs(spec, out_dir, outcome.certificate, compare_samples, within)
             outcome.seconds["other design"] = time.perf_counter() - clock
         return outcome
     finally:

@@ -230,6 +230,7 @@ class SamplingService:
     scheduler: Any = None  # a Dask scheduler (see simulate.executor)
     design: str = "random"  # see DESIGNS
     pipeline: Any = None  # a PipelineProblem: sample pipeline plans (`solver.certify.pipeline_samples`)
+    deadline: float | None = None  # `ensure`'s deadline when it is given none (`time.monotonic()` seconds)
     records: dict[int, Record] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -369,6 +370,7 @@ class SamplingService:
         prefix may end before `n` (a sample is always a prefix of the stream: plans that finished
         early never stand in for the ones before them)."""
         n = min(n, self.max_samples)
+        deadline = self.deadline if deadline is None else deadline
         jobs = [(i, self.contexts(i), self.seed) for i in range(n) if i not in self.records]
         if not jobs or (deadline is not None and time.monotonic() >= deadline):
             return self.measured_prefix(n)

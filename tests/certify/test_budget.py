@@ -60,6 +60,8 @@ def test_ensure_keeps_a_prefix_and_starts_nothing_after_its_deadline(tmp_path):
     assert service.ensure(20, deadline=time.monotonic() - 1) == 0 and not service.records
     assert service.ensure(20, deadline=time.monotonic() + 3600) == 20
     assert service.measured_prefix(50) == 20 and service.ensure(30) == 30
+    service.deadline = time.monotonic() - 1  # the service's own deadline when ensure is given none
+    assert service.ensure(50) == 30
 
 
 def test_the_budget_shares_its_time():
