@@ -27,7 +27,8 @@ class Budget:
     adaptive and sequential paths stops at `sampling_deadline` (`SAMPLING_SHARE`
     of the budget) if the verdict is not decided by then; the other design's comparison sample
     gets what is left, as many plans as the measured cost of one simulation (`measure_s`) allows.
-    A fixed sample the caller asked for (``--samples``) is measured in full.  No budget
+    A run with a fixed sample the caller asked for (``--samples``) has no budget at all: its
+    certificate does not depend on the machine's speed.  No budget
     (`seconds` None or <= 0): no deadline."""
 
     seconds: float | None = None

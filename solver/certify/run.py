@@ -102,11 +102,12 @@ def certify(
     The options are `_certify`'s; `compare_samples` plans of the other design give its estimate
     beside the certificate's (`certificate.designs`; None: `solver.certify.compare.resolve`).
     `budget` seconds (from `started`, a `time.monotonic()` reading; default now) bound the run
-    when the sample's size is the certifier's to choose (`Budget`).  The output
+    when the sample's size is the certifier's to choose (`Budget`; a fixed sample has none).  The output
     directory is locked for the whole run (a second run into it fails at once, naming this one's PID)."""
     taken = take_output_dir(out_dir, resume=options.get("resume", False), force=options.get("force", False))
     try:
-        plan_budget = Budget.of(budget, started)
+        fixed = sampling_mode(options.get("target_gap"), options.get("samples"), options.get("design")) == "fixed"
+        plan_budget = Budget.of(None if fixed else budget, started)  # a fixed sample: no budget at all
         outcome = _certify(spec, out_dir=out_dir, budget=plan_budget, **options)
         options.setdefault("oracle_kind", DEFAULT_KIND)
         from tasksolve.solver.certify.compare import compare_designs, resolve
@@ -124,6 +125,14 @@ def certify(
         return outcome
     finally:
         taken.release()
+
+
+def sampling_mode(target_gap: float | None, samples: int | None, design: str | None) -> str:
+    """ "sequential" (a target gap), "adaptive" (the default path: local optima, no sample size
+    given) or "fixed" (the caller's sample size)."""
+    if target_gap is not None:
+        return "sequential"
+    return "adaptive" if samples is None and (design or DEFAULT_DESIGN) == "local-optima" else "fixed"
 
 
 @dataclass
@@ -225,8 +234,8 @@ def _certify(
     settings = spec.certify
     minimize = Objective.of(spec.objective).minimize  # evt and the verdict take the flag
     confidence = confidence if confidence is not None else settings.confidence
-    sequential_mode = target_gap is not None
-    adaptive = not sequential_mode and samples is None and design == "local-optima"
+    mode = sampling_mode(target_gap, samples, design)
+    sequential_mode = mode == "sequential"
     n_fixed = samples or settings.samples or DEFAULT_SAMPLES.get(design, DEFAULT_SAMPLES["random"])
     n_init = n_init or settings.n_init
     n_delta = n_delta or settings.n_delta
@@ -247,7 +256,6 @@ def _certify(
     run.budget.measure_s = run.measure_s
     seconds["prepare"] = time.perf_counter() - clock
     clock = time.perf_counter()
-    mode = "sequential" if sequential_mode else ("adaptive" if adaptive else "fixed")
     history, n_used = _draw(run, mode, progress, n_init, n_delta, limit, n_fixed, seed)
     seconds["sampling"] = time.perf_counter() - clock
     clock = time.perf_counter()

@@ -106,11 +106,13 @@ class JobSettings:
 
     def certify_seconds(self) -> float:
         """The certify phase's time budget (`solver.certify.budget`): ``certify_budget`` when
-        given (0: none), else `CERTIFY_SHARE` of the time limit, at least `CERTIFY_MIN_S`; the
-        main job then takes about the time limit (the solve: CP-SAT's limit and the measurement
-        of its plans) plus this."""
+        given (0: none), none with ``deterministic``, else `CERTIFY_SHARE` of the time limit, at
+        least `CERTIFY_MIN_S`; the main job then takes about the time limit (the solve: CP-SAT's
+        limit and the measurement of its plans) plus this."""
         if self.certify_budget is not None:
             return float(self.certify_budget)
+        if self.deterministic:  # the same certificate on every run: no wall-clock budget
+            return 0.0
         return max(CERTIFY_MIN_S, CERTIFY_SHARE * self.time_limit)
 
     def certify_options(self) -> dict[str, Any]:

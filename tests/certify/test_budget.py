@@ -51,6 +51,17 @@ def test_a_budget_does_not_cut_a_decided_verdict_or_a_fixed_sample(tmp_path):
     assert "time budget" not in generous.certificate.sentence
     fixed, _ = run(tmp_path, "fixed", budget=1e-6, samples=40)  # the caller's size is measured in full
     assert fixed.certificate.samples.n == 40 and fixed.certificate.samples.stopped == "fixed"
+    assert fixed.certificate.samples.budget_s is None  # a fixed sample has no budget at all
+
+
+def test_the_job_derives_the_budget_from_the_time_limit():
+    from tasksolve.solver.job.settings import CERTIFY_MIN_S, CERTIFY_SHARE, JobSettings
+
+    spec = load_spec("t2-ipfwd-x20")  # search.time_limit: 60 s
+    assert JobSettings.resolve(spec).certify_options()["budget"] == CERTIFY_SHARE * 60
+    assert JobSettings.resolve(spec, time_limit=3).certify_seconds() == CERTIFY_MIN_S
+    assert JobSettings.resolve(spec, certify_budget=7).certify_seconds() == 7
+    assert JobSettings.resolve(spec, deterministic=True).certify_seconds() == 0  # no wall-clock budget
 
 
 def test_ensure_keeps_a_prefix_and_starts_nothing_after_its_deadline(tmp_path):
