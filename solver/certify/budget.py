@@ -17,6 +17,8 @@ from dataclasses import dataclass
 SAMPLING_SHARE = 0.75
 #: the share of the budget after which the probe's restarts stop (the rest is the sample's)
 PROBE_SHARE = 0.25
+#: the share of the budget after which the finalists' climbs stop (the rest is the other design's)
+CLIMB_SHARE = 0.9
 
 
 @dataclass
@@ -25,7 +27,8 @@ class Budget:
 
     The probe's restarts stop at `probe_deadline` (at least one is measured).  Sampling on the
     adaptive and sequential paths stops at `sampling_deadline` (`SAMPLING_SHARE`
-    of the budget) if the verdict is not decided by then; the other design's comparison sample
+    of the budget) if the verdict is not decided by then; the finalists climb on the oracle until
+    `climb_deadline` while it is still not decided; the other design's comparison sample
     gets what is left, as many plans as the measured cost of one simulation (`measure_s`) allows.
     A run with a fixed sample the caller asked for (``--samples``) has no budget at all: its
     certificate does not depend on the machine's speed.  No budget
@@ -48,6 +51,11 @@ class Budget:
     def probe_deadline(self) -> float | None:
         """No probe restart (`solver.certify.designs.probe`) starts after `PROBE_SHARE` of the budget."""
         return None if self.seconds is None else self.started + PROBE_SHARE * self.seconds
+
+    @property
+    def climb_deadline(self) -> float | None:
+        """The finalists' climbs on the oracle (`solver.certify.finalists`) stop at `CLIMB_SHARE`."""
+        return None if self.seconds is None else self.started + CLIMB_SHARE * self.seconds
 
     @property
     def sampling_deadline(self) -> float | None:

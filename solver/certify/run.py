@@ -37,12 +37,14 @@ from tasksolve.solver.certify.certificate import (
     versions,
 )
 from tasksolve.solver.certify.designs import DEFAULT_DESIGN, DEFAULT_SAMPLES, PROBES, probe
+from tasksolve.solver.certify.finalists import add_climbs
 from tasksolve.solver.certify.measure import precise
 from tasksolve.solver.certify.outdir import take_output_dir
 from tasksolve.solver.certify.progress import Progress, refresh_estimate
 from tasksolve.solver.certify.records import all_failed
 from tasksolve.solver.certify.service import SamplingService
-from tasksolve.solver.certify.verdict import SATURATION_SHARE, Decision, decide
+from tasksolve.solver.certify.stopping import DECIDED_DRAW_BOUND, decided, unsaturable  # noqa: F401
+from tasksolve.solver.certify.verdict import decide
 from tasksolve.specs import Plan, Spec
 from tasksolve.specs.objective import Objective
 
@@ -50,9 +52,6 @@ from tasksolve.specs.objective import Objective
 #: more (a negative verdict may be decided at the first look; a `best_found` needs 299 draws)
 ADAPTIVE_INIT = 100
 ADAPTIVE_STEP = 100
-#: a `best_found` verdict counts as decided once one more draw beats the best with at most this
-#: probability (95% confidence): 299 draws
-DECIDED_DRAW_BOUND = 0.01
 
 
 @dataclass
@@ -62,30 +61,6 @@ class CertifyOutcome:
     history: Any  # evt.SequentialResult or None
     service: SamplingService
     seconds: dict[str, float] | None = None  # wall time per step: prepare (plan, probes), sampling, verdict, ...
-
-
-def decided(decision: Decision, beat_bound: float | None, atom=None) -> bool:
-    """Sampling more cannot change the verdict: it is positive (a `best_found` only once the
-    draw bound is at most `DECIDED_DRAW_BOUND`), it rests on the solver's evidence or a known plan
-    that beats the plan by more than the target (rules 1-3: more samples cannot undo them), or the
-    search cannot saturate: the best value is an atom (so no GPD interval will be used) whose
-    share of the draws is below `verdict.SATURATION_SHARE` even at its upper 95% Clopper-Pearson
-    limit (`unsaturable`)."""
-    if decision.basis in ("solver", "proven optimum", "known plan"):
-        return True  # more samples only add known plans: a plan beaten by more than the target stays beaten
-    if not decision.positive:
-        return atom is not None and decision.verdict == "not_certified" and unsaturable(atom.hits, atom.n)
-    return decision.verdict != "best_found" or (beat_bound is not None and beat_bound <= DECIDED_DRAW_BOUND)
-
-
-def unsaturable(hits: int, n: int, confidence: float = 0.95) -> bool:
-    """The upper `confidence` Clopper-Pearson limit of the best value's share is below
-    `SATURATION_SHARE` (one-sided: ``Beta(confidence; hits + 1, n - hits)``)."""
-    from scipy import stats
-
-    if hits >= n:
-        return False
-    return float(stats.beta.ppf(confidence, hits + 1, n - hits)) < SATURATION_SHARE
 
 
 def certify(
@@ -267,6 +242,7 @@ def _certify(
         analysis, why_not = last, None
     else:
         analysis, why_not = _analyze(values, minimize, confidence, seed)
+    add_climbs(run, n_used, lambda: _undecided(run, values, analysis, why_not))  # more known plans
     ev, decision, atom = precise(run, values, analysis, why_not)
     certificate = _certificate(run, service, ev, decision, atom, analysis, why_not, history, values, n_used, seed)
     seconds["verdict"] = time.perf_counter() - clock
@@ -483,6 +459,11 @@ def _certificate(run: _Run, service, ev, decision, atom, analysis, why_not, hist
         evt=analysis.to_dict() if analysis is not None else {"error": why_not},
         sequential=[step.to_dict() for step in history.steps] if history else None,
     )
+
+
+def _undecided(run: _Run, values: np.ndarray, analysis, why_not) -> bool:
+    _, decision, atom = run.judge(values, analysis, why_not)
+    return not decided(decision, atom.beat_bound if atom is not None else None, atom)
 
 
 def _stopped(run: _Run, history) -> str:
