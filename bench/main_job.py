@@ -41,6 +41,8 @@ GOALS = {"t2-ipfwd-intadd-x2": 15.0, "xeon-lata-dag": 120.0}
 MODULES = [
     "solver/certify/run.py",
     "solver/certify/budget.py",
+    "solver/certify/finalists.py",
+    "solver/certify/stopping.py",
     "solver/job/settings.py",
     "solver/certify/verdict.py",
     "solver/certify/measure.py",
