@@ -8,6 +8,11 @@ atom at the top that too few draws reach) -- never on a GPD fit the verdict woul
 up to `max_samples`.  Without one, a fixed sample of ``--samples`` plans; on the default path (no
 ``--samples``, the local-optima design) the fixed size (the spec's ``certify.samples``, else 1000) is a ceiling and sampling stops
 adaptively (`ADAPTIVE_INIT` restarts, then `ADAPTIVE_STEP` more) once the verdict is decided.
+On the adaptive and sequential paths the certify phase has a time budget (`solver.certify.budget`):
+sampling that has not decided the verdict by its deadline stops on a prefix of the stream, and
+the certificate says so (`SamplesSummary.stopped`, a sentence after the verdict's).  While the
+verdict is undecided the finalists climb on the oracle itself (`solver.certify.finalists`), and
+the plan's class gets more runs where its noise decides the verdict (`measure.precise`).
 
 Every plan the run measures itself -- the plan, the probe's restarts, the balanced baselines --
 goes through the same `solver.certify.measure.ClassOracle` as the samples (one measurement per
@@ -128,7 +133,6 @@ class _Run:
     draws: str
     show: Callable[[float], str]
     budget: Budget = field(default_factory=Budget)
-    measure_s: float | None = None  # seconds of the plan's one measurement
 
     @property
     def objective(self) -> Objective:
@@ -210,12 +214,11 @@ def _certify(
     minimize = Objective.of(spec.objective).minimize  # evt and the verdict take the flag
     confidence = confidence if confidence is not None else settings.confidence
     mode = sampling_mode(target_gap, samples, design)
-    sequential_mode = mode == "sequential"
     n_fixed = samples or settings.samples or DEFAULT_SAMPLES.get(design, DEFAULT_SAMPLES["random"])
     n_init = n_init or settings.n_init
     n_delta = n_delta or settings.n_delta
-    limit = (max_samples or settings.max_samples) if sequential_mode else n_fixed
-    if sequential_mode and limit < n_init:
+    limit = (max_samples or settings.max_samples) if mode == "sequential" else n_fixed
+    if mode == "sequential" and limit < n_init:
         raise ValueError(f"max samples ({limit}) is below n_init ({n_init})")
     service = _service(
         spec, Path(out_dir), seed, oracle_kind, workers, limit, timeout, oracle_factory, scheduler, design, pipeline
@@ -227,8 +230,6 @@ def _certify(
         spec, service, plan, known, all_bounds, probes, minimize, confidence, oracle_kind, oracle_factory, budget
     )
     run.target_gap = target_gap if target_gap is not None else (settings.target_gap or DEFAULT_TARGET_GAP)
-    run.budget = budget or Budget()
-    run.budget.measure_s = run.measure_s
     seconds["prepare"] = time.perf_counter() - clock
     clock = time.perf_counter()
     history, n_used = _draw(run, mode, progress, n_init, n_delta, limit, n_fixed, seed)
@@ -298,12 +299,13 @@ def _prepare(
         oracle = ClassOracle(spec, oracle, service.seed)
     clock = time.perf_counter()
     measured = oracle.evaluate(plan, seed=service.seed) if plan is not None else None
-    measure_s = time.perf_counter() - clock if plan is not None else None
+    budget = budget or Budget()
+    budget.measure_s = time.perf_counter() - clock if plan is not None else None
     found: list[tuple[str, float, float]] = [
         (k[0], float(k[1]), float(k[2]) if len(k) > 2 and k[2] else 0.0) for k in (known or [])
     ]
     screen = oracle_kind != "analytic"
-    deadline = budget.probe_deadline if budget is not None else None
+    deadline = budget.probe_deadline
     probed = (
         probe(spec, oracle, spec.objective, service.seed, probes, screen=screen, deadline=deadline) if probes else None
     )
@@ -332,7 +334,7 @@ def _prepare(
         oracle_kind,
         draws,
         Objective.of(spec.objective).format,
-        measure_s=measure_s,
+        budget=budget,
     )
 
 
