@@ -298,6 +298,8 @@ class SequentialResult:
     max_n: int
     sample: np.ndarray = field(repr=False)
     result: EVTResult | None = field(repr=False, default=None)
+    #: why sampling ended: "met", "max_n", or "exhausted" (the sampler gave fewer values than asked)
+    stopped: str = "max_n"
 
     @property
     def n(self) -> int:
@@ -311,13 +313,16 @@ class SequentialResult:
             "confidence": self.confidence,
             "minimize": self.minimize,
             "max_n": self.max_n,
+            "stopped": self.stopped,
             "steps": [s.to_dict() for s in self.steps],
             "result": self.result.to_dict() if self.result is not None else None,
         }
 
     def summary(self) -> str:
-        head = f"sequential EVT sampling: target gap {_pct(self.target_gap)} at {self.confidence:.0%} confidence, " + (
-            f"met at n = {self.n}" if self.met else f"not met after n = {self.n}"
+        head = (
+            f"sequential EVT sampling: target gap {_pct(self.target_gap)} at {self.confidence:.0%} confidence, "
+            + (f"met at n = {self.n}" if self.met else f"not met after n = {self.n}")
+            + (" (the source was exhausted)" if self.stopped == "exhausted" else "")
         )
         rows = [head, "       n          best      estimate    far limit    worst gap"]
         for s in self.steps:

@@ -18,6 +18,13 @@ called after every analysis (``result`` is None when the sample cannot be analys
 best value is drawn many times) and the algorithm stops when it returns True -- the caller's
 verdict is decided -- or at `max_n`.  This is how a certificate stops only on evidence its own
 verdict accepts (never on a fit the verdict would reject); `evt` stays free of the caller's rules.
+
+Exhaustible sources. With ``exhaustible=True`` a sampler may return *fewer* values than asked
+(none at all included): its source has ended (e.g. the caller's time budget is spent).  The
+algorithm then analyses what it has, asks `stop` once more, and ends; the history's ``stopped``
+says why sampling ended -- ``"met"`` (the criterion or the caller's rule), ``"max_n"`` or
+``"exhausted"`` -- so a caller can say that a verdict was reached on what the source gave, not
+because it was decided.
 """
 
 from __future__ import annotations
@@ -33,9 +40,9 @@ from tasksolve.evt.errors import EVTError
 from tasksolve.evt.result import EVTResult, SequentialResult, SequentialStep
 
 
-def _draw(sampler: Callable[[int], Any], k: int) -> np.ndarray:
+def _draw(sampler: Callable[[int], Any], k: int, exhaustible: bool = False) -> np.ndarray:
     values = np.asarray(sampler(k), dtype=float).ravel()
-    if values.size != k:
+    if values.size > k or (values.size < k and not exhaustible):
         raise EVTError(f"the sampler returned {values.size} value(s) when asked for {k}")
     if not np.all(np.isfinite(values)):
         raise EVTError("the sampler returned NaN or infinite values")
@@ -99,20 +106,23 @@ def sequential(
     gof_bootstrap: int = 0,
     seed: int = 0,
     stop: Callable[[np.ndarray, EVTResult | None], bool] | None = None,
+    exhaustible: bool = False,
 ) -> SequentialResult:
     """Run the sequential algorithm; `sampler(k)` must return `k` new values.
 
     Stops at the first sample size where ``gap_worst <= target_gap`` (or, with `stop`, where
-    ``stop(sample, result)`` is True), or when `max_n` values have been drawn. `gof_bootstrap` is passed to every analysis (0 by default: the criterion
+    ``stop(sample, result)`` is True), when `max_n` values have been drawn, or (`exhaustible`)
+    when the sampler returns fewer values than asked (module docstring). `gof_bootstrap` is passed to every analysis (0 by default: the criterion
     does not use goodness of fit; the flags of each step are still recorded).
     Raises `EVTError` on bad parameters or a sampler returning wrong or non-finite values.
     """
     _check(n_init, n_delta, max_n, target_gap, confidence)
-    sample = _draw(sampler, int(n_init))
+    sample = _draw(sampler, int(n_init), exhaustible)
+    exhausted = sample.size < n_init
     steps: list[SequentialStep] = []
     last: EVTResult | None = None
     met = False
-    while True:
+    while sample.size:
         best = float(sample.min() if minimize else sample.max())
         try:
             res = analyze(
@@ -134,10 +144,14 @@ def sequential(
             else:
                 met = math.isfinite(res.gap_worst) and res.gap_worst <= target_gap
             steps.append(_step(res, met))
-        if met or sample.size >= max_n:
+        if met or exhausted or sample.size >= max_n:
             break
         k = min(int(n_delta), int(max_n) - sample.size)
-        sample = np.concatenate([sample, _draw(sampler, k)])
+        more = _draw(sampler, k, exhaustible)
+        exhausted = more.size < k
+        if not more.size:
+            break
+        sample = np.concatenate([sample, more])
     return SequentialResult(
         steps=steps,
         met=met,
@@ -147,4 +161,5 @@ def sequential(
         max_n=int(max_n),
         sample=sample,
         result=last,
+        stopped="met" if met else ("exhausted" if exhausted else "max_n"),
     )

@@ -75,6 +75,7 @@ class PlanPerformance(_Typed):
     throughput: float | None
     latency_mean: float | None
     oracle: str
+    repeats: int = 1  # independent runs pooled where the verdict depended on its noise (`solver.certify.measure`)
     nulls: dict[str, str] = field(default_factory=dict)
     WHY_NULL: ClassVar[dict[str, str]] = {"half_width": "the oracle reports no half-width"}
 
@@ -94,10 +95,16 @@ class SamplesSummary(_Typed):
     draws: str = "random plans"  # what one draw is, in words
     covers: str = ""  # what the draw bound is a statement about
     classes: int | None = None  # distinct placement classes among the samples (`solver.certify.measure`)
+    #: why sampling ended: "decided" (the verdict could not change), "budget" (the certify phase's
+    #: time budget ended first: more samples could change the verdict), "ceiling" (the most samples
+    #: allowed), "fixed" (the sample size the caller asked for)
+    stopped: str = "fixed"
+    budget_s: float | None = None  # the certify phase's time budget, seconds (`solver.certify.run.Budget`)
     nulls: dict[str, str] = field(default_factory=dict)
     WHY_NULL: ClassVar[dict[str, str]] = {
         "best": "no sample was measured",
         "classes": "pipeline plans are not grouped in placement classes",
+        "budget_s": "no time budget: the sample's size was fixed, or no time limit was given",
     }
 
 

@@ -76,7 +76,7 @@ def primary_entry(certificate) -> dict[str, Any]:
 
 
 #: the options of `solver.certify.run.certify` the other design's `SamplingService` shares
-SHARED = ("seed", "workers", "timeout", "oracle_factory", "scheduler", "oracle_kind", "pipeline")
+SHARED = ("seed", "workers", "timeout", "oracle_factory", "scheduler", "oracle_kind", "pipeline", "deadline")
 
 
 def compare_designs(spec, out_dir: Path, certificate, samples: int, options: dict[str, Any]) -> list[dict[str, Any]]:

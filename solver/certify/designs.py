@@ -99,13 +99,17 @@ PROBES = 10
 
 
 def probe(
-    spec, oracle, objective: str, seed: int, restarts: int = PROBES, screen: bool = False
+    spec, oracle, objective: str, seed: int, restarts: int = PROBES, screen: bool = False, deadline: float | None = None
 ) -> tuple[float, list[int]] | None:
     """The best of `restarts` seeded local-search restarts measured on `oracle`: a known plan that
     refutes an estimate it beats.  Uniform random plans alone can be *wrongly* certified (their
     tail says nothing of an optimum of probability 1e-15: BENCHMARKS.md, "Certificates against
     the truth"); a few climbs from random starts reach far better plans.  Returns (value in the
-    samples' orientation, plan), or None when no start is valid."""
+    samples' orientation, plan), or None when no start is valid.  With a `deadline`
+    (`time.monotonic()` seconds: the certify phase's budget, `solver.certify.budget`) no restart
+    starts after it once one has finished; the restarts done are the first of the same stream."""
+    import time
+
     from tasksolve.simulate.oracle import plan_seed
     from tasksolve.solver.binding.samplers import uniform_plans
 
@@ -113,6 +117,8 @@ def probe(
     starts = uniform_plans(spec, restarts, np.random.default_rng([seed, 0x70726F6265]))
     best = None
     for i, start in enumerate(starts):
+        if best is not None and deadline is not None and time.monotonic() >= deadline:
+            break
         try:
             plan, _, measured = climber.sample(oracle, [int(c) for c in start], plan_seed(seed + 1, i))
         except Exception:  # an invalid start or a failed measurement: the probe is evidence, not a must

@@ -9,8 +9,12 @@ every later visit from its table:
   visit's value is the first's by construction;
 * on a stochastic one the recorded measurement (its batch-means repeats and half-width) is reused:
   measuring the class again with its class seed would give the same figures, so reuse changes
-  no value -- only the cost.  (Adding repeats where a decision needs more precision is not done
-  yet: a decision uses the recorded half-width as it is.)
+  no value -- only the cost.  Where a decision needs more precision, `refine` adds independent
+  repeats of the class, repeat ``r`` seeded by ``class_seed(seed, key, r)`` (repeat 0 is the first
+  measurement), and the class's measurement becomes their pooled mean (`pooled`): the figure
+  depends on the class and the number of repeats only, never on who asked first.  The samples
+  file keeps each sample's value as it was drawn (repeat 0); `solver.certify.run` refines the
+  certified plan only, while its verdict depends on the plan's noise.
 
 The table lives in one process; worker processes each hold their own, and because the seed is
 the class's, every process gets the same figure for a class: a sample never depends on the
@@ -30,11 +34,54 @@ from tasksolve.specs import Plan
 from tasksolve.specs.symmetry import UsableTree
 
 
-def class_seed(seed: int, key: Any) -> int:
-    """The measurement seed of a placement class: ``SeedSequence([seed, sha256(repr(form))...])``."""
+def class_seed(seed: int, key: Any, repeat: int = 0) -> int:
+    """The measurement seed of repeat `repeat` of a placement class:
+    ``SeedSequence([seed, sha256(repr(form))..., repeat])`` (repeat 0 without the last word)."""
     digest = hashlib.sha256(repr(key).encode()).digest()
     words = [int.from_bytes(digest[i : i + 4], "little") for i in range(0, 16, 4)]
-    return int(np.random.SeedSequence([int(seed), *words]).generate_state(1)[0])
+    extra = [int(repeat)] if repeat else []
+    return int(np.random.SeedSequence([int(seed), *words, *extra]).generate_state(1)[0])
+
+
+def pooled(measurements: Sequence[Any]) -> Any:
+    """The mean of independent measurements of one plan: every figure averaged, each 95%
+    half-width ``sqrt(sum h_i^2) / r`` (the mean of r independent estimates whose standard errors
+    are ``h_i / z``: Law, *Simulation Modeling and Analysis*, 5th ed., section 9.4, independent
+    replications; each run's own interval comes from its batch means)."""
+    import dataclasses
+
+    first, r = measurements[0], len(measurements)
+    if r == 1:
+        return first
+
+    def mean(name: str) -> float:
+        return float(np.mean([getattr(m, name) for m in measurements]))
+
+    def spread(name: str) -> float:
+        return float(np.sqrt(np.sum(np.square([getattr(m, name) for m in measurements]))) / r)
+
+    def mean_map(name: str) -> dict[str, float]:
+        keys = getattr(first, name).keys()
+        return {k: float(np.mean([getattr(m, name)[k] for m in measurements])) for k in keys}
+
+    per_instance_hw = {
+        k: float(np.sqrt(sum(m.per_instance_half_width[k] ** 2 for m in measurements)) / r)
+        for k in first.per_instance_half_width
+    }
+    return dataclasses.replace(
+        first,
+        throughput=mean("throughput"),
+        half_width=spread("half_width"),
+        min_throughput=mean("min_throughput"),
+        latency_mean=mean("latency_mean"),
+        latency_half_width=spread("latency_half_width"),
+        per_instance=mean_map("per_instance"),
+        per_instance_latency=mean_map("per_instance_latency"),
+        per_instance_half_width=per_instance_hw,
+        converged=all(m.converged for m in measurements),
+        packets=int(sum(m.packets for m in measurements)),
+        notes=[*first.notes, f"mean of {r} independent runs, seeded by the placement class and the run's number"],
+    )
 
 
 class ClassOracle:
@@ -47,6 +94,7 @@ class ClassOracle:
         self.name = getattr(oracle, "name", "oracle")
         self.tree = UsableTree.of(spec.topology, spec.usable_contexts)
         self.table: dict[Any, Any] = {}
+        self.runs: dict[Any, list[Any]] = {}  # the class's independent runs (`refine`)
         self.keys: dict[tuple[int, ...], Any] = {}
         self.measured = 0
 
@@ -67,6 +115,23 @@ class ClassOracle:
             self.table[key] = found
         return found
 
+    def refine(self, contexts: Sequence[int], repeats: int) -> Any:
+        """The class's measurement from at least `repeats` independent runs (`pooled`; module
+        docstring); repeat ``r`` is seeded by ``class_seed(seed, key, r)``."""
+        key = self.key(contexts)
+        runs = self.runs.setdefault(key, [self.evaluate_contexts(contexts)])
+        if len(runs) < repeats:
+            plan = Plan.from_contexts(self.spec, [int(c) for c in contexts])
+            while len(runs) < repeats:
+                runs.append(self.oracle.evaluate(plan, seed=class_seed(self.seed, key, len(runs))))
+                self.measured += 1
+            self.table[key] = pooled(runs)
+        return self.table[key]
+
+    def repeats(self, contexts: Sequence[int]) -> int:
+        """How many independent runs the class's measurement pools (1 before `refine`)."""
+        return len(self.runs.get(self.key(contexts), ())) or 1
+
     def evaluate(self, plan: Plan, seed: int | None = None) -> Any:
         """The class's measurement (`seed` is ignored: the class's seed is used)."""
         return self.evaluate_contexts(plan.contexts(self.spec))
@@ -74,3 +139,35 @@ class ClassOracle:
     @property
     def classes(self) -> int:
         return len(self.table)
+
+
+#: the most independent runs the certified plan's class gets where its noise decides the verdict
+MAX_REPEATS = 4
+
+
+def precise(run: Any, values: np.ndarray, analysis: Any, why_not: str | None) -> Any:
+    """`run.judge` (a `solver.certify.run` run: its oracle, plan, measurement and judge), after
+    adding repeats of the plan's class (`ClassOracle.refine`) while the verdict depends on the
+    plan's noise: as long as judging the plan without its half-width would give another verdict
+    (e.g. the pessimistic value misses a bound's target that the value meets, or a known plan's
+    interval overlaps the plan's), one more independent run, up to `MAX_REPEATS`.  The known
+    plans keep their own measurements."""
+    import dataclasses
+
+    found = run.judge(values, analysis, why_not)
+    refine = getattr(run.oracle, "refine", None)
+    if run.measured is None or refine is None:
+        return found
+    contexts = run.plan.contexts(run.spec)
+    for repeats in range(2, MAX_REPEATS + 1):
+        measured = run.measured
+        if not measured.natural_half_width(run.spec.objective):
+            break
+        run.measured = dataclasses.replace(measured, half_width=0.0, latency_half_width=0.0)
+        exact = run.judge(values, analysis, why_not)[1]
+        run.measured = measured
+        if exact.verdict == found[1].verdict:
+            break
+        run.measured = refine(contexts, repeats)
+        found = run.judge(values, analysis, why_not)
+    return found

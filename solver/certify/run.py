@@ -8,6 +8,11 @@ atom at the top that too few draws reach) -- never on a GPD fit the verdict woul
 up to `max_samples`.  Without one, a fixed sample of ``--samples`` plans; on the default path (no
 ``--samples``, the local-optima design) the fixed size (the spec's ``certify.samples``, else 1000) is a ceiling and sampling stops
 adaptively (`ADAPTIVE_INIT` restarts, then `ADAPTIVE_STEP` more) once the verdict is decided.
+On the adaptive and sequential paths the certify phase has a time budget (`solver.certify.budget`):
+sampling that has not decided the verdict by its deadline stops on a prefix of the stream, and
+the certificate says so (`SamplesSummary.stopped`, a sentence after the verdict's).  While the
+verdict is undecided the finalists climb on the oracle itself (`solver.certify.finalists`), and
+the plan's class gets more runs where its noise decides the verdict (`measure.precise`).
 
 Every plan the run measures itself -- the plan, the probe's restarts, the balanced baselines --
 goes through the same `solver.certify.measure.ClassOracle` as the samples (one measurement per
@@ -16,10 +21,9 @@ placement class, seeded by the class), so the plan and a sample of its class hav
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +33,7 @@ from tasksolve import evt
 from tasksolve.simulate.oracle import make_oracle
 from tasksolve.simulate.registry import DEFAULT_KIND
 from tasksolve.solver.certify import assemble
+from tasksolve.solver.certify.budget import Budget, budget_sentence
 from tasksolve.solver.certify.certificate import (
     DEFAULT_TARGET_GAP,
     Certificate,
@@ -37,10 +42,14 @@ from tasksolve.solver.certify.certificate import (
     versions,
 )
 from tasksolve.solver.certify.designs import DEFAULT_DESIGN, DEFAULT_SAMPLES, PROBES, probe
+from tasksolve.solver.certify.finalists import add_climbs
+from tasksolve.solver.certify.measure import precise
 from tasksolve.solver.certify.outdir import take_output_dir
+from tasksolve.solver.certify.progress import Progress, refresh_estimate
 from tasksolve.solver.certify.records import all_failed
 from tasksolve.solver.certify.service import SamplingService
-from tasksolve.solver.certify.verdict import SATURATION_SHARE, Decision, decide
+from tasksolve.solver.certify.stopping import DECIDED_DRAW_BOUND, decided, unsaturable  # noqa: F401
+from tasksolve.solver.certify.verdict import decide
 from tasksolve.specs import Plan, Spec
 from tasksolve.specs.objective import Objective
 
@@ -48,9 +57,6 @@ from tasksolve.specs.objective import Objective
 #: more (a negative verdict may be decided at the first look; a `best_found` needs 299 draws)
 ADAPTIVE_INIT = 100
 ADAPTIVE_STEP = 100
-#: a `best_found` verdict counts as decided once one more draw beats the best with at most this
-#: probability (95% confidence): 299 draws
-DECIDED_DRAW_BOUND = 0.01
 
 
 @dataclass
@@ -62,99 +68,51 @@ class CertifyOutcome:
     seconds: dict[str, float] | None = None  # wall time per step: prepare (plan, probes), sampling, verdict, ...
 
 
-def decided(decision: Decision, beat_bound: float | None, atom=None) -> bool:
-    """Sampling more cannot change the verdict: it is positive (a `best_found` only once the
-    draw bound is at most `DECIDED_DRAW_BOUND`), it rests on the solver's evidence or a known plan
-    that beats the plan by more than the target (rules 1-3: more samples cannot undo them), or the
-    search cannot saturate: the best value is an atom (so no GPD interval will be used) whose
-    share of the draws is below `verdict.SATURATION_SHARE` even at its upper 95% Clopper-Pearson
-    limit (`unsaturable`)."""
-    if decision.basis in ("solver", "proven optimum", "known plan"):
-        return True  # more samples only add known plans: a plan beaten by more than the target stays beaten
-    if not decision.positive:
-        return atom is not None and decision.verdict == "not_certified" and unsaturable(atom.hits, atom.n)
-    return decision.verdict != "best_found" or (beat_bound is not None and beat_bound <= DECIDED_DRAW_BOUND)
-
-
-def unsaturable(hits: int, n: int, confidence: float = 0.95) -> bool:
-    """The upper `confidence` Clopper-Pearson limit of the best value's share is below
-    `SATURATION_SHARE` (one-sided: ``Beta(confidence; hits + 1, n - hits)``)."""
-    from scipy import stats
-
-    if hits >= n:
-        return False
-    return float(stats.beta.ppf(confidence, hits + 1, n - hits)) < SATURATION_SHARE
-
-
-class _Progress:
-    """A rich progress bar with the best value so far and the current estimate."""
-
-    def __init__(self, enabled: bool, total: int, minimize: bool, unit: Callable[[float], str]) -> None:
-        self.enabled = enabled
-        self.minimize = minimize
-        self.unit = unit
-        self.best: float | None = None
-        self.estimate: str = "-"
-        if enabled:
-            from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-            self.bar = Progress(
-                TextColumn("[bold]sampling"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TimeElapsedColumn(),
-                TextColumn("{task.description}"),
-                transient=False,
-                console=Console(stderr=True),  # progress on stderr only: stdout holds results
-            )
-            self.task = self.bar.add_task("", total=total)
-
-    def __enter__(self):
-        if self.enabled:
-            self.bar.__enter__()
-        return self
-
-    def __exit__(self, *exc):
-        if self.enabled:
-            self.bar.__exit__(*exc)
-
-    def advance(self, k: int, service: SamplingService) -> None:
-        if not self.enabled:
-            return
-        best = service.best(minimize=self.minimize)
-        text = f"best {self.unit(best.value)}" if best else ""
-        self.bar.update(self.task, advance=k, description=f"{text}  estimate {self.estimate}")
-
-    def set_total(self, total: int) -> None:
-        if self.enabled:
-            self.bar.update(self.task, total=total)
-
-    def set_completed(self, done: int) -> None:
-        if self.enabled:
-            self.bar.update(self.task, completed=done)
-
-
-def certify(spec: Spec, *, out_dir: Path, compare_samples: int | None = 0, **options: Any) -> CertifyOutcome:
+def certify(
+    spec: Spec,
+    *,
+    out_dir: Path,
+    compare_samples: int | None = 0,
+    budget: float | None = None,
+    started: float | None = None,
+    **options: Any,
+) -> CertifyOutcome:
     """Measure, decide; `out_dir/samples.jsonl` keeps every measurement.
 
     The options are `_certify`'s; `compare_samples` plans of the other design give its estimate
-    beside the certificate's (`certificate.designs`; None: `solver.certify.compare.resolve`).  The output
+    beside the certificate's (`certificate.designs`; None: `solver.certify.compare.resolve`).
+    `budget` seconds (from `started`, a `time.monotonic()` reading; default now) bound the run
+    when the sample's size is the certifier's to choose (`Budget`; a fixed sample has none).  The output
     directory is locked for the whole run (a second run into it fails at once, naming this one's PID)."""
     taken = take_output_dir(out_dir, resume=options.get("resume", False), force=options.get("force", False))
     try:
-        outcome = _certify(spec, out_dir=out_dir, **options)
+        fixed = sampling_mode(options.get("target_gap"), options.get("samples"), options.get("design")) == "fixed"
+        plan_budget = Budget.of(None if fixed else budget, started)  # a fixed sample: no budget at all
+        outcome = _certify(spec, out_dir=out_dir, budget=plan_budget, **options)
         options.setdefault("oracle_kind", DEFAULT_KIND)
         from tasksolve.solver.certify.compare import compare_designs, resolve
 
         compare_samples = resolve(compare_samples, options["oracle_kind"], outcome.certificate.samples.n)
+        affordable = plan_budget.affordable(compare_samples)
+        if affordable < min(compare_samples, COMPARE_MIN):  # too few to say anything: not drawn
+            affordable = 0
+        compare_samples = affordable
         if compare_samples:
             clock = time.perf_counter()
-            outcome.certificate.designs = compare_designs(spec, out_dir, outcome.certificate, compare_samples, options)
+            within = {**options, "deadline": plan_budget.deadline}  # the budget's end stops its sample too
+            outcome.certificate.designs = compare_designs(spec, out_dir, outcome.certificate, compare_samples, within)
             outcome.seconds["other design"] = time.perf_counter() - clock
         return outcome
     finally:
         taken.release()
+
+
+def sampling_mode(target_gap: float | None, samples: int | None, design: str | None) -> str:
+    """ "sequential" (a target gap), "adaptive" (the default path: local optima, no sample size
+    given) or "fixed" (the caller's sample size)."""
+    if target_gap is not None:
+        return "sequential"
+    return "adaptive" if samples is None and (design or DEFAULT_DESIGN) == "local-optima" else "fixed"
 
 
 @dataclass
@@ -175,6 +133,7 @@ class _Run:
     draws: str
     show: Callable[[float], str]
     noisy: Any = None  # a stochastic oracle's re-measurement (`solver.certify.noisy`), at the end
+    budget: Budget = field(default_factory=Budget)
 
     @property
     def objective(self) -> Objective:
@@ -242,6 +201,7 @@ def _certify(
     known: list[tuple] | None = None,
     probes: int = PROBES,
     pipeline: Any = None,
+    budget: Budget | None = None,
 ) -> CertifyOutcome:
     """`resume` continues the samples file of the same sample, `force` discards one
     (`SamplingService.open`); `scheduler` measures on a Dask cluster (`simulate.executor`).
@@ -256,13 +216,12 @@ def _certify(
     settings = spec.certify
     minimize = Objective.of(spec.objective).minimize  # evt and the verdict take the flag
     confidence = confidence if confidence is not None else settings.confidence
-    sequential_mode = target_gap is not None
-    adaptive = not sequential_mode and samples is None and design == "local-optima"
+    mode = sampling_mode(target_gap, samples, design)
     n_fixed = samples or settings.samples or DEFAULT_SAMPLES.get(design, DEFAULT_SAMPLES["random"])
     n_init = n_init or settings.n_init
     n_delta = n_delta or settings.n_delta
-    limit = (max_samples or settings.max_samples) if sequential_mode else n_fixed
-    if sequential_mode and limit < n_init:
+    limit = (max_samples or settings.max_samples) if mode == "sequential" else n_fixed
+    if mode == "sequential" and limit < n_init:
         raise ValueError(f"max samples ({limit}) is below n_init ({n_init})")
     service = _service(
         spec, Path(out_dir), seed, oracle_kind, workers, limit, timeout, oracle_factory, scheduler, design, pipeline
@@ -270,11 +229,12 @@ def _certify(
     service.open(resume=resume, force=force)
     all_bounds = ([rigorous] if rigorous is not None else []) + list(bounds or [])
     clock, seconds = time.perf_counter(), {}
-    run = _prepare(spec, service, plan, known, all_bounds, probes, minimize, confidence, oracle_kind, oracle_factory)
+    run = _prepare(
+        spec, service, plan, known, all_bounds, probes, minimize, confidence, oracle_kind, oracle_factory, budget
+    )
     run.target_gap = target_gap if target_gap is not None else (settings.target_gap or DEFAULT_TARGET_GAP)
     seconds["prepare"] = time.perf_counter() - clock
     clock = time.perf_counter()
-    mode = "sequential" if sequential_mode else ("adaptive" if adaptive else "fixed")
     history, n_used = _draw(run, mode, progress, n_init, n_delta, limit, n_fixed, seed)
     seconds["sampling"] = time.perf_counter() - clock
     clock = time.perf_counter()
@@ -287,7 +247,8 @@ def _certify(
     else:
         analysis, why_not = _analyze(values, minimize, confidence, seed)
     run.noisy = assemble.noisy_evidence(run, n_used, analysis)  # None on a deterministic oracle
-    ev, decision, atom = run.judge(values, analysis, why_not)
+    add_climbs(run, n_used, lambda: _undecided(run, values, analysis, why_not))  # more known plans
+    ev, decision, atom = precise(run, values, analysis, why_not)
     certificate = _certificate(run, service, ev, decision, atom, analysis, why_not, history, values, n_used, seed)
     seconds["verdict"] = time.perf_counter() - clock
     clock = time.perf_counter()
@@ -299,7 +260,7 @@ def _certify(
 def _draw(run: _Run, mode: str, progress: bool, n_init: int, n_delta: int, limit: int, n_fixed: int, seed: int):
     """Sample as `mode` says ("sequential", "adaptive" or "fixed"): (history or None, samples used)."""
     service = run.service
-    bar = _Progress(progress, n_init if mode == "sequential" else n_fixed, run.minimize, run.show)
+    bar = Progress(progress, n_init if mode == "sequential" else n_fixed, run.minimize, run.show)
     with bar:
         bar.set_completed(len(service.records))
         if mode == "sequential":
@@ -331,19 +292,27 @@ def _service(
     )
 
 
-def _prepare(spec, service, plan, known, bounds, probes, minimize, confidence, oracle_kind, oracle_factory) -> _Run:
+def _prepare(
+    spec, service, plan, known, bounds, probes, minimize, confidence, oracle_kind, oracle_factory, budget=None
+) -> _Run:
     """The run's oracle (one measurement per class), the plan's measurement and the known plans."""
     oracle = oracle_factory(spec) if oracle_factory else make_oracle(spec, oracle_kind)
     if service.pipeline is None:
         from tasksolve.solver.certify.measure import ClassOracle
 
         oracle = ClassOracle(spec, oracle, service.seed)
+    clock = time.perf_counter()
     measured = oracle.evaluate(plan, seed=service.seed) if plan is not None else None
+    budget = budget or Budget()
+    budget.measure_s = time.perf_counter() - clock if plan is not None else None
     found: list[tuple[str, float, float]] = [
         (k[0], float(k[1]), float(k[2]) if len(k) > 2 and k[2] else 0.0) for k in (known or [])
     ]
     screen = oracle_kind != "analytic"
-    probed = probe(spec, oracle, spec.objective, service.seed, probes, screen=screen) if probes else None
+    deadline = budget.probe_deadline
+    probed = (
+        probe(spec, oracle, spec.objective, service.seed, probes, screen=screen, deadline=deadline) if probes else None
+    )
     if probed is not None:
         hw = 0.0
         if hasattr(oracle, "evaluate_contexts"):  # its measurement's half-width, from the class table
@@ -369,13 +338,15 @@ def _prepare(spec, service, plan, known, bounds, probes, minimize, confidence, o
         oracle_kind,
         draws,
         Objective.of(spec.objective).format,
+        budget=budget,
     )
 
 
-def _sample(run: _Run, bar: _Progress, *, n_init: int, n_delta: int, limit: int, seed: int):
+def _sample(run: _Run, bar: Progress, *, n_init: int, n_delta: int, limit: int, seed: int):
     """ASPLOS'12 Figure 13 over the sampling service, stopping when the verdict is decided:
     (history, samples used)."""
     service, cursor = run.service, {"next": 0}
+    deadline = run.budget.sampling_deadline
 
     def sampler(k: int) -> np.ndarray:
         values: list[float] = []
@@ -385,12 +356,17 @@ def _sample(run: _Run, bar: _Progress, *, n_init: int, n_delta: int, limit: int,
                 raise evt.EVTError("the sampling limit was reached before enough plans were measured")
             want = min(limit, start + (k - len(values)))
             bar.set_total(max(want, n_init))
-            service.ensure(want, on_progress=lambda d: bar.advance(d, service))
-            if not service.ok_records(want):
-                raise all_failed(service.failures(want), service.path)
-            values += [service.records[i].value for i in range(start, want) if service.records[i].status == "ok"]
-            cursor["next"] = want
-        _refresh_estimate(bar, service, run.minimize, run.confidence, run.show)
+            advance = lambda d: bar.advance(d, service)  # noqa: E731
+            service.ensure(min(want, BUDGET_MIN_SAMPLES), on_progress=advance)  # never stop before these
+            done = service.ensure(want, on_progress=advance, deadline=deadline)
+            if not service.ok_records(done):
+                raise all_failed(service.failures(done), service.path)
+            values += [service.records[i].value for i in range(start, done) if service.records[i].status == "ok"]
+            cursor["next"] = done
+            if done < want:  # the budget ended: evt.sequential analyses what there is and stops
+                run.budget.spent = True
+                break
+        refresh_estimate(bar, service, run.minimize, run.confidence, run.show)
         return np.array(values[:k])
 
     def stop(sample: np.ndarray, result) -> bool:
@@ -409,9 +385,18 @@ def _sample(run: _Run, bar: _Progress, *, n_init: int, n_delta: int, limit: int,
         seed=seed,
         gof_bootstrap=GOF_BOOTSTRAP,
         stop=stop,
+        exhaustible=deadline is not None,
     )
+    if history.met:  # decided at the last look: the budget did not cut the verdict short
+        run.budget.spent = False
     return history, cursor["next"]
 
+
+#: the other design's sample is left out when the budget affords fewer plans than this
+COMPARE_MIN = 30
+
+#: sampling never stops on the budget before this many samples (a sample to judge at all)
+BUDGET_MIN_SAMPLES = 5
 
 #: the goodness-of-fit bootstrap of every analysis (the same at every step and at the end, so the
 #: step that stopped sampling and the certificate judge the same fit)
@@ -432,11 +417,15 @@ def _certificate(run: _Run, service, ev, decision, atom, analysis, why_not, hist
     classes = None
     if hasattr(run.oracle, "key") and service.pipeline is None:
         classes = len({run.oracle.key(r.contexts) for r in records if r.status == "ok"})
+    stopped = _stopped(run, history)
+    sentence = decision.sentence
+    if stopped == "budget":
+        sentence = sentence.rstrip(" .") + ". " + budget_sentence(run.budget.seconds, int(values.size), draws)
     return Certificate(
         spec=spec.name,
         objective=spec.objective,
         verdict=decision.verdict,
-        sentence=decision.sentence,
+        sentence=sentence,
         basis=decision.basis,
         reasons=assemble.reasons(decision),
         plan=plan.to_dict(),
@@ -446,6 +435,7 @@ def _certificate(run: _Run, service, ev, decision, atom, analysis, why_not, hist
             throughput=measured.throughput,
             latency_mean=measured.latency_mean,
             oracle=measured.oracle,
+            repeats=run.oracle.repeats(plan.contexts(spec)) if hasattr(run.oracle, "repeats") else 1,
         ),
         samples=SamplesSummary(
             n=int(values.size),
@@ -459,6 +449,8 @@ def _certificate(run: _Run, service, ev, decision, atom, analysis, why_not, hist
             draws=draws,
             covers=covers,
             classes=classes,
+            stopped=stopped,
+            budget_s=run.budget.seconds,
         ),
         optimum=assemble.optimum(ev, atom, values, run.confidence, why_not),
         gap=assemble.gaps(decision),
@@ -476,6 +468,20 @@ def _certificate(run: _Run, service, ev, decision, atom, analysis, why_not, hist
     )
 
 
+def _undecided(run: _Run, values: np.ndarray, analysis, why_not) -> bool:
+    _, decision, atom = run.judge(values, analysis, why_not)
+    return not decided(decision, atom.beat_bound if atom is not None else None, atom)
+
+
+def _stopped(run: _Run, history) -> str:
+    """Why sampling ended (`SamplesSummary.stopped`)."""
+    if history is None:
+        return "fixed"
+    if history.met:
+        return "decided"
+    return "budget" if run.budget.spent else "ceiling"
+
+
 def _analyze(values: np.ndarray, minimize: bool, confidence: float, seed: int) -> tuple[Any, str | None]:
     """`evt.analyze`, or (None, why) when the sample has no tail to model (e.g. every local
     optimum has the same value): the verdict then rests on the bound or the saturation."""
@@ -485,14 +491,3 @@ def _analyze(values: np.ndarray, minimize: bool, confidence: float, seed: int) -
         ), None
     except evt.EVTError as exc:
         return None, str(exc)
-
-
-def _refresh_estimate(bar: _Progress, service: SamplingService, minimize: bool, confidence: float, unit) -> None:
-    values = service.values()
-    if not bar.enabled or values.size < 100:
-        return
-    try:
-        result = evt.analyze(values, minimize=minimize, confidence=confidence, gof_bootstrap=0)
-        bar.estimate = unit(result.estimate) if math.isfinite(result.estimate) else "none"
-    except evt.EVTError:
-        bar.estimate = "-"

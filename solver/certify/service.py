@@ -31,6 +31,7 @@ from __future__ import annotations
 import json
 import signal
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -62,6 +63,8 @@ FORMAT = 1
 #: how plans are measured (the samples header records it: a change refuses --resume)
 MEASURE = "once per placement class, seeded by the class"
 PLAN_BLOCK = 1024
+#: plans per chunk when `SamplingService.ensure` has a deadline (how far past it a chunk may run)
+DEADLINE_CHUNK = 2
 #: the sampling designs (`solver.certify.designs`): what one sample is
 DESIGNS = ("random", "local-optima")
 
@@ -227,6 +230,7 @@ class SamplingService:
     scheduler: Any = None  # a Dask scheduler (see simulate.executor)
     design: str = "random"  # see DESIGNS
     pipeline: Any = None  # a PipelineProblem: sample pipeline plans (`solver.certify.pipeline_samples`)
+    deadline: float | None = None  # `ensure`'s deadline when it is given none (`time.monotonic()` seconds)
     records: dict[int, Record] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -358,12 +362,18 @@ class SamplingService:
             self.records[record.index] = record
 
     # -- measuring
-    def ensure(self, n: int, on_progress: Callable[[int], None] | None = None) -> None:
-        """Make sure plans 0..n-1 are measured (with `workers` processes or on `scheduler`)."""
+    def ensure(self, n: int, on_progress: Callable[[int], None] | None = None, deadline: float | None = None) -> int:
+        """Make sure plans 0..n-1 are measured (with `workers` processes or on `scheduler`);
+        returns how many of the first plans are measured without a gap (`measured_prefix`).
+        With a `deadline` (`time.monotonic()` seconds) no chunk starts after it: the chunks are
+        small (`DEADLINE_CHUNK` plans), the running ones finish, and the rest is cancelled, so the
+        prefix may end before `n` (a sample is always a prefix of the stream: plans that finished
+        early never stand in for the ones before them)."""
         n = min(n, self.max_samples)
+        deadline = self.deadline if deadline is None else deadline
         jobs = [(i, self.contexts(i), self.seed) for i in range(n) if i not in self.records]
-        if not jobs:
-            return
+        if not jobs or (deadline is not None and time.monotonic() >= deadline):
+            return self.measured_prefix(n)
         init_args = (
             self.spec,
             self.oracle_kind,
@@ -377,12 +387,26 @@ class SamplingService:
         from tasksolve.simulate.registry import exclusive
 
         alone = self.oracle_factory is None and exclusive(self.oracle_kind)  # e.g. a real program on this host
-        executor = Executor(workers=1 if alone else self.workers, scheduler=None if alone else self.scheduler)
+        executor = Executor(
+            workers=1 if alone else self.workers,
+            scheduler=None if alone else self.scheduler,
+            chunk_size=DEADLINE_CHUNK if deadline is not None else None,
+        )
         with executor.map(_measure_chunk, jobs, init=_make_worker, init_args=init_args) as stream:
             for _, records in stream:
                 self._append(records)
                 if on_progress:
                     on_progress(len(records))
+                if deadline is not None and time.monotonic() >= deadline:
+                    break
+        return self.measured_prefix(n)
+
+    def measured_prefix(self, n: int) -> int:
+        """How many of plans 0..n-1 are measured (ok or failed) before the first gap."""
+        for i in range(min(n, self.max_samples)):
+            if i not in self.records:
+                return i
+        return min(n, self.max_samples)
 
     # -- reading
     def ok_records(self, n: int | None = None) -> list[Record]:

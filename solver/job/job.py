@@ -119,6 +119,9 @@ class Job:
         from tasksolve.solver.certify.run import certify
 
         strategy = self.strategy
+        started = time.monotonic()  # the budget covers the bounds and the probe too
+        clock = time.perf_counter()  # the bounds and the strategy's own probe, timed as "bounds"
+        bounds, rigorous = strategy.oracle_bounds(), strategy.bound()
         options = self.settings.certify_options()
         balanced = self.settings.balanced if self.settings.balanced is not None else strategy.balanced
         if balanced is not None:
@@ -129,19 +132,23 @@ class Job:
         probed = strategy.probe()
         if probed is not None:
             known.append(probed)
+        bound_s = time.perf_counter() - clock
         try:
-            return certify(
+            outcome = certify(
                 spec,
                 out_dir=self.out_dir,
                 plan=strategy.plan,
-                rigorous=strategy.bound(),
-                bounds=strategy.oracle_bounds(),
+                rigorous=rigorous,
+                bounds=bounds,
                 known=known,
+                started=started,
                 **sampler,
                 **options,
             )
         except EVTError as exc:
             raise SolverFailed(f"the sample of {strategy.samples_name} plans cannot be analysed: {exc}") from None
+        outcome.seconds = {"bounds": bound_s, **(outcome.seconds or {})}
+        return outcome
 
     def write_results(self, result: JobResult) -> None:
         """certificate.json (`JobResult.certificate_dict`) and report.html, each atomically;

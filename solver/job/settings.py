@@ -21,6 +21,10 @@ from tasksolve.specs import Spec
 BINDING_DEFAULT_METHODS = ("cpsat", "random", "balanced")
 #: the most random plans the binding comparison draws (CP-SAT's hint, the random method)
 SOLVE_SAMPLES_MAX = 2000
+#: the certify phase's time budget as a share of the time limit, and its floor (seconds)
+#: (docs/design.md, "The certify phase's time budget")
+CERTIFY_SHARE = 1 / 3
+CERTIFY_MIN_S = 15.0
 
 
 @dataclass(frozen=True)
@@ -61,6 +65,7 @@ class JobSettings:
     force: bool = False
     progress: bool = False
     scheduler: Any = None
+    certify_budget: float | None = None  # seconds (None: `certify_seconds`' rule; 0: no budget)
 
     @classmethod
     def resolve(cls, spec: Spec, methods: str | list[str] | tuple[str, ...] | None = None, **options: Any):
@@ -99,6 +104,17 @@ class JobSettings:
         ``certify.samples`` (or the random design's default) up to `SOLVE_SAMPLES_MAX`."""
         return self.solve_samples or min(SOLVE_SAMPLES_MAX, spec.certify.samples or DEFAULT_SAMPLES["random"])
 
+    def certify_seconds(self) -> float:
+        """The certify phase's time budget (`solver.certify.budget`): ``certify_budget`` when
+        given (0: none), none with ``deterministic``, else `CERTIFY_SHARE` of the time limit, at
+        least `CERTIFY_MIN_S`; the main job then takes about the time limit (the solve: CP-SAT's
+        limit and the measurement of its plans) plus this."""
+        if self.certify_budget is not None:
+            return float(self.certify_budget)
+        if self.deterministic:  # the same certificate on every run: no wall-clock budget
+            return 0.0
+        return max(CERTIFY_MIN_S, CERTIFY_SHARE * self.time_limit)
+
     def certify_options(self) -> dict[str, Any]:
         """The options of `solver.certify.run.certify` these settings fix (the strategy adds the
         plan, the bound, the known plans and the sampler)."""
@@ -118,6 +134,7 @@ class JobSettings:
             "progress": self.progress,
             "scheduler": self.scheduler,
             "compare_samples": self.compare_samples,
+            "budget": self.certify_seconds(),
         }
 
 

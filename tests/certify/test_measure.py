@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 
 from tasksolve.simulate.oracle import make_oracle
-from tasksolve.solver.certify.measure import ClassOracle, class_seed
+from tasksolve.solver.certify.measure import MAX_REPEATS, ClassOracle, class_seed, pooled, precise
 from tasksolve.solver.certify.run import DECIDED_DRAW_BOUND, decided, unsaturable
 from tasksolve.solver.certify.verdict import Decision
 from tasksolve.specs import Plan, load_spec
@@ -76,3 +76,77 @@ def test_an_atom_too_few_draws_reach_stops_sampling_negative():
     assert decided(decision("not_certified"), 0.01, Atom(114, 300))
     assert not decided(decision("not_certified"), 0.01, Atom(140, 300))
     assert not decided(decision("refuted"), 0.01, Atom(10, 300))
+
+
+class Noisy:
+    """A stochastic stand-in: the closed form's figures with a seeded noise and half-width."""
+
+    def __init__(self, spec):
+        self.inner = make_oracle(spec, "analytic")
+        self.seeds: list[int] = []
+
+    def evaluate(self, plan, seed=None):
+        import dataclasses
+
+        import numpy as np
+
+        self.seeds.append(seed)
+        m = self.inner.evaluate(plan, seed=seed)
+        noise = 1 + 0.01 * np.random.default_rng(seed).standard_normal()
+        return dataclasses.replace(m, throughput=m.throughput * noise, half_width=0.02 * m.throughput)
+
+
+def test_repeats_are_seeded_by_the_class_and_pooled():
+    """`refine` adds runs seeded by (class, repeat number): the pooled figure is the mean and the
+    half-width sqrt(sum h^2)/r, the same whichever symmetric copy asks, and repeat 0 is the class's
+    first measurement."""
+    spec = load_spec("t2-ipfwd-intadd-x2")
+    contexts = [0, 4, 1, 8, 12, 9]
+    oracle = ClassOracle(spec, Noisy(spec), seed=5)
+    first = oracle.evaluate_contexts(contexts)
+    refined = oracle.refine(contexts, 3)
+    key = oracle.key(contexts)
+    assert oracle.oracle.seeds == [class_seed(5, key, r) for r in range(3)] and class_seed(5, key, 0) == class_seed(
+        5, key
+    )
+    runs = oracle.runs[key]
+    assert runs[0] is first and len(runs) == 3 == oracle.repeats(contexts)
+    assert abs(refined.throughput - sum(m.throughput for m in runs) / 3) < 1e-6 * refined.throughput
+    assert abs(refined.half_width - (sum(m.half_width**2 for m in runs) ** 0.5) / 3) < 1e-9 * refined.half_width
+    assert oracle.evaluate_contexts(contexts) is refined and oracle.refine(contexts, 2) is refined  # never fewer
+    other = ClassOracle(spec, Noisy(spec), seed=5)
+    copy = symmetric_copy(spec, contexts, random.Random(1))
+    assert other.refine(copy, 3).throughput == refined.throughput  # the class's figure, whoever asks
+    assert pooled([first]) is first
+
+
+class Judged:
+    """A run whose verdict is `proven` when the plan's pessimistic value is within 1% of `bound`."""
+
+    def __init__(self, spec, oracle, plan, bound):
+        self.spec, self.oracle, self.plan, self.bound = spec, oracle, plan, bound
+        self.measured = oracle.evaluate(plan)
+
+    def judge(self, values, analysis, why_not):
+        pessimistic = self.measured.throughput - self.measured.half_width
+        verdict = "proven" if pessimistic >= self.bound * 0.99 else "not_certified"
+        return None, decision(verdict, "bound"), None
+
+
+def test_the_plan_gets_repeats_only_while_its_noise_decides_the_verdict():
+    spec = load_spec("t2-ipfwd-intadd-x2")
+    plan = Plan.from_contexts(spec, [0, 4, 1, 8, 12, 9])
+    # the value meets the bound's target, the pessimistic value (2% half-width) does not: repeats
+    # shrink the half-width by sqrt(r) until the verdict no longer depends on it, at most MAX_REPEATS
+    oracle = ClassOracle(spec, Noisy(spec), seed=1)
+    run = Judged(spec, oracle, plan, bound=oracle.evaluate(plan).throughput)
+    found = precise(run, None, None, None)
+    r = oracle.repeats(plan.contexts(spec))
+    assert 2 <= r <= MAX_REPEATS and run.measured is oracle.table[oracle.key(plan.contexts(spec))]
+    assert found[1].verdict == (
+        "proven" if run.measured.throughput - run.measured.half_width >= run.bound * 0.99 else "not_certified"
+    )
+    # far from the bound the noise decides nothing: no repeat
+    far = ClassOracle(spec, Noisy(spec), seed=1)
+    quiet = Judged(spec, far, plan, bound=far.evaluate(plan).throughput * 1.5)
+    assert precise(quiet, None, None, None)[1].verdict == "not_certified" and far.repeats(plan.contexts(spec)) == 1

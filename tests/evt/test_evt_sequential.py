@@ -129,3 +129,31 @@ def test_the_callers_rule_decides_when_to_stop() -> None:
     assert constant.met and constant.n == 100 and constant.steps[0].error  # unanalysable, and the rule accepts it
     never = evt.sequential(weibull_sampler(2), n_init=500, n_delta=500, max_n=1500, stop=lambda s, r: False)
     assert not never.met and never.n == 1500
+
+
+def test_an_exhaustible_source_ends_sampling_with_what_it_gave() -> None:
+    """With `exhaustible`, a sampler that returns fewer values than asked has ended: the algorithm
+    analyses the shorter sample, asks the caller's rule once more, and says why it stopped; without
+    the flag a short answer stays an error."""
+    rng = np.random.default_rng(3)
+    budget = {"left": 1300}
+
+    def sampler(k: int) -> np.ndarray:
+        give = min(k, budget["left"])
+        budget["left"] -= give
+        return 1.0 - rng.weibull(3.0, give) * 0.1
+
+    asked: list[int] = []
+    res = evt.sequential(
+        sampler, n_init=500, n_delta=500, max_n=5000, stop=lambda s, r: asked.append(s.size) or False, exhaustible=True
+    )
+    assert asked == [500, 1000, 1300] and res.n == 1300 and not res.met and res.stopped == "exhausted"
+    assert res.to_dict()["stopped"] == "exhausted" and "exhausted" in res.summary()
+    empty = evt.sequential(lambda k: np.empty(0), n_init=100, exhaustible=True)
+    assert empty.n == 0 and empty.steps == [] and empty.stopped == "exhausted" and empty.result is None
+    full = evt.sequential(weibull_sampler(2), n_init=500, n_delta=500, max_n=1000, stop=lambda s, r: False)
+    assert full.stopped == "max_n"
+    met = evt.sequential(weibull_sampler(2), n_init=500, n_delta=500, max_n=1000, stop=lambda s, r: True)
+    assert met.stopped == "met"
+    with pytest.raises(evt.EVTError):
+        evt.sequential(lambda k: np.ones(3), n_init=50, exhaustible=False)
