@@ -241,11 +241,7 @@ def _certify(
     if not service.ok_records(n_used):  # nothing measured: exit 3 with the failures summarised
         raise all_failed(service.failures(n_used), service.path)
     values = service.values(n_used)
-    last = history.result if history is not None else None
-    if last is not None and last.n == values.size:
-        analysis, why_not = last, None
-    else:
-        analysis, why_not = _analyze(values, minimize, confidence, seed)
+    analysis, why_not = _final_analysis(history, values, minimize, confidence, seed)
     run.noisy = assemble.noisy_evidence(run, n_used, analysis)  # None on a deterministic oracle
     add_climbs(run, n_used, lambda: _undecided(run, values, analysis, why_not))  # more known plans
     ev, decision, atom = precise(run, values, analysis, why_not)
@@ -255,6 +251,14 @@ def _certify(
     certificate.baselines = assemble.baselines(spec, values, balanced, seed, run.oracle, spec.objective, design)
     seconds["baselines"] = time.perf_counter() - clock
     return CertifyOutcome(certificate, analysis, history, service, seconds)
+
+
+def _final_analysis(history, values: np.ndarray, minimize: bool, confidence: float, seed: int):
+    """The sequential run's last analysis where it covers every sample, else a fresh one."""
+    last = history.result if history is not None else None
+    if last is not None and last.n == values.size:
+        return last, None
+    return _analyze(values, minimize, confidence, seed)
 
 
 def _draw(run: _Run, mode: str, progress: bool, n_init: int, n_delta: int, limit: int, n_fixed: int, seed: int):
