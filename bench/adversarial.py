@@ -239,8 +239,6 @@ def _leftovers(folder: Path) -> None:
     before = set(_descendants_of_all_sleepers())
     clock = time.monotonic()
     path = command_spec(folder, LEAVER, timeout="20s")
-    # the program prints the same figure for every plan: every plan ties, and the saturation verdict
-    # says so (exit 0, `best_found`); what this attack checks is that nothing is left running
     expect(*run_cli("certify", path, "--out", folder / "out", "--samples", "20", "--design", "random"), 0, "best found")
     assert time.monotonic() - clock < 120, "runs waited for the grandchild holding stdout"
     time.sleep(0.5)
