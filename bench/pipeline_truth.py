@@ -73,28 +73,21 @@ def truth(spec, problem, kind: str = "analytic") -> dict:
     from dataclasses import replace
 
     from tasksolve.simulate.oracle import make_oracle
-    from tasksolve.solver.pipeline.brute import context_assignments, replica_vectors, set_partitions
-    from tasksolve.solver.pipeline.candidates import Candidate, Group, check_candidate, group_order
+    from tasksolve.solver.pipeline.brute import every_candidate
+    from tasksolve.solver.pipeline.candidates import check_candidate
     from tasksolve.solver.pipeline.compare import spec_for_problem
     from tasksolve.solver.pipeline.evaluation import evaluate
     from tasksolve.solver.pipeline.plans import to_plan
 
     oracle = make_oracle(spec_for_problem(spec, problem), kind)
     values, best = [], None
-    for parts in set_partitions(problem.n):
-        base = Candidate(tuple(Group(tuple(q)) for q in parts))
-        if len(parts) > problem.n_contexts or group_order(problem, base) is None:
+    for mapped in every_candidate(problem):
+        if check_candidate(problem, mapped) or not evaluate(problem, mapped).feasible:
             continue
-        for reps in replica_vectors(len(parts), problem.n_contexts):
-            cand = Candidate(tuple(Group(tuple(q), r) for q, r in zip(parts, reps)))
-            for contexts in context_assignments(reps, problem.contexts, True):
-                mapped = cand.with_contexts(contexts)
-                if check_candidate(problem, mapped) or not evaluate(problem, mapped).feasible:
-                    continue
-                m = oracle.evaluate(to_plan(problem, mapped, "x"), seed=len(values))
-                values.append(m.throughput)
-                if best is None or m.throughput > best[0]:
-                    best = (m.throughput, mapped, float(m.half_width or 0.0))
+        m = oracle.evaluate(to_plan(problem, mapped, "x"), seed=len(values))
+        values.append(m.throughput)
+        if best is None or m.throughput > best[0]:
+            best = (m.throughput, mapped, float(m.half_width or 0.0))
     optimum, plan, half = best
     free = evaluate(replace(problem, resources=(), demand=()), plan).throughput
     values = np.array(values)

@@ -91,3 +91,17 @@ def brute_force(
                 if best_ev is None or ev.rank() < best_ev.rank():
                     best_ev, best_cand = ev, mapped
     return best_ev, best_cand, count
+
+
+def every_candidate(problem: PipelineProblem) -> Iterator[Candidate]:
+    """Every mapped candidate, evaluated or not: each acyclic partition within the contexts, each
+    replica vector, each ordered assignment of distinct contexts -- the whole space `brute_force`
+    searches (there, orders and placements are skipped where they cannot matter)."""
+    for parts in set_partitions(problem.n):
+        base = Candidate(tuple(Group(tuple(q)) for q in parts))
+        if len(parts) > problem.n_contexts or group_order(problem, base) is None:
+            continue
+        for reps in replica_vectors(len(parts), problem.n_contexts):
+            cand = Candidate(tuple(Group(tuple(q), r) for q, r in zip(parts, reps)))
+            for contexts in context_assignments(reps, problem.contexts, True):
+                yield cand.with_contexts(contexts)

@@ -5,8 +5,8 @@ from hypothesis import strategies as st
 
 from tasksolve.simulate.analytic import evaluate as analytic
 from tasksolve.solver.pipeline.bound import closed_form_bound, exact_demands, refusal
-from tasksolve.solver.pipeline.brute import context_assignments, replica_vectors, set_partitions
-from tasksolve.solver.pipeline.candidates import Candidate, Group, check_candidate, group_order
+from tasksolve.solver.pipeline.brute import every_candidate
+from tasksolve.solver.pipeline.candidates import check_candidate
 from tasksolve.solver.pipeline.compare import spec_for_problem
 from tasksolve.solver.pipeline.evaluation import evaluate
 from tasksolve.solver.pipeline.plans import to_plan
@@ -21,17 +21,10 @@ def best_on_the_oracle(spec, p: PipelineProblem) -> float:
     every grouping, replica count and ordered context assignment (brute force's space)."""
     alone = spec_for_problem(spec, p)
     best = 0.0
-    for parts in set_partitions(p.n):
-        base = Candidate(tuple(Group(tuple(q)) for q in parts))
-        if len(parts) > p.n_contexts or group_order(p, base) is None:
+    for mapped in every_candidate(p):
+        if check_candidate(p, mapped) or not evaluate(p, mapped).feasible:
             continue
-        for reps in replica_vectors(len(parts), p.n_contexts):
-            cand = Candidate(tuple(Group(tuple(q), r) for q, r in zip(parts, reps)))
-            for contexts in context_assignments(reps, p.contexts, True):
-                mapped = cand.with_contexts(contexts)
-                if check_candidate(p, mapped) or not evaluate(p, mapped).feasible:
-                    continue
-                best = max(best, analytic(alone, to_plan(p, mapped, "x")).throughput)
+        best = max(best, analytic(alone, to_plan(p, mapped, "x")).throughput)
     return best
 
 
