@@ -27,20 +27,25 @@ class StepOutcome:
         return {"step": self.step, "outcome": self.outcome, "detail": self.detail}
 
 
+def _bound_or_none(label: str, compute, steps: list[StepOutcome], notes: list[str]):
+    """``compute()``, or None with the reason recorded as a note and a step: a bound that does not
+    apply or failed is visible, never silent."""
+    try:
+        return compute()
+    except (NotApplicable, ConfigurationLPFailed) as exc:
+        outcome = "not applicable" if isinstance(exc, NotApplicable) else "failed"
+        notes.append(f"no {label}: {exc}")
+        steps.append(StepOutcome(label, outcome, str(exc)))
+        return None
+
+
 def level_step(
     problem: BindingProblem, steps: list[StepOutcome], notes: list[str], time_limit: float | None
 ) -> LevelResult | None:
     """Step 0 where the configurations of a whole domain are too many to enumerate: the level LP's
     bound and its rounded plan (`solver.binding.level_plan`), the outcome recorded."""
-    try:
-        level = solve_level(problem, time_limit=time_limit)
-    except NotApplicable as exc:
-        notes.append(f"no level bound: {exc}")
-        steps.append(StepOutcome("level bound", "not applicable", str(exc)))
-        return None
-    except ConfigurationLPFailed as exc:
-        notes.append(f"no level bound: {exc}")
-        steps.append(StepOutcome("level bound", "failed", str(exc)))
+    level = _bound_or_none("level bound", lambda: solve_level(problem, time_limit=time_limit), steps, notes)
+    if level is None:
         return None
     notes += level.notes
     converged = "converged" if level.bound.converged else "valid, not converged in the time limit"
@@ -52,15 +57,13 @@ def configuration_step(
     problem: BindingProblem, objective: str, steps: list[StepOutcome], notes: list[str], time_limit: float | None
 ) -> ConfigurationBound | None:
     """Step 3: the configuration bound, its outcome recorded (a failure is visible, never silent)."""
-    try:
-        bound = configuration_bound(problem, objective=objective, time_limit=time_limit)
-    except NotApplicable as exc:
-        notes.append(f"no configuration bound: {exc}")
-        steps.append(StepOutcome("configuration bound", "not applicable", str(exc)))
-        return None
-    except ConfigurationLPFailed as exc:
-        notes.append(f"no configuration bound: {exc}")
-        steps.append(StepOutcome("configuration bound", "failed", str(exc)))
+    bound = _bound_or_none(
+        "configuration bound",
+        lambda: configuration_bound(problem, objective=objective, time_limit=time_limit),
+        steps,
+        notes,
+    )
+    if bound is None:
         return None
     if not bound.converged:
         notes.append("the configuration LP did not converge in time: its bound is valid but loose")
