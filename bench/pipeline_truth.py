@@ -48,10 +48,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 from results import write_results
+from verdict_truth import judge
 
-from tasksolve import evt
-from tasksolve.solver.certify import assemble
-from tasksolve.solver.certify.verdict import POSITIVE, decide
+from tasksolve.solver.certify.verdict import POSITIVE
 
 TARGET = 0.05
 ORACLES = {"analytic": "analytic oracle", "des": "simulation (des)"}
@@ -99,21 +98,6 @@ def truth(spec, problem, kind: str = "analytic") -> dict:
         "contention_free": free,
         "contended": bool(optimum < free * (1 - 1e-9)),
     }
-
-
-def judge(values, plan: float, known, bounds, half: float = 0.0, oracle: str = "analytic") -> str:
-    atom = evt.top_atom(values)
-    analysis, why = None, None
-    if atom is None:
-        try:
-            analysis = evt.analyze(values, gof_bootstrap=200)
-        except evt.EVTError as exc:
-            why = str(exc)
-    ev = assemble.evidence(
-        analysis, why, atom, values, plan, half, known, minimize=False, target_gap=TARGET, confidence=0.95,
-        bounds=bounds, oracle_kind=oracle, draws="local-search restarts",
-    )  # fmt: skip
-    return decide(ev).verdict
 
 
 def one_rep(spec, rep: int, args) -> tuple[float, list, list, np.ndarray, dict]:

@@ -80,7 +80,10 @@ GROUPS = {
 }
 
 
-def verdict(values: np.ndarray, plan: float, half: float, probed: float | None, bounds, oracle: str) -> str:
+def judge(values: np.ndarray, plan: float, known, bounds, half: float = 0.0, oracle: str = "analytic") -> str:
+    """The verdict `certify` would give a plan of value `plan` (half-width `half`) on a sample of
+    local-search restarts `values`, with `known` plans and `bounds` (an atom at the top, else
+    `evt.analyze`); also used by bench/pipeline_truth.py."""
     atom = evt.top_atom(values)
     analysis, why = None, None
     if atom is None:
@@ -88,13 +91,17 @@ def verdict(values: np.ndarray, plan: float, half: float, probed: float | None, 
             analysis = evt.analyze(values, gof_bootstrap=200)
         except evt.EVTError as exc:
             why = str(exc)
-    best = float(values.max())
-    known = [("best sampled plan", best, 0.0)] + ([("probe", probed, 0.0)] if probed is not None else [])
     ev = assemble.evidence(
         analysis, why, atom, values, plan, half, known, minimize=False, target_gap=TARGET, confidence=0.95,
         bounds=bounds, oracle_kind=oracle, draws="local-search restarts",
     )  # fmt: skip
     return decide(ev).verdict
+
+
+def verdict(values: np.ndarray, plan: float, half: float, probed: float | None, bounds, oracle: str) -> str:
+    best = float(values.max())
+    known = [("best sampled plan", best, 0.0)] + ([("probe", probed, 0.0)] if probed is not None else [])
+    return judge(values, plan, known, bounds, half, oracle)
 
 
 def make_case(name: str, group: str, args) -> tuple[Case, list, float, callable]:
