@@ -56,6 +56,7 @@ from truth_cases import EXAMPLES, VARIANTS, proven_optimum
 from tasksolve import evt
 from tasksolve.solver.certify import assemble
 from tasksolve.solver.certify.bounds import Rigorous, simulation_bound
+from tasksolve.solver.certify.measured_bound import measured_bound
 from tasksolve.solver.certify.verdict import POSITIVE, decide
 
 TARGET = 0.05
@@ -68,6 +69,7 @@ MODULES = [
     "solver/certify/fluid_max.py",
     "solver/certify/fluid_cuts.py",
     "solver/certify/allowed_classes.py",
+    "solver/certify/measured_bound.py",
 ]
 #: the study's groups: name -> spec names (contended ones: `bench/fluid_bound.py`'s variants)
 GROUPS = {
@@ -116,13 +118,19 @@ def make_case(name: str, group: str, args) -> tuple[Case, list, float, callable]
         proof = Rigorous("OPTIMAL", case.optimum, "cpsat", case.optimum, list(contexts))
         return case, [proof], 0.0, lambda value: 0.0
     bound = simulation_bound(case.spec)
+    measured = measured_bound(case.spec, case.table)  # the class table's figures: what `certify` would simulate
     values = case.table.values(case.objective)
     halves = np.array([m.half_width for m in case.table.measurements])
     allowed = allowed_mask(case.spec, case.table.representatives)
     best = int(np.flatnonzero(allowed)[np.argmax(values[allowed])])
     case.optimum = float(values[best])  # the best class the spec allows (max_threads, pin, forbid)
     top = float(halves[best])
-    return case, [] if bound is None else [bound], top, lambda value: float(halves[int(np.argmin(abs(values - value)))])
+    return (
+        case,
+        [b for b in (bound, measured) if b is not None],
+        top,
+        lambda value: float(halves[int(np.argmin(abs(values - value)))]),
+    )
 
 
 def allowed_mask(spec, reps: np.ndarray) -> np.ndarray:
@@ -143,6 +151,7 @@ def study(name: str, group: str, args) -> list[dict]:
         return []
     oracle = "analytic" if group == "analytic" else "des"
     bound_value = next((float(b.value) for b in bounds if hasattr(b, "value")), None)
+    measured = next((b for b in bounds if hasattr(b, "simulated")), None)
     rows = []
     for rep in range(args.reps):
         values = case.pool[rep * args.n : (rep + 1) * args.n]
@@ -164,6 +173,8 @@ def study(name: str, group: str, args) -> list[dict]:
                     "beyond_interval": case.optimum - plan > half + top_half,
                     "within": short <= TARGET + 1e-9,
                     "bound_gap": None if bound_value is None else bound_value / case.optimum - 1.0,
+                    "measured_gap": None if measured is None else measured.value / case.optimum - 1.0,
+                    "simulated": None if measured is None else f"{measured.simulated} of {measured.classes}",
                     "verdict": verdict(values, plan, half, probed, bounds, oracle),
                 }
             )
@@ -206,6 +217,13 @@ def render_markdown(data: dict) -> str:
         if gaps:
             text += (
                 " Fluid bound above the optimum: " + ", ".join(f"{k} {v:+.2%}" for k, v in sorted(gaps.items())) + "."
+            )
+        both = {r["spec"]: (r["measured_gap"], r["simulated"]) for r in mine if r.get("measured_gap") is not None}
+        if both:
+            text += (
+                " With the classes the LP cannot rule out simulated (`solver.certify.measured_bound`): "
+                + ", ".join(f"{k} {g:+.2%} ({n} classes simulated)" for k, (g, n) in sorted(both.items()))
+                + "."
             )
         halves = [r["half_width"] for r in mine]
         text += f" Plans' relative half-widths: up to {max(halves):.2%}."

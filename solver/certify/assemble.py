@@ -64,6 +64,8 @@ def bound_summaries(bounds: list[Any], oracle_kind: str) -> list[BoundSummary]:
         model = {"analytic": "closed form", "des": "simulation"}.get(view.oracle or "", view.oracle or "model")
         here = {"analytic": "closed form", "des": "simulation"}.get(oracle_kind, f"{oracle_kind} oracle")
         label = f"rigorous bound on the {model}" if applies else f"the {model}'s bound (not a bound on the {here})"
+        if applies and getattr(bound, "noisy", False):
+            label = f"bound on the {model} ({bound.confidence:.0%} simultaneous upper limits)"
         if not applies and view.proven_optimum is not None:
             label = f"the {model}'s proven optimum (not a bound on the {here})"
         out.append(

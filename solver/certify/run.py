@@ -43,6 +43,7 @@ from tasksolve.solver.certify.certificate import (
 )
 from tasksolve.solver.certify.designs import DEFAULT_DESIGN, DEFAULT_SAMPLES, PROBES, probe
 from tasksolve.solver.certify.finalists import add_climbs
+from tasksolve.solver.certify.measured_bound import add_measured_bound
 from tasksolve.solver.certify.measure import precise
 from tasksolve.solver.certify.outdir import take_output_dir
 from tasksolve.solver.certify.progress import Progress, refresh_estimate
@@ -244,6 +245,7 @@ def _certify(
     analysis, why_not = _final_analysis(history, values, minimize, confidence, seed)
     run.noisy = assemble.noisy_evidence(run, n_used, analysis)  # None on a deterministic oracle
     add_climbs(run, n_used, lambda: _undecided(run, values, analysis, why_not))  # more known plans
+    add_measured_bound(run, lambda: run.judge(values, analysis, why_not)[1].verdict != "proven")
     ev, decision, atom = precise(run, values, analysis, why_not)
     certificate = _certificate(run, service, ev, decision, atom, analysis, why_not, history, values, n_used, seed)
     seconds["verdict"] = time.perf_counter() - clock

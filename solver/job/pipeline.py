@@ -87,24 +87,24 @@ class PipelineStrategy(Strategy):
         )
 
     def oracle_bounds(self) -> list[Any]:
-        """On the analytic oracle, the relaxation's bound on every pipeline plan (module
-        docstring), CP-SAT given the search's time limit; none on another oracle."""
-        from tasksolve.solver.pipeline.bound import closed_form_bound, exact_demands
+        """The relaxation's bound on every pipeline plan (module docstring): on the analytic
+        oracle with contention, on the simulation without (`solver.pipeline.bound`); CP-SAT given
+        the search's time limit; none on another oracle."""
+        from tasksolve.simulate.des import DesSettings
+        from tasksolve.solver.pipeline.bound import closed_form_bound, exact_demands, simulation_bound
 
         s, job = self.settings, self.report
-        if s.oracle_kind != "analytic":
+        problem, options = job.problem, {"time_limit": s.time_limit, "workers": s.workers, "seed": s.seed}
+        if s.oracle_kind == "analytic":
+            exact = exact_demands(self.spec, problem)
+            found, why = closed_form_bound(problem, hint=job.result.candidate, exact=exact, **options)
+        elif s.oracle_kind == "des":
+            found, why = simulation_bound(problem, DesSettings.from_spec(self.alone), hint=job.result.candidate, **options)
+        else:
             return []
-        problem = job.problem
-        found, why = closed_form_bound(
-            problem,
-            time_limit=s.time_limit,
-            workers=s.workers,
-            seed=s.seed,
-            hint=job.result.candidate,
-            exact=exact_demands(self.spec, problem),
-        )
         if found is None:
-            job.notes.append(f"no bound over pipeline plans on the analytic oracle: {why}")
+            where = {"analytic": "analytic oracle", "des": "simulation"}[s.oracle_kind]
+            job.notes.append(f"no bound over pipeline plans on the {where}: {why}")
             return []
         return [found]
 

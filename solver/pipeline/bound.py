@@ -32,6 +32,19 @@ the spec: `exact_demands`), an exact slowdown unit (``Q`` the least common multi
 capacities, not capped), and message costs that never rise from an outer level to an inner one
 (else the closest pair is not the cheapest).  Checked against brute-force enumeration on small
 specs (`tests/pipeline/test_bound.py`) and on the truth study (`bench/pipeline_truth.py`).
+
+**On the simulation** (`simulation_bound`) the same relaxation of the problem *without
+contention* (no resources: every slowdown 1) bounds every plan: a replica of group ``g`` spends on
+each packet its work (random work has the same mean) plus the incoming messages' costs, each at
+least its edge's closest-pair cost, at a rate of at most 1 (`simulate.des.dynamics`,
+``_compute_rate``, ``_incoming``), and the packets of a group are dealt to its replicas in turn
+(``k = j * stride + offset``), so every replica gets ``1/r`` of them: the simulated period is at
+least the slowest replica's mean time over ``r``, which the relaxation's ``T_g`` and ``all``
+charges bound from below exactly as above.  Plans within the closed form's latency bound are
+within the contention-free relaxation's.  Refused with a shared queue (a replica free first takes
+the next packet, so the slowest replica need not take its share) and with NPIRE synchronisation.
+Checked on every plan of the three truth-study specs: the simulated throughput minus its
+half-width never exceeds the contention-free closed form (`tests/pipeline/test_bound.py`).
 """
 
 from __future__ import annotations
@@ -148,3 +161,20 @@ def closed_form_bound(
     period = Fraction(units, pm.multiplier * pm.unit)
     value = problem.clock * problem.scale / float(period) * (1 + 1e-12)  # float rounding never lowers it
     return PipelineBound(value, period, status, time.perf_counter() - start), None
+
+
+def simulation_bound(
+    problem: PipelineProblem, settings, *, time_limit: float, workers: int = 1, seed: int = 0, hint=None
+) -> tuple[PipelineBound | None, str | None]:
+    """(a bound on every pipeline plan's simulated throughput, None) or (None, why there is none):
+    `closed_form_bound` of the problem without contention (module docstring, "On the
+    simulation"); `settings` the simulation's (`simulate.des.DesSettings`)."""
+    from dataclasses import replace
+
+    if getattr(settings, "shared_queue", False):
+        return None, "with a shared queue a replica need not take its share of the packets"
+    free = replace(problem, resources=(), demand=())
+    found, why = closed_form_bound(free, time_limit=time_limit, workers=workers, seed=seed, hint=hint, exact=True)
+    if found is None:
+        return None, why
+    return replace(found, oracle="des", source="pipeline CP-SAT relaxation without contention"), None

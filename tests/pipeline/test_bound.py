@@ -1,17 +1,24 @@
-"""The pipeline relaxation's bound against brute force on the analytic oracle (`solver.pipeline.bound`)."""
+"""The pipeline relaxation's bound against brute force on the analytic oracle and, without contention, on the
+simulation (`solver.pipeline.bound`)."""
 
+import dataclasses
+
+import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tasksolve.simulate.analytic import evaluate as analytic
-from tasksolve.solver.pipeline.bound import closed_form_bound, exact_demands, refusal
+from tasksolve.simulate.des import DesSettings
+from tasksolve.simulate.oracle import SimulationOracle
+from tasksolve.solver.pipeline.bound import closed_form_bound, exact_demands, refusal, simulation_bound
 from tasksolve.solver.pipeline.brute import every_candidate
 from tasksolve.solver.pipeline.candidates import check_candidate
 from tasksolve.solver.pipeline.compare import spec_for_problem
 from tasksolve.solver.pipeline.evaluation import evaluate
 from tasksolve.solver.pipeline.plans import to_plan
 from tasksolve.solver.pipeline.problem import PipelineProblem
-from tests.pipeline.helpers import dags, make_spec
+from tasksolve.specs import load_spec_text
+from tests.pipeline.helpers import dags, make_spec, spec_text
 
 PORT = [{"name": "port", "level": "pair", "capacity": 1.0}, {"name": "bus", "level": "machine", "capacity": 1.5}]
 
@@ -55,6 +62,38 @@ def test_the_bound_is_never_below_the_best_plan_on_the_analytic_oracle(dag, data
         return
     assert why is None and bound is not None and bound.status == "OPTIMAL"
     assert bound.value >= best * (1 - 1e-12)
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(dag=dags(max_tasks=4, max_work=80), data=st.data())
+def test_the_bound_without_contention_is_never_below_a_simulated_plan(dag, data):
+    """The same random DAGs, random or fixed work: every plan within the latency bound simulated
+    (its figure minus its half-width) is at most the contention-free relaxation's bound, and with
+    a shared queue no bound is claimed."""
+    tasks, edges = dag
+    inner = data.draw(st.integers(0, 20))
+    outer = inner + data.draw(st.integers(0, 60))
+    demand = {t: {"port": data.draw(st.sampled_from([0.0, 0.55, 0.9])), "bus": 0.6} for t in tasks}
+    data_ = yaml.safe_load(
+        spec_text(tasks, edges, communication={"pair": inner, "machine": outer}, resources=PORT, demand=demand)
+    )
+    data_["oracle"] = {"service": {"distribution": data.draw(st.sampled_from(["deterministic", "exponential"]))}}
+    spec = load_spec_text(yaml.safe_dump(data_), "<dag>")
+    p = PipelineProblem.from_spec(spec, latency_max=None)
+    if data.draw(st.booleans()):
+        p = p.with_bound(p.critical_path + data.draw(st.integers(0, p.sequential)))
+    alone = spec_for_problem(spec, p)
+    oracle = SimulationOracle(alone, packets=3000, warmup=300, precision=0.02, time_cap=20.0)
+    bound, why = simulation_bound(p, oracle.settings, time_limit=20)
+    plans = [m for m in every_candidate(p) if not check_candidate(p, m) and evaluate(p, m).feasible]
+    if not plans:
+        return
+    assert why is None and bound is not None and bound.oracle == "des"
+    for k, mapped in enumerate(plans[:: max(1, len(plans) // 40)]):
+        m = oracle.evaluate(to_plan(p, mapped, "x"), seed=k)
+        assert m.throughput - (m.half_width or 0.0) <= bound.value * (1 + 1e-12)
+    shared = dataclasses.replace(DesSettings.from_spec(alone), shared_queue=True)
+    assert simulation_bound(p, shared, time_limit=5)[0] is None
 
 
 def test_the_bound_is_refused_where_its_argument_fails():

@@ -1,0 +1,241 @@
+"""A bound on the simulated optimum that measures what the fluid LP cannot rule out.
+
+The fluid LP (`solver.certify.fluid_bound`) bounds each placement class from above; on specs where
+deterministic work makes two threads start together it stays a few percent above the simulation
+(docs/design.md, "A bound on the simulation": +4.4% and +8.0% on the two confined L1 variants of
+the truth study), too loose to prove a plan 3% below the optimum.  Where the classes can be
+enumerated (`fluid_max.enumerated_max`), a branch and bound over them closes that gap: each class
+``c`` is bounded by
+
+    ``U_c = min(LP_c, m_c + k h_c)``
+
+with ``LP_c`` its fluid bound (rigorous), ``m_c`` its simulated figure and ``h_c`` its 95%
+half-width, ``k = z(1 - alpha / N) / z(0.975)`` widening every half-width to a one-sided upper
+limit that holds for all ``N`` allowed classes at once (Bonferroni, ``alpha = 1 - confidence``).
+Then ``max_c U_c`` bounds the simulated optimum over every plan the spec allows.  Classes are
+visited by their contention-free ceiling (`fluid_max.contention_free`, at least ``LP_c``),
+best first; a class whose ceiling or LP is at most the bound so far needs no simulation, and the
+walk ends when no ceiling left exceeds it.  Only the classes the LP cannot rule out are simulated,
+through the run's one-measurement-per-class table (`solver.certify.measure.ClassOracle`, seeded by
+class), so a class the sample already measured costs nothing.
+
+Where the simulation is deterministic (every ``h_c = 0``, as on the IPFwd examples: fixed work,
+no random arrivals) the bound is exact up to the LP's proven part; otherwise it holds at the
+stated simultaneous confidence, and its `source` says so.  The walk gives up (returns None) when
+the bound passes the plan's threshold (the largest bound that would still prove the plan: then no
+complete walk could prove it either) or at the deadline: a partial walk bounds nothing.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+#: a half-width below this share of the figure is rounding: the measurement is exact (deterministic)
+EXACT = 1e-9
+
+
+@dataclass
+class MeasuredBound:
+    """An upper bound on the simulated optimum over every allowed placement class (packets/s),
+    in the verdict's bound shape (`solver.certify.verdict.bound_view`)."""
+
+    value: float
+    metric: str
+    classes: int  # allowed placement classes
+    simulated: int  # classes whose bound is their measurement's upper limit (the LP could not rule them out)
+    new: int  # of those, simulated for the bound (the rest were in the run's table)
+    widening: float  # k: half-widths multiplied by this for the simultaneous upper limits
+    confidence: float
+    noisy: bool  # some measurement the bound uses has a non-zero half-width
+    seconds: float
+    oracle: str = "des"
+    unit: str = "placement classes"  # what was enumerated (`measured_pipeline_bound`: pipeline plans)
+
+    objective = None  # no solver plan's value
+    proven_optimum = None  # measurements are never a proven optimum
+
+    @property
+    def source(self) -> str:
+        limits = f", {self.confidence:.0%} simultaneous upper limits" if self.noisy else ""
+        what = "fluid LP" if self.unit == "placement classes" else "contention-free closed form"
+        return f"{what} and simulation ({self.simulated} of {self.classes} {self.unit} simulated{limits})"
+
+    def applies_to(self, oracle_kind: str) -> bool:
+        return oracle_kind == self.oracle
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "oracle": self.oracle,
+            "label": "upper bound on the simulation's optimum (fluid LP and measured classes)",
+            "value": self.value,
+            "metric": self.metric,
+            "method": "measured enumeration",
+            "unit": self.unit,
+            "classes": self.classes,
+            "simulated": self.simulated,
+            "simulated_for_bound": self.new,
+            "widening": self.widening,
+            "confidence": self.confidence,
+            "seconds": self.seconds,
+        }
+
+
+def widening(classes: int, confidence: float = 0.95) -> float:
+    """``k = z(1 - alpha / N) / z(1 - alpha / 2)``: a 95% two-sided half-width times ``k`` is a
+    one-sided upper limit holding for all `classes` at once (Bonferroni)."""
+    from scipy.stats import norm
+
+    alpha = 1.0 - confidence
+    return float(norm.ppf(1.0 - alpha / max(classes, 1)) / norm.ppf(1.0 - alpha / 2.0))
+
+
+def measured_bound(
+    spec,
+    oracle,
+    *,
+    objective: str | None = None,
+    settings=None,
+    threshold: float = np.inf,
+    deadline: float | None = None,
+    confidence: float = 0.95,
+) -> MeasuredBound | None:
+    """The branch and bound of the module docstring over `spec`'s allowed classes, measuring on
+    `oracle` (``evaluate_contexts`` and ``key``, a `ClassOracle`; or any oracle with
+    ``evaluate_contexts``); None when the classes are not enumerable, the bound passes
+    `threshold`, or `deadline` (a `time.monotonic()` reading) comes first."""
+    from tasksolve.simulate.des import DesSettings
+    from tasksolve.simulate.model import binding_structure, compile_contexts
+    from tasksolve.solver.certify.fluid_bound import plan_problem, solve_problem
+    from tasksolve.solver.certify.fluid_max import CLASS_LIMIT, allowed_reps, contention_free
+    from tasksolve.specs.counting import count_distinct
+    from tasksolve.specs.symmetry import UsableTree
+
+    objective = objective or spec.objective
+    if spec.problem != "binding" or objective not in ("total_throughput", "min_throughput"):
+        return None
+    begin = time.perf_counter()
+    count = count_distinct(
+        UsableTree.of(spec.topology, spec.usable_contexts), len(spec.threads), max_work=50 * CLASS_LIMIT
+    )
+    if count is None or count > CLASS_LIMIT:
+        return None
+    reps = allowed_reps(spec)
+    if not len(reps):
+        return None
+    settings = settings or DesSettings.from_spec(spec)
+    structure = binding_structure(spec)
+    k = widening(len(reps), confidence)
+    table = getattr(oracle, "table", {})
+    best, simulated, new, noisy = -np.inf, 0, 0, False
+    ceiling = contention_free(spec, reps, objective)
+    for c in np.argsort(-ceiling, kind="stable"):
+        if ceiling[c] <= best:
+            break
+        if (deadline is not None and time.monotonic() >= deadline) or best > threshold:
+            return None
+        lp = solve_problem(plan_problem(compile_contexts(spec, reps[c], structure), settings), objective, enough=best)
+        if lp.value <= best:
+            continue
+        fresh = hasattr(oracle, "key") and oracle.key(reps[c]) not in table
+        m = oracle.evaluate_contexts([int(x) for x in reps[c]])
+        new += fresh
+        hw = float(m.natural_half_width(objective) or 0.0)
+        upper = m.value(objective) + k * hw
+        if upper < lp.value:
+            simulated += 1
+            noisy = noisy or hw > EXACT * abs(m.value(objective))
+        best = max(best, min(lp.value, upper))
+    if best > threshold:
+        return None
+    seconds = time.perf_counter() - begin
+    return MeasuredBound(float(best), objective, len(reps), simulated, new, k, confidence, noisy, seconds)
+
+
+#: the most pipeline plans `measured_pipeline_bound` enumerates
+PIPELINE_LIMIT = 5000
+
+
+def measured_pipeline_bound(
+    problem,
+    oracle,
+    *,
+    seed: int = 0,
+    threshold: float = np.inf,
+    deadline: float | None = None,
+    confidence: float = 0.95,
+) -> MeasuredBound | None:
+    """The same walk over every pipeline plan within the latency bound (`solver.pipeline.brute`'s
+    space, which holds every plan the samples and the solvers reach), each plan's ceiling its
+    contention-free closed form -- at least its simulated throughput (`solver.pipeline.bound`, "On
+    the simulation"): plans with the highest ceilings are simulated (`oracle`, plan ``i`` of the
+    walk seeded by ``class_seed(seed, ("pipeline plan", i))``) until no ceiling left exceeds the
+    bound.  None with NPIRE synchronisation, a shared queue, more than `PIPELINE_LIMIT`
+    candidates, past `threshold` or at `deadline`."""
+    from dataclasses import replace
+
+    from tasksolve.solver.certify.measure import class_seed
+    from tasksolve.solver.pipeline.brute import every_candidate
+    from tasksolve.solver.pipeline.candidates import check_candidate
+    from tasksolve.solver.pipeline.evaluation import evaluate
+    from tasksolve.solver.pipeline.plans import to_plan
+
+    if problem.sync or getattr(getattr(oracle, "settings", None), "shared_queue", False):
+        return None
+    begin, free, plans = time.perf_counter(), replace(problem, resources=(), demand=()), []
+    for visited, mapped in enumerate(every_candidate(problem)):
+        if visited >= PIPELINE_LIMIT or (deadline is not None and time.monotonic() >= deadline):
+            return None
+        if not check_candidate(problem, mapped) and evaluate(problem, mapped).feasible:
+            plans.append((evaluate(free, mapped).throughput, mapped))
+    if not plans:
+        return None
+    plans.sort(key=lambda p: -p[0])
+    k = widening(len(plans), confidence)
+    best, simulated, noisy = -np.inf, 0, False
+    for i, (ceiling, mapped) in enumerate(plans):
+        if ceiling <= best:
+            break
+        if (deadline is not None and time.monotonic() >= deadline) or best > threshold:
+            return None
+        m = oracle.evaluate(to_plan(problem, mapped, "bound"), seed=class_seed(seed, ("pipeline plan", i)))
+        hw = float(m.half_width or 0.0)
+        upper = m.throughput + k * hw
+        if upper < ceiling:
+            simulated += 1
+            noisy = noisy or hw > EXACT * abs(m.throughput)
+        best = max(best, min(ceiling, upper))
+    if best > threshold:
+        return None
+    seconds = time.perf_counter() - begin
+    objective = "total_throughput"
+    return MeasuredBound(
+        float(best), objective, len(plans), simulated, simulated, k, confidence, noisy, seconds, unit="pipeline plans"
+    )
+
+
+def add_measured_bound(run: Any, not_proven) -> None:
+    """Add `measured_bound` (`measured_pipeline_bound` on a pipeline) to `run.bounds` (a
+    `solver.certify.run` run) where it can help: a plan measured on the simulation whose verdict
+    is `not_proven()`, within the certify budget (none without one).  The walk stops once the
+    bound could no longer prove the plan even without its half-width (`precise` may still narrow
+    that)."""
+    if run.oracle_kind != "des" or run.plan is None or run.measured is None or getattr(run, "noisy", None) is not None:
+        return
+    if run.minimize or (run.service.pipeline is None and not hasattr(run.oracle, "key")):
+        return
+    deadline = run.budget.deadline
+    if (deadline is not None and time.monotonic() >= deadline) or not not_proven():
+        return
+    objective = run.spec.objective
+    threshold = run.measured.natural(objective) / (1.0 - run.target_gap) if run.target_gap < 1 else np.inf
+    options = {"threshold": threshold, "deadline": deadline, "confidence": run.confidence}
+    if run.service.pipeline is not None:
+        found = measured_pipeline_bound(run.service.pipeline, run.oracle, seed=run.service.seed, **options)
+    else:
+        found = measured_bound(run.spec, run.oracle, **options)
+    if found is not None:
+        run.bounds = [*run.bounds, found]
