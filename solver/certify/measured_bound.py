@@ -220,14 +220,14 @@ def measured_pipeline_bound(
 def add_measured_bound(run: Any, not_proven) -> None:
     """Add `measured_bound` (`measured_pipeline_bound` on a pipeline) to `run.bounds` (a
     `solver.certify.run` run) where it can help: a plan measured on the simulation whose verdict
-    is `not_proven()`, within the certify budget (none without one).  The walk stops once the
-    bound could no longer prove the plan even without its half-width (`precise` may still narrow
-    that)."""
+    is `not_proven()`, before the finalists' climbs (a `proven` makes them unneeded), until the
+    budget's `climb_deadline` (none without a budget).  The walk stops once the bound could no
+    longer prove the plan even without its half-width (`precise` may still narrow that)."""
     if run.oracle_kind != "des" or run.plan is None or run.measured is None or getattr(run, "noisy", None) is not None:
         return
     if run.minimize or (run.service.pipeline is None and not hasattr(run.oracle, "key")):
         return
-    deadline = run.budget.deadline
+    deadline = run.budget.climb_deadline
     if (deadline is not None and time.monotonic() >= deadline) or not not_proven():
         return
     objective = run.spec.objective

@@ -3,16 +3,17 @@
 Sampling stops on the verdict's own rules (`solver.certify.verdict`): the sequential algorithm
 (ASPLOS'12 Figure 13, `evt.sequential`) runs over the sampling service with a stopping rule that
 builds the evidence at every step and stops once the verdict is *decided* (`decided`): positive,
-settled by the solver's evidence that more samples cannot change, or unable to saturate (an
-atom at the top that too few draws reach) -- never on a GPD fit the verdict would reject.  With a target gap (``--target-gap``): N_init samples, then N_delta more,
-up to `max_samples`.  Without one, a fixed sample of ``--samples`` plans; on the default path (no
+settled by the solver's evidence that more samples cannot change, or unable to saturate (an atom
+at the top that too few draws reach) -- never on a GPD fit the verdict would reject.  With a
+target gap (``--target-gap``): N_init samples, then N_delta more, up to `max_samples`.  Without one, a fixed sample of ``--samples`` plans; on the default path (no
 ``--samples``, the local-optima design) the fixed size (the spec's ``certify.samples``, else 1000) is a ceiling and sampling stops
 adaptively (`ADAPTIVE_INIT` restarts, then `ADAPTIVE_STEP` more) once the verdict is decided.
 On the adaptive and sequential paths the certify phase has a time budget (`solver.certify.budget`):
 sampling that has not decided the verdict by its deadline stops on a prefix of the stream, and
-the certificate says so (`SamplesSummary.stopped`, a sentence after the verdict's).  While the
-verdict is undecided the finalists climb on the oracle itself (`solver.certify.finalists`), and
-the plan's class gets more runs where its noise decides the verdict (`measure.precise`).
+the certificate says so (`SamplesSummary.stopped`, a sentence after the verdict's).  A plan not
+yet `proven` on the simulation gets `solver.certify.measured_bound`.  While the verdict is
+undecided the finalists climb on the oracle itself (`solver.certify.finalists`), and the plan's
+class gets more runs where its noise decides the verdict (`measure.precise`).
 
 Every plan the run measures itself -- the plan, the probe's restarts, the balanced baselines --
 goes through the same `solver.certify.measure.ClassOracle` as the samples (one measurement per
@@ -43,8 +44,8 @@ from tasksolve.solver.certify.certificate import (
 )
 from tasksolve.solver.certify.designs import DEFAULT_DESIGN, DEFAULT_SAMPLES, PROBES, probe
 from tasksolve.solver.certify.finalists import add_climbs
-from tasksolve.solver.certify.measured_bound import add_measured_bound
 from tasksolve.solver.certify.measure import precise
+from tasksolve.solver.certify.measured_bound import add_measured_bound
 from tasksolve.solver.certify.outdir import take_output_dir
 from tasksolve.solver.certify.progress import Progress, refresh_estimate
 from tasksolve.solver.certify.records import all_failed
@@ -244,8 +245,8 @@ def _certify(
     values = service.values(n_used)
     analysis, why_not = _final_analysis(history, values, minimize, confidence, seed)
     run.noisy = assemble.noisy_evidence(run, n_used, analysis)  # None on a deterministic oracle
-    add_climbs(run, n_used, lambda: _undecided(run, values, analysis, why_not))  # more known plans
     add_measured_bound(run, lambda: run.judge(values, analysis, why_not)[1].verdict != "proven")
+    add_climbs(run, n_used, lambda: _undecided(run, values, analysis, why_not))  # more known plans
     ev, decision, atom = precise(run, values, analysis, why_not)
     certificate = _certificate(run, service, ev, decision, atom, analysis, why_not, history, values, n_used, seed)
     seconds["verdict"] = time.perf_counter() - clock

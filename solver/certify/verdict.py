@@ -6,9 +6,9 @@ codes):
 ===================  ====  =========================================================================
 verdict              exit  meaning
 ===================  ====  =========================================================================
-``proven``           0     a rigorous bound that applies *to the oracle the plan was measured on*
-                           puts the plan (its pessimistic value: value minus its half-width) within
-                           the target gap of the best possible
+``proven``           0     a bound that applies *to the oracle the plan was measured on* (rigorous;
+                           on a stochastic simulation partly 95% upper limits: `measured_bound`) puts
+                           the plan (its pessimistic value) within the target gap of the best possible
 ``certified``        0     a valid EVT interval (ASPLOS'12 section 3.3: GPD endpoint,
                            profile-likelihood interval) -- at least `MIN_SAMPLES` samples, no
                            blocking flag, no atom at the top, no known plan beyond its far limit --
