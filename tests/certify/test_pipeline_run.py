@@ -72,6 +72,9 @@ def test_run_on_a_pipeline_spec_through_the_cli(tiny, tmp_path, capsys):
     others = {f"{row['method']} plan" for row in solve["comparison"]} - within
     assert others and not others & {k["plan"] for k in cert["known_plans"]}  # over the bound: not in the space
     assert cert["bounds"][0]["applies"] is False  # the pipeline closed form bounds no oracle
+    on_simulation = [b for b in cert["bounds"] if b["applies"]]  # the contention-free relaxation, the walk
+    assert on_simulation and all(b["oracle"] == "des" for b in on_simulation)
+    assert cert["verdict"] == "proven" and "without contention" in cert["sentence"]  # no resources: exact
     spec = load_spec(tiny)
     problem = build_problem(spec)
     lines = (out / "samples.jsonl").read_text().splitlines()[1:]
