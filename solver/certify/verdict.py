@@ -444,7 +444,7 @@ def _proven(j: _Judge) -> Decision | None:
             sentence = (
                 f"proven: the plan ({j.plan_text()}) is within the {j.target} target of the best possible "
                 f"on the {_oracle_name(ev.oracle)}{hw}: the {b.source} bound proves no plan exceeds "
-                f"{j.show(b.value)} ({max(lost, 0.0):.2%} above the plan)"
+                f"{j.show(b.value)} ({max(lost, 0.0) + 0.0:.2%} above the plan)"
             )
             return j.done("proven", "bound", sentence)
     return None

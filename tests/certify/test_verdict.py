@@ -108,6 +108,11 @@ def test_the_bound_proves_a_plan_whatever_evt_says():
     assert decision.sentence.startswith("proven: ") and "closed form" in decision.sentence
 
 
+def test_a_bound_equal_to_the_plan_reads_zero_not_minus_zero():
+    decision = decide(evidence(plan_value=100.0, bounds=[bound(100.0, oracle="des")], n=50, oracle="des"))
+    assert decision.verdict == "proven" and "(0.00% above the plan)" in decision.sentence
+
+
 def test_a_bound_of_another_oracle_proves_nothing():
     # the t2-constrained case: the closed form's optimum shown as if it bounded the simulation
     decision = decide(evidence(bounds=[bound(100.0, oracle="analytic")], n=50, oracle="des"))
