@@ -18,7 +18,10 @@ Cases and samples are `bench/certify_truth.py`'s (`Case`), in three groups:
   (their applications carry ``idle_demand``), optimum by the same enumeration.
 
 On the simulation the certificate is handed the fluid LP's bound (`bounds.simulation_bound`,
-enumeration of placement classes), and a plan carries the half-width of its class's measurement
+enumeration of placement classes) and the measured bound `certify` adds when the LP does not
+prove the plan (`solver.certify.measured_bound`: the classes the LP cannot rule out, their figures
+taken from the truth table, which is what the run's class table would hold; computed in full, which
+proves exactly the plans the run's early-stopping walk proves), and a plan carries the half-width of its class's measurement
 (a deliberately worse plan: the optimum's class's).  Each repetition draws `--n` local-optima
 samples (disjoint chunks of one pool of restarts) and judges with `solver.certify.verdict.decide`
 exactly as `certify` builds the evidence (`solver.certify.assemble.evidence`: the atom and its
@@ -32,8 +35,7 @@ local-search restarts):
 
 Power: the share of positive verdicts (`proven`, `certified`, `best_found`) among plans within the
 5% target of the optimum, per route.  Safety: the positive verdicts among plans more than the
-target below it (must be 0).  Pipeline specs are not covered (no simulation bound, no class
-enumeration for them yet).
+target below it (must be 0).  Pipeline specs: `bench/pipeline_truth.py`.
 """
 
 from __future__ import annotations
@@ -184,8 +186,8 @@ def study(name: str, group: str, args) -> list[dict]:
 
 TITLES = {
     "analytic": "closed form, CP-SAT's proof handed to the certificate",
-    "des": "six-thread simulated, fluid LP bound",
-    "contended": "simulated with real contention, fluid LP bound",
+    "des": "six-thread simulated, fluid LP and measured bounds",
+    "contended": "simulated with real contention, fluid LP and measured bounds",
 }
 
 
