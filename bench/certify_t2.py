@@ -20,10 +20,6 @@ from tasksolve.solver.job import run
 from tasksolve.specs import load_spec
 
 
-def _mpps(value) -> str:
-    return "open" if value is None or value != value or abs(value) == float("inf") else f"{value / 1e6:.3f}"
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seed", type=int, default=0)
@@ -97,7 +93,8 @@ COLUMNS = [
 
 
 def _m(value) -> str:
-    return "inf" if value is None else f"{value:.3f}"
+    """A figure in Mpps, or "none" where the certificate has none (null: e.g. a tail with no finite end)."""
+    return "none" if value is None else f"{value:.3f}"
 
 
 def render_markdown(data: dict) -> str:

@@ -70,7 +70,7 @@ class MeasuredBound:
     def to_dict(self) -> dict[str, Any]:
         return {
             "oracle": self.oracle,
-            "label": "upper bound on the simulation's optimum (fluid LP and measured classes)",
+            "label": f"upper bound on the simulation's optimum ({self.source})",
             "value": self.value,
             "metric": self.metric,
             "method": "measured enumeration",
