@@ -24,6 +24,8 @@ from typing import Any
 
 import numpy as np
 
+from tasksolve.solver.certify.verdict import beats as beyond_noise
+
 #: placement classes measured on the oracle per step (the closed form's best neighbours)
 CLIMB_SCREEN = 6
 #: the most moves per finalist
@@ -31,9 +33,10 @@ CLIMB_STEPS = 20
 
 
 def beats(a: Any, b: Any, objective: str) -> bool:
-    """Measurement `a` is better than `b` beyond both 95% half-widths (plus 1e-9 relative)."""
-    margin = float(a.natural_half_width(objective) or 0.0) + float(b.natural_half_width(objective) or 0.0)
-    return a.value(objective) > b.value(objective) + margin + 1e-9 * abs(b.value(objective))
+    """Measurement `a` is better than `b` beyond both 95% half-widths (plus 1e-9 relative): the
+    verdict's own test (`verdict.beats`) on the two measurements' figures (larger is better)."""
+    half = [float(m.natural_half_width(objective) or 0.0) for m in (a, b)]
+    return beyond_noise(a.value(objective), half[0], b.value(objective), half[1], minimize=False)
 
 
 def climb(

@@ -64,9 +64,6 @@ class MeasuredBound:
         what = "fluid LP" if self.unit == "placement classes" else "contention-free closed form"
         return f"{what} and simulation ({self.simulated} of {self.classes} {self.unit} simulated{limits})"
 
-    def applies_to(self, oracle_kind: str) -> bool:
-        return oracle_kind == self.oracle
-
     def to_dict(self) -> dict[str, Any]:
         return {
             "oracle": self.oracle,
@@ -91,6 +88,39 @@ def widening(classes: int, confidence: float = 0.95) -> float:
 
     alpha = 1.0 - confidence
     return float(norm.ppf(1.0 - alpha / max(classes, 1)) / norm.ppf(1.0 - alpha / 2.0))
+
+
+@dataclass
+class _Walk:
+    """What `_walk` found: the bound, how many items it rests on a measurement for, and whether
+    any of those measurements is noisy."""
+
+    best: float = -np.inf
+    simulated: int = 0
+    noisy: bool = False
+
+
+def _walk(ceilings, k: float, measure, *, tighter=None, threshold: float, deadline: float | None) -> _Walk | None:
+    """The branch and bound of the module docstring over items ``0..n-1`` visited by decreasing
+    ceiling: an item's bound is its ceiling, or ``tighter(i, best)`` (at most it) when given, and
+    where that exceeds the bound so far, ``min(bound, value + k * half_width)`` of
+    ``measure(i) -> (value, half_width)``.  None past `threshold` or at `deadline`."""
+    found = _Walk()
+    for i in np.argsort(-np.asarray(ceilings, dtype=float), kind="stable"):
+        if ceilings[i] <= found.best:
+            break
+        if (deadline is not None and time.monotonic() >= deadline) or found.best > threshold:
+            return None
+        cap = ceilings[i] if tighter is None else tighter(i, found.best)
+        if cap <= found.best:
+            continue
+        value, hw = measure(i)
+        upper = value + k * hw
+        if upper < cap:
+            found.simulated += 1
+            found.noisy = found.noisy or hw > EXACT * abs(value)
+        found.best = max(found.best, min(cap, upper))
+    return None if found.best > threshold else found
 
 
 def measured_bound(
@@ -129,30 +159,25 @@ def measured_bound(
     settings = settings or DesSettings.from_spec(spec)
     structure = binding_structure(spec)
     k = widening(len(reps), confidence)
-    table = getattr(oracle, "table", {})
-    best, simulated, new, noisy = -np.inf, 0, 0, False
-    ceiling = contention_free(spec, reps, objective)
-    for c in np.argsort(-ceiling, kind="stable"):
-        if ceiling[c] <= best:
-            break
-        if (deadline is not None and time.monotonic() >= deadline) or best > threshold:
-            return None
-        lp = solve_problem(plan_problem(compile_contexts(spec, reps[c], structure), settings), objective, enough=best)
-        if lp.value <= best:
-            continue
-        fresh = hasattr(oracle, "key") and oracle.key(reps[c]) not in table
+    table, fresh = getattr(oracle, "table", {}), []
+
+    def lp(c: int, best: float) -> float:
+        graph = compile_contexts(spec, reps[c], structure)
+        return solve_problem(plan_problem(graph, settings), objective, enough=best).value
+
+    def measure(c: int) -> tuple[float, float]:
+        fresh.append(hasattr(oracle, "key") and oracle.key(reps[c]) not in table)
         m = oracle.evaluate_contexts([int(x) for x in reps[c]])
-        new += fresh
-        hw = float(m.natural_half_width(objective) or 0.0)
-        upper = m.value(objective) + k * hw
-        if upper < lp.value:
-            simulated += 1
-            noisy = noisy or hw > EXACT * abs(m.value(objective))
-        best = max(best, min(lp.value, upper))
-    if best > threshold:
+        return m.value(objective), float(m.natural_half_width(objective) or 0.0)
+
+    ceiling = contention_free(spec, reps, objective)
+    found = _walk(ceiling, k, measure, tighter=lp, threshold=threshold, deadline=deadline)
+    if found is None:
         return None
     seconds = time.perf_counter() - begin
-    return MeasuredBound(float(best), objective, len(reps), simulated, new, k, confidence, noisy, seconds)
+    return MeasuredBound(
+        float(found.best), objective, len(reps), found.simulated, sum(fresh), k, confidence, found.noisy, seconds
+    )
 
 
 #: the most pipeline plans `measured_pipeline_bound` enumerates
@@ -193,28 +218,21 @@ def measured_pipeline_bound(
             plans.append((evaluate(free, mapped).throughput, mapped))
     if not plans:
         return None
-    plans.sort(key=lambda p: -p[0])
+    plans.sort(key=lambda p: -p[0])  # plan i of the walk is the i-th by ceiling: its seed says so
     k = widening(len(plans), confidence)
-    best, simulated, noisy = -np.inf, 0, False
-    for i, (ceiling, mapped) in enumerate(plans):
-        if ceiling <= best:
-            break
-        if (deadline is not None and time.monotonic() >= deadline) or best > threshold:
-            return None
-        m = oracle.evaluate(to_plan(problem, mapped, "bound"), seed=class_seed(seed, ("pipeline plan", i)))
-        hw = float(m.half_width or 0.0)
-        upper = m.throughput + k * hw
-        if upper < ceiling:
-            simulated += 1
-            noisy = noisy or hw > EXACT * abs(m.throughput)
-        best = max(best, min(ceiling, upper))
-    if best > threshold:
+
+    def measure(i: int) -> tuple[float, float]:
+        m = oracle.evaluate(to_plan(problem, plans[i][1], "bound"), seed=class_seed(seed, ("pipeline plan", i)))
+        return m.throughput, float(m.half_width or 0.0)
+
+    found = _walk([p[0] for p in plans], k, measure, threshold=threshold, deadline=deadline)
+    if found is None:
         return None
     seconds = time.perf_counter() - begin
-    objective = "total_throughput"
     return MeasuredBound(
-        float(best), objective, len(plans), simulated, simulated, k, confidence, noisy, seconds, unit="pipeline plans"
-    )
+        float(found.best), "total_throughput", len(plans), found.simulated, found.simulated, k, confidence,
+        found.noisy, seconds, unit="pipeline plans",
+    )  # fmt: skip
 
 
 def add_measured_bound(run: Any, not_proven) -> None:

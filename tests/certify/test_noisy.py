@@ -14,6 +14,9 @@ from tasksolve.solver.certify import assemble, noisy
 from tasksolve.solver.certify.noisy import MAX_NOISE_SHARE, NoisyEvidence, PairedGap, TailNoise
 from tasksolve.solver.certify.verdict import Evidence, Saturation, decide
 
+from .test_verdict import codes
+from .test_verdict import evidence as verdict_evidence
+
 
 def yardstick(gap: float, half: float, *, mean: float = 100.0, sampled: float = 120.0) -> PairedGap:
     """A re-measured yardstick with the plan `gap` (relative) from it, interval +- `half`."""
@@ -26,24 +29,9 @@ def tail(share: float) -> TailNoise:
 
 
 def evidence(**changes) -> Evidence:
-    """Evidence the deterministic rules certify on the EVT estimate (tests/certify/test_verdict.py)."""
-    base = dict(
-        plan_value=99.0,
-        minimize=False,
-        target_gap=0.05,
-        n=1000,
-        estimate=100.0,
-        lower=99.5,
-        upper=101.0,
-        known=[("best sampled plan", 98.0, 0.5)],
-        oracle="command",
-    )
-    base.update(changes)
-    return Evidence(**base)
-
-
-def codes(decision) -> set[str]:
-    return {r["code"] for r in decision.reasons}
+    """Evidence the deterministic rules certify on the EVT estimate (tests/certify/test_verdict.py's),
+    measured by a command, its best sampled plan with a half-width."""
+    return verdict_evidence(**{"known": [("best sampled plan", 98.0, 0.5)], "oracle": "command", **changes})
 
 
 # ------------------------------------------------------------------ rules on constructed evidence
