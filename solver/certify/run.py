@@ -50,7 +50,7 @@ from tasksolve.solver.certify.outdir import take_output_dir
 from tasksolve.solver.certify.progress import Progress, refresh_estimate
 from tasksolve.solver.certify.records import all_failed
 from tasksolve.solver.certify.service import SamplingService
-from tasksolve.solver.certify.stopping import DECIDED_DRAW_BOUND, decided, unsaturable  # noqa: F401
+from tasksolve.solver.certify.stopping import decided
 from tasksolve.solver.certify.verdict import decide
 from tasksolve.specs import Plan, Spec
 from tasksolve.specs.objective import Objective

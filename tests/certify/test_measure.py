@@ -7,7 +7,7 @@ import random
 
 from tasksolve.simulate.oracle import make_oracle
 from tasksolve.solver.certify.measure import MAX_REPEATS, ClassOracle, class_seed, pooled, precise
-from tasksolve.solver.certify.run import DECIDED_DRAW_BOUND, decided, unsaturable
+from tasksolve.solver.certify.stopping import DECIDED_DRAW_BOUND, decided, unsaturable
 from tasksolve.solver.certify.verdict import Decision
 from tasksolve.specs import Plan, load_spec
 from tasksolve.specs.symmetry import UsableTree
