@@ -12,7 +12,11 @@ file, mutated, or loaded with `specs.load_spec_text`::
         ...
 
 `topology_data`, `application_data(resources)`, `spec_data` and `binding_plans(spec)` are the
-building blocks.  Requires the ``hypothesis`` package (the ``test`` extra).
+building blocks.  With ``every_field=True`` they also draw every field that changes work or load
+(`frequency`, `idle_demand`, `critical` sections with speculation, `signal`, `code_size` with a
+topology `icache`, capacities and demands across their accepted range, down to 1e-300): what the
+property tests of every bound draw from.  Requires the ``hypothesis`` package (the ``test``
+extra).
 """
 
 from __future__ import annotations
@@ -34,9 +38,17 @@ def _frequency_text(hz_mhz: int) -> Any:
     return st.sampled_from([f"{hz_mhz}MHz", hz_mhz * 1_000_000, f"{hz_mhz / 1000}GHz"])
 
 
+#: capacities across the accepted range (0, 1e6]: odd values without a small common multiple,
+#: and tiny ones no integer scale of thousandths can hold
+WIDE_CAPACITIES = [1e-300, 1e-12, 1e-4, 1e-3, 0.37, 0.5, 1.0, 1.05, 1.27, 2.0, 4.0, 1e6]
+#: demands with more digits than thousandths, and below a thousandth
+WIDE_DEMANDS = [0.0, 0.0004, 0.1, 0.1234, 0.35, 0.4, 0.9, 1.0]
+
+
 @st.composite
-def topology_data(draw, max_levels: int = 3, max_contexts: int = 16) -> dict[str, Any]:
-    """A valid topology mapping: 1..max_levels levels, at most `max_contexts` contexts."""
+def topology_data(draw, max_levels: int = 3, max_contexts: int = 16, every_field: bool = False) -> dict[str, Any]:
+    """A valid topology mapping: 1..max_levels levels, at most `max_contexts` contexts
+    (`every_field`: capacities from `WIDE_CAPACITIES` and an `icache`)."""
     depth = draw(st.integers(1, max_levels))
     names = draw(st.lists(st.sampled_from(LEVEL_NAMES), min_size=depth, max_size=depth, unique=True))
     counts: list[int] = []
@@ -54,7 +66,7 @@ def topology_data(draw, max_levels: int = 3, max_contexts: int = 16) -> dict[str
             {
                 "name": f"r{index}",
                 "level": draw(st.sampled_from(resource_levels)),
-                "capacity": draw(st.sampled_from([0.5, 1.0, 2.0, 4.0])),
+                "capacity": draw(st.sampled_from(WIDE_CAPACITIES if every_field else [0.5, 1.0, 2.0, 4.0])),
             }
         )
     shared = list(reversed(names[:-1])) + ["machine"]
@@ -65,6 +77,8 @@ def topology_data(draw, max_levels: int = 3, max_contexts: int = 16) -> dict[str
         "levels": levels,
         "resources": resources,
     }
+    if every_field and draw(st.booleans()):
+        data["icache"] = draw(st.sampled_from([400, 1000, 5000]))
     form = draw(st.sampled_from(["none", "direct", "cache"]))
     if form == "direct":
         data["communication"] = {level: draw(st.integers(0, 300)) for level in shared}
@@ -87,20 +101,40 @@ def topology_data(draw, max_levels: int = 3, max_contexts: int = 16) -> dict[str
     return data
 
 
+def _every_task_field(draw, task: dict[str, Any], resources: list[str]) -> None:
+    """`frequency`, `code_size` and a `critical` section (maybe speculative)."""
+    if draw(st.booleans()):
+        task["frequency"] = draw(st.sampled_from([0.25, 0.5, 1, 2.5]))
+    if draw(st.booleans()):
+        task["code_size"] = draw(st.sampled_from([100, 300, 900]))
+    if draw(st.booleans()):
+        critical: dict[str, Any] = {"lock": draw(st.sampled_from(["heap", "table"]))}
+        if draw(st.booleans()):
+            critical["cycles"] = draw(st.sampled_from(["25%", "100%", 20]))
+        if draw(st.booleans()):
+            critical["speculate"] = draw(st.sampled_from([0.1, 0.5]))
+            critical["rollback"] = draw(st.sampled_from([0, 40]))
+        task["critical"] = critical
+
+
 @st.composite
-def application_data(draw, resources: list[str], max_tasks: int = 5) -> dict[str, Any]:
-    """A valid task graph: task t0 is the single entry; every other task has a predecessor."""
+def application_data(draw, resources: list[str], max_tasks: int = 5, every_field: bool = False) -> dict[str, Any]:
+    """A valid task graph: task t0 is the single entry; every other task has a predecessor
+    (`every_field`: demands from `WIDE_DEMANDS`, and every field of `_every_task_field`)."""
     n = draw(st.integers(1, max_tasks))
     tasks: dict[str, Any] = {}
+    demands = WIDE_DEMANDS if every_field else [0.0, 0.1, 0.4, 0.9, 1.0]
     for index in range(n):
         task: dict[str, Any] = {"cycles": draw(st.sampled_from([50, 100, 180.5, 600, 1200]))}
         if resources:
             chosen = draw(st.lists(st.sampled_from(resources), unique=True, max_size=len(resources)))
             if chosen:
-                task["demand"] = {r: draw(st.sampled_from([0.0, 0.1, 0.4, 0.9, 1.0])) for r in chosen}
+                task["demand"] = {r: draw(st.sampled_from(demands)) for r in chosen}
             idle = draw(st.lists(st.sampled_from(resources), unique=True, max_size=1))
             if idle:
-                task["idle_demand"] = dict.fromkeys(idle, 0.3)
+                task["idle_demand"] = dict.fromkeys(idle, draw(st.sampled_from(demands)) if every_field else 0.3)
+        if every_field:
+            _every_task_field(draw, task, resources)
         tasks[f"t{index}"] = task
     edges = []
     for index in range(1, n):
@@ -109,6 +143,11 @@ def application_data(draw, resources: list[str], max_tasks: int = 5) -> dict[str
             edges.append(
                 {"from": f"t{pred}", "to": f"t{index}", "bytes": draw(st.sampled_from([0, 64, "64B", "1KiB", 1500]))}
             )
+    if every_field:  # an early signal: on a task that sends messages, outside a critical section
+        senders = {edge["from"] for edge in edges}
+        for name, task in tasks.items():
+            if name in senders and "critical" not in task and draw(st.booleans()):
+                task["signal"] = draw(st.sampled_from([0.25, 0.5]))
     data: dict[str, Any] = {"tasks": tasks}
     if edges:
         data["edges"] = edges
@@ -128,13 +167,22 @@ def _context_names(levels: list[dict[str, Any]]) -> list[str]:
 
 @st.composite
 def spec_data(
-    draw, max_threads: int = 7, constraints: bool = True, max_contexts: int = 16, max_tasks: int = 5
+    draw,
+    max_threads: int = 7,
+    constraints: bool = True,
+    max_contexts: int = 16,
+    max_tasks: int = 5,
+    every_field: bool = False,
 ) -> dict[str, Any]:
-    """A valid spec mapping with an inline topology, 1-2 applications, optional constraints."""
-    topo = draw(topology_data(max_contexts=max_contexts))
+    """A valid spec mapping with an inline topology, 1-2 applications, optional constraints
+    (`every_field`: see the module docstring)."""
+    topo = draw(topology_data(max_contexts=max_contexts, every_field=every_field))
     resources = [r["name"] for r in topo["resources"]]
     contexts = _context_names(topo["levels"])
-    apps = {f"app{i}": draw(application_data(resources, max_tasks=max_tasks)) for i in range(draw(st.integers(1, 2)))}
+    apps = {
+        f"app{i}": draw(application_data(resources, max_tasks=max_tasks, every_field=every_field))
+        for i in range(draw(st.integers(1, 2)))
+    }
     workload = []
     threads: list[str] = []
     for name, app in apps.items():

@@ -12,8 +12,15 @@ Methods (docs/design.md, "Methods and their sources"):
   too, and ``details.predictors[method].selection_curve`` holds the best measured among the
   first n;
 * ``cpsat`` -- the closed form solved exactly, hinted with the best random plan improved by local
-  search; the K best distinct plans are measured on the oracle and the best measured is the
-  answer.  For total throughput the bound is the tighter of CP-SAT's and the configuration LP's.
+  search; the K best distinct plans are measured on the oracle.  For total throughput the bound
+  is the tighter of CP-SAT's and the configuration LP's.  A plan CP-SAT's steps took from
+  elsewhere (the local search, where the model was too large or ended below it) is labelled with
+  that step, never ``cpsat``.
+
+**The answer** is the best measured plan of the whole comparison (`_Comparison.answer`): CP-SAT's
+best measured plan unless another row's plan beats it beyond both half-widths
+(`solver.certify.verdict.beats`; ties go to the model's rank), labelled with the method that
+produced it.
 
 Every figure in the comparison is measured with the same oracle and the same seeds, so rows
 can be compared; `predicted` is the closed form's value for the same plan. Figures are in the
@@ -39,6 +46,7 @@ from tasksolve.solver.binding.noisy import UNPINNED, Finalist, race_finalists, s
 from tasksolve.solver.binding.problem import BindingProblem
 from tasksolve.solver.binding.report import CpsatDetails, PredictorDetails, Row, SolveDetails, SolveReport, half_width
 from tasksolve.solver.binding.samplers import SamplerError, balanced_plans, uniform_plans
+from tasksolve.solver.certify.verdict import beats
 from tasksolve.solver.errors import Infeasible, SolverFailed
 from tasksolve.specs import Plan, Spec
 from tasksolve.specs.objective import Objective
@@ -67,6 +75,7 @@ class _Comparison:
     details: SolveDetails = field(default_factory=SolveDetails)
     finalists: list[tuple[str, list[int]]] = field(default_factory=list)  # raced on a stochastic oracle
     measured: dict[tuple[int, ...], Measurement] = field(default_factory=dict)  # every plan measured
+    labels: dict[tuple[int, ...], str] = field(default_factory=dict)  # the method that first measured it
 
     def __post_init__(self) -> None:
         self.objective = self.spec.objective
@@ -95,10 +104,15 @@ class _Comparison:
         )
 
     def measure(self, plans: list[list[int]], label: str) -> list[Measurement]:
+        """Measure `plans` on the oracle; each is remembered with the method that produced it."""
         self.say(f"measuring {len(plans)} {label} plan(s) on the {self.oracle_kind} oracle")
-        return self.oracle.evaluate_many(
+        results = self.oracle.evaluate_many(
             [Plan.from_contexts(self.spec, c, method=label) for c in plans], seed=self.seed, workers=self.workers
         )
+        for contexts, measurement in zip(plans, results):
+            self.measured.setdefault(tuple(contexts), measurement)
+            self.labels.setdefault(tuple(contexts), label)
+        return results
 
     def sample(self, samples: int, methods: list[str], budget: float | None = None) -> list[str]:
         """Draw the uniform sample (the random method's and CP-SAT's hint); the methods that can run.
@@ -181,6 +195,8 @@ class _Comparison:
         values = [self.natural(m) for m in results]
         preds = self.kind.score(self.batch.evaluate(np.array(plans)).values(self.objective))
         worst = _worst(values, self.kind)
+        best = max(range(len(values)), key=lambda i: self.kind.score(values[i]))
+        self.rows.append(self.row(f"balanced best of {len(plans)}", plans[best], results[best]))
         self.rows.append(Row(f"balanced avg of {len(plans)}", float(np.mean(preds)), float(np.mean(values)), None))
         self.rows.append(self.row(f"balanced worst of {len(plans)}", plans[worst], results[worst]))
 
@@ -254,21 +270,44 @@ class _Comparison:
             raise SolverFailed(f"CP-SAT found no plan within {time_limit:g}s (status {result.status})")
         plans = [s.contexts for s in result.solutions]
         measured = self.measure(plans, "cpsat")
+        for solution in result.solutions:  # a plan CP-SAT's steps took from elsewhere says so
+            if solution.found_by != "cpsat" and self.labels.get(tuple(solution.contexts)) == "cpsat":
+                self.labels[tuple(solution.contexts)] = solution.found_by.replace(" ", "-")
         for rank, (plan, measurement) in enumerate(zip(plans, measured)):
             self.measured.setdefault(tuple(plan), measurement)
             self.finalists.append((f"cpsat rank {rank + 1}", plan))
         k = max(range(len(plans)), key=lambda i: measured[i].value(self.objective))
-        row = self.row(f"cpsat top {len(plans)}", plans[k], measured[k], f"{result.status}, model rank {k + 1}")
+        found_by = result.solutions[k].found_by
+        label = "cpsat" if found_by == "cpsat" else found_by.replace(" ", "-")
+        row = self.row(
+            f"{label} top {len(plans)}",
+            plans[k],
+            measured[k],
+            f"{result.status}, model rank {k + 1}" + ("" if found_by == "cpsat" else f", found by the {found_by}"),
+        )
         self.rows.insert(0, row)
         self.details.cpsat = _cpsat_details(result, [self.natural(m) for m in measured])
-        return result, plans[k], measured[k]
+        return result, label, plans[k], measured[k]
 
-    def best_row(self) -> tuple[str, list[int], Measurement]:
-        """Without CP-SAT: the best measured plan of the comparison, measured again."""
-        candidates = [r for r in self.rows if r.contexts is not None and r.simulated is not None]
-        best = max(candidates, key=lambda r: self.kind.score(r.simulated))
-        measurement = self.oracle.evaluate(Plan.from_contexts(self.spec, best.contexts), seed=self.seed)
-        return best.method.split(" ")[0], best.contexts, measurement
+    def answer(self, model: tuple[str, list[int], Measurement] | None) -> tuple[str, list[int], Measurement]:
+        """The best measured plan of the comparison (module docstring): the `model`'s answer
+        (CP-SAT's best measured plan) unless a row's plan beats it beyond both half-widths."""
+        plans = [(key, self.natural(m), half_width(m, self.kind) or 0.0) for key, m in self.measured.items()]
+        if model is None:
+            key = max(plans, key=lambda p: self.kind.score(p[1]))[0]
+            return self.labels[key].split(" ")[0], list(key), self.measured[key]
+        label, contexts, measurement = model
+        value, spread = self.natural(measurement), half_width(measurement, self.kind) or 0.0
+        better = [p for p in plans if beats(p[1], p[2], value, spread, self.kind.minimize)]
+        if not better:
+            return model
+        key, found, _ = max(better, key=lambda p: self.kind.score(p[1]))
+        method = self.labels[key].split(" ")[0]
+        self.say(
+            f"the answer is a {method} plan: it measured {self.kind.format(found)}, beyond the noise of "
+            f"{label}'s {self.kind.format(value)}"
+        )
+        return method, list(key), self.measured[key]
 
 
 def _raced(run: _Comparison, zone: float, answer: tuple[str, list[int], Measurement]):
@@ -345,8 +384,9 @@ def solve(
     progress: Callable[[str], None] | None = None,
     started: float | None = None,
 ) -> SolveReport:
-    """Run `methods` on a binding spec; the answer is CP-SAT's when it ran, else the best measured
-    (by TSBSched or BlackBox when either ran, else by any row).  On a stochastic oracle
+    """Run `methods` on a binding spec; the answer is the best measured plan (module docstring):
+    CP-SAT's unless another row beats it beyond the noise; without CP-SAT, TSBSched's or
+    BlackBox's best measured when either ran, else any row's.  On a stochastic oracle
     (`solver.binding.noisy`) the finalists and the unpinned run are raced with the indifference
     `zone` and the race's best pinned plan is the answer.
 
@@ -372,20 +412,22 @@ def solve(
     for method in ("tsbsched", "blackbox"):
         if method in methods:
             result, tables = run.predictor(method, samples, top_n, tables)
+            run.measured.setdefault(tuple(result.best_contexts), result.best_measured)
+            run.labels.setdefault(tuple(result.best_contexts), method)
             if answer is None or result.best_measured.value(run.objective) > answer[2].value(run.objective):
                 answer = (method, result.best_contexts, result.best_measured)
     status, value, bound, gap = "NOT_RUN", None, None, None
     if "cpsat" in methods:
         left = time_limit - (time.perf_counter() - started) - RESERVE_SHARE * time_limit
         limit = time_limit if deterministic else max(MIN_CPSAT_SHARE * time_limit, left)
-        result, contexts, measurement = run.cpsat(
+        result, label, contexts, measurement = run.cpsat(
             BindingProblem(spec, batch_model=run.batch), top_k, limit, deterministic
         )
         best = result.solutions[0]
         status, value, bound, gap = result.status, best.objective, best.bound, best.gap
-        answer = ("cpsat", contexts, measurement)
-    if answer is None:
-        answer = run.best_row()
+        answer = run.answer((label, contexts, measurement))
+    elif answer is None:
+        answer = run.answer(None)
     noise = None
     if run.finalists and stochastic(run.oracle):
         noise, answer = _raced(run, zone, answer)

@@ -88,8 +88,11 @@ def column_generation(
     K = len(demand)
     # HiGHS works on values of order 1: throughputs of 1e7 packets/s with penalties of 1e10 make it
     # fail ("Solve error") on the 60-thread T2. Values are divided by the largest and the bound
-    # multiplied back at the end; prices and reduced costs are in the same scaled unit.
-    scale = max(1.0, max(float(_top(v)) for v in values if len(v)))
+    # multiplied back at the end; prices and reduced costs are in the same scaled unit.  Small
+    # values are scaled up alike (a capacity of 1e-300 gives 1e-293 packets/s: HiGHS's absolute
+    # tolerances would read those as 0).
+    top = max((float(_top(v)) for v in values if len(v)), default=0.0)
+    scale = top if top > 0 else 1.0
     big = 10.0 * max(1, int(demand.sum()))
     columns: list[tuple[int, int]] = []  # (kind, index)
     chosen: set[tuple[int, int]] = set()

@@ -84,7 +84,7 @@ class ThreadTypes:
         for app in apps:
             for edge in spec.applications[app].edges:
                 in_edges[index[(app, edge.target)]].append((index[(app, edge.source)], edge.bytes))
-        cycles = np.array([t.cycles for t in tasks], dtype=float)
+        cycles = np.array([t.work for t in tasks], dtype=float)  # cycles x frequency, as every model charges
         anchor = {app: max(ks, key=lambda k: (cycles[k], -k)) for app, ks in apps.items()}
         return cls(
             names=names,

@@ -24,7 +24,7 @@ from tasksolve.solver.binding.configuration_lp import (
 )
 from tasksolve.solver.binding.level_plan import LevelResult
 from tasksolve.solver.binding.local_search import LocalSearchResult, improve_plan
-from tasksolve.solver.binding.model import THROUGHPUT_RESOLUTION, BindingModel, ModelTooLarge, check_size
+from tasksolve.solver.binding.model import THROUGHPUT_RESOLUTION, BindingModel, ModelTooLarge, Rounding, check_size
 from tasksolve.solver.binding.problem import BindingProblem
 from tasksolve.solver.binding.steps import StepOutcome, bound_and_plan, level_step
 from tasksolve.specs import UsableTree
@@ -63,7 +63,7 @@ class BindingResult:
     configuration_bound: ConfigurationBound | None = None
     notes: list[str] = field(default_factory=list)
     steps: list[StepOutcome] = field(default_factory=list)
-    slowdown_error: float = 0.0  # relative rounding of the model's slowdowns (0: exact; see Q_MAX)
+    rounding: Rounding = field(default_factory=Rounding)  # how far the integer model is from the closed form
 
     @property
     def best(self) -> BindingSolution | None:
@@ -81,6 +81,17 @@ def _exact_value(problem: BindingProblem, objective: str, contexts: list[int]) -
 
     score = float(problem.batch.evaluate(np.array([contexts])).values(objective)[0])
     return Objective.of(objective).score(score)
+
+
+def _meets_latency(problem: BindingProblem, contexts: list[int]) -> bool:
+    """Whether a plan meets ``latency_max`` on the closed form (True without one)."""
+    import numpy as np
+
+    bound = problem.latency_bound_cycles
+    if bound is None:
+        return True
+    latency = float(problem.batch.evaluate(np.array([contexts])).latency_max[0])
+    return latency * problem.topology.clock <= bound * (1 + 1e-9)
 
 
 def _heuristic(
@@ -265,10 +276,25 @@ def _finish(
     top_k: int,
 ) -> None:
     """Notes, steps, the local search's plan first when better, the LP's bound where tighter."""
-    if result.slowdown_error:
+    if result.rounding.latency_pessimistic:
+        notes.append("the CP-SAT model leaves out early signals, which shorten latencies: it proves no bound here")
+    if math.isinf(result.rounding.optimism) and not result.rounding.latency_pessimistic:
         notes.append(
-            f"capacities without a small common multiple: slowdowns rounded up by at most "
-            f"{result.slowdown_error:.0e} (relative); plan values are exact, the bound is widened by as much"
+            "the CP-SAT model leaves out critical sections (lock waits, failed speculation): its bound is a "
+            "relaxation's and plan values are the closed form's"
+        )
+    elif not result.rounding.exact and not result.rounding.latency_pessimistic:
+        notes.append(
+            "the CP-SAT model rounds demands, capacities, cycles or message costs to integers: its times per "
+            f"packet are at most {result.rounding.pessimism - 1:.1e} (relative) above the closed form's"
+            + (
+                ""
+                if result.rounding.optimism == 1.0
+                else f" and at most {result.rounding.optimism - 1:.1e} below"
+                if math.isfinite(result.rounding.optimism)
+                else " and may be below it (a demand or cost rounds to 0)"
+            )
+            + "; plan values are the closed form's, the bound is widened by the first factor"
         )
     result.local_search, result.configuration_bound = heuristic, bound_info
     result.notes = [*result.notes, *notes]
@@ -388,7 +414,7 @@ def _solve_model(
     result = BindingResult(
         objective_kind=model.objective,
         symmetry_constraints=model.symmetry_constraints,
-        slowdown_error=model.slowdown_error,
+        rounding=model.rounding,
     )
     seen: set = set()
     form = _plan_form(problem)
@@ -404,6 +430,8 @@ def _solve_model(
         elif remaining <= 0.05:
             break
         status, contexts, solver = model.solve(remaining, workers, seed, deterministic_time)
+        if status == "OPTIMAL" and not model.rounding.exact:
+            status = "FEASIBLE"  # optimal for the rounded model only: no proof of the closed form's optimum
         if first:
             result.status = status
             first = False
@@ -420,14 +448,17 @@ def _solve_model(
         if model.objective == "total_throughput":
             raw_bound += len(problem.instance_threads)  # T_i = floor(K / P_i) loses < 1 each
         value, bound = model.objective_value(raw_objective), model.objective_value(raw_bound)
-        if model.slowdown_error or getattr(model, "resolution", THROUGHPUT_RESOLUTION) < THROUGHPUT_RESOLUTION:
-            # rounded slowdowns or a coarse throughput: the plan's exact value; the bound is widened
+        if not model.rounding.exact or getattr(model, "resolution", THROUGHPUT_RESOLUTION) < THROUGHPUT_RESOLUTION:
+            # a rounded model or a coarse throughput: the plan's exact value; the bound is widened
+            # by the model's pessimism (`model.Rounding`), and a plan must meet latency_max exactly
+            if not model.rounding.exact and not _meets_latency(problem, contexts):
+                continue
             value = _exact_value(problem, model.objective, contexts)
-            bound = (
-                bound / (1 + model.slowdown_error)
-                if Objective.of(model.objective).minimize
-                else bound * (1 + model.slowdown_error)
-            )
+            pessimism = model.rounding.pessimism
+            minimize = Objective.of(model.objective).minimize
+            bound = bound / pessimism if minimize else bound * pessimism
+            if model.rounding.latency_pessimistic:
+                bound = 0.0 if minimize else math.inf  # early signals left out: no bound on latencies
         gap = abs(bound - value) / abs(value) if value else math.inf
         result.solutions.append(BindingSolution(contexts, status, value, bound, gap, solver.wall_time))
     result.wall_time = time.perf_counter() - start

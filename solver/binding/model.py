@@ -6,7 +6,8 @@ Variables and constraints (all integers; scales below), each built by one method
   each thread exactly one context, each context at most one thread; ``max_threads`` caps as
   linear sums per domain (`_placement`, `_caps`).
 * ``L[r,D] = sum_t demand(t,r) x[t,c in D]`` -- the load of resource r in each domain D of its
-  level (demands in thousandths; `_loads`).
+  level (demands and capacity in units of ``1/s_r``: thousandths, finer for a resource whose
+  capacity or demands are below a thousandth, see `resource_scales`; `_loads`).
 * ``S_t >= Q * L[r, D_r(t)] / capacity_r`` for each resource t loads, and ``S_t >= Q`` -- the
   slowdown ``1/rate_t = max(1, max_r load/capacity)`` times Q (`_slowdowns`).  Q is a common
   multiple of the scaled capacities, so the bound is exact (see `Q_MAX` for when it is not).
@@ -23,6 +24,21 @@ Variables and constraints (all integers; scales below), each built by one method
   (minimise ``max_i Lat_i``, exact).
 * ``latency_max``: ``Lat_i <= bound`` for every instance.
 
+**Rounding** (`Rounding`): demands, capacities, cycles and message costs become integers.  Where
+every one of them is exact the model is the closed form (up to the throughput resolution).
+Otherwise each thread's time per packet ``E_t`` in the model lies within
+``[E_t / optimism, E_t * pessimism]`` of the closed form's; the bound the model proves is widened
+by `pessimism` (so it bounds the closed form), ``latency_max`` is relaxed by the same factor (so
+every plan that meets it exactly stays feasible; a found plan is checked against the exact
+latency), and plan values are the closed form's own.  Quantities no 64-bit integer can hold
+(capacities near 1e-300 beside demands near 1) refuse the model (`ModelTooLarge`): the other
+steps answer without it.
+
+NPIRE's synchronisation is left out: critical sections (lock waits, failed speculation) only
+lengthen the closed form's times, so the model stays a relaxation; early signals only shorten its
+latencies, so where a latency is bounded or minimised the model proves nothing (`Rounding`:
+`latency_pessimistic`; `solver.binding.cpsat` then reports no bound).
+
 Symmetry breaking: `solver.binding.symmetry_breaking` (value precedence among interchangeable
 sibling domains).  With ``assumptions=True`` the placement constraints become enforceable groups
 (`solver.binding.conflicts` uses them to name the constraints that clash).
@@ -31,6 +47,7 @@ sibling domains).  With ``assumptions=True`` the placement constraints become en
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from functools import reduce
 
 from ortools.sat.python import cp_model
@@ -61,6 +78,69 @@ MAX_LITERALS = 1_000_000  # above, the model alone would take gigabytes: refused
 
 class ModelTooLarge(SolverFailed):
     """The exact model would not be valid for CP-SAT (64-bit sums) or would not fit the memory."""
+
+
+def resource_scales(problem: BindingProblem) -> dict[str, int]:
+    """``s_r`` per resource: `DEMAND_SCALE` (thousandths), or the power of ten that gives the
+    resource's smallest capacity or nonzero demand at least `DEMAND_SCALE` units where that is
+    below a thousandth (a capacity of 1e-4 is 1000 units, not 1 rounded from 0.1)."""
+    scales = {}
+    for resource in problem.topology.resources:
+        values = [float(resource.capacity)] + [d[resource.name] for d in problem.demands if resource.name in d]
+        smallest = min(v for v in values if v > 0)
+        if smallest >= 1.0 / DEMAND_SCALE:
+            scales[resource.name] = DEMAND_SCALE
+        else:
+            scales[resource.name] = 10 ** math.ceil(math.log10(DEMAND_SCALE) - math.log10(smallest))
+    return scales
+
+
+def _ratio_range(pairs) -> tuple[float, float]:
+    """(largest model/true ratio, largest true/model ratio) over (model, true) pairs, both >= 1;
+    a true value the model rounds to 0 makes the second infinite."""
+    high = low = 1.0
+    for model, true in pairs:
+        if true <= 0:
+            continue
+        if model <= 0:
+            low = math.inf
+            continue
+        high, low = max(high, model / true), max(low, true / model)
+    # floating-point noise in the exact side (0.35 * 1e7 = 3500000.0000000005) is no rounding
+    return (1.0 if high <= 1 + 1e-12 else high), (1.0 if low <= 1 + 1e-12 else low)
+
+
+def sync_fields(problem: BindingProblem) -> tuple[bool, bool]:
+    """(some thread runs a critical section, some thread signals early): NPIRE's synchronisation,
+    which the model leaves out (module docstring, "Rounding")."""
+    apps = problem.spec.applications
+    tasks = [apps[t.app].tasks[t.task] for t in problem.spec.threads]
+    return any(t.critical is not None for t in tasks), any(t.signal is not None for t in tasks)
+
+
+@dataclass(frozen=True)
+class Rounding:
+    """How far the integer model's ``E_t`` can be from the closed form's (module docstring).
+
+    `pessimism` >= 1 bounds model / exact, `optimism` >= 1 bounds exact / model (infinite where a
+    demand or cost is rounded to 0); `exact` when both are 1."""
+
+    pessimism: float = 1.0
+    optimism: float = 1.0
+    latency_pessimistic: bool = False  # early signals left out where a latency is bounded or minimised
+
+    @property
+    def exact(self) -> bool:
+        return self.pessimism == 1.0 and self.optimism == 1.0 and not self.latency_pessimistic
+
+    @classmethod
+    def of(
+        cls, slowdown: tuple[float, float], work: tuple[float, float], locks: bool = False, signals: bool = False
+    ) -> Rounding:
+        """Critical sections make the model optimistic by an unknown factor (lock waits and
+        failed speculation left out); early signals make its latency pessimistic."""
+        optimism = math.inf if locks else slowdown[1] * work[1]
+        return cls(pessimism=slowdown[0] * work[0], optimism=optimism, latency_pessimistic=signals)
 
 
 def check_size(problem: BindingProblem, time_limit: float | None) -> None:
@@ -114,9 +194,9 @@ class BindingModel:
     def _int(self, low: int, high: int, name: str):
         """A new integer variable whose bounds are remembered (for the bounds of later ones)."""
         if high > INT_LIMIT:
-            raise SolverFailed(
-                f"the CP-SAT model of this spec does not fit 64-bit integers ({name} up to {high:.3g}); "
-                "report it with the spec"
+            raise ModelTooLarge(
+                f"the CP-SAT model of this spec does not fit 64-bit integers ({name} up to {high:.3g}: "
+                "capacities, demands or cycles span too many orders of magnitude)"
             )
         var = self.model.new_int_var(int(low), int(high), name)
         self._bounds[var.index] = (int(low), int(high))
@@ -139,9 +219,15 @@ class BindingModel:
         by_context = self._placement()
         self._caps(by_context)
         self._domains()
-        demand_int = [{r: round(d * DEMAND_SCALE) for r, d in demands.items()} for demands in self.problem.demands]
+        self.scales = resource_scales(self.problem)
+        demand_int = [{r: round(d * self.scales[r]) for r, d in demands.items()} for demands in self.problem.demands]
         self._slowdowns(demand_int, self._loads(demand_int))
         self._work()
+        locks, signals = sync_fields(self.problem)
+        latencies = self.objective == "latency" or self.problem.latency_bound_cycles is not None
+        self.rounding = Rounding.of(
+            self._slowdown_rounding(demand_int), self._work_rounding, locks, signals and latencies
+        )
         self._timing()
         self._latency()
         if self._assumptions:
@@ -233,7 +319,8 @@ class BindingModel:
         """S_t >= Q L / capacity for each resource t loads, S_t >= Q (Q: see `Q_MAX`)."""
         topo, m = self.problem.topology, self.model
         resources = {r.name: r for r in topo.resources}
-        scaled_caps = {name: max(1, round(r.capacity * DEMAND_SCALE)) for name, r in resources.items()}
+        scaled_caps = {name: max(1, round(r.capacity * self.scales[name])) for name, r in resources.items()}
+        self.scaled_caps = scaled_caps
         exact_q = _lcm(sorted(set(scaled_caps.values())))
         self.q = exact_q if exact_q <= Q_MAX else Q_MAX
         self.slowdown_error = 0.0 if exact_q <= Q_MAX else 1.0 / Q_MAX  # relative, pessimistic
@@ -260,14 +347,29 @@ class BindingModel:
                 m.add(cap * s_var >= q * load_t)
             self.slowdown.append(s_var)
 
+    def _slowdown_rounding(self, demand_int: list[dict[str, int]]) -> tuple[float, float]:
+        """(pessimism, optimism) of the slowdowns: each thread's load share ``d / capacity`` as
+        the model holds it against the exact one, and Q's rounding up (`Q_MAX`)."""
+        resources = {r.name: r for r in self.problem.topology.resources}
+        pairs = []
+        for demands, ints in zip(self.problem.demands, demand_int):
+            for name, d in demands.items():
+                model = ints.get(name, 0) / self.scaled_caps[name]
+                pairs.append((model, d / float(resources[name].capacity)))
+        high, low = _ratio_range(pairs)
+        return high * (1.0 + self.slowdown_error), low
+
     def _work(self) -> None:
         """W_t: cycles plus the communication cost of each input edge at the innermost shared level."""
         p, m = self.problem, self.model
         n, depth = p.n_threads, len(p.topology.levels)
         comm_terms: list[list] = [[] for _ in range(n)]
         comm_const = [0] * n
+        pairs = [(round(c * WORK_SCALE), c * WORK_SCALE) for c in p.cycles]
         for producer, consumer, size in p.edges:
-            costs = [round(p.edge_cost(level, size) * WORK_SCALE) for level in range(-1, depth - 1)]
+            exact = [p.edge_cost(level, size) * WORK_SCALE for level in range(-1, depth - 1)]
+            costs = [round(c) for c in exact]
+            pairs += zip(costs, exact)
             comm_const[consumer] += costs[0]
             for level in range(depth - 1):
                 delta = costs[level + 1] - costs[level]
@@ -292,6 +394,8 @@ class BindingModel:
             w = self._int(max(0, low), high, f"W[{t}]")
             m.add(w == base + sum(d * lit for d, lit in comm_terms[t]))
             self.work.append(w)
+        # a work is a sum of rounded cycles and costs: within the worst term's ratio of the exact
+        self._work_rounding = _ratio_range(pairs)
 
     def _timing(self) -> None:
         """E_t = W_t S_t and the period P_i = max over instance i's threads of E_t."""
@@ -335,7 +439,9 @@ class BindingModel:
                 m.add(lat >= finish[t])
             self.latency.append(lat)
             if bound is not None:
-                self._enforce(m.add(lat <= math.floor(bound * WORK_SCALE * self.q)), "latency_max")
+                # relaxed by the model's pessimism (see Rounding): no plan meeting it exactly is lost
+                relaxed = bound * WORK_SCALE * self.q * self.rounding.pessimism
+                self._enforce(m.add(lat <= math.floor(relaxed)), "latency_max")
 
     def _objective(self) -> None:
         """Total throughput (sum of floor(K / P_i)), minimum throughput, or latency."""

@@ -69,8 +69,8 @@ def test_the_odd_capacities_of_the_issue_solve():
         )
     )
     result = solve_binding(BindingProblem(spec), time_limit=10, workers=1, seed=0, deterministic_time=5)
-    assert result.best is not None and result.slowdown_error > 0
-    assert any("rounded up" in note for note in result.notes)
+    assert result.best is not None and result.rounding.pessimism > 1 and result.rounding.optimism == 1
+    assert any("rounds demands, capacities" in note for note in result.notes)
 
 
 def _small_spec():
