@@ -10,7 +10,13 @@
   metric's domain (`in_domain`, `simulate.screening`): a throughput positive, a latency positive
   (the file stores the natural value, `specs.objective`: seconds for a latency), both within ``oracle.range`` when the spec
   gives one, else within the plausible limits;
-  ``throughput``, ``half_width``, ``latency`` are finite numbers or ``null``.
+  ``throughput``, ``half_width``, ``latency`` are finite numbers or ``null``;
+* an ``ok`` record agrees with itself (`self_contradiction`): ``value`` is its ``throughput`` for
+  the total throughput, at most it for the minimum instance throughput, at least its mean
+  ``latency`` for the latency objective (the slowest instance's mean).
+
+A record that agrees with itself can still be forged; `solver.certify.verdict` (rule 0) compares
+every measured value with the bounds that apply to its oracle.
 
 `check_spread` then refuses a value `SPREAD` times (three orders of magnitude) or more away from
 the median of the file's measured values: no random plan of one problem is a thousand times
@@ -105,7 +111,27 @@ def checked_record(
         why = in_domain(float(value), objective, bounds)
         if why:
             raise bad(f"`value` is {why}")
+        why = self_contradiction(data, objective)
+        if why:
+            raise bad(why)
     return data
+
+
+SELF_TOLERANCE = 1e-9  # relative: the figures of one measurement, written by one float conversion
+
+
+def self_contradiction(data: dict[str, Any], objective: str) -> str | None:
+    """Why an ``ok`` record's `value` disagrees with its own `throughput` or `latency` (module
+    docstring), or None."""
+    value, throughput, latency = float(data["value"]), data.get("throughput"), data.get("latency")
+    slack = SELF_TOLERANCE * max(abs(value), 1e-300)
+    if throughput is not None and objective == "total_throughput" and abs(value - throughput) > slack:
+        return f"`value` {value:g} is not the record's own `throughput` {throughput:g}"
+    if throughput is not None and objective == "min_throughput" and value > throughput + slack:
+        return f"`value` {value:g} (the slowest instance) is above the record's total `throughput` {throughput:g}"
+    if latency is not None and objective == "latency" and value < latency - slack:
+        return f"`value` {value:g} s (the slowest instance's mean latency) is below the record's mean `latency` {latency:g} s"
+    return None
 
 
 def check_spread(path: Path | str, lines: list[str], first: int = 2) -> None:

@@ -30,6 +30,10 @@ verdict              exit  meaning
 
 Rules, in order (the first that holds decides; `decide`):
 
+0. a measured value (the plan's or a known plan's) beats a bound that applies to its oracle, or
+   its proven optimum, beyond the measurement's half-width -> ``not_certified``: the measurement
+   or the bound is wrong (a forged or damaged record, an oracle that is not what the bound
+   models), and nothing is drawn from either;
 1. a solver step failed -> ``not_certified``;
 2. an applicable bound's proven optimum beats the plan by more than the target -> ``not_certified``;
 3. a known plan beats the plan by more than the target, beyond both half-widths -> ``not_certified``;
@@ -192,7 +196,7 @@ class Evidence:
 @dataclass
 class Decision:
     verdict: str
-    basis: str  # "bound", "proven optimum", "known plan", "EVT estimate", "draw bound", "solver"
+    basis: str  # "bound", "proven optimum", "known plan", "EVT estimate", "draw bound", "solver", "contradiction"
     sentence: str  # the verdict in one plain sentence
     reasons: list[dict[str, str]]  # {"code", "sentence"}: the evidence, one sentence each
     gaps: dict[str, float | None]  # signed gaps of the plan to the estimate, far limit, bound, optimum
@@ -366,6 +370,25 @@ class _Judge:
             found.append(("proven optimum", self.proven, 0.0))
         return found
 
+    def contradiction(self) -> str | None:
+        """Rule 0: the sentence naming a measured value beyond an applicable bound, or None."""
+        ev = self.ev
+        measured = [("plan", ev.plan_value, ev.plan_half_width or 0.0)]
+        measured += [(k[0], float(k[1]), float(k[2]) if len(k) > 2 and k[2] is not None else 0.0) for k in ev.known]
+        for b in self.applicable:
+            limits = [(f"{b.source} bound", b.value)]
+            if b.proven_optimum is not None:
+                limits.append((f"{b.source} proven optimum", b.proven_optimum))
+            for label, value, hw in measured:
+                for what, limit in limits:
+                    if beats(value, hw, limit, 0.0, ev.minimize):
+                        return (
+                            f"the {label} measured {self.show(value)} on the {_oracle_name(ev.oracle)}, better than "
+                            f"the {what} ({self.show(limit)}) that applies to it: the measurement or the bound is "
+                            "wrong, so no verdict is drawn from either"
+                        )
+        return None
+
     def best_beater(self) -> tuple[str, float, float] | None:
         """The best known plan beating the plan beyond noise, if any."""
         ev = self.ev
@@ -376,10 +399,14 @@ class _Judge:
 
 
 def decide(ev: Evidence, show: Callable[[float], str] = lambda v: f"{v:.6g}") -> Decision:
-    """The verdict of the module docstring: rules 1-9, in order."""
+    """The verdict of the module docstring: rules 0-9, in order."""
     j = _Judge(ev, show)
     j.gather()
     target = j.target
+    contradiction = j.contradiction()
+    if contradiction is not None:  # rule 0
+        j.reasons.insert(0, {"code": "contradiction", "sentence": contradiction})
+        return j.done("not_certified", "contradiction", f"not certified: {contradiction}")
     if ev.failed_steps:  # rule 1
         return j.done("not_certified", "solver", "not certified: " + j.reasons[0]["sentence"])
     if j.proven is not None and loss(ev.pessimistic, j.proven, ev.minimize) > ev.target_gap:  # rule 2
