@@ -67,7 +67,8 @@ def bound_summaries(bounds: list[Any], oracle_kind: str) -> list[BoundSummary]:
         if applies and getattr(bound, "noisy", False):
             label = f"bound on the {model} ({bound.confidence:.0%} simultaneous upper limits)"
         if not applies and view.proven_optimum is not None:
-            label = f"the {model}'s proven optimum (not a bound on the {here})"
+            # the value is the bound, the proven optimum is printed beside it: one label for both
+            label = f"the {model}'s bound and proven optimum (neither bounds the {here})"
         out.append(
             BoundSummary(
                 label=label,

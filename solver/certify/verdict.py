@@ -331,6 +331,7 @@ class _Judge:
             self.say("no_bound", f"no rigorous bound applies to {what}{extra}")
         if ev.top_atom:
             self.say("top_atom", ev.top_atom)
+        self.beyond_bound()
         self.noisy_reasons()
         if ev.unanalysable:
             self.say("unanalysable", f"EVT cannot analyse the sample ({ev.unanalysable}), so there is no GPD interval")
@@ -352,6 +353,25 @@ class _Judge:
             for flag in ev.flags:
                 if flag in BLOCKING_FLAGS and flag != "heavy_tail":
                     self.say(flag, f"{flag}: {BLOCKING_FLAGS[flag]}")
+
+    def beyond_bound(self) -> None:
+        """One sentence where the EVT estimate or its interval reaches past an applicable bound:
+        the bound holds, so the optimum is at most it and the excess is the tail model's."""
+        ev, b = self.ev, self.bound
+        if b is None or not self.gpd:
+            return
+        past = [
+            (what, v)
+            for what, v in (("estimate", ev.estimate), ("far limit", ev.far))
+            if _better(v, b.value, ev.minimize)
+        ]
+        if past and all(math.isfinite(v) for _, v in past):
+            shown = ", ".join(f"{what} {self.show(v)}" for what, v in past)
+            self.say(
+                "estimate_beyond_bound",
+                f"the EVT {shown} lies beyond the {b.source} bound ({self.show(b.value)}), which holds: the "
+                f"optimum is at most {self.show(b.value)} and the excess is the tail model's error",
+            )
 
     def noisy_reasons(self) -> None:
         """What a stochastic oracle adds (`solver.certify.noisy.reasons`)."""

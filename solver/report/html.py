@@ -298,6 +298,8 @@ def _evidence_table(cert) -> str:
         f"<b>{e(f)}</b>: {e(FLAG_NOTES.get(f, 'EVT could not analyse the sample'))}" for f in cert.flags
     )
     measured = f", {samples.classes} placement classes" if samples.classes else ""
+    # a proof beside "unanalysable" reads as a contradiction: say which the verdict rests on
+    flags_heading = "EVT flags" if cert.basis == "EVT estimate" else "EVT flags (the verdict does not rest on EVT)"
     return f"""<table>
 <tr><th>sample</th><td>{samples.n} {e(samples.draws)} ({samples.failed} failed{measured})</td></tr>
 <tr><th>the draw bound covers</th><td>{e(samples.covers)}</td></tr>
@@ -307,7 +309,7 @@ def _evidence_table(cert) -> str:
 {designs}{bounds}
 <tr><th>gaps (signed)</th><td>{"<br>".join(e(w) for w in cert.gap.words)}</td></tr>
 <tr><th>target gap</th><td>{_pct(cert.target_gap)}</td></tr>
-<tr><th>EVT flags</th><td>{flags or "none"}</td></tr></table>"""
+<tr><th>{flags_heading}</th><td>{flags or "none"}</td></tr></table>"""
 
 
 def page(

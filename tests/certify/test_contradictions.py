@@ -111,3 +111,29 @@ def test_a_resumed_file_with_one_forged_value_is_never_positive(tmp_path, capsys
     result = json.loads(capsys.readouterr().out)
     assert code == 1, result
     assert result["verdict"] == "not_certified" and result["basis"] == "contradiction", result
+
+
+def test_an_estimate_beyond_an_applicable_bound_is_said_in_one_sentence():
+    """Estimate 44.60 and far limit 46 beside a fluid bound of 30.27 on the same oracle (the
+    random design's estimate once printed beside the bound as if both held): one reason names
+    both figures and says which holds; the plan, within the target of the bound, is proven."""
+    ev = evidence(plan_value=30.0, estimate=44.60, lower=40.0, upper=46.0, known=[], bounds=[bound(30.27, "des")])
+    decision = decide(ev)
+    assert decision.verdict == "proven"
+    reason = next(r for r in decision.reasons if r["code"] == "estimate_beyond_bound")
+    assert "44.6" in reason["sentence"] and "46" in reason["sentence"] and "30.27" in reason["sentence"]
+
+
+def test_an_estimate_under_the_bound_says_nothing_of_it():
+    ev = evidence(plan_value=99.0, estimate=100.0, upper=101.0, bounds=[bound(101.5, "des")])
+    assert "estimate_beyond_bound" not in {r["code"] for r in decide(ev).reasons}
+
+
+def test_a_model_bound_and_its_proven_optimum_are_labelled_as_two_figures():
+    """On the simulation the closed form's bound (2.190) and its proven optimum (2.178) were
+    printed as 'proven optimum 2.190, proven optimum 2.178'."""
+    from tasksolve.solver.certify.assemble import bound_summaries
+
+    (summary,) = bound_summaries([bound(2.190, "analytic", proven=2.178)], "des")
+    assert summary.label == "the closed form's bound and proven optimum (neither bounds the simulation)"
+    assert (summary.value, summary.proven_optimum) == (2.190, 2.178)
