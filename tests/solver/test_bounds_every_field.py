@@ -30,9 +30,13 @@ from tasksolve.solver.binding.configurations import NotApplicable
 from tasksolve.solver.binding.cpsat import MODEL_TOO_LARGE, solve_binding
 from tasksolve.solver.binding.level_lp import level_bound
 from tasksolve.solver.binding.problem import BindingProblem
+from tasksolve.solver.pipeline.bound import closed_form_bound, exact_demands
+from tasksolve.solver.pipeline.problem import PipelineProblem
 from tasksolve.specs import Plan
 from tasksolve.specs import strategies as st_specs
+from tasksolve.specs.errors import SpecError
 from tasksolve.specs.objective import Objective
+from tests.pipeline.test_bound import best_on_the_oracle
 
 FLOAT = 1e-9
 CLOSED_FORM = settings(
@@ -234,3 +238,51 @@ def test_frequency_below_one_keeps_the_configuration_bound_above_the_plan(freque
     plan_value = float(BatchModel(spec).evaluate(np.array([result.best.contexts])).total[0])
     assert configuration_bound(problem).value >= plan_value * (1 - FLOAT)
     assert level_bound(problem).value >= plan_value * (1 - FLOAT)
+
+
+# ------------------------------------------------------------------------------ pipelines
+PIPELINE = settings(
+    max_examples=20,  # about a third reach a bound: the others refuse (NPIRE sync, rounded demands)
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
+
+
+@PIPELINE
+@given(st_specs.application_data(["port", "bus"], max_tasks=4, every_field=True))
+def test_pipeline_relaxation_is_never_below_the_brute_force_best(app):
+    """A task graph drawing every task field (frequency, code_size against an i-cache, critical
+    sections, signals, demands below a thousandth) on a 2 x 2 machine with a per-pair port and a
+    machine bus: the relaxation's bound is at least the best plan's closed-form throughput over
+    every grouping, replica count and mapping -- or it refuses, saying why."""
+    data = {
+        "tasksolve": 1,
+        "name": "every-field-pipeline",
+        "topology": {
+            "name": "t",
+            "clock": "1GHz",
+            "levels": [{"name": "pair", "count": 2}, {"name": "core", "count": 2}],
+            "resources": [
+                {"name": "port", "level": "pair", "capacity": 1.0},
+                {"name": "bus", "level": "machine", "capacity": 1.5},
+            ],
+            "communication": {"pair": 5, "machine": 40},
+            "icache": 1000,
+        },
+        "problem": "pipeline",
+        "applications": {"g": app},
+        "workload": [{"app": "g", "instances": 1}],
+    }
+    try:  # a task's code larger than the i-cache: a located spec error, nothing to bound
+        spec = st_specs.load(data)
+    except SpecError as exc:
+        assert "code_size" in str(exc) or "icache" in str(exc), exc
+        return
+    problem = PipelineProblem.from_spec(spec, latency_max=None)
+    found, why = closed_form_bound(problem, time_limit=20, exact=exact_demands(spec, problem))
+    if found is None:
+        assert why
+        return
+    best = best_on_the_oracle(spec, problem)
+    assert found.value >= best * (1 - FLOAT), ("pipeline relaxation", found.value, best)
