@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import signal
+import threading
 
 from ortools.sat.python import cp_model
 
@@ -48,7 +49,11 @@ def make_solver(
 
 
 def solve(solver: cp_model.CpSolver, model: cp_model.CpModel, callback=None) -> int:
-    """``solver.solve(model)`` with Python's signal handlers restored afterwards; the status code."""
+    """``solver.solve(model)`` with Python's signal handlers restored afterwards (OR-Tools installs
+    its own); the status code.  Handlers belong to the main thread: a solve called from another
+    thread leaves them to its caller (Python refuses `signal.signal` there)."""
+    if threading.current_thread() is not threading.main_thread():
+        return solver.solve(model, callback) if callback is not None else solver.solve(model)
     saved = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         return solver.solve(model, callback) if callback is not None else solver.solve(model)

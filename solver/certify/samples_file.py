@@ -4,7 +4,7 @@
   (`spec_hash`), the oracle's kind and settings (`oracle_identity`); `header_changes` says in words
   what differs between a file's header and this run's, and `check_start` refuses a fresh start
   over finished samples without ``--force``.
-* The output directory's lock (``.tasksolve.lock``): `acquire_lock` (re-entrant in one process,
+* The output directory's lock (``.tasksolve.lock``): `acquire_lock` (re-entrant in the thread of one job,
   naming the other holder's PID; the lock file opened with ``O_NOFOLLOW``), `release_lock`.
 """
 
@@ -14,6 +14,7 @@ import fcntl
 import hashlib
 import json
 import os
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -134,7 +135,8 @@ def check_start(path: Path, resume: bool, force: bool) -> None:
 
 
 # ------------------------------------------------------------------ the output directory's lock
-_HELD: dict[str, list] = {}  # real path of the lock file -> [fd, count]; closed in forked children
+_HELD: dict[str, list] = {}  # real path of the lock file -> [fd, count, thread]; closed in forked children
+_HELD_GUARD = threading.Lock()
 
 
 def _close_in_child() -> None:
@@ -150,12 +152,25 @@ os.register_at_fork(after_in_child=_close_in_child)
 
 
 def acquire_lock(directory: Path) -> str:
-    """Lock `directory` for this process (re-entrant); raises `SamplingError` naming the PID of
-    the other process holding it.  Returns the key to `release_lock`."""
+    """Lock `directory` for this job: re-entrant in the thread that holds it (a job's nested
+    steps), refused to another thread of the process (another job: two jobs in one folder would
+    interleave their records) and to another process; the `SamplingError` names the holder.
+    Returns the key to `release_lock`."""
     directory.mkdir(parents=True, exist_ok=True)
     key = os.path.join(os.path.realpath(directory), LOCK_NAME)  # the directory's link followed, never the lock's
-    if key in _HELD:
-        _HELD[key][1] += 1
+    with _HELD_GUARD:
+        return _acquire(directory, key)
+
+
+def _acquire(directory: Path, key: str) -> str:
+    held = _HELD.get(key)
+    if held is not None:
+        if held[2] != threading.get_ident():
+            raise SamplingError(
+                f"{directory} is in use by another tasksolve job in this process (thread {held[2]}); wait for "
+                "it to finish or choose another --out"
+            )
+        held[1] += 1
         return key
     fd = open_regular(key, os.O_RDWR | os.O_CREAT)
     try:
@@ -169,15 +184,16 @@ def acquire_lock(directory: Path) -> str:
         ) from None
     os.ftruncate(fd, 0)
     os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-    _HELD[key] = [fd, 1]
+    _HELD[key] = [fd, 1, threading.get_ident()]
     return key
 
 
 def release_lock(key: str) -> None:
-    held = _HELD.get(key)
-    if held is None:
-        return
-    held[1] -= 1
-    if held[1] == 0:
-        del _HELD[key]
-        os.close(held[0])  # closing the descriptor releases the flock
+    with _HELD_GUARD:
+        held = _HELD.get(key)
+        if held is None:
+            return
+        held[1] -= 1
+        if held[1] == 0:
+            del _HELD[key]
+            os.close(held[0])  # closing the descriptor releases the flock
