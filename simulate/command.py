@@ -4,7 +4,7 @@ Spec (``oracle:``)::
 
     kind: command
     command: [./fwd, --lcores, "{lcores}", --plan, "{plan_file}"]   # argv, never a shell
-    metric: {regex: 'rate=([0-9.]+)'}       # or {json: rate} (dotted for nested keys)
+    metric: {regex: 'rate=([-+0-9.eE]+)'}   # or {json: rate} (dotted for nested keys)
     timeout: 30s                             # per run, the program's own wall time
     repeats: 3                               # runs per plan at least (after the warm-up)
     warmup: 1                                # runs per plan made and discarded first (default 0)
@@ -258,11 +258,13 @@ class CommandOracle:
                     f"{where}: no match of metric.regex {metric.regex!r} in its output ({_tail(stdout)})"
                 )
             last = matches[-1]
-            text = last.group(1) if last.re.groups else last.group(0)
+            group = 1 if last.re.groups else 0
+            text = last.group(group)
             try:
                 value = float(text)
             except (TypeError, ValueError):
                 raise MetricNotFound(f"{where}: metric.regex matched {str(text)[:80]!r}, not a number") from None
+            _whole_number(stdout, *last.span(group), metric.regex, where)
         else:
             value = _json_value(stdout, metric.json_key, where)
         if not math.isfinite(value):
@@ -369,6 +371,28 @@ def _json_value(stdout: str, key: str, where: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise MetricNotFound(f"{where}: {key!r} is {str(value)[:80]!r}, not a number")
     return float(value)
+
+
+_GOES_ON = re.compile(r"[0-9.]|[eE][-+]?[0-9]")
+_NUMBER = "0123456789.-+"
+
+
+def _whole_number(stdout: str, start: int, end: int, pattern: str, where: str) -> None:
+    """Refuse a figure the regex took only part of: ``rate=([0-9.]+)`` on ``rate=1.25e6`` reads
+    1.25, and on ``rate=-5`` reads 5 (the digits go on after it, or a sign or digit stands before it)."""
+    before = stdout[start - 1] if start > 0 else ""
+    if _GOES_ON.match(stdout, end) or (before and before in _NUMBER):
+        left, right = start, end
+        while left > max(0, start - 40) and stdout[left - 1] in _NUMBER:
+            left -= 1
+        while right < min(len(stdout), end + 40) and stdout[right] in _NUMBER + "eE":
+            right += 1
+        token = stdout[left:right]
+        raise MetricNotFound(
+            f"{where}: metric.regex {pattern!r} matched {stdout[start:end][:40]!r}, part of the number "
+            f"{token[:40]!r} in its output; widen the pattern to the whole figure, e.g. "
+            "'rate=([-+0-9.eE]+)'"
+        )
 
 
 def _tail(text: str) -> str:

@@ -133,6 +133,9 @@ def test_the_figure_is_the_mean_of_the_repeats_with_its_t_interval_read_by_regex
         ),
         ("print('rate: fast')", {"regex": "rate: (\\S+)"}, MetricNotFound, "not a number"),
         ("print('nothing here')", {"regex": "rate=([0-9.]+)"}, MetricNotFound, "no match"),
+        # the old README pattern on scientific notation read 1.25 pps for 1.25e6
+        ("print('rate=1.25e6')", {"regex": "rate=([0-9.]+)"}, MetricNotFound, "part of the number '1.25e6'"),
+        ("print('rate=-5')", {"regex": "rate=-?([0-9.]+)"}, MetricNotFound, "part of the number '-5'"),
         ("print('{\"speed\": 1}')", {"json": "rate"}, MetricNotFound, "no key 'rate'"),
         ("print('{\"rate\": true}')", {"json": "rate"}, MetricNotFound, "not a number"),
     ],
@@ -143,6 +146,16 @@ def test_failures_name_the_command_and_the_plan(code, metric, error, words):
         make_oracle(spec).evaluate([1, 2])
     assert sys.executable in str(caught.value) and "spin#0.A@1, spin#0.B@2" in str(caught.value)
     assert isinstance(caught.value, OracleError)
+
+
+@pytest.mark.parametrize(
+    "printed, value", [("rate=1.25e6", 1.25e6), ("rate=2.5E+06 pps", 2.5e6), ("rate=1500.", 1500.0)]
+)
+def test_the_documented_pattern_reads_scientific_notation_whole(printed, value):
+    spec = spec_with(
+        {"kind": "command", "command": python(f"print({printed!r})"), "metric": {"regex": "rate=([-+0-9.eE]+)"}}
+    )
+    assert make_oracle(spec).evaluate([1, 2]).throughput == pytest.approx(value)
 
 
 def test_a_missing_program_and_a_run_past_the_timeout(tmp_path):
