@@ -18,10 +18,11 @@ count of cells per configuration linked by the L-level loads.
    ``[a_j, a_{j+1}]`` (per L-level resource; ``a_1`` the capacity, then a geometric grid of
    ratio ``1 + delta``), and its threads are credited the slowdown of the mode's lower end
    ``a_j`` -- never more than the real one.
-3. *Messages.*  A thread whose producer's type shares its cell pays the cheapest in-cell cost
-   (for as many of its type as there are producers there, the cheap edges clustered on the
-   same threads: the largest sum of rates, 1/x being convex); any other pays the cheapest
-   cost outside the cell.
+3. *Messages.*  A thread whose producer's type shares its cell pays the cheaper of the cheapest
+   in-cell cost and the cheapest cost outside the cell (the producer there may be another
+   instance's, and a topology may price an inner level above an outer one), for as many of its
+   type as there are producers there, the cheap edges clustered on the same threads: the largest
+   sum of rates, 1/x being convex; any other pays the cheapest cost outside the cell.
 4. Pins, forbids, ``latency_max``, caps other than those on L and on the cells, and loads of
    levels below the cells (a thread's own demand counts there) are left out.
 
@@ -139,8 +140,10 @@ def _cell_rates(
             has = configs[:, k] > i
             work = np.full(n, types.cycles[k])
             for producer, size in types.in_edges[k]:
+                # a producer of its type in the cell may be another instance's: the thread's own
+                # producer can be elsewhere, so the cheaper of the two (costs may rise inward)
                 cheap = configs[:, producer] > i
-                work += np.where(cheap, layout.cost_same_cell[size], outside[size])
+                work += np.where(cheap, min(layout.cost_same_cell[size], outside[size]), outside[size])
             inverse_work[has, k] += 1.0 / work[has]
     out = np.empty((len(modes), n, K))
     for j, mode in enumerate(modes):
