@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from tasksolve.simulate.oracle import make_oracle
 from tasksolve.solver.certify.measure import MAX_REPEATS, ClassOracle, class_seed, pooled, precise
 from tasksolve.solver.certify.stopping import DECIDED_DRAW_BOUND, decided, unsaturable
@@ -133,20 +135,46 @@ class Judged:
         return None, decision(verdict, "bound"), None
 
 
-def test_the_plan_gets_repeats_only_while_its_noise_decides_the_verdict():
+#: (seed, repeats, verdict, the pooled value and half-width over the closed form's T), worked out
+#: by hand from `Noisy`: run r of the plan's class has value T (1 + 0.01 z_r) and half-width 0.02 T,
+#: its noise z_r the standard normal seeded by ``class_seed(seed, key, r)``; the bound is run 0's
+#: value, the target 99% of it; r runs pool to T (1 + 0.01 mean z) with half-width 0.02 T / sqrt(r).
+#: Run 0 always meets the target with its value but not with its pessimistic value (value less
+#: 0.02 T): the noise decides, so a second run is added, and so on while it still decides.
+PRECISE_CASES = [
+    # z = 0.4455, 1.7204: target 0.99 x 1.00445 = 0.99441; two runs: 1.01083 - 0.01414 = 0.99669
+    # >= 0.99441, proven with or without the noise -> stop at 2, proven
+    (0, 2, "proven", 1.01083, 0.01414),
+    # z = 0.4685, -1.8302: target 0.99464; two runs: value 0.99319 < 0.99464, not certified with or
+    # without the noise -> stop at 2, not_certified (the repeats showed the value itself misses)
+    (2, 2, "not_certified", 0.99319, 0.01414),
+    # z = 1.5493, 0.7824, -0.3171, -0.4001: target 1.00534; values 1.01549, 1.01166, 1.00672 meet it
+    # and pessimistic 0.99549, 0.99752, 0.99517 do not (the noise decides at 1, 2 and 3 runs); at
+    # MAX_REPEATS = 4 runs 1.00404 - 0.01 = 0.99404 -> stop at the cap, not_certified
+    (1, 4, "not_certified", 1.00404, 0.01),
+]
+
+
+@pytest.mark.parametrize(("seed", "repeats", "verdict", "value", "half_width"), PRECISE_CASES)
+def test_the_plan_gets_repeats_only_while_its_noise_decides_the_verdict(seed, repeats, verdict, value, half_width):
     spec = load_spec("t2-ipfwd-intadd-x2")
     plan = Plan.from_contexts(spec, [0, 4, 1, 8, 12, 9])
-    # the value meets the bound's target, the pessimistic value (2% half-width) does not: repeats
-    # shrink the half-width by sqrt(r) until the verdict no longer depends on it, at most MAX_REPEATS
-    oracle = ClassOracle(spec, Noisy(spec), seed=1)
+    contexts = plan.contexts(spec)
+    truth = make_oracle(spec, "analytic").evaluate(plan).throughput  # T: 10.94 Mpps on this plan
+    oracle = ClassOracle(spec, Noisy(spec), seed=seed)
     run = Judged(spec, oracle, plan, bound=oracle.evaluate(plan).throughput)
     found = precise(run, None, None, None)
-    r = oracle.repeats(plan.contexts(spec))
-    assert 2 <= r <= MAX_REPEATS and run.measured is oracle.table[oracle.key(plan.contexts(spec))]
-    assert found[1].verdict == (
-        "proven" if run.measured.throughput - run.measured.half_width >= run.bound * 0.99 else "not_certified"
-    )
-    # far from the bound the noise decides nothing: no repeat
+    assert MAX_REPEATS == 4 and oracle.repeats(contexts) == repeats and found[1].verdict == verdict
+    assert run.measured is oracle.table[oracle.key(contexts)]  # the judged figure is the pooled one
+    assert run.measured.throughput == pytest.approx(value * truth, abs=1e-5 * truth)
+    assert run.measured.half_width == pytest.approx(half_width * truth, abs=1e-5 * truth)
+
+
+def test_far_from_the_bound_the_noise_decides_nothing():
+    """A bound 1.5 times the plan's value: the plan misses 99% of it with or without its 2%
+    half-width, so the verdict is `not_certified` and no repeat is added."""
+    spec = load_spec("t2-ipfwd-intadd-x2")
+    plan = Plan.from_contexts(spec, [0, 4, 1, 8, 12, 9])
     far = ClassOracle(spec, Noisy(spec), seed=1)
     quiet = Judged(spec, far, plan, bound=far.evaluate(plan).throughput * 1.5)
     assert precise(quiet, None, None, None)[1].verdict == "not_certified" and far.repeats(plan.contexts(spec)) == 1

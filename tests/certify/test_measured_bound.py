@@ -104,12 +104,17 @@ def test_widening_is_the_bonferroni_one_sided_quantile():
 
 def test_run_proves_the_plan_on_the_simulation_where_the_lp_alone_cannot(tmp_path):
     """The main job on the confined L1 spec: the LP is 8% above the plan, the measured bound is
-    the plan's own value, so the verdict is `proven` and names the simulated classes."""
+    the plan's own value, so the verdict is `proven` and names the simulated classes.
+
+    ``deterministic=True``: CP-SAT counts its limit in deterministic time and the certify phase
+    has no wall-clock budget (`JobSettings.certify_seconds`), so the walk over the classes is never
+    cut short by a loaded machine (with the default 15 s budget it was, under load)."""
     import tasksolve
 
     path = tmp_path / "l1.yaml"
     path.write_text(L1_CORE0)
-    result = tasksolve.run(path, tmp_path / "out", time_limit=5, workers=1, seed=0)
+    result = tasksolve.run(path, tmp_path / "out", time_limit=5, workers=1, seed=0, deterministic=True)
+    assert result.certificate.samples.budget_s is None  # no wall-clock budget: the same verdict on any machine
     bounds = result.certificate_dict()["bounds"]
     measured = [b for b in bounds if "placement classes simulated" in b["source"]]
     assert result.verdict == "proven" and len(measured) == 1
@@ -160,11 +165,16 @@ def test_no_walk_over_pipeline_plans_with_a_shared_queue():
 def test_run_proves_a_contended_pipeline_plan_on_the_simulation_by_the_walk(tmp_path):
     """pipe-diamond5 (the pipeline truth study's): the contention-free relaxation is far above the
     optimum (the latency bound binds), the walk simulates the plans that could beat the plan and
-    proves it."""
+    proves it.
+
+    ``certify_budget=0``: no wall-clock budget for the certify phase (``deterministic`` is for
+    binding specs only), so neither the sample nor the walk (which stops at the budget's
+    `climb_deadline`) depends on the machine's speed; the default 15 s budget ran out under load."""
     import tasksolve
 
     spec = Path(__file__).resolve().parents[2] / "bench" / "pipeline_specs" / "pipe-diamond5.yaml"
-    result = tasksolve.run(spec, tmp_path / "out", oracle_kind="des", time_limit=5, workers=1, seed=0)
+    result = tasksolve.run(spec, tmp_path / "out", oracle_kind="des", time_limit=5, workers=1, seed=0, certify_budget=0)
+    assert result.certificate.samples.budget_s is None
     assert result.verdict == "proven" and "pipeline plans simulated" in result.certificate.sentence
     bounds = {b["source"].split(" (")[0]: b["value"] for b in result.certificate_dict()["bounds"] if b["applies"]}
     walk = bounds["contention-free closed form and simulation"]
