@@ -30,8 +30,12 @@ SIGTERM (turned into KeyboardInterrupt while a stream runs in the main thread) o
 stream is closed early, pending chunks are cancelled and the workers terminated without waiting
 for the running chunks.  (PR_SET_PDEATHSIG fires when the *thread* that started the pool ends:
 iterate a stream in a thread that outlives it.)  On Dask, pending chunks are cancelled (running
-tasks cannot be stopped), the per-worker state is dropped at the end of the map, and a client the
-executor made is closed.
+tasks cannot be stopped), the per-worker state is dropped at the end of the map (without waiting
+for the workers to answer: a frozen one never would), and a client the executor made is closed.
+Every Dask wait has a deadline: ``stall_seconds`` (`Executor`) is the longest the map waits for
+the next chunk; past it the map raises `WorkerStalled` (a worker stopped answering -- frozen,
+partitioned -- which Dask notices only after its worker TTL, minutes later), and what finished
+is the caller's to keep, as when the scheduler is lost.
 
 Example (the shape of `SimulationOracle.evaluate_many`)::
 
@@ -87,6 +91,7 @@ class Executor:
     workers: int = 1
     scheduler: Any = None  # None: local; "tcp://host:port", a distributed.Client or a cluster
     chunk_size: int | None = None  # None: small chunks, about 4 per worker, at most 25 jobs
+    stall_seconds: float | None = None  # Dask: the longest wait for the next chunk (None: no limit)
 
     def map(self, fn: ChunkFn, jobs: Sequence[Any], init: Init = None, init_args: tuple = ()) -> ChunkStream:
         """Map `fn` over chunks of `jobs`; see the module docstring."""
@@ -102,7 +107,7 @@ class Executor:
     def chunks(self, jobs: Sequence[Any]) -> list[Chunk]:
         numbered = list(enumerate(jobs))
         lanes = max(1, self.workers)
-        size = self.chunk_size or max(1, min(25, len(numbered) // (4 * lanes) or 1))
+        size = self.chunk_size or max(1, min(MAX_CHUNK, len(numbered) // (4 * lanes) or 1))
         return [numbered[k : k + size] for k in range(0, len(numbered), size)]
 
 
@@ -257,12 +262,19 @@ def _dask_forget(key: str) -> None:
         _STATE.pop(key, None)
 
 
+#: the most jobs a chunk holds when `Executor.chunk_size` is not given
+MAX_CHUNK = 25
+
 #: seconds to connect to a Dask scheduler *and* receive its handshake
 CONNECT_TIMEOUT = 10.0
 
 
 class SchedulerLost(ExecutorError):
     """The Dask scheduler or all its workers went away during a map (exit 3; finished chunks kept)."""
+
+
+class WorkerStalled(SchedulerLost):
+    """No chunk finished within `Executor.stall_seconds`: a worker stopped answering (exit 3)."""
 
 
 def _probe_scheduler(address: str, seconds: float = CONNECT_TIMEOUT) -> None:
@@ -322,9 +334,13 @@ def _dask_chunks(executor: Executor, fn: ChunkFn, chunks: list[Chunk], init: Ini
     key = uuid.uuid4().hex
     futures: list = []
     try:
-        [shared] = client.scatter([init_args], broadcast=True, hash=False)
+        wait = executor.stall_seconds or 6 * CONNECT_TIMEOUT
+        # the broadcast waits for every worker, and its own timeout does not cover a frozen one
+        shared = _within(wait, lambda: client.scatter([init_args], broadcast=True, hash=False)[0])
+        if shared is _UNANSWERED:
+            raise _stalled(client, executor.scheduler, wait, "the broadcast of the spec to the workers")
         futures = [client.submit(_dask_chunk, key, init, shared, fn, *_split(chunk), pure=False) for chunk in chunks]
-        for future in distributed.as_completed(futures):
+        for future in _as_finished(distributed, futures, executor.stall_seconds, client, executor.scheduler):
             try:
                 result = future.result()
             except Exception as exc:
@@ -337,13 +353,61 @@ def _dask_chunks(executor: Executor, fn: ChunkFn, chunks: list[Chunk], init: Ini
         raise _lost(client, executor.scheduler, exc) from None
     finally:
         with _quiet_if_lost(client):  # a lost scheduler: our message says it, not distributed's tracebacks
-            try:
+
+            def tidy() -> None:
                 client.cancel([f for f in futures if not f.done()])
-                client.run(_dask_forget, key)
+                client.run(_dask_forget, key, wait=False)
+
+            try:  # a frozen worker never answers `run`, whatever `wait` says: the tidying has a deadline
+                _within(CONNECT_TIMEOUT, tidy)
             except Exception:
                 pass
             if owned:
                 client.close(timeout=CONNECT_TIMEOUT)
+
+
+def _as_finished(distributed, futures: list, stall_seconds: float | None, client: Any, scheduler: Any):
+    """The futures as they finish (`distributed.wait`, first completed), raising `WorkerStalled`
+    when none finishes within `stall_seconds` (None: wait as long as it takes)."""
+    pending = set(futures)
+    while pending:
+        try:
+            done, pending = distributed.wait(pending, timeout=stall_seconds, return_when="FIRST_COMPLETED")
+        except TimeoutError:
+            raise _stalled(client, scheduler, stall_seconds, f"{len(pending)} chunk(s) pending") from None
+        yield from done
+
+
+_UNANSWERED = object()
+
+
+def _within(seconds: float, call: Callable[[], Any]) -> Any:
+    """`call()`'s value, or `_UNANSWERED` when it has not returned within `seconds` (it then goes
+    on in a daemon thread, which never holds the process at exit); its exception is re-raised."""
+    box: dict[str, Any] = {}
+
+    def body() -> None:
+        try:
+            box["value"] = call()
+        except BaseException as exc:  # handed to the caller's thread
+            box["error"] = exc
+
+    thread = threading.Thread(target=body, name="tasksolve-dask-call", daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if thread.is_alive():
+        return _UNANSWERED
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+def _stalled(client: Any, scheduler: Any, seconds: float, what: str) -> WorkerStalled:
+    address = scheduler if isinstance(scheduler, str) else getattr(getattr(client, "scheduler", None), "address", "?")
+    return WorkerStalled(
+        f"no chunk finished on the Dask cluster {address} for {seconds:g} s: a worker stopped answering ({what}); "
+        "every finished measurement is kept: restart the worker and continue with the same command and --resume"
+    )
 
 
 @contextlib.contextmanager

@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from tasksolve.simulate.errors import SimulationTimeout
-from tasksolve.simulate.executor import Executor
+from tasksolve.simulate.executor import MAX_CHUNK, Executor
 from tasksolve.simulate.measurement import known_half_width
 from tasksolve.simulate.oracle import make_oracle, plan_seed
 from tasksolve.solver.binding.samplers import uniform_plans
@@ -391,6 +391,7 @@ class SamplingService:
             workers=1 if alone else self.workers,
             scheduler=None if alone else self.scheduler,
             chunk_size=DEADLINE_CHUNK if deadline is not None else None,
+            stall_seconds=self.stall_seconds(deadline),
         )
         with executor.map(_measure_chunk, jobs, init=_make_worker, init_args=init_args) as stream:
             for _, records in stream:
@@ -400,6 +401,18 @@ class SamplingService:
                 if deadline is not None and time.monotonic() >= deadline:
                     break
         return self.measured_prefix(n)
+
+    def stall_seconds(self, deadline: float | None) -> float:
+        """The longest a Dask map waits for its next chunk (`simulate.executor.WorkerStalled`): a
+        chunk's plans each within the oracle's own cap (the simulation's `time_cap`, the command's
+        `timeout` per repeat), twice over, and past the deadline at most that."""
+        oracle = self.spec.oracle
+        per_plan = max(float(oracle.time_cap), float(oracle.timeout) * oracle.repeats)
+        plans = DEADLINE_CHUNK if deadline is not None else MAX_CHUNK
+        stall = 2.0 * plans * per_plan
+        if deadline is not None:
+            stall = min(stall, max(0.0, deadline - time.monotonic()) + 2.0 * DEADLINE_CHUNK * per_plan)
+        return max(stall, 10.0)
 
     def measured_prefix(self, n: int) -> int:
         """How many of plans 0..n-1 are measured (ok or failed) before the first gap."""

@@ -3,6 +3,7 @@ once; failures surfaced; workers gone when their parent is killed or terminated.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -225,3 +226,28 @@ def test_a_malformed_scheduler_address_is_bad_input():
     with pytest.raises(ValueError, match="bad Dask scheduler address 'foo'"):
         with Executor(scheduler="foo").map(square_chunk, [1, 2]) as stream:
             list(stream)
+
+
+def test_a_frozen_dask_worker_ends_the_map_within_its_stall_deadline():
+    """A worker stopped with SIGSTOP never answers and Dask notices only after its worker TTL
+    (minutes): the map raises WorkerStalled once no chunk has finished for `stall_seconds`, and
+    closing the stream does not wait for the frozen worker (the state is dropped without waiting:
+    `client.run(..., wait=False)`)."""
+    import signal
+
+    distributed = pytest.importorskip("distributed")
+    from tasksolve.simulate.executor import WorkerStalled
+
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        with distributed.Client(cluster) as client:
+            (pid,) = client.run(os.getpid).values()
+            os.kill(pid, signal.SIGSTOP)
+            began = time.monotonic()
+            try:
+                with pytest.raises(WorkerStalled, match="for 3 s: a worker stopped answering"):
+                    with Executor(scheduler=client, stall_seconds=3).map(square_chunk, [1, 2, 3]) as stream:
+                        list(stream)
+                assert time.monotonic() - began < 30
+            finally:
+                with contextlib.suppress(ProcessLookupError):  # the nanny may have replaced it by now
+                    os.kill(pid, signal.SIGCONT)
