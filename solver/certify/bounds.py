@@ -78,14 +78,26 @@ class Rigorous:
 
 
 def closed_form_bound(
-    spec, *, time_limit: float, workers: int = 1, seed: int = 0, oracle_kind: str = "analytic"
+    spec,
+    *,
+    time_limit: float,
+    workers: int = 1,
+    seed: int = 0,
+    oracle_kind: str = "analytic",
+    deterministic: bool = False,
 ) -> Rigorous:
-    """Solve the closed form with `solve_binding` (local search, CP-SAT, configuration LP)."""
+    """Solve the closed form with `solve_binding` (local search, CP-SAT, configuration LP);
+    `deterministic`: CP-SAT in deterministic time, so the bound does not depend on the machine."""
     from tasksolve.solver.binding.cpsat import solve_binding
     from tasksolve.solver.binding.problem import BindingProblem
 
     result = solve_binding(
-        BindingProblem(spec), objective=spec.objective, time_limit=time_limit, workers=workers, seed=seed
+        BindingProblem(spec),
+        objective=spec.objective,
+        time_limit=time_limit,
+        workers=workers,
+        seed=seed,
+        deterministic_time=time_limit if deterministic else None,
     )
     best = result.best
     failed = [step.step for step in result.failed_steps]

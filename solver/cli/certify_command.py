@@ -71,13 +71,14 @@ def certify_command(
     design: str = options.design_option(),
     time_limit: float | None = options.time_limit_option(),
     compare_samples: int | None = options.compare_samples_option(),
+    deterministic: bool = options.deterministic_option(),
     as_json: bool = options.json_option(),
 ) -> None:
     """Certify a plan against the optimum estimated by Extreme Value Theory, and against CP-SAT's
     bound on the closed form (--oracle analytic).
 
-    Exit code 0 only when the verdict is `certified`, 1 otherwise (not certified, estimate
-    refuted, no finite optimum).
+    Exit code 0 when the verdict is positive (`proven`, `certified`, `best_found`), 1 otherwise
+    (not certified, estimate refuted, no finite optimum).
     """
     from tasksolve.solver.job import Job, JobSettings
     from tasksolve.solver.job.given import GivenPlan
@@ -102,6 +103,7 @@ def certify_command(
         design=options.check_design(design),
         time_limit=time_limit,
         compare_samples=compare_samples,
+        deterministic=deterministic,
     )
     result = _run_job(Job(spec, out, settings, strategy=GivenPlan(spec, settings, plan)), out)
     if as_json:
@@ -140,12 +142,7 @@ def run_command(
     design: str = options.design_option(),
     compare_samples: int | None = options.compare_samples_option(),
     load: str | None = options.load_option(),
-    deterministic: bool = typer.Option(
-        False,
-        "--deterministic",
-        help="Binding specs: CP-SAT counts the time limit in deterministic time with a fixed portfolio, "
-        "so the same plan comes out on every run and for every --workers.",
-    ),
+    deterministic: bool = options.deterministic_option(),
     zone: float = typer.Option(
         0.02,
         "--zone",

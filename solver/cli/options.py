@@ -44,6 +44,16 @@ def json_option() -> typer.models.OptionInfo:
     return typer.Option(False, "--json", help="Print the result as JSON on stdout (errors too).")
 
 
+def deterministic_option() -> typer.models.OptionInfo:
+    return typer.Option(
+        False,
+        "--deterministic",
+        help="CP-SAT counts the time limit in deterministic time with a fixed portfolio (and run and certify "
+        "give the certify phase no wall-clock budget): the same results on every run and for every --workers "
+        "(binding specs).",
+    )
+
+
 def seed_option() -> typer.models.OptionInfo:
     return typer.Option(None, "--seed", min=0, help="Seed of everything random. Default: the spec's search.seed.")
 

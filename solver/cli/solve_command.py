@@ -56,11 +56,7 @@ def solve_command(
         f"Default: {RANDOM_PLANS}.",
     ),
     old_samples: int | None = typer.Option(None, "--samples", min=1, hidden=True),
-    deterministic: bool = typer.Option(
-        False,
-        "--deterministic",
-        help="CP-SAT: count the time limit in deterministic time with a fixed portfolio: the same plans on every run and for every --workers.",
-    ),
+    deterministic: bool = options.deterministic_option(),
     zone: float = typer.Option(
         0.02,
         "--zone",

@@ -51,4 +51,6 @@ class GivenPlan(Strategy):
         from tasksolve.solver.certify.bounds import closed_form_bound
 
         s = self.settings
-        return closed_form_bound(self.spec, time_limit=s.time_limit, workers=s.workers, seed=s.seed)
+        return closed_form_bound(
+            self.spec, time_limit=s.time_limit, workers=s.workers, seed=s.seed, deterministic=s.deterministic
+        )

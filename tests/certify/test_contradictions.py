@@ -137,3 +137,17 @@ def test_a_model_bound_and_its_proven_optimum_are_labelled_as_two_figures():
     (summary,) = bound_summaries([bound(2.190, "analytic", proven=2.178)], "des")
     assert summary.label == "the closed form's bound and proven optimum (neither bounds the simulation)"
     assert (summary.value, summary.proven_optimum) == (2.190, 2.178)
+
+
+def test_certify_deterministic_gives_the_same_certificate_twice(tmp_path, capsys):
+    """`certify --deterministic` on the closed form: CP-SAT in deterministic time, no certify
+    budget; two runs give the same verdict, bound and figures."""
+    spec = tmp_path / "small.yaml"
+    spec.write_text(SPEC_TEXT)
+    found = []
+    for out in ("a", "b"):
+        code = main(["certify", str(spec), "--out", str(tmp_path / out), *FAST, "--deterministic"])
+        result = json.loads(capsys.readouterr().out)
+        assert code in (0, 1), result
+        found.append((result["verdict"], json.dumps(result["bounds"], sort_keys=True), result["gap"]))
+    assert found[0] == found[1]
