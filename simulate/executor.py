@@ -63,7 +63,7 @@ import signal
 import threading
 import uuid
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, CancelledError, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any
@@ -375,6 +375,8 @@ def _as_finished(distributed, futures: list, stall_seconds: float | None, client
             done, pending = distributed.wait(pending, timeout=stall_seconds, return_when="FIRST_COMPLETED")
         except TimeoutError:
             raise _stalled(client, scheduler, stall_seconds, f"{len(pending)} chunk(s) pending") from None
+        except (CancelledError, OSError) as exc:  # the scheduler went away and took the futures with it
+            raise _lost(client, scheduler, exc) from None
         yield from done
 
 

@@ -86,13 +86,7 @@ def column_generation(
     """
     start = time.perf_counter()
     K = len(demand)
-    # HiGHS works on values of order 1: throughputs of 1e7 packets/s with penalties of 1e10 make it
-    # fail ("Solve error") on the 60-thread T2. Values are divided by the largest and the bound
-    # multiplied back at the end; prices and reduced costs are in the same scaled unit.  Small
-    # values are scaled up alike (a capacity of 1e-300 gives 1e-293 packets/s: HiGHS's absolute
-    # tolerances would read those as 0).
-    top = max((float(_top(v)) for v in values if len(v)), default=0.0)
-    scale = top if top > 0 else 1.0
+    scale = _scale(values)
     big = 10.0 * max(1, int(demand.sum()))
     columns: list[tuple[int, int]] = []  # (kind, index)
     chosen: set[tuple[int, int]] = set()
@@ -184,6 +178,16 @@ class LazyValues:
 
 def _top(values) -> float:
     return float(values.upper.max()) if isinstance(values, LazyValues) else float(values.max())
+
+
+def _scale(values) -> float:
+    """The unit of the LP's values: HiGHS works on values of order 1 (throughputs of 1e7 packets/s
+    with penalties of 1e10 make it fail, "Solve error", on the 60-thread T2), so values are
+    divided by the largest and the bound multiplied back at the end; prices and reduced costs are
+    in the same unit.  Small values are scaled up alike (a capacity of 1e-300 gives 1e-293
+    packets/s: HiGHS's absolute tolerances would read those as 0)."""
+    top = max((float(_top(v)) for v in values if len(v)), default=0.0)
+    return top if top > 0 else 1.0
 
 
 def _reduced(values, priced: np.ndarray, kind_price: float, scale: float) -> tuple[np.ndarray, np.ndarray]:

@@ -24,8 +24,9 @@ from tasksolve.solver.binding.configuration_lp import (
 )
 from tasksolve.solver.binding.level_plan import LevelResult
 from tasksolve.solver.binding.local_search import LocalSearchResult, improve_plan
-from tasksolve.solver.binding.model import THROUGHPUT_RESOLUTION, BindingModel, ModelTooLarge, Rounding, check_size
+from tasksolve.solver.binding.model import THROUGHPUT_RESOLUTION, BindingModel, ModelTooLarge, check_size
 from tasksolve.solver.binding.problem import BindingProblem
+from tasksolve.solver.binding.rounding import Rounding
 from tasksolve.solver.binding.steps import StepOutcome, bound_and_plan, level_step
 from tasksolve.specs import UsableTree
 from tasksolve.specs.objective import Objective

@@ -47,17 +47,16 @@ sibling domains).  With ``assumptions=True`` the placement constraints become en
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from functools import reduce
 
 from ortools.sat.python import cp_model
 
 from tasksolve.solver import cpsat
 from tasksolve.solver.binding.problem import BindingProblem
+from tasksolve.solver.binding.rounding import Rounding, ratio_range, resource_scales, sync_fields
 from tasksolve.solver.binding.symmetry_breaking import SiblingClasses, add_value_precedence
 from tasksolve.solver.errors import SolverFailed
 
-DEMAND_SCALE = 1000  # demands and capacities in thousandths
 WORK_SCALE = 100  # cycles in hundredths (communication costs from the cache model are fractional)
 THROUGHPUT_RESOLUTION = 10**6
 # Q, the slowdown's unit, is the least common multiple of the scaled capacities when that stays at
@@ -78,69 +77,6 @@ MAX_LITERALS = 1_000_000  # above, the model alone would take gigabytes: refused
 
 class ModelTooLarge(SolverFailed):
     """The exact model would not be valid for CP-SAT (64-bit sums) or would not fit the memory."""
-
-
-def resource_scales(problem: BindingProblem) -> dict[str, int]:
-    """``s_r`` per resource: `DEMAND_SCALE` (thousandths), or the power of ten that gives the
-    resource's smallest capacity or nonzero demand at least `DEMAND_SCALE` units where that is
-    below a thousandth (a capacity of 1e-4 is 1000 units, not 1 rounded from 0.1)."""
-    scales = {}
-    for resource in problem.topology.resources:
-        values = [float(resource.capacity)] + [d[resource.name] for d in problem.demands if resource.name in d]
-        smallest = min(v for v in values if v > 0)
-        if smallest >= 1.0 / DEMAND_SCALE:
-            scales[resource.name] = DEMAND_SCALE
-        else:
-            scales[resource.name] = 10 ** math.ceil(math.log10(DEMAND_SCALE) - math.log10(smallest))
-    return scales
-
-
-def _ratio_range(pairs) -> tuple[float, float]:
-    """(largest model/true ratio, largest true/model ratio) over (model, true) pairs, both >= 1;
-    a true value the model rounds to 0 makes the second infinite."""
-    high = low = 1.0
-    for model, true in pairs:
-        if true <= 0:
-            continue
-        if model <= 0:
-            low = math.inf
-            continue
-        high, low = max(high, model / true), max(low, true / model)
-    # floating-point noise in the exact side (0.35 * 1e7 = 3500000.0000000005) is no rounding
-    return (1.0 if high <= 1 + 1e-12 else high), (1.0 if low <= 1 + 1e-12 else low)
-
-
-def sync_fields(problem: BindingProblem) -> tuple[bool, bool]:
-    """(some thread runs a critical section, some thread signals early): NPIRE's synchronisation,
-    which the model leaves out (module docstring, "Rounding")."""
-    apps = problem.spec.applications
-    tasks = [apps[t.app].tasks[t.task] for t in problem.spec.threads]
-    return any(t.critical is not None for t in tasks), any(t.signal is not None for t in tasks)
-
-
-@dataclass(frozen=True)
-class Rounding:
-    """How far the integer model's ``E_t`` can be from the closed form's (module docstring).
-
-    `pessimism` >= 1 bounds model / exact, `optimism` >= 1 bounds exact / model (infinite where a
-    demand or cost is rounded to 0); `exact` when both are 1."""
-
-    pessimism: float = 1.0
-    optimism: float = 1.0
-    latency_pessimistic: bool = False  # early signals left out where a latency is bounded or minimised
-
-    @property
-    def exact(self) -> bool:
-        return self.pessimism == 1.0 and self.optimism == 1.0 and not self.latency_pessimistic
-
-    @classmethod
-    def of(
-        cls, slowdown: tuple[float, float], work: tuple[float, float], locks: bool = False, signals: bool = False
-    ) -> Rounding:
-        """Critical sections make the model optimistic by an unknown factor (lock waits and
-        failed speculation left out); early signals make its latency pessimistic."""
-        optimism = math.inf if locks else slowdown[1] * work[1]
-        return cls(pessimism=slowdown[0] * work[0], optimism=optimism, latency_pessimistic=signals)
 
 
 def check_size(problem: BindingProblem, time_limit: float | None) -> None:
@@ -356,7 +292,7 @@ class BindingModel:
             for name, d in demands.items():
                 model = ints.get(name, 0) / self.scaled_caps[name]
                 pairs.append((model, d / float(resources[name].capacity)))
-        high, low = _ratio_range(pairs)
+        high, low = ratio_range(pairs)
         return high * (1.0 + self.slowdown_error), low
 
     def _work(self) -> None:
@@ -395,7 +331,7 @@ class BindingModel:
             m.add(w == base + sum(d * lit for d, lit in comm_terms[t]))
             self.work.append(w)
         # a work is a sum of rounded cycles and costs: within the worst term's ratio of the exact
-        self._work_rounding = _ratio_range(pairs)
+        self._work_rounding = ratio_range(pairs)
 
     def _timing(self) -> None:
         """E_t = W_t S_t and the period P_i = max over instance i's threads of E_t."""

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from tasksolve.solver.certify.bounds import bound_view
 from tasksolve.solver.certify.certificate import (
     Baseline,
     BoundSummary,
@@ -24,7 +25,7 @@ from tasksolve.solver.certify.certificate import (
     Reason,
     TopAtomSummary,
 )
-from tasksolve.solver.certify.verdict import Decision, Evidence, Saturation, bound_view
+from tasksolve.solver.certify.verdict import Decision, Evidence, Saturation
 
 #: how far above the far end an atom's interval is open, in words (the JSON's null reason)
 OPEN_ABOVE = (

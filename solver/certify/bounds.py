@@ -130,6 +130,34 @@ def from_report(report, oracle_kind: str) -> Rigorous | None:
     )
 
 
+# ------------------------------------------------------------------------------ the verdict's view
+@dataclass(frozen=True)
+class BoundView:
+    """A bound as the verdict's rules read it (`solver.certify.verdict`): any object with
+    ``oracle`` (the oracle it bounds: ``analytic``, ``des``...), ``value`` (the bound on the
+    optimum, in the samples' orientation), ``proven_optimum`` (or None) and ``source``; `bound_view`
+    also reads `Rigorous` (``bound``, ``bound_source``, ``applies``)."""
+
+    oracle: str | None
+    value: float | None
+    proven_optimum: float | None
+    source: str
+
+
+def bound_view(bound: Any) -> BoundView:
+    """Read a bound object: the new shape (``oracle``, ``value``) or `bounds.Rigorous`."""
+    value = getattr(bound, "value", None)
+    if value is None and hasattr(bound, "bound"):
+        value = bound.bound
+    oracle = getattr(bound, "oracle", None)
+    source = getattr(bound, "source", None) or getattr(bound, "bound_source", None) or "solver"
+    if oracle is None and hasattr(bound, "applies"):
+        # `Rigorous` bounds the binding closed form (the analytic oracle); the pipeline job's bounds
+        # the pipeline closed form, which is no oracle (docs/design.md, departure 19)
+        oracle = "pipeline closed form" if "pipeline" in str(source) else "analytic"
+    return BoundView(oracle, value, getattr(bound, "proven_optimum", None), str(source))
+
+
 # ------------------------------------------------------------------------------ the simulation
 @dataclass
 class SimulationBound:
@@ -152,7 +180,7 @@ class SimulationBound:
     plan_value: float | None = None
     oracle: str = "des"
 
-    #: the verdict's bound interface (`solver.certify.verdict.bound_view`): no solver plan's
+    #: the verdict's bound interface (`solver.certify.bounds.bound_view`): no solver plan's
     #: value (``objective``) and no proven optimum, only the bound
     objective = None
     proven_optimum = None

@@ -41,7 +41,7 @@ EXACT = 1e-9
 @dataclass
 class MeasuredBound:
     """An upper bound on the simulated optimum over every allowed placement class (packets/s),
-    in the verdict's bound shape (`solver.certify.verdict.bound_view`)."""
+    in the verdict's bound shape (`solver.certify.bounds.bound_view`)."""
 
     value: float
     metric: str

@@ -1,32 +1,7 @@
 """The verdict: what a certificate may say about a plan, one plain sentence first, evidence after.
 
-Vocabulary (docs/design.md, "Verdicts", holds the same table; `VERDICTS` the sentences and exit
-codes):
-
-===================  ====  =========================================================================
-verdict              exit  meaning
-===================  ====  =========================================================================
-``proven``           0     a bound that applies *to the oracle the plan was measured on* (rigorous;
-                           on a stochastic simulation partly 95% upper limits: `measured_bound`) puts
-                           the plan (its pessimistic value) within the target gap of the best possible
-``certified``        0     a valid EVT interval (ASPLOS'12 section 3.3: GPD endpoint,
-                           profile-likelihood interval) -- at least `MIN_SAMPLES` samples, no
-                           blocking flag, no atom at the top, no known plan beyond its far limit --
-                           puts the plan within the target gap
-``best_found``       0     the search is saturated: no known plan beats the plan beyond the
-                           measurements' noise, the sample's best value is an atom hit by at least
-                           `SATURATION_SHARE` of the draws, and the distribution-free draw bound
-                           (`evt.atom`, Wilks 1941) says how likely one more draw beats it; no gap
-                           to the optimum is claimed
-``not_certified``    1     the evidence says the plan may be materially worse than what exists (a
-                           solver step failed; a proven optimum or a known plan beats it by more than
-                           the target beyond noise; or the search is not saturated and no valid
-                           interval exists)
-``refuted``          1     a measured plan beats the EVT interval's far limit: the estimate is
-                           wrong, and so would be any verdict drawn from it
-``no_finite_optimum`` 1    the fitted tail has no finite end (xi >= 0) and the search is not
-                           saturated: there is no optimum to compare with
-===================  ====  =========================================================================
+The six verdicts, exit codes and meanings: `VERDICTS` below and docs/design.md, "Verdicts";
+``proven``, ``certified``, ``best_found`` are positive (exit 0), the others negative (exit 1).
 
 Rules, in order (the first that holds decides; `decide`):
 
@@ -53,11 +28,8 @@ compared (the race of `solver.binding.noisy` compared the finalists beside the p
 is in use (rules 5, 6, 8 do not apply; reason ``noise_hides_tail``); rule 7 also needs "no
 measured plan is distinguishably better" (the advantage's interval reaches 0 or below).
 
-A bound is any object with ``oracle`` (the oracle it bounds: ``analytic``, ``des``...), ``value``
-(the bound on the optimum, in the samples' orientation), ``proven_optimum`` (or None) and
-``source``; `bound_view` also reads today's `solver.certify.bounds.Rigorous` (``bound``,
-``bound_source``, ``applies``).  Gaps are signed, ``(plan - reference) / |reference|``: negative
-when the plan's figure is below the reference.
+Bounds are read through `solver.certify.bounds.bound_view`.  Gaps are signed,
+``(plan - reference) / |reference|``: negative when the plan's figure is below the reference.
 """
 
 from __future__ import annotations
@@ -67,13 +39,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from tasksolve.solver.certify.bounds import bound_view
+
 #: the threshold rule (`evt.threshold`) keeps at most 5% of the sample beyond the threshold and
 #: trusts the interval from 30 excesses on: below 600 plans it cannot do both
 MIN_SAMPLES = 600
 
-#: "most draws end on the best value": the share of the sample an atom at the top needs before the
-#: search counts as saturated (rule 7)
-SATURATION_SHARE = 0.5
+SATURATION_SHARE = 0.5  # rule 7: the share of the draws an atom at the top needs ("most end there")
 
 #: two values closer than this (relative) are the same value (`evt.atom.RELATIVE_TIE`)
 RELATIVE_TIE = 1e-9
@@ -109,33 +81,9 @@ VERDICTS: dict[str, tuple[str, int]] = {
 POSITIVE = frozenset(name for name, (_, code) in VERDICTS.items() if code == 0)
 
 
-def exit_code(verdict: str) -> int:
-    """0 for a positive verdict, 1 otherwise (docs/design.md, "Errors and exit codes")."""
+def exit_code(verdict: str) -> int:  # docs/design.md, "Errors and exit codes"
+    """0 for a positive verdict, 1 otherwise."""
     return VERDICTS.get(verdict, ("", 1))[1]
-
-
-@dataclass(frozen=True)
-class BoundView:
-    """A rigorous bound as the rules read it (see the module docstring)."""
-
-    oracle: str | None
-    value: float | None
-    proven_optimum: float | None
-    source: str
-
-
-def bound_view(bound: Any) -> BoundView:
-    """Read a bound object: the new shape (``oracle``, ``value``) or `bounds.Rigorous`."""
-    value = getattr(bound, "value", None)
-    if value is None and hasattr(bound, "bound"):
-        value = bound.bound
-    oracle = getattr(bound, "oracle", None)
-    source = getattr(bound, "source", None) or getattr(bound, "bound_source", None) or "solver"
-    if oracle is None and hasattr(bound, "applies"):
-        # `Rigorous` bounds the binding closed form (the analytic oracle); the pipeline job's bounds
-        # the pipeline closed form, which is no oracle (docs/design.md, departure 19)
-        oracle = "pipeline closed form" if "pipeline" in str(source) else "analytic"
-    return BoundView(oracle, value, getattr(bound, "proven_optimum", None), str(source))
 
 
 @dataclass(frozen=True)
@@ -431,6 +379,11 @@ def decide(ev: Evidence, show: Callable[[float], str] = lambda v: f"{v:.6g}") ->
         return j.done("not_certified", "solver", "not certified: " + j.reasons[0]["sentence"])
     if j.proven is not None and loss(ev.pessimistic, j.proven, ev.minimize) > ev.target_gap:  # rule 2
         sentence = f"{in_words(j.gaps['proven_optimum'], 'proven optimum')}, more than the {target} target"
+        if ev.plan_half_width:  # the rule judged the interval's unfavourable end: say so
+            low = loss(ev.pessimistic, j.proven, ev.minimize)
+            sentence = sentence.replace(
+                ", more than", f" ({low:.2%} at the unfavourable end of its interval), more than"
+            )
         j.reasons.insert(0, {"code": "below_optimum", "sentence": sentence})
         return j.done("not_certified", "proven optimum", f"not certified: {sentence}")
     yard = ev.yardstick

@@ -65,7 +65,7 @@ ATTEMPTS = (0.1, 0.1, 0.2, 1.0)
 
 @dataclass(frozen=True)
 class PipelineBound:
-    """A bound in the verdict's shape (`solver.certify.verdict.bound_view`): ``value`` bounds the
+    """A bound in the verdict's shape (`solver.certify.bounds.bound_view`): ``value`` bounds the
     throughput of every pipeline plan on ``oracle``; no plan is known to reach it
     (``proven_optimum`` None)."""
 

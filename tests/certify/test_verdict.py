@@ -7,13 +7,13 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tasksolve.solver.certify.bounds import BoundView
 from tasksolve.solver.certify.verdict import (
     BLOCKING_FLAGS,
     MIN_SAMPLES,
     POSITIVE,
     SATURATION_SHARE,
     VERDICTS,
-    BoundView,
     Evidence,
     Saturation,
     decide,

@@ -115,7 +115,7 @@ def test_the_job_applies_the_relaxation_and_never_the_pessimistic_model(tmp_path
     """The pipeline strategy on the analytic oracle: CP-SAT's bound on its pessimistic model is
     recorded for the model, never for the analytic oracle (it may understate that optimum), and
     the relaxation's bound, which applies, is at least the best plan by brute force."""
-    from tasksolve.solver.certify.verdict import bound_view
+    from tasksolve.solver.certify.bounds import bound_view
     from tasksolve.solver.job.pipeline import PipelineStrategy
     from tasksolve.solver.job.settings import JobSettings
 
