@@ -76,23 +76,16 @@ class BindingResult:
         return [step for step in self.steps if step.outcome == "failed"]
 
 
-def _exact_value(problem: BindingProblem, objective: str, contexts: list[int]) -> float:
-    """The closed form's value of a plan, in the objective's unit (seconds for the latency)."""
+def _exact(problem: BindingProblem, objective: str, contexts: list[int]) -> tuple[float, bool]:
+    """The closed form's value of a plan (objective's unit) and whether it meets ``latency_max``
+    (True without one), from one evaluation."""
     import numpy as np
 
-    score = float(problem.batch.evaluate(np.array([contexts])).values(objective)[0])
-    return Objective.of(objective).score(score)
-
-
-def _meets_latency(problem: BindingProblem, contexts: list[int]) -> bool:
-    """Whether a plan meets ``latency_max`` on the closed form (True without one)."""
-    import numpy as np
-
+    found = problem.batch.evaluate(np.array([contexts]))
+    value = Objective.of(objective).score(float(found.values(objective)[0]))
     bound = problem.latency_bound_cycles
-    if bound is None:
-        return True
-    latency = float(problem.batch.evaluate(np.array([contexts])).latency_max[0])
-    return latency * problem.topology.clock <= bound * (1 + 1e-9)
+    meets = bound is None or float(found.latency_max[0]) * problem.topology.clock <= bound * (1 + 1e-9)
+    return value, meets
 
 
 def _heuristic(
@@ -277,26 +270,8 @@ def _finish(
     top_k: int,
 ) -> None:
     """Notes, steps, the local search's plan first when better, the LP's bound where tighter."""
-    if result.rounding.latency_pessimistic:
-        notes.append("the CP-SAT model leaves out early signals, which shorten latencies: it proves no bound here")
-    if math.isinf(result.rounding.optimism) and not result.rounding.latency_pessimistic:
-        notes.append(
-            "the CP-SAT model leaves out critical sections (lock waits, failed speculation): its bound is a "
-            "relaxation's and plan values are the closed form's"
-        )
-    elif not result.rounding.exact and not result.rounding.latency_pessimistic:
-        notes.append(
-            "the CP-SAT model rounds demands, capacities, cycles or message costs to integers: its times per "
-            f"packet are at most {result.rounding.pessimism - 1:.1e} (relative) above the closed form's"
-            + (
-                ""
-                if result.rounding.optimism == 1.0
-                else f" and at most {result.rounding.optimism - 1:.1e} below"
-                if math.isfinite(result.rounding.optimism)
-                else " and may be below it (a demand or cost rounds to 0)"
-            )
-            + "; plan values are the closed form's, the bound is widened by the first factor"
-        )
+    if result.rounding.note() is not None:
+        notes.append(result.rounding.note())
     result.local_search, result.configuration_bound = heuristic, bound_info
     result.notes = [*result.notes, *notes]
     result.steps = steps
@@ -328,7 +303,7 @@ def _better_start(
     """The hint or the level LP's plan, whichever the closed form values more."""
     if level is None or level.plan is None:
         return hint
-    if hint is None or level.plan_value >= _exact_value(problem, objective, hint):
+    if hint is None or level.plan_value >= _exact(problem, objective, hint)[0]:
         return level.plan
     return hint
 
@@ -452,9 +427,9 @@ def _solve_model(
         if not model.rounding.exact or getattr(model, "resolution", THROUGHPUT_RESOLUTION) < THROUGHPUT_RESOLUTION:
             # a rounded model or a coarse throughput: the plan's exact value; the bound is widened
             # by the model's pessimism (`model.Rounding`), and a plan must meet latency_max exactly
-            if not model.rounding.exact and not _meets_latency(problem, contexts):
+            value, meets = _exact(problem, model.objective, contexts)
+            if not model.rounding.exact and not meets:
                 continue
-            value = _exact_value(problem, model.objective, contexts)
             pessimism = model.rounding.pessimism
             minimize = Objective.of(model.objective).minimize
             bound = bound / pessimism if minimize else bound * pessimism

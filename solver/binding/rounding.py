@@ -79,3 +79,27 @@ class Rounding:
         failed speculation left out); early signals make its latency pessimistic."""
         optimism = math.inf if locks else slowdown[1] * work[1]
         return cls(pessimism=slowdown[0] * work[0], optimism=optimism, latency_pessimistic=signals)
+
+    def note(self) -> str | None:
+        """What the model's rounding means for its figures, in one sentence (None when exact)."""
+        if self.latency_pessimistic:
+            return "the CP-SAT model leaves out early signals, which shorten latencies: it proves no bound here"
+        if math.isinf(self.optimism):
+            return (
+                "the CP-SAT model leaves out critical sections (lock waits, failed speculation): its bound is a "
+                "relaxation's and plan values are the closed form's"
+            )
+        if self.exact:
+            return None
+        below = (
+            ""
+            if self.optimism == 1.0
+            else f" and at most {self.optimism - 1:.1e} below"
+            if math.isfinite(self.optimism)
+            else " and may be below it (a demand or cost rounds to 0)"
+        )
+        return (
+            "the CP-SAT model rounds demands, capacities, cycles or message costs to integers: its times per "
+            f"packet are at most {self.pessimism - 1:.1e} (relative) above the closed form's{below}; plan values "
+            "are the closed form's, the bound is widened by the first factor"
+        )

@@ -201,11 +201,15 @@ def beats(value: float, half_width: float, plan: float, plan_half_width: float, 
     return _score(value, minimize) - _score(plan, minimize) > margin
 
 
+def _measured(ev: Evidence) -> list[tuple[str, float, float]]:
+    """Every known plan as (label, value, half-width), a missing half-width read as 0."""
+    return [(k[0], float(k[1]), float(k[2]) if len(k) > 2 and k[2] is not None else 0.0) for k in ev.known]
+
+
 def _known(ev: Evidence) -> list[tuple[str, float, float]]:
     """The known plans the rules compare: on a stochastic oracle only the re-measured yardstick is
     compared, through its paired interval (`_unpaired` lists the others)."""
-    found = [(k[0], float(k[1]), float(k[2]) if len(k) > 2 and k[2] is not None else 0.0) for k in ev.known]
-    return found if ev.noisy is None else []
+    return _measured(ev) if ev.noisy is None else []
 
 
 def _unpaired(ev: Evidence) -> list[str]:
@@ -341,15 +345,12 @@ class _Judge:
     def contradiction(self) -> str | None:
         """Rule 0: the sentence naming a measured value beyond an applicable bound, or None."""
         ev = self.ev
-        measured = [("plan", ev.plan_value, ev.plan_half_width or 0.0)]
-        measured += [(k[0], float(k[1]), float(k[2]) if len(k) > 2 and k[2] is not None else 0.0) for k in ev.known]
+        measured = [("plan", ev.plan_value, ev.plan_half_width or 0.0), *_measured(ev)]
         for b in self.applicable:
-            limits = [(f"{b.source} bound", b.value)]
-            if b.proven_optimum is not None:
-                limits.append((f"{b.source} proven optimum", b.proven_optimum))
+            limits = [(f"{b.source} bound", b.value), (f"{b.source} proven optimum", b.proven_optimum)]
             for label, value, hw in measured:
                 for what, limit in limits:
-                    if beats(value, hw, limit, 0.0, ev.minimize):
+                    if limit is not None and beats(value, hw, limit, 0.0, ev.minimize):
                         return (
                             f"the {label} measured {self.show(value)} on the {_oracle_name(ev.oracle)}, better than "
                             f"the {what} ({self.show(limit)}) that applies to it: the measurement or the bound is "
