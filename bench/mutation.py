@@ -66,13 +66,14 @@ MAPPING: dict[str, tuple[str, list[str]]] = {
         ["tests/certify/test_fluid_lp_constraints.py", "tests/certify/test_fluid_bound.py"],
     ),
 }
-_BINDING_TESTS = [
+_LP_ROWS, _CONFIGURATIONS, _LEVELS = (
     "tests/solver/test_lp_constraints.py",
     "tests/solver/test_configurations.py",
     "tests/solver/test_level_lp.py",
-]
-for _name in ("configurations", "configuration_lp", "level_lp"):
-    MAPPING[f"solver/binding/{_name}.py"] = (f"mutation-{_name}", _BINDING_TESTS)
+)
+MAPPING["solver/binding/configuration_lp.py"] = ("mutation-configuration_lp", [_LP_ROWS, _CONFIGURATIONS])
+MAPPING["solver/binding/level_lp.py"] = ("mutation-level_lp", [_LP_ROWS, _LEVELS])
+MAPPING["solver/binding/configurations.py"] = ("mutation-configurations", [_LP_ROWS, _CONFIGURATIONS, _LEVELS])
 
 _VERDICT, _ENDPOINT = "solver/certify/verdict.py", "evt/endpoint.py"
 _TOLERANCE = (

@@ -379,6 +379,9 @@ class BatchModel:
             contexts = contexts[None, :]
         if contexts.ndim != 2 or contexts.shape[1] != self.n_threads:
             raise ValueError(f"contexts must have shape (plans, {self.n_threads}); got {contexts.shape}")
+        if len(contexts) == 0:  # no plans (a sample every constraint filtered out): empty figures
+            none = np.zeros(0)
+            return BatchResult(none, np.zeros((0, len(self.spec.instances))), none, none, none)
         parts = [self._evaluate(contexts[i : i + self.chunk]) for i in range(0, len(contexts), self.chunk)]
         if len(parts) == 1:
             return parts[0]

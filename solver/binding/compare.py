@@ -76,6 +76,7 @@ class _Comparison:
     finalists: list[tuple[str, list[int]]] = field(default_factory=list)  # raced on a stochastic oracle
     measured: dict[tuple[int, ...], Measurement] = field(default_factory=dict)  # every plan measured
     labels: dict[tuple[int, ...], str] = field(default_factory=dict)  # the method that first measured it
+    no_sample: str = ""  # why the random sample has no plan (constraints too tight for rejection sampling)
 
     def __post_init__(self) -> None:
         self.objective = self.spec.objective
@@ -135,6 +136,7 @@ class _Comparison:
             if "cpsat" not in methods:
                 raise Infeasible(f"{exc}; try --method cpsat") from None
             self.say(f"no random sample ({exc}); CP-SAT runs without a hint, sampling methods are skipped")
+            self.no_sample = str(exc)
             methods = ["cpsat"]
             self.plans = np.empty((0, len(self.spec.threads)), dtype=np.intp)
         self.values = self.batch.evaluate(self.plans).values(self.objective) if len(self.plans) else np.empty(0)
@@ -266,8 +268,17 @@ class _Comparison:
         )
         if result.status == "INFEASIBLE":
             raise Infeasible(explain_infeasible(problem))
-        if not result.solutions:
-            raise SolverFailed(f"CP-SAT found no plan within {time_limit:g}s (status {result.status})")
+        self.details.cpsat = _cpsat_details(result, [])
+        if not result.solutions:  # no plan: no row and no credit; the other methods' plans answer
+            why = f"CP-SAT none within {time_limit:g}s (status {result.status})"
+            if not self.measured:
+                _no_plan(
+                    self.spec,
+                    f"no method found a plan: {why}"
+                    + (f"; the random sample: {self.no_sample}" if self.no_sample else ""),
+                )
+            self.say(f"cpsat: no plan within {time_limit:g}s (status {result.status})")
+            return result, None
         plans = [s.contexts for s in result.solutions]
         measured = self.measure(plans, "cpsat")
         for solution in result.solutions:  # a plan CP-SAT's steps took from elsewhere says so
@@ -287,7 +298,7 @@ class _Comparison:
         )
         self.rows.insert(0, row)
         self.details.cpsat = _cpsat_details(result, [self.natural(m) for m in measured])
-        return result, label, plans[k], measured[k]
+        return result, (label, plans[k], measured[k])
 
     def answer(self, model: tuple[str, list[int], Measurement] | None) -> tuple[str, list[int], Measurement]:
         """The best measured plan of the comparison (module docstring): the `model`'s answer
@@ -331,6 +342,17 @@ def _raced(run: _Comparison, zone: float, answer: tuple[str, list[int], Measurem
     return verdict, (verdict.best.split(" ")[0], contexts, measurement)
 
 
+def _no_plan(spec: Spec, why: str) -> None:
+    """No method produced a plan: `Infeasible` when the spec's placement or latency checks
+    (`specs.feasibility`, exact for placement) show that none exists, else `SolverFailed`."""
+    from tasksolve.specs.feasibility import check_feasibility
+
+    problems = check_feasibility(spec)
+    if problems:
+        raise Infeasible("; ".join(p.message for p in problems))
+    raise SolverFailed(why)
+
+
 def _worst(values: list[float], objective: Objective) -> int:
     """The index of the worst of natural `values` (the first of equals)."""
     return min(range(len(values)), key=lambda i: objective.score(values[i]))
@@ -338,15 +360,15 @@ def _worst(values: list[float], objective: Objective) -> int:
 
 def _cpsat_details(result, measured: list[float]) -> CpsatDetails:
     """CP-SAT's steps, bound, local search and configuration LP; `measured` the natural values
-    of its K best plans."""
-    best = result.solutions[0]
+    of its K best plans (no plan: no bound source, no finder)."""
+    best = result.solutions[0] if result.solutions else None
     heuristic, configuration = result.local_search, result.configuration_bound
     return CpsatDetails(
         status=result.status,
         wall_time=result.wall_time,
         symmetry_constraints=result.symmetry_constraints,
-        bound_source=best.bound_source,
-        found_by=best.found_by,
+        bound_source=None if best is None else best.bound_source,
+        found_by=None if best is None else best.found_by,
         local_search=None
         if heuristic is None
         else {"value": heuristic.value, "rounds": heuristic.rounds, "wall_time": heuristic.wall_time},
@@ -420,12 +442,12 @@ def solve(
     if "cpsat" in methods:
         left = time_limit - (time.perf_counter() - started) - RESERVE_SHARE * time_limit
         limit = time_limit if deterministic else max(MIN_CPSAT_SHARE * time_limit, left)
-        result, label, contexts, measurement = run.cpsat(
-            BindingProblem(spec, batch_model=run.batch), top_k, limit, deterministic
-        )
-        best = result.solutions[0]
-        status, value, bound, gap = result.status, best.objective, best.bound, best.gap
-        answer = run.answer((label, contexts, measurement))
+        result, model = run.cpsat(BindingProblem(spec, batch_model=run.batch), top_k, limit, deterministic)
+        status = result.status
+        if model is not None:
+            best = result.solutions[0]
+            value, bound, gap = best.objective, best.bound, best.gap
+        answer = run.answer(model)
     elif answer is None:
         answer = run.answer(None)
     noise = None

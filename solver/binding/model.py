@@ -127,13 +127,18 @@ class BindingModel:
             self.assumption_literals[group] = self.model.new_bool_var(f"assume[{group}]")
         return self.assumption_literals[group]
 
-    def _int(self, low: int, high: int, name: str):
-        """A new integer variable whose bounds are remembered (for the bounds of later ones)."""
+    @staticmethod
+    def _fits(high: int, name: str) -> None:
+        """Refuse (`ModelTooLarge`) a variable or a constraint's term that could pass `INT_LIMIT`."""
         if high > INT_LIMIT:
             raise ModelTooLarge(
                 f"the CP-SAT model of this spec does not fit 64-bit integers ({name} up to {high:.3g}: "
                 "capacities, demands or cycles span too many orders of magnitude)"
             )
+
+    def _int(self, low: int, high: int, name: str):
+        """A new integer variable whose bounds are remembered (for the bounds of later ones)."""
+        self._fits(high, name)
         var = self.model.new_int_var(int(low), int(high), name)
         self._bounds[var.index] = (int(low), int(high))
         return var
@@ -279,7 +284,8 @@ class BindingModel:
                 pressures.append((scaled_caps[name], load_t, upper_load))
             high = max([q] + [-(-q * upper // cap) for cap, _, upper in pressures])
             s_var = self._int(q, high, f"S[{t}]")
-            for cap, load_t, _ in pressures:
+            for cap, load_t, upper in pressures:
+                self._fits(max(cap * high, q * upper), f"Q x load of S[{t}]")
                 m.add(cap * s_var >= q * load_t)
             self.slowdown.append(s_var)
 

@@ -80,8 +80,8 @@ class CpsatDetails:
     status: str
     wall_time: float
     symmetry_constraints: int
-    bound_source: str
-    found_by: str
+    bound_source: str | None  # None: CP-SAT found no plan
+    found_by: str | None
     local_search: dict[str, Any] | None
     configuration_bound: dict[str, Any] | None
     notes: list[str]

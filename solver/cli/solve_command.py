@@ -164,12 +164,14 @@ def _print_report(spec, report, out) -> None:
         gap = display.share(report.gap)
         cpsat = report.details.cpsat
         source = cpsat.bound_source if cpsat else "cpsat"
-        console.print(
-            f"CP-SAT: {report.status}, model objective {objective.format(report.model_objective)}, "
-            f"bound {objective.format(report.bound)}"
-            f"{' (configuration LP)' if source != 'cpsat' else ''}, gap {gap}",
-            markup=False,
-        )
+        if report.model_objective is None:  # no plan from CP-SAT: it has no row and claims nothing
+            console.print(f"CP-SAT: {report.status}, no plan", markup=False)
+        else:
+            console.print(
+                f"CP-SAT: {report.status}, model objective {objective.format(report.model_objective)}, "
+                f"bound {objective.format(report.bound)}{'' if source == 'cpsat' else f' ({source})'}, gap {gap}",
+                markup=False,
+            )
         for note in cpsat.notes if cpsat else []:
             console.print(f"  {note}", markup=False)
         for step in cpsat.steps if cpsat else []:

@@ -73,3 +73,72 @@ def test_a_plan_cpsat_did_not_produce_is_not_labelled_cpsat(monkeypatch):
     assert "found by the local search" in report.comparison[0].note
     best = max(r.simulated for r in report.comparison if r.contexts is not None)
     assert report.measured.throughput >= best * (1 - 1e-12)
+
+
+def test_cpsat_without_a_plan_gets_no_row_and_the_baselines_answer(monkeypatch):
+    """The CP-SAT model refused as too large and no local search: CP-SAT produced no plan, so it has
+    no row, no bound and no credit; the best plan the baselines measured is the answer (before, the
+    whole solve failed with "CP-SAT found no plan")."""
+    import functools
+
+    spec = load_spec("t2-ipfwd-intadd-x2")
+    literals = sum(len(row) for row in BindingProblem(spec).allowed)
+    monkeypatch.setattr(model_module, "MAX_LITERALS", literals - 1)
+    monkeypatch.setattr(compare, "solve_binding", functools.partial(compare.solve_binding, local_search=False))
+    report = compare.solve(
+        spec, ["cpsat", "random", "balanced"], oracle_kind="analytic", time_limit=10, workers=1, samples=200,
+        deterministic=True,
+    )  # fmt: skip
+    assert report.status == "MODEL_TOO_LARGE"
+    assert report.bound is None and report.model_objective is None
+    assert not any(r.method.startswith(("cpsat", "local-search")) for r in report.comparison)
+    assert report.method in ("random", "balanced")
+    best = max(r.simulated for r in report.comparison if r.contexts is not None)
+    assert report.measured.throughput == best
+    assert report.details.cpsat.found_by is None and report.details.cpsat.notes
+
+
+def test_the_closed_form_of_no_plans_is_empty():
+    """A sample that every constraint filtered out evaluates to empty figures (before: a ValueError
+    from `np.concatenate` inside `uniform_plans`)."""
+    import numpy as np
+
+    spec = load_spec("t2-ipfwd-intadd-x2")
+    result = BatchModel(spec).evaluate(np.zeros((0, len(spec.threads)), dtype=int))
+    assert result.total.shape == (0,) and result.per_instance.shape == (0, len(spec.instances))
+    assert result.values("latency").shape == (0,)
+
+
+def test_no_plan_from_any_method_on_an_impossible_spec_says_infeasible():
+    """Six threads, at most one per socket on three sockets, and a capacity of 1e-300 (CP-SAT's
+    model refused as too large): the random sample finds no plan and CP-SAT none; the answer is
+    the placement check's reason, not "CP-SAT found no plan"."""
+    import pytest
+
+    from tasksolve.solver.errors import Infeasible
+    from tasksolve.specs.loader import load_spec_text
+
+    spec = load_spec_text(
+        """
+tasksolve: 1
+name: capped
+topology:
+  name: three
+  clock: 1GHz
+  levels: [{name: socket, count: 3}, {name: core, count: 4}, {name: pipe, count: 1}]
+  resources: [{name: r0, level: socket, capacity: 1e-300}]
+applications:
+  app0:
+    tasks: {t0: {cycles: 50}, t1: {cycles: 50}, t2: {cycles: 50, demand: {r0: 0.0004}}}
+    edges: [{from: t0, to: t1, bytes: 0}, {from: t0, to: t2, bytes: 0}]
+workload: [{app: app0, instances: 2}]
+constraints: {max_threads: {socket: 1}}
+""",
+        "<capped>",
+        feasibility=False,
+    )
+    with pytest.raises(Infeasible, match="leaves room for 3 of the 6 threads"):
+        compare.solve(
+            spec, ["cpsat", "random", "balanced"], oracle_kind="analytic", time_limit=3, workers=1, samples=100,
+            deterministic=True,
+        )  # fmt: skip

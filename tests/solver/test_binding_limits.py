@@ -147,3 +147,52 @@ def test_where_cpsat_refuses_the_model_the_local_search_has_the_time_left(monkey
     assert result.best is not None and result.best.found_by == "local search"
     repeatable = solve_binding(problem, time_limit=3, workers=1, seed=0, configuration=False, deterministic_time=3)
     assert all(s.step != "local search (continued)" for s in repeatable.steps)  # no clock: no more search
+
+
+def test_a_slowdown_row_past_64_bits_is_refused_not_a_type_error():
+    """A machine-wide capacity of 1e-12 beside demands near 1: the slowdown row ``cap S >= Q load``
+    holds a constant of 1.9e19, past 64 bits (before: OR-Tools' TypeError from inside the model).
+    The model is refused with the reason and the other steps still answer."""
+    from tasksolve.specs.loader import load_spec_text
+
+    spec = load_spec_text(
+        """
+tasksolve: 1
+name: wide
+topology:
+  name: t
+  clock: 246MHz
+  levels: [{name: smt, count: 3}, {name: core, count: 2}, {name: strand, count: 1}]
+  resources:
+    - {name: r0, level: machine, capacity: 1e-12}
+    - {name: r1, level: core, capacity: 1.05}
+    - {name: r2, level: core, capacity: 4.0}
+  icache: 5000
+  communication:
+    model: cache
+    line: 64B
+    latency: {core: 268, smt: 94, machine: 220}
+    hit_rate: {core: 0.5, smt: 0.5}
+applications:
+  app0:
+    tasks:
+      t0: {cycles: 1200}
+      t1: {cycles: 180.5, demand: {r0: 0.9}, idle_demand: {r0: 0.0004}, signal: 0.5}
+      t2: {cycles: 180.5, demand: {r0: 0.0, r2: 1.0, r1: 0.0}, idle_demand: {r2: 0.4}, code_size: 100}
+    edges: [{from: t0, to: t1, bytes: 1KiB}, {from: t1, to: t2, bytes: 64}]
+  app1:
+    tasks:
+      t0: {cycles: 100, demand: {r2: 0.4, r0: 1.0}, frequency: 2.5, critical: {lock: heap}}
+      t1: {cycles: 1200, code_size: 100}
+    edges: [{from: t0, to: t1, bytes: 64}]
+workload: [{app: app0, instances: 1}, {app: app1, instances: 1}]
+""",
+        "<wide>",
+    )
+    problem = BindingProblem(spec)
+    with pytest.raises(model_module.ModelTooLarge, match="does not fit 64-bit integers"):
+        model_module.BindingModel(problem, "total_throughput")
+    result = solve_binding(problem, time_limit=5, workers=1, seed=0, deterministic_time=2, configuration=False)
+    step = next(s for s in result.steps if s.step == "CP-SAT")
+    assert step.outcome == "skipped" and "64-bit integers" in step.detail
+    assert result.best is not None and result.best.found_by == "local search"
