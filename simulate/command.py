@@ -75,6 +75,38 @@ SETTINGS = ("command", "metric", "timeout", "repeats", "range", "max_output", "w
 SHOWN = 400  # characters of a program's output quoted in an error message
 
 
+def resolve_program(spec, program: str) -> str:
+    """argv[0] as run: a relative path with a folder part (``./fwd``, ``bin/fwd``) is taken from the
+    spec's folder, as every other file a spec names, never from wherever tasksolve was started; a
+    bare name (``python3``) is looked up on ``PATH`` when run; an absolute path stays."""
+    source = getattr(spec, "source", None)
+    if "/" in program and not os.path.isabs(program) and source and Path(source).is_file():
+        return str(Path(source).resolve().parent / program)
+    return program
+
+
+def program_identity(spec) -> dict[str, Any]:
+    """The program a spec's command runs, for a samples file's header: its resolved path and the
+    SHA-256 of its content (None where no such file is found yet), so that ``--resume`` refuses
+    measurements of another program (`solver.certify.samples_file`)."""
+    import hashlib
+    import shutil
+
+    argv = spec.oracle.command
+    if not argv:
+        return {}
+    program = resolve_program(spec, str(argv[0]))
+    found = program if "/" in program else shutil.which(program)
+    digest = None
+    if found and os.path.isfile(found):
+        sha = hashlib.sha256()
+        with open(found, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                sha.update(block)
+        digest = sha.hexdigest()
+    return {"program": {"path": str(Path(found).resolve()) if found else program, "sha256": digest}}
+
+
 class CommandOracle:
     """The program of ``spec.oracle`` run once per plan and repeat (see the module docstring);
     `overrides` may replace any of `SETTINGS`."""
@@ -96,6 +128,7 @@ class CommandOracle:
             )
         self.spec = spec
         self.argv = [str(a) for a in settings["command"]]
+        self.argv[0] = resolve_program(spec, self.argv[0])
         self.metric = settings["metric"]
         self.timeout = float(settings["timeout"])
         self.repeats = int(settings["repeats"])
@@ -129,9 +162,10 @@ class CommandOracle:
     def identity(spec) -> dict[str, Any]:
         """What a samples file's header records: the program, what is read from it and how many
         runs make a figure (not the wall-clock timeout)."""
-        return spec.oracle.model_dump(
+        settings = spec.oracle.model_dump(
             mode="json", by_alias=True, include={"command", "metric", "repeats", "warmup", "precision", "budget"}
         )
+        return settings | program_identity(spec)
 
     # -- the protocol
     def evaluate(self, plan: Any, seed: int | None = None) -> Measurement:

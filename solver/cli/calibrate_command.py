@@ -9,7 +9,7 @@ import typer
 from tasksolve.solver.cli import options
 from tasksolve.solver.cli.common import (
     EXIT_NEGATIVE,
-    check_oracle_kind,
+    chosen_oracle,
     console,
     emit_json,
     err_console,
@@ -23,6 +23,7 @@ DEFAULT_OUTPUT = Path("calibrated.yaml")
 def calibrate(
     spec_path: str = options.spec_argument(),
     oracle: str | None = options.oracle_option(),
+    allow_commands: bool = options.allow_commands_option(),
     plans: int = typer.Option(
         100, "--plans", min=1, help="Random plans to measure (besides a packed and a few balanced ones)."
     ),
@@ -67,7 +68,7 @@ def calibrate(
     spec = load_spec_or_fail(spec_path)
     if out.exists() and not force:
         fail(f"{out} exists; give --force to replace it, or another --output")
-    kind = check_oracle_kind(oracle or spec.oracle.kind)
+    kind = chosen_oracle(oracle, spec, allow_commands)
     with Phases(enabled=not as_json) as say:
         result = run_calibration(
             spec,

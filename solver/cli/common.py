@@ -120,6 +120,24 @@ def check_oracle_kind(kind: str) -> str:
     return kind
 
 
+def chosen_oracle(option: str | None, spec, allow_commands: bool) -> str:
+    """The oracle a command measures with: `option` (``--oracle``), else the spec's ``oracle.kind``.
+    A spec's own ``kind: command`` runs its program only when the command line opts in
+    (``--allow-commands``, or ``--oracle command``): a spec from elsewhere never runs a program
+    unasked (exit 2, naming the program)."""
+    kind = check_oracle_kind(option or spec.oracle.kind)
+    if kind == "command" and option is None and not allow_commands:
+        from tasksolve.simulate.command import resolve_program
+
+        argv = spec.oracle.command or []
+        program = resolve_program(spec, str(argv[0])) if argv else "(none named)"
+        fail(
+            f"{spec.source or spec.name}: oracle.kind is command: measuring would run the program "
+            f"{shorten(program)} (oracle.command); add --allow-commands (or --oracle command) to run it"
+        )
+    return kind
+
+
 def shorten(text: str, most: int = 300) -> str:
     """`text` cut to `most` characters (error messages never carry unbounded values)."""
     return text if len(text) <= most else text[: most - 3] + "..."

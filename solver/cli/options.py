@@ -78,6 +78,15 @@ def oracle_option() -> typer.models.OptionInfo:
     )
 
 
+def allow_commands_option() -> typer.models.OptionInfo:
+    return typer.Option(
+        False,
+        "--allow-commands",
+        help="Run the program of the spec's oracle.command: a spec whose oracle.kind is command runs its "
+        "program only with this flag (or --oracle command).",
+    )
+
+
 def time_limit_option() -> typer.models.OptionInfo:
     return typer.Option(
         None, "--time-limit", min=0.1, help="CP-SAT time limit in seconds. Default: the spec's search.time_limit."

@@ -154,12 +154,15 @@ def pipeline_command(
         "throughput under the bound rises (at most 5 times), then solve the split graph; with --out, the split spec "
         "is written to OUT/spec.yaml (the plan names its task-splits).",
     ),
+    allow_commands: bool = options.allow_commands_option(),
     json_output: bool = options.json_option(),
 ) -> None:
     from tasksolve.solver.pipeline.job import solve_pipeline
     from tasksolve.solver.pipeline.sweep import sweep_pipeline
 
     spec = common.load_spec_or_fail(spec_path)
+    if oracle is None:  # the spec's own oracle: a command one runs its program only when asked
+        common.chosen_oracle(None, spec, allow_commands)
     splits = None
     if split:
         spec, splits = _split(spec, app_name, latency_max, cores, out)

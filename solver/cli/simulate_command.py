@@ -10,7 +10,7 @@ import typer
 from tasksolve.solver.cli import options
 from tasksolve.solver.cli.common import (
     EXIT_BAD_INPUT,
-    check_oracle_kind,
+    chosen_oracle,
     console,
     emit_json,
     fail,
@@ -42,6 +42,7 @@ def simulate(
         help="The plan to measure (YAML or JSON). Without it, a balanced placement is drawn (seeded).",
     ),
     oracle: str | None = options.oracle_option(),
+    allow_commands: bool = options.allow_commands_option(),
     max_rate: bool = typer.Option(
         False,
         "--max-rate",
@@ -89,7 +90,7 @@ def simulate(
     3 when the oracle fails.
     """
     spec = load_spec_or_fail(spec_path)
-    kind = check_oracle_kind(oracle or spec.oracle.kind)
+    kind = chosen_oracle(oracle, spec, allow_commands)
     if kind != "des" and (max_rate or ideal):
         fail("--max-rate and --ideal need the des oracle", EXIT_BAD_INPUT)
     overrides = _overrides(

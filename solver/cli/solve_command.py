@@ -10,8 +10,8 @@ from tasksolve.solver.cli import options
 from tasksolve.solver.cli.common import (
     EXIT_BAD_INPUT,
     EXIT_FAILURE,
-    check_oracle_kind,
     choices_or_fail,
+    chosen_oracle,
     console,
     emit_json,
     err_console,
@@ -47,6 +47,7 @@ def solve_command(
     workers: int | None = options.workers_option(),
     seed: int | None = options.seed_option(),
     oracle: str | None = options.oracle_option(),
+    allow_commands: bool = options.allow_commands_option(),
     random_plans: int | None = typer.Option(
         None,
         "--random-plans",
@@ -83,7 +84,7 @@ def solve_command(
     spec = load_binding_spec_or_fail(spec_path)
     settings = spec.search
     methods = choices_or_fail(method or settings.method, METHODS)
-    oracle = check_oracle_kind(oracle or spec.oracle.kind)
+    oracle = chosen_oracle(oracle, spec, allow_commands)
     top_k = top_k or settings.top_k
     time_limit = time_limit or settings.time_limit
     workers = options.resolve_workers(workers, spec)

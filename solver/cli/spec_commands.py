@@ -28,6 +28,7 @@ def _summary(loaded) -> tuple[dict, str]:
     value = loaded.value
     if loaded.kind == "spec":
         unit = "threads" if value.problem == "binding" else "tasks to group into threads"
+        program = _program(value)
         return (
             {
                 "name": value.name,
@@ -36,9 +37,15 @@ def _summary(loaded) -> tuple[dict, str]:
                 "threads": len(value.threads),
                 "usable_contexts": len(value.usable_contexts),
                 "applications": list(value.applications),
+                "runs_program": program,
             },
             f"{value.name} ({value.problem}), {len(value.threads)} {unit} on {value.topology.name} "
-            f"({len(value.usable_contexts)} usable contexts)",
+            f"({len(value.usable_contexts)} usable contexts)"
+            + (
+                f"; its oracle runs the program {program} (only with --allow-commands or --oracle command)"
+                if program
+                else ""
+            ),
         )
     if loaded.kind == "topology":
         from tasksolve.specs.display import frequency
@@ -59,6 +66,15 @@ def _summary(loaded) -> tuple[dict, str]:
         f"application of {len(value.tasks)} tasks and {len(value.edges)} edges (the resources its "
         "demands name are checked against a topology when a spec uses it)",
     )
+
+
+def _program(spec) -> str | None:
+    """The program a spec's command oracle would run (argv[0] resolved), None for another oracle."""
+    if spec.oracle.kind != "command" or not spec.oracle.command:
+        return None
+    from tasksolve.simulate.command import resolve_program
+
+    return resolve_program(spec, str(spec.oracle.command[0]))
 
 
 def validate(

@@ -309,10 +309,10 @@ def test_simulate_prints_the_figure_and_where_each_thread_ran(tmp_path, capsys):
     )
     plan = tmp_path / "plan.yaml"
     plan.write_text('bindings: {"spin#0.A": core1.strand0, "spin#0.B": core0.strand1}\n')
-    assert main(["simulate", str(path), "--plan", str(plan)]) == 0
+    assert main(["simulate", str(path), "--plan", str(plan), "--allow-commands"]) == 0
     out = capsys.readouterr().out
     assert "command oracle" in out and "spin#0.A  core1.strand0  cpu 2" in out and "mean of 2 run(s)" in out
-    assert main(["simulate", str(path), "--plan", str(plan), "--precision", "0.1"]) == 2
+    assert main(["simulate", str(path), "--plan", str(plan), "--precision", "0.1", "--allow-commands"]) == 2
     assert "des oracle only" in capsys.readouterr().err
 
 

@@ -54,7 +54,19 @@ def test_every_sample_failing_exits_3_with_the_failures_summarised(kind, tmp_pat
     spec = tmp_path / "spec.yaml"
     spec.write_text(SPEC + "oracle: " + json.dumps(oracle) + "\n")
     samples = "20"
-    code = main(["certify", str(spec), "--out", str(tmp_path / "out"), "--samples", samples, "--design", "random"])
+    code = main(
+        [
+            "certify",
+            str(spec),
+            "--out",
+            str(tmp_path / "out"),
+            "--samples",
+            samples,
+            "--design",
+            "random",
+            "--allow-commands",
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 3, err
     assert f"all {samples} measurements failed" in err and "Traceback" not in err and "internal error" not in err
