@@ -75,45 +75,7 @@ MAPPING["solver/binding/configuration_lp.py"] = ("mutation-configuration_lp", [_
 MAPPING["solver/binding/level_lp.py"] = ("mutation-level_lp", [_LP_ROWS, _LEVELS])
 MAPPING["solver/binding/configurations.py"] = ("mutation-configurations", [_LP_ROWS, _CONFIGURATIONS, _LEVELS])
 
-_VERDICT, _ENDPOINT = "solver/certify/verdict.py", "evt/endpoint.py"
-_TOLERANCE = (
-    "brentq's tolerance on log r, 1e-12 -> 1.01e-12: a limit can move only within that tolerance (1e-12 + "
-    "1e-12 |log r|, at most a few 1e-11 of theta), when the search stops one step sooner; the tests pin the "
-    "limits on the Wilks cut to 1e-6, and pinning the last bits would pin brentq's iterates, not the interval"
-)
-#: (module, `bench.mutants.key`) -> why no input can tell the mutant from the module
-EQUIVALENT: dict[tuple[str, str], str] = {
-    (_VERDICT, "L191:52 compare: `gap < 0` -> `gap <= 0`"): (
-        "`in_words` returns 'the plan equals ...' for gap == 0 (and -0.0) on the line before, so no gap that "
-        "reaches the comparison tells `<=` from `<`"
-    ),
-    (_VERDICT, "L339:19 return: `[]` -> `None`"): (
-        "`refuters()` is read only by `gather`'s `if refuters:`, where None and [] are both false"
-    ),
-    (_VERDICT, "L342:57 constant: `0.0` -> `0.01`"): (
-        "the third field of a refuter (a half-width) is never read: `gather` unpacks `label, value, _`"
-    ),
-    (_VERDICT, "L428:58 constant: `2` -> `3`"): (
-        "no_bound would tie with not_distinguishable (3); the sort is stable and no_bound is always said "
-        "before it (`gather` says it first; nothing inserts a reason ahead before rule 9), so the order stays"
-    ),
-    (_VERDICT, "L428:99 constant: `3` -> `4`"): "not_distinguishable keeps the largest key, so the order stays",
-    (
-        _ENDPOINT,
-        "L85:8 delete: `if theta_inf: return EndpointInterval(math.inf, math.inf, math.inf,...` -> (deleted)",
-    ): (
-        "theta_inf means theta_hat = inf and no boundary fit, so the degenerate return that follows gives "
-        "(theta_hat, theta_hat, theta_hat, fit.boundary) = (inf, inf, inf, False): the same interval"
-    ),
-    (_ENDPOINT, "L109:66 constant: `1` -> `2`"): (
-        "`else -2` for `else -1`: j is read only through `j < 0` (upper = the largest excess) when no grid "
-        "point is inside, and -2 < 0 as -1 is"
-    ),
-}
-#: (module, `bench.mutants.key`) -> why a behaviour-changing survivor is not pinned
-NOTES: dict[tuple[str, str], str] = {
-    (_ENDPOINT, f"L{line}:{col} constant: `1e-12` -> `1.01e-12`"): _TOLERANCE for line in (102, 115) for col in (67, 79)
-}
+from bench.mutation_notes import EQUIVALENT, NOTES  # noqa: E402
 
 COPIED = ("api", "specs", "simulate", "evt", "solver", "tests", "bench", "docs")
 COPIED_FILES = ("pyproject.toml", "README.md", "BENCHMARKS.md")

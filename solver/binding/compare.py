@@ -20,7 +20,10 @@ Methods (docs/design.md, "Methods and their sources"):
 **The answer** is the best measured plan of the whole comparison (`_Comparison.answer`): CP-SAT's
 best measured plan unless another row's plan beats it beyond both half-widths
 (`solver.certify.verdict.beats`; ties go to the model's rank), labelled with the method that
-produced it.
+produced it.  Where CP-SAT produced no plan (its model refused and no local-search plan), it has
+no row, no bound and no credit, and the other rows' best measured plan answers; where no method
+produced one, the spec's placement and latency checks (`specs.feasibility`) name the constraints
+no plan can meet (`Infeasible`), or else each method's failure is said (`SolverFailed`).
 
 Every figure in the comparison is measured with the same oracle and the same seeds, so rows
 can be compared; `predicted` is the closed form's value for the same plan. Figures are in the

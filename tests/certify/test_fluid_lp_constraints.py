@@ -515,3 +515,47 @@ workload: [{app: a}, {app: b}]
     _, bound, _ = certified_max(lp)
     value = solve_problem(case.problem, "min_throughput", cut_rounds=0).value
     assert value >= bound * 1e9 * (1 + 0.5e-9)  # the margin on the weak-duality bound
+
+
+def test_the_group_flow_row_of_a_second_instance():
+    """Constraint 6's sum row names its own instance's ``X_i``: as in
+    `test_replicas_without_a_pace_share_the_group_flow`, but the unpaced replicas are instance 1,
+    behind an application `b` (one 100-cycle thread, no demand, on the fourth strand: 10 Mpps).
+    a's three replicas do 20 Mpps, as there: 30 Mpps in all, the simulation's."""
+    body = """
+applications:
+  b: {tasks: {t: {cycles: 100}}}
+  a: {tasks: {x: {cycles: 100, demand: {port: 1.0}}}}
+workload: [{app: b}, {app: a}]
+problem: pipeline
+"""
+    spec = spec_from(body, TWO_CORES)
+    plan = _pipeline_plan(spec, {"x0": ("x", 0, 0, 0), "x1": ("x", 0, 1, 1), "x2": ("x", 0, 2, 2)})
+    names = spec.topology.context_names
+    plan.bindings["b0"] = names[3]
+    plan.threads["b0"] = PlanThread(app="b", instance=0, tasks=["t"], stage=0, replica=0)
+    case = Case(body, TWO_CORES, plan)
+    assert case.problem.groups == [(1, (0, 1, 2)), (0, (3,))] and case.problem.equal == [False, True]
+    assert case.rows() == pytest.approx(30.0, rel=REL)
+    assert case.assert_sound(30.0) == pytest.approx(30.0, rel=1e-3)
+
+
+def test_a_failed_highs_solve_is_an_error_not_a_bound(monkeypatch):
+    """The LP is always feasible (v = 0) and bounded (every variable boxed), so HiGHS fails only on
+    a numerical breakdown: that is `SolverFailed` with HiGHS's message, never a figure read from a
+    failed solve."""
+    import scipy.optimize
+
+    from tasksolve.solver.errors import SolverFailed
+
+    case = Case(CHORD)
+    real = scipy.optimize.linprog
+
+    def failing(*args, **kwargs):
+        res = real(*args, **kwargs)
+        res.status, res.message = 4, "numerical difficulties"
+        return res
+
+    monkeypatch.setattr(scipy.optimize, "linprog", failing)
+    with pytest.raises(SolverFailed, match="HiGHS could not solve the LP \\(numerical difficulties\\)"):
+        case.rows()
