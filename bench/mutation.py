@@ -71,8 +71,11 @@ _LP_ROWS, _CONFIGURATIONS, _LEVELS = (
     "tests/solver/test_configurations.py",
     "tests/solver/test_level_lp.py",
 )
-MAPPING["solver/binding/configuration_lp.py"] = ("mutation-configuration_lp", [_LP_ROWS, _CONFIGURATIONS])
-MAPPING["solver/binding/level_lp.py"] = ("mutation-level_lp", [_LP_ROWS, _LEVELS])
+MAPPING["solver/binding/configuration_lp.py"] = (
+    "mutation-configuration_lp",
+    ["tests/solver/test_configuration_lp_pins.py", _LP_ROWS, _CONFIGURATIONS],
+)
+MAPPING["solver/binding/level_lp.py"] = ("mutation-level_lp", ["tests/solver/test_level_lp_pins.py", _LP_ROWS, _LEVELS])
 MAPPING["solver/binding/configurations.py"] = ("mutation-configurations", [_LP_ROWS, _CONFIGURATIONS, _LEVELS])
 
 from bench.mutation_notes import EQUIVALENT, NOTES  # noqa: E402

@@ -213,23 +213,16 @@ def _reduced(values, priced: np.ndarray, kind_price: float, scale: float) -> tup
 
 
 def enumeration_fits(problem: BindingProblem, max_configurations: int = MAX_CONFIGURATIONS) -> bool:
-    """Whether the configurations of one domain are few enough to enumerate (True also where the
-    bound does not apply at all: `configuration_bound` then says why)."""
-    try:
-        types = ThreadTypes.of(problem)
-        layout = Layout.of(problem, types)
-    except NotApplicable:
-        return True
+    """Whether the configurations of one domain are few enough to enumerate."""
+    types = ThreadTypes.of(problem)
+    layout = Layout.of(problem, types)
     return sum(count_configurations(types, layout, sizes) for sizes in layout.kinds) <= max_configurations
 
 
 def enumeration_seconds(problem: BindingProblem) -> float:
-    """The estimated time of `configuration_bound` (0 where the bound does not apply)."""
-    try:
-        types = ThreadTypes.of(problem)
-        layout = Layout.of(problem, types)
-    except NotApplicable:
-        return 0.0
+    """The estimated time of `configuration_bound`'s enumeration (`SECONDS_PER_CONFIGURATION` each)."""
+    types = ThreadTypes.of(problem)
+    layout = Layout.of(problem, types)
     return SECONDS_PER_CONFIGURATION * sum(count_configurations(types, layout, sizes) for sizes in layout.kinds)
 
 
