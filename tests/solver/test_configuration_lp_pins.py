@@ -419,20 +419,8 @@ def test_partial_pricing_leaves_configurations_below_the_kind_price():
 
 
 # ============================================================= configuration_bound and friends
-# two cores of two pipes of two strands (test_lp_constraints.CORES)
-CORES = """
-  name: cores
-  clock: 1GHz
-  levels:
-    - {name: core, count: 2}
-    - {name: pipe, count: 2}
-    - {name: strand, count: 2}
-  resources:
-    - {name: port, level: core, capacity: 1.0}
-    - {name: fpu, level: pipe, capacity: 1.0}
-    - {name: mem, level: machine, capacity: 1.0}
-  communication: {pipe: 5, core: 20, machine: 100}
-"""
+from tests.solver.test_lp_constraints import CORES  # noqa: E402  (two cores of two pipes of two strands)
+
 THREE = "applications: {a: {tasks: {t: {cycles: 100, demand: {port: 0.6}}}}}\nworkload: [{app: a, instances: 3}]\n"
 
 

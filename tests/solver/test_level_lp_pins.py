@@ -30,20 +30,8 @@ from tests.simulate import spec_from
 
 REL = 1e-9
 
-# one socket (the level L, its L3) of two cores (the cells) of two strands (test_lp_constraints)
-SOCKET = """
-  name: socket
-  clock: 1GHz
-  levels:
-    - {name: socket, count: 1}
-    - {name: core, count: 2}
-    - {name: strand, count: 2}
-  resources:
-    - {name: l3, level: socket, capacity: 1.0}
-    - {name: port, level: core, capacity: 1.0}
-    - {name: mem, level: machine, capacity: 1.0}
-  communication: {core: 5, socket: 20, machine: 100}
-"""
+from tests.solver.test_lp_constraints import SOCKET  # noqa: E402  (the level L, its L3, two cores)
+
 TWO_SOCKETS = SOCKET.replace("{name: socket, count: 1}", "{name: socket, count: 2}")
 # three threads of 100 cycles at port demand 1.0 (L3 0.1: one mode, [0, 1])
 THREE = (
