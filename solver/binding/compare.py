@@ -273,14 +273,11 @@ class _Comparison:
             raise Infeasible(explain_infeasible(problem))
         self.details.cpsat = _cpsat_details(result, [])
         if not result.solutions:  # no plan: no row and no credit; the other methods' plans answer
-            why = f"CP-SAT none within {time_limit:g}s (status {result.status})"
+            why = f"CP-SAT found no plan within {time_limit:g}s (status {result.status})"
             if not self.measured:
-                _no_plan(
-                    self.spec,
-                    f"no method found a plan: {why}"
-                    + (f"; the random sample: {self.no_sample}" if self.no_sample else ""),
-                )
-            self.say(f"cpsat: no plan within {time_limit:g}s (status {result.status})")
+                sampled = f"; the random sample: {self.no_sample}" if self.no_sample else ""
+                _no_plan(self.spec, f"no method found a plan: {why}{sampled}")
+            self.say(why)
             return result, None
         plans = [s.contexts for s in result.solutions]
         measured = self.measure(plans, "cpsat")
