@@ -34,7 +34,9 @@ def spec_for(tmp_path: Path, *flags: str, cv: str = "0.02") -> Path:
     return path
 
 
+# the test bed's spec runs its program: the command line opts in (`--allow-commands`)
 SOLVE = ["--method", "cpsat,random", "--top-k", "3", "--random-plans", "200", "--time-limit", "5", "--workers", "1"]
+SOLVE += ["--allow-commands"]
 
 
 def test_the_race_and_the_verdict_through_the_real_command_oracle_agree_with_the_truth(tmp_path):
