@@ -139,15 +139,7 @@ def test_a_solver_failure_raises(monkeypatch):
         level_lp.solve_level_lp(_lp(THREE))
 
 
-class _Clock:
-    """A stand-in for `time` in the module: perf_counter advances by `step` at every call."""
-
-    def __init__(self, step: float, start: float = 1000.0) -> None:
-        self.now, self.step = start - step, step
-
-    def perf_counter(self) -> float:
-        self.now += self.step
-        return self.now
+from tests.solver.test_configuration_lp_pins import _Clock  # noqa: E402  (a fake perf_counter)
 
 
 @pytest.mark.parametrize("limit, converged", [(1.0, True), (0.5, False)])
