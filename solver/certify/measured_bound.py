@@ -82,12 +82,14 @@ class MeasuredBound:
 
 
 def widening(classes: int, confidence: float = 0.95) -> float:
-    """``k = z(1 - alpha / N) / z(1 - alpha / 2)``: a 95% two-sided half-width times ``k`` is a
-    one-sided upper limit holding for all `classes` at once (Bonferroni)."""
+    """``k = z(1 - alpha / N) / z(0.975)``, ``alpha = 1 - confidence``: a 95% two-sided half-width
+    (every oracle's, `simulate.measurement`) times ``k`` is a one-sided upper limit holding for all
+    `classes` at once (Bonferroni).  The denominator is the half-width's own level, whatever
+    `confidence` is asked for."""
     from scipy.stats import norm
 
     alpha = 1.0 - confidence
-    return float(norm.ppf(1.0 - alpha / max(classes, 1)) / norm.ppf(1.0 - alpha / 2.0))
+    return float(norm.ppf(1.0 - alpha / max(classes, 1)) / norm.ppf(0.975))
 
 
 @dataclass

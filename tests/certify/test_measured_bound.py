@@ -102,6 +102,14 @@ def test_widening_is_the_bonferroni_one_sided_quantile():
     assert widening(10) < widening(100) < widening(1000)
 
 
+def test_widening_at_another_confidence_still_scales_a_95_percent_half_width():
+    # the oracle's half-width is at 95% whatever the certificate's confidence: a 99% limit is wider
+    assert widening(1, 0.99) == pytest.approx(norm.ppf(0.99) / norm.ppf(0.975))
+    assert widening(1, 0.99) > widening(1, 0.95)
+    assert widening(40, 0.999) == pytest.approx(norm.ppf(1 - 0.001 / 40) / norm.ppf(0.975))
+    assert widening(1, 0.5) == pytest.approx(0.0, abs=1e-12)
+
+
 def test_run_proves_the_plan_on_the_simulation_where_the_lp_alone_cannot(tmp_path):
     """The main job on the confined L1 spec: the LP is 8% above the plan, the measured bound is
     the plan's own value, so the verdict is `proven` and names the simulated classes.
