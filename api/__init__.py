@@ -23,54 +23,31 @@ certificate, the CLI); docs/design.md, "Layout" says which imports which.
 
 from __future__ import annotations
 
-from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-# name -> module that defines it; each is imported on first access only
-_EXPORTS: dict[str, str] = {
-    # the problem
-    "Spec": "tasksolve.specs.spec",
-    "Plan": "tasksolve.specs.plan",
-    "SpecError": "tasksolve.specs.errors",
-    "Objective": "tasksolve.specs.objective",
-    "load_spec": "tasksolve.specs.loader",
-    "load_plan": "tasksolve.specs.plan",
-    # measuring a plan
-    "make_oracle": "tasksolve.simulate.oracle",
-    "Measurement": "tasksolve.simulate.measurement",
-    # the methods and the main job
-    "solve": "tasksolve.solver.api",
-    "certify": "tasksolve.solver.api",
-    "run": "tasksolve.solver.api",
-    "Job": "tasksolve.solver.job.job",
-    "JobResult": "tasksolve.solver.job.result",
-    "JobSettings": "tasksolve.solver.job.settings",
-    "SolveReport": "tasksolve.solver.binding.report",
-    # statistics on any column of numbers
-    "analyze": "tasksolve.evt.analysis",
-    "EVTResult": "tasksolve.evt.result",
-}
+import lazy_loader
 
-__all__ = [
-    "EVTResult",
-    "Job",
-    "JobResult",
-    "JobSettings",
-    "Measurement",
-    "Objective",
-    "Plan",
-    "SolveReport",
-    "Spec",
-    "SpecError",
-    "__version__",
-    "analyze",
-    "certify",
-    "load_plan",
-    "load_spec",
-    "make_oracle",
-    "run",
-    "solve",
-]
+# submodule -> the names it exports, each imported on first access (lazy_loader: PEP 562)
+_lazy_getattr, _lazy_dir, __all__ = lazy_loader.attach(
+    __name__,
+    submod_attrs={
+        "evt.analysis": ["analyze"],
+        "evt.result": ["EVTResult"],
+        "simulate.measurement": ["Measurement"],
+        "simulate.oracle": ["make_oracle"],
+        "solver.api": ["certify", "run", "solve"],
+        "solver.binding.report": ["SolveReport"],
+        "solver.job.job": ["Job"],
+        "solver.job.result": ["JobResult"],
+        "solver.job.settings": ["JobSettings"],
+        "specs.errors": ["SpecError"],
+        "specs.loader": ["load_spec"],
+        "specs.objective": ["Objective"],
+        "specs.plan": ["Plan", "load_plan"],
+        "specs.spec": ["Spec"],
+    },
+)
+
 
 if TYPE_CHECKING:  # for type checkers and editors; never executed
     from tasksolve.evt.analysis import analyze
@@ -97,13 +74,11 @@ def __getattr__(name: str) -> Any:
             return version("tasksolve")
         except PackageNotFoundError:  # pragma: no cover - always installed, see pyproject.toml
             return "0+unknown"
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'tasksolve' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
+    return _lazy_getattr(name)
+
+
+__all__ = sorted([*__all__, "__version__"])
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *_EXPORTS])
+    return [*__all__]

@@ -24,10 +24,9 @@ Public API::
 
 from __future__ import annotations
 
-import sys
-from importlib import import_module
-from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+import lazy_loader
 
 if TYPE_CHECKING:  # for type checkers and editors; never executed
     from tasksolve.evt.analysis import analyze
@@ -42,78 +41,20 @@ if TYPE_CHECKING:  # for type checkers and editors; never executed
     from tasksolve.evt.samplesize import capture_probability, samples_needed
     from tasksolve.evt.sequential import sequential
 
-# name -> module that defines it; each is imported on first access only
-_EXPORTS: dict[str, str] = {
-    "analyze": "tasksolve.evt.analysis",
-    "TopAtom": "tasksolve.evt.atom",
-    "beat_bound": "tasksolve.evt.atom",
-    "top_atom": "tasksolve.evt.atom",
-    "EndpointInterval": "tasksolve.evt.endpoint",
-    "endpoint_interval": "tasksolve.evt.endpoint",
-    "EVTError": "tasksolve.evt.errors",
-    "GoodnessOfFit": "tasksolve.evt.gof",
-    "goodness_of_fit": "tasksolve.evt.gof",
-    "GPDFit": "tasksolve.evt.gpd",
-    "fit_gpd": "tasksolve.evt.gpd",
-    "gpd_loglik": "tasksolve.evt.gpd",
-    "read_samples": "tasksolve.evt.io",
-    "MeanExcess": "tasksolve.evt.meanexcess",
-    "mean_excess": "tasksolve.evt.meanexcess",
-    "EVTResult": "tasksolve.evt.result",
-    "SequentialResult": "tasksolve.evt.result",
-    "SequentialStep": "tasksolve.evt.result",
-    "capture_probability": "tasksolve.evt.samplesize",
-    "samples_needed": "tasksolve.evt.samplesize",
-    "sequential": "tasksolve.evt.sequential",
-}
-
-__all__ = [
-    "EVTError",
-    "EVTResult",
-    "EndpointInterval",
-    "GPDFit",
-    "GoodnessOfFit",
-    "MeanExcess",
-    "SequentialResult",
-    "SequentialStep",
-    "TopAtom",
-    "analyze",
-    "beat_bound",
-    "capture_probability",
-    "endpoint_interval",
-    "fit_gpd",
-    "goodness_of_fit",
-    "gpd_loglik",
-    "mean_excess",
-    "read_samples",
-    "samples_needed",
-    "sequential",
-    "top_atom",
-]
-
-
-def __getattr__(name: str) -> Any:
-    """Import an exported name on first access (PEP 562); later lookups find it in globals()."""
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_EXPORTS])
-
-
-class _Package(ModuleType):
-    """This package's module type: importing the submodule `evt.sequential` must not hide the
-    function `sequential` of the same name (the import system binds a submodule on its parent)."""
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name in _EXPORTS and isinstance(value, ModuleType):
-            return
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package
+# submodule -> the names it exports, each imported on first access (lazy_loader: PEP 562)
+__getattr__, __dir__, __all__ = lazy_loader.attach(
+    __name__,
+    submod_attrs={
+        "analysis": ["analyze"],
+        "atom": ["TopAtom", "beat_bound", "top_atom"],
+        "endpoint": ["EndpointInterval", "endpoint_interval"],
+        "errors": ["EVTError"],
+        "gof": ["GoodnessOfFit", "goodness_of_fit"],
+        "gpd": ["GPDFit", "fit_gpd", "gpd_loglik"],
+        "io": ["read_samples"],
+        "meanexcess": ["MeanExcess", "mean_excess"],
+        "result": ["EVTResult", "SequentialResult", "SequentialStep"],
+        "samplesize": ["capture_probability", "samples_needed"],
+        "sequential": ["sequential"],
+    },
+)

@@ -6,7 +6,7 @@ Every module of the four packages (and the root module in ``api/``) is parsed wi
 function-level import is still a cycle: the two modules cannot be understood, tested or moved
 apart).  Imports under ``if TYPE_CHECKING:`` never run: they count for the layers but not for
 cycles.  ``from tasksolve.pkg import name`` resolves to the submodule ``pkg.name`` if there is
-one, else, for a lazy package ``__init__`` (PEP 562), to the module its ``_EXPORTS`` table names.
+one, else, for a lazy package ``__init__`` (PEP 562), to the module its ``lazy_loader.attach`` table names.
 """
 
 from __future__ import annotations
@@ -51,14 +51,20 @@ MODULES = _modules()
 
 
 def _lazy_exports(package: str) -> dict[str, str]:
-    """The ``_EXPORTS`` table of a lazy package ``__init__`` (name -> defining module)."""
+    """The table of a lazy package ``__init__``: name -> defining module, from its
+    ``lazy_loader.attach(__name__, submod_attrs={submodule: [names]})`` call."""
     path = MODULES.get(package)
     if path is None or path.name != "__init__.py":
         return {}
-    for node in ast.parse(path.read_text()).body:
-        target = node.target if isinstance(node, ast.AnnAssign) else None
-        if isinstance(target, ast.Name) and target.id == "_EXPORTS" and isinstance(node.value, ast.Dict):
-            return {k.value: v.value for k, v in zip(node.value.keys, node.value.values)}
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Call) and ast.unparse(node.func) == "lazy_loader.attach":
+            table = next(k.value for k in node.keywords if k.arg == "submod_attrs")
+            assert isinstance(table, ast.Dict), f"{path}: submod_attrs is not a literal dict"
+            return {
+                name.value: f"{package}.{sub.value}"
+                for sub, names in zip(table.keys, table.values)
+                for name in names.elts
+            }
     return {}
 
 

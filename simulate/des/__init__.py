@@ -50,36 +50,21 @@ stops when the relative 95% half-width of the total throughput (and of the mean 
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+import lazy_loader
 
 if TYPE_CHECKING:  # for type checkers and editors; never executed
     from tasksolve.simulate.des.results import check_finite, to_measurement
     from tasksolve.simulate.des.run import RunResult, Simulation, simulate
     from tasksolve.simulate.des.settings import DesSettings
 
-# name -> module that defines it; each is imported on first access only
-_EXPORTS: dict[str, str] = {
-    "check_finite": "tasksolve.simulate.des.results",
-    "simulate": "tasksolve.simulate.des.run",
-    "to_measurement": "tasksolve.simulate.des.results",
-    "RunResult": "tasksolve.simulate.des.run",
-    "Simulation": "tasksolve.simulate.des.run",
-    "DesSettings": "tasksolve.simulate.des.settings",
-}
-
-__all__ = ["DesSettings", "RunResult", "Simulation", "check_finite", "simulate", "to_measurement"]
-
-
-def __getattr__(name: str) -> Any:
-    """Import an exported name on first access (PEP 562); later lookups find it in globals()."""
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_EXPORTS])
+# submodule -> the names it exports, each imported on first access (lazy_loader: PEP 562)
+__getattr__, __dir__, __all__ = lazy_loader.attach(
+    __name__,
+    submod_attrs={
+        "results": ["check_finite", "to_measurement"],
+        "run": ["RunResult", "Simulation", "simulate"],
+        "settings": ["DesSettings"],
+    },
+)

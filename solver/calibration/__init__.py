@@ -6,35 +6,19 @@ two together for the command line and writes the calibrated spec.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+import lazy_loader
 
 if TYPE_CHECKING:  # for type checkers and editors; never executed
     from tasksolve.solver.calibration.fitting import Fit, FittedParameter, calibrated_spec, fit
     from tasksolve.solver.calibration.job import CalibrationResult, calibrate
 
-# name -> module that defines it; each is imported on first access only
-_EXPORTS: dict[str, str] = {
-    "Fit": "tasksolve.solver.calibration.fitting",
-    "FittedParameter": "tasksolve.solver.calibration.fitting",
-    "calibrated_spec": "tasksolve.solver.calibration.fitting",
-    "fit": "tasksolve.solver.calibration.fitting",
-    "CalibrationResult": "tasksolve.solver.calibration.job",
-    "calibrate": "tasksolve.solver.calibration.job",
-}
-
-__all__ = ["CalibrationResult", "Fit", "FittedParameter", "calibrate", "calibrated_spec", "fit"]
-
-
-def __getattr__(name: str) -> Any:
-    """Import an exported name on first access (PEP 562); later lookups find it in globals()."""
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_EXPORTS])
+# submodule -> the names it exports, each imported on first access (lazy_loader: PEP 562)
+__getattr__, __dir__, __all__ = lazy_loader.attach(
+    __name__,
+    submod_attrs={
+        "fitting": ["Fit", "FittedParameter", "calibrated_spec", "fit"],
+        "job": ["CalibrationResult", "calibrate"],
+    },
+)

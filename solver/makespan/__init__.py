@@ -48,11 +48,11 @@ The pipeline of `solve_makespan`:
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+import lazy_loader
 
 if TYPE_CHECKING:  # for type checkers and editors; never executed
-    from tasksolve.solver.cpsat import DETERMINISTIC_WALL_GUARD
     from tasksolve.solver.makespan.bounds import ENERGETIC_MAX_TASKS, LowerBounds, lower_bounds
     from tasksolve.solver.makespan.lists import best_list_schedule, list_schedule
     from tasksolve.solver.makespan.model import (
@@ -70,57 +70,14 @@ if TYPE_CHECKING:  # for type checkers and editors; never executed
     )
     from tasksolve.solver.makespan.solve import MakespanResult, solve_makespan
 
-# name -> module that defines it; each is imported on first access only
-_EXPORTS: dict[str, str] = {
-    "DETERMINISTIC_WALL_GUARD": "tasksolve.solver.cpsat",
-    "ENERGETIC_MAX_TASKS": "tasksolve.solver.makespan.bounds",
-    "LowerBounds": "tasksolve.solver.makespan.bounds",
-    "lower_bounds": "tasksolve.solver.makespan.bounds",
-    "best_list_schedule": "tasksolve.solver.makespan.lists",
-    "list_schedule": "tasksolve.solver.makespan.lists",
-    "MakespanModel": "tasksolve.solver.makespan.model",
-    "ModelKind": "tasksolve.solver.makespan.model",
-    "assign_processors": "tasksolve.solver.makespan.model",
-    "build_model": "tasksolve.solver.makespan.model",
-    "canonical_processors": "tasksolve.solver.makespan.model",
-    "Schedule": "tasksolve.solver.makespan.schedule",
-    "ScheduledTask": "tasksolve.solver.makespan.schedule",
-    "Status": "tasksolve.solver.makespan.schedule",
-    "schedule_violations": "tasksolve.solver.makespan.schedule",
-    "MakespanResult": "tasksolve.solver.makespan.solve",
-    "solve_makespan": "tasksolve.solver.makespan.solve",
-}
-
-__all__ = [
-    "DETERMINISTIC_WALL_GUARD",
-    "ENERGETIC_MAX_TASKS",
-    "LowerBounds",
-    "MakespanModel",
-    "MakespanResult",
-    "ModelKind",
-    "Schedule",
-    "ScheduledTask",
-    "Status",
-    "assign_processors",
-    "best_list_schedule",
-    "build_model",
-    "canonical_processors",
-    "list_schedule",
-    "lower_bounds",
-    "schedule_violations",
-    "solve_makespan",
-]
-
-
-def __getattr__(name: str) -> Any:
-    """Import an exported name on first access (PEP 562); later lookups find it in globals()."""
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_EXPORTS])
+# submodule -> the names it exports, each imported on first access (lazy_loader: PEP 562)
+__getattr__, __dir__, __all__ = lazy_loader.attach(
+    __name__,
+    submod_attrs={
+        "bounds": ["ENERGETIC_MAX_TASKS", "LowerBounds", "lower_bounds"],
+        "lists": ["best_list_schedule", "list_schedule"],
+        "model": ["MakespanModel", "ModelKind", "assign_processors", "build_model", "canonical_processors"],
+        "schedule": ["Schedule", "ScheduledTask", "Status", "schedule_violations"],
+        "solve": ["MakespanResult", "solve_makespan"],
+    },
+)

@@ -15,47 +15,21 @@
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+import lazy_loader
 
 if TYPE_CHECKING:  # for type checkers and editors; never executed
     from tasksolve.solver.pipeline.candidates import Candidate, Group, check_candidate
     from tasksolve.solver.pipeline.evaluation import Evaluation, MethodResult, evaluate
     from tasksolve.solver.pipeline.problem import PipelineError, PipelineProblem
 
-# name -> module that defines it; each is imported on first access only
-_EXPORTS: dict[str, str] = {
-    "Candidate": "tasksolve.solver.pipeline.candidates",
-    "Group": "tasksolve.solver.pipeline.candidates",
-    "check_candidate": "tasksolve.solver.pipeline.candidates",
-    "Evaluation": "tasksolve.solver.pipeline.evaluation",
-    "MethodResult": "tasksolve.solver.pipeline.evaluation",
-    "evaluate": "tasksolve.solver.pipeline.evaluation",
-    "PipelineError": "tasksolve.solver.pipeline.problem",
-    "PipelineProblem": "tasksolve.solver.pipeline.problem",
-}
-
-__all__ = [
-    "Candidate",
-    "Evaluation",
-    "Group",
-    "MethodResult",
-    "PipelineError",
-    "PipelineProblem",
-    "check_candidate",
-    "evaluate",
-]
-
-
-def __getattr__(name: str) -> Any:
-    """Import an exported name on first access (PEP 562); later lookups find it in globals()."""
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_EXPORTS])
+# submodule -> the names it exports, each imported on first access (lazy_loader: PEP 562)
+__getattr__, __dir__, __all__ = lazy_loader.attach(
+    __name__,
+    submod_attrs={
+        "candidates": ["Candidate", "Group", "check_candidate"],
+        "evaluation": ["Evaluation", "MethodResult", "evaluate"],
+        "problem": ["PipelineError", "PipelineProblem"],
+    },
+)

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.test_imports import _lazy_exports
+
 HEAVY = ("ortools", "scipy", "pandas", "statsmodels", "matplotlib", "simpy")
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -75,6 +77,7 @@ def test_allow_outside_references_lasts_one_invocation(capsys):
 
 
 LAZY_PACKAGES = (
+    "api",
     "specs",
     "simulate",
     "simulate/des",
@@ -103,11 +106,14 @@ def test_package_exports_are_lazy_and_complete(folder):
         if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("tasksolve.")
     ]
     assert eager == [], "a package __init__ imports its modules at import time"
-    package = importlib.import_module("tasksolve." + folder.replace("/", "."))
-    assert set(package.__all__) == set(package._EXPORTS) == _type_checking_names(tree)
-    for name in package.__all__:
-        value = getattr(package, name)
-        assert getattr(importlib.import_module(package._EXPORTS[name]), name) is value
+    name = "tasksolve" if folder == "api" else "tasksolve." + folder.replace("/", ".")
+    package = importlib.import_module(name)
+    exports = _lazy_exports(name)
+    assert set(package.__all__) - {"__version__"} == set(exports) == _type_checking_names(tree)
+    assert sorted(dir(package)) == sorted(package.__all__)
+    for export in exports:
+        value = getattr(package, export)
+        assert getattr(importlib.import_module(exports[export]), export) is value
 
 
 def test_a_submodule_does_not_hide_the_function_of_its_name():
