@@ -23,13 +23,14 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-import math
 import os
 import platform
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+
+from tasksolve.specs.files import plain
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"
@@ -73,19 +74,6 @@ def module_hashes(modules: list[str]) -> dict[str, str]:
     return {m: hashlib.sha256((ROOT / m).read_bytes()).hexdigest() for m in sorted(modules)}
 
 
-def _finite(value: Any) -> Any:
-    """JSON without NaN/Infinity tokens: a non-finite float becomes null (NumPy scalars become Python's)."""
-    if hasattr(value, "item") and not isinstance(value, dict | list | tuple):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_finite(v) for v in value]
-    return value
-
-
 def results_dir() -> Path:
     """Where results files go: ``bench/results`` or ``$TASKSOLVE_BENCH_RESULTS``."""
     return Path(os.environ.get("TASKSOLVE_BENCH_RESULTS") or RESULTS)
@@ -103,7 +91,7 @@ def write_results(name: str, data: dict[str, Any], *, modules: list[str], comman
         "load": list(os.getloadavg()),
         "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "modules": module_hashes(modules),
-        "data": _finite(data),
+        "data": plain(data),
     }
     path = folder / f"{name}.json"
     path.write_text(json.dumps(record, indent=2, allow_nan=False) + "\n")

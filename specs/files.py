@@ -260,26 +260,55 @@ def _json_default(value: Any) -> Any:
     raise TypeError(f"not JSON serialisable: {type(value).__name__}")
 
 
-def _why(value: float) -> str:
+def why_not_finite(value: float) -> str:
+    """The reason written under ``nulls`` for a figure that is infinite or not a number."""
     if math.isnan(value):
         return "not a number: the figure could not be computed"
     return ("+" if value > 0 else "-") + "infinity: no finite value"
 
 
+def finite_or_none(value: Any) -> float | None:
+    """`value` as a float where it is a finite number, else None (None, NaN, infinities, text)."""
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+def plain(value: Any) -> Any:
+    """The one conversion of a value to JSON: an object with ``to_dict`` (a typed part) through it,
+    NumPy scalars as Python numbers, every infinity or NaN as None (`json_text` says why in the
+    enclosing object's ``nulls``; a typed part's own ``to_dict`` does the same for its fields)."""
+    if hasattr(value, "to_dict") and not isinstance(value, type):
+        return value.to_dict()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):  # NumPy scalars
+        return plain(value.item())
+    return value
+
+
 def _finite(value: Any) -> Any:
-    """JSON has no infinities: a non-finite number is written null, and the object holding it
-    says why in its ``nulls`` (field -> reason; ``field[i]`` for an item of a list field)."""
+    """`plain`, plus the reason of each null in the enclosing object's ``nulls`` (field ->
+    reason; ``field[i]`` for an item of a list field)."""
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, dict):
         out, nulls = {}, dict(value.get("nulls") or {}) if isinstance(value.get("nulls"), dict) else {}
         for key, item in value.items():
             if isinstance(item, float) and not math.isfinite(item):
-                nulls.setdefault(key, _why(item))
+                nulls.setdefault(key, why_not_finite(item))
             elif isinstance(item, (list, tuple)):
                 for i, x in enumerate(item):
                     if isinstance(x, float) and not math.isfinite(x):
-                        nulls.setdefault(f"{key}[{i}]", _why(x))
+                        nulls.setdefault(f"{key}[{i}]", why_not_finite(x))
             out[key] = _finite(item)
         if nulls:
             out["nulls"] = nulls

@@ -21,6 +21,7 @@ class OracleKind:
     name: str
     description: str
     factory: str  # "module:attribute", called as factory(spec, **overrides)
+    noun: str  # what a sentence calls it: "the plan measured on the <noun>"
     exclusive: bool = False  # measures the host itself: measurements must not overlap (one worker)
 
 
@@ -31,16 +32,19 @@ ORACLES: dict[str, OracleKind] = {
             "des",
             "the SimPy discrete-event simulation of the processor and the applications",
             "tasksolve.simulate.oracle:SimulationOracle",
+            "simulation",
         ),
         OracleKind(
             "analytic",
             "the closed-form model (every co-located thread always loads its resources)",
             "tasksolve.simulate.oracle:AnalyticOracle",
+            "closed form",
         ),
         OracleKind(
             "command",
             "the user's real program, run pinned on this host once per plan and repeat",
             "tasksolve.simulate.command:CommandOracle",
+            "real program",
             exclusive=True,
         ),
     )
@@ -57,6 +61,13 @@ def suggestion(name: str) -> str:
 def unknown_message(name: str) -> str:
     """The one wording of an unknown oracle name, shared by the CLI and the spec loader."""
     return f"unknown oracle `{name}` (one of {', '.join(ORACLES)}){suggestion(name)}"
+
+
+def noun(name: str) -> str:
+    """The one wording of oracle `name` in a sentence ("simulation", "closed form", "real
+    program"); an unregistered name (a test's oracle) is "<name> oracle"."""
+    kind = ORACLES.get(name)
+    return kind.noun if kind else f"{name} oracle"
 
 
 def exclusive(name: str) -> bool:

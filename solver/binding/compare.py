@@ -53,6 +53,7 @@ from tasksolve.solver.certify.verdict import beats
 from tasksolve.solver.errors import Infeasible, SolverFailed
 from tasksolve.specs import Plan, Spec
 from tasksolve.specs.objective import Objective
+from tasksolve.specs.oracles import noun
 
 METHODS = ("cpsat", "blackbox", "tsbsched", "random", "balanced")
 SAMPLE_SHARE = 0.1  # at most this share of the time limit goes to the random sample
@@ -109,7 +110,7 @@ class _Comparison:
 
     def measure(self, plans: list[list[int]], label: str) -> list[Measurement]:
         """Measure `plans` on the oracle; each is remembered with the method that produced it."""
-        self.say(f"measuring {len(plans)} {label} plan(s) on the {self.oracle_kind} oracle")
+        self.say(f"measuring {len(plans)} {label} plan(s) on the {noun(self.oracle_kind)}")
         results = self.oracle.evaluate_many(
             [Plan.from_contexts(self.spec, c, method=label) for c in plans], seed=self.seed, workers=self.workers
         )
@@ -218,7 +219,7 @@ class _Comparison:
             self.spec, factory, seed=self.seed, oracle_kind=self.oracle_kind, workers=self.workers, say=self.count
         )
         candidates = Candidates.of(self.spec, samples=samples, seed=self.seed)
-        self.say(f"{method}: profiling with the {self.oracle_kind} oracle and predicting {candidates.label}")
+        self.say(f"{method}: profiling with the {noun(self.oracle_kind)} and predicting {candidates.label}")
         result = run_predictor(
             self.spec,
             method,

@@ -31,6 +31,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from tasksolve.specs.files import finite_or_none
+
 UNPINNED = "unpinned (OS scheduler)"
 
 
@@ -94,20 +96,14 @@ class NoiseVerdict:
             "best": self.best,
             "best_contexts": self.best_contexts,
             "mean": self.mean,
-            "half_width": _finite(self.half_width),
+            "half_width": finite_or_none(self.half_width),
             "baseline": None
             if self.baseline_mean is None
-            else {"mean": self.baseline_mean, "half_width": _finite(self.baseline_half_width)},
+            else {"mean": self.baseline_mean, "half_width": finite_or_none(self.baseline_half_width)},
             "pinning_helps": self.pinning_helps,
             "ties": self.ties,
             "race": self.race,
         }
-
-
-def _finite(x: float | None) -> float | None:
-    import math
-
-    return None if x is None or not math.isfinite(x) else x
 
 
 def stochastic(oracle) -> bool:
@@ -192,7 +188,7 @@ def _race_data(result, plans: list[Finalist], kind, tied: set[int]) -> dict[str,
         entry["contexts"] = plans[entry["plan"]].contexts
         entry["plan"] = plans[entry["plan"]].label
         entry["mean"] = float(kind.score(entry["mean"]))
-        entry["half_width"] = _finite(entry["half_width"])
+        entry["half_width"] = finite_or_none(entry["half_width"])
     return data
 
 
@@ -210,7 +206,7 @@ class Duel:
     helps: bool | None
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: _finite(v) if isinstance(v, float) else v for k, v in self.__dict__.items()}
+        return {k: finite_or_none(v) if isinstance(v, float) else v for k, v in self.__dict__.items()}
 
 
 DUEL_LOOKS = (10, 20, 40, 80, 160)  # rounds at which the duel may decide (Bonferroni over them)

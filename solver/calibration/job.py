@@ -13,6 +13,7 @@ from tasksolve.solver.calibration.experiments import calibration_plans, measure
 from tasksolve.solver.calibration.fitting import Fit, calibrated_spec, fit
 from tasksolve.solver.errors import BadProblemError
 from tasksolve.specs import Spec
+from tasksolve.specs.oracles import noun
 
 
 @dataclass
@@ -63,7 +64,7 @@ def calibrate(
     say = progress or (lambda _: None)
     start = time.perf_counter()
     chosen = calibration_plans(spec, plans, seed)
-    say(f"measuring {len(chosen)} plans on the {oracle_kind} oracle")
+    say(f"measuring {len(chosen)} plans on the {noun(oracle_kind)}")
     measured, times = measure(spec, chosen, oracle_kind, seed=seed, workers=workers)
     bad = ~np.isfinite(measured) | (measured <= 0)
     if bad.any():

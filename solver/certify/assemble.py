@@ -26,6 +26,7 @@ from tasksolve.solver.certify.certificate import (
     TopAtomSummary,
 )
 from tasksolve.solver.certify.verdict import Decision, Evidence, Saturation
+from tasksolve.specs.oracles import noun
 
 #: how far above the far end an atom's interval is open, in words (the JSON's null reason)
 OPEN_ABOVE = (
@@ -35,15 +36,15 @@ OPEN_ABOVE = (
 
 def draws_and_cover(design: str, kind: str, pipeline: bool) -> tuple[str, str]:
     """(what one draw is, what the draw bound covers), in words (item of the certificate)."""
-    oracle_kind = {"des": "simulation", "analytic": "closed-form", "command": "real-program"}.get(kind, kind)
+    oracle = noun(kind)
     if design == "random":
         what = "random pipeline plans" if pipeline else "uniform random plans"
-        return what, f"{what} measured on the {oracle_kind} oracle"
+        return what, f"{what} measured on the {oracle}"
     if pipeline:
         return (
             "local-search restarts",
             "local optima of the pipeline closed form from random pipeline plans, each measured on the "
-            f"{oracle_kind} oracle -- not every plan of that oracle",
+            f"{oracle} -- not every plan of that oracle",
         )
     if kind == "analytic":
         return "local-search restarts", "local optima of the closed form from uniform random starts"
@@ -51,9 +52,9 @@ def draws_and_cover(design: str, kind: str, pipeline: bool) -> tuple[str, str]:
 
     return (
         "local-search restarts",
-        f"local optima of the closed form from uniform random starts, each screened on the {oracle_kind} oracle "
+        f"local optima of the closed form from uniform random starts, each screened on the {oracle} "
         f"(the best of the local optimum and its {SCREEN - 1} best neighbours by the closed form) -- a statement "
-        f"about these restarts, not about every plan of the {oracle_kind} oracle",
+        f"about these restarts, not about every plan of the {oracle}",
     )
 
 
@@ -62,8 +63,8 @@ def bound_summaries(bounds: list[Any], oracle_kind: str) -> list[BoundSummary]:
     for bound in bounds:
         view = bound_view(bound)
         applies = view.oracle == oracle_kind
-        model = {"analytic": "closed form", "des": "simulation"}.get(view.oracle or "", view.oracle or "model")
-        here = {"analytic": "closed form", "des": "simulation"}.get(oracle_kind, f"{oracle_kind} oracle")
+        model = noun(view.oracle) if view.oracle else "model"
+        here = noun(oracle_kind)
         label = f"rigorous bound on the {model}" if applies else f"the {model}'s bound (not a bound on the {here})"
         if applies and getattr(bound, "noisy", False):
             label = f"bound on the {model} ({bound.confidence:.0%} simultaneous upper limits)"

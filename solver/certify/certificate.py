@@ -23,18 +23,12 @@ import math
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
-from tasksolve.solver.certify.json_values import plain
 from tasksolve.solver.certify.verdict import VERDICTS, exit_code
+from tasksolve.specs.files import plain, why_not_finite
 
 #: the certificate JSON's format (1: before typed parts, nulls and the six-verdict vocabulary)
 FORMAT_VERSION = 2
 DEFAULT_TARGET_GAP = 0.05
-
-
-def _why_infinite(value: float) -> str:
-    if value != value:
-        return "not a number: the figure could not be computed"
-    return "+infinity: no finite value" if value > 0 else "-infinity: no finite value"
 
 
 class _Typed:
@@ -51,7 +45,7 @@ class _Typed:
                 continue
             value = getattr(self, f.name)
             if isinstance(value, float) and not math.isfinite(value):
-                nulls.setdefault(f.name, self.WHY_NULL.get(f.name, _why_infinite(value)))
+                nulls.setdefault(f.name, self.WHY_NULL.get(f.name, why_not_finite(value)))
             elif value is None and f.name in self.WHY_NULL:
                 nulls.setdefault(f.name, self.WHY_NULL[f.name])
             out[f.name] = plain(value)

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from tasksolve.solver.certify.verdict import beats as beyond_noise
+from tasksolve.specs.oracles import noun
 
 #: placement classes measured on the oracle per step (the closed form's best neighbours)
 CLIMB_SCREEN = 6
@@ -103,5 +104,5 @@ def add_climbs(run: Any, n_used: int, undecided: Callable[[], bool]) -> None:
         return
     best = run.service.best(n_used, minimize=run.minimize)
     finalists = [("the plan", run.plan.contexts(run.spec))] + ([("the best sample", best.contexts)] if best else [])
-    where = {"des": "simulation", "command": "real program"}.get(run.oracle_kind, f"{run.oracle_kind} oracle")
+    where = noun(run.oracle_kind)
     run.known += climb_finalists(run.spec, run.oracle, finalists, run.spec.objective, run.service.seed, deadline, where)

@@ -151,7 +151,7 @@ class NoisyEvidence:
         return self.tail is not None and not self.tail.admitted
 
     def to_dict(self) -> dict[str, Any]:
-        from tasksolve.solver.certify.json_values import plain
+        from tasksolve.specs.files import plain
 
         floor = None if self.yardstick is None else self.yardstick.noise_floor
         out: dict[str, Any] = {"noise_floor": floor, "note": self.note, "yardstick_contexts": self.yardstick_contexts}

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from tasksolve.specs.oracles import noun
+
 
 def show_value(value: float | None, objective: str) -> str:
     from tasksolve.specs.objective import Objective
@@ -45,8 +47,7 @@ def summary_text(cert: Any) -> str:
     lines = [
         cert.sentence,
         f"verdict: {cert.verdict} (exit {cert.exit_code}; basis: {cert.basis})",
-        f"plan: {Objective.of(cert.objective).format(perf.value, perf.half_width)} on the "
-        + {"des": "simulation", "analytic": "closed form"}.get(perf.oracle, f"{perf.oracle} oracle"),
+        f"plan: {Objective.of(cert.objective).format(perf.value, perf.half_width)} on the " + noun(perf.oracle),
         f"sample: {samples.n} {samples.draws} ({samples.failed} failed)"
         + (f", {samples.classes} placement classes" if samples.classes else ""),
     ]

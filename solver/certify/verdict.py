@@ -496,5 +496,6 @@ def _saturated(j: _Judge, beater) -> Decision | None:
 
 
 def _oracle_name(kind: str) -> str:
-    names = {"des": "simulation", "analytic": "closed form", "pipeline model": "pipeline CP-SAT model"}
-    return names.get(kind, f"{kind} oracle")
+    from tasksolve.specs.oracles import noun
+
+    return "pipeline CP-SAT model" if kind == "pipeline model" else noun(kind)

@@ -16,6 +16,7 @@ from tasksolve.solver.cli.common import (
     fail,
     load_spec_or_fail,
 )
+from tasksolve.specs.oracles import noun
 
 DEFAULT_OUTPUT = Path("calibrated.yaml")
 
@@ -94,7 +95,7 @@ def calibrate(
         )
         raise typer.Exit(EXIT_NEGATIVE)
     header = (
-        f"# {spec.name} calibrated on the {kind} oracle from {len(result.plans)} measured plans "
+        f"# {spec.name} calibrated on the {noun(kind)} from {len(result.plans)} measured plans "
         f"(tasksolve calibrate): rms relative error {share(result.fit.rms)}, worst {share(result.fit.worst)}\n"
         f"# identified by the measurements: {', '.join(result.fit.identified) or 'none'}; the rest keep the spec's values\n"
     )

@@ -45,7 +45,7 @@ def fail(message: str, code: int = EXIT_BAD_INPUT) -> NoReturn:
 
 
 def to_json_text(obj: Any) -> str:
-    """Serialise a result for ``--json`` (strict JSON: infinities become strings)."""
+    """Serialise a result for ``--json`` (strict JSON: an infinity or NaN is null, its reason under ``nulls``)."""
     from tasksolve.specs.files import json_text
 
     return json_text(obj)

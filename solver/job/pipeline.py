@@ -31,6 +31,7 @@ from typing import Any
 from tasksolve.solver.job.strategy import Strategy
 from tasksolve.solver.pipeline.problem import PipelineError
 from tasksolve.specs.objective import Objective
+from tasksolve.specs.oracles import noun
 
 #: local-search restarts measured on the oracle as a known plan
 PROBES = 10
@@ -114,8 +115,7 @@ class PipelineStrategy(Strategy):
         else:
             return []
         if found is None:
-            where = {"analytic": "analytic oracle", "des": "simulation"}[s.oracle_kind]
-            job.notes.append(f"no bound over pipeline plans on the {where}: {why}")
+            job.notes.append(f"no bound over pipeline plans on the {noun(s.oracle_kind)}: {why}")
             return []
         return [found]
 

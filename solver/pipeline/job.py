@@ -31,6 +31,7 @@ from tasksolve.solver.errors import SolverFailed
 from tasksolve.solver.pipeline.compare import METHOD_NAMES, Measured, Measurer, Progress, Steps, compare
 from tasksolve.solver.pipeline.evaluation import MethodResult
 from tasksolve.solver.pipeline.problem import PipelineError, PipelineProblem, format_cycles
+from tasksolve.specs.oracles import noun
 
 ORACLE_CHOICES = (*ORACLE_KINDS, "none")
 EXPLAIN_TIME_LIMIT = 20.0  # seconds CP-SAT may spend finding the minimum latency
@@ -149,7 +150,7 @@ def measure_all(
         try:
             measured[name] = measurer.measure(to_plan(problem, r.candidate, name))
         except OracleError as exc:
-            notes.append(f"{name}: not measured: the {kind} oracle failed: {exc}")
+            notes.append(f"{name}: not measured: the {noun(kind)} failed: {exc}")
     return measured, notes
 
 
@@ -179,7 +180,7 @@ def remeasure_cpsat(
         try:
             options.append((cand, measurer.measure(to_plan(problem, cand, "cpsat"))))
         except OracleError as exc:
-            return [f"cpsat: plan {i + 2} not measured: the {kind} oracle failed: {exc}"]
+            return [f"cpsat: plan {i + 2} not measured: the {noun(kind)} failed: {exc}"]
     meeting = [i for i, (_, m) in enumerate(options) if measured_meets_bound(problem, m) is not False]
     if not meeting:
         return [f"cpsat: none of its {len(options)} best plans meets the bound measured; kept the model's best"]
@@ -352,7 +353,7 @@ def solve_pipeline(
             measurer = make_measurer(spec, problem, kind, seed=seed, packets=packets, load=load)
         except OracleError as exc:
             measurer = None
-            notes.append(f"not measured: the {kind} oracle is unavailable: {exc}")
+            notes.append(f"not measured: the {noun(kind)} is unavailable: {exc}")
         if measurer is not None:
             measured, failed = measure_all(measurer, problem, results, kind, steps=steps)
             notes += failed

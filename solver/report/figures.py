@@ -11,6 +11,8 @@ import base64
 import io
 from typing import Any
 
+from tasksolve.specs.files import finite_or_none
+
 
 def png(fig) -> str:
     buffer = io.BytesIO()
@@ -120,7 +122,7 @@ def estimates_figure(cert):
         }
     ]
     for entry in designs:
-        est, low, high = (_finite(entry.get(k)) for k in ("estimate", "lower", "upper"))
+        est, low, high = (finite_or_none(entry.get(k)) for k in ("estimate", "lower", "upper"))
         if est is not None and (low is None) != (high is None):
             opened[len(rows)] = low if low is not None else high
         head = "best value, hit many times" if entry.get("top_atom") else "EVT estimate"
@@ -131,8 +133,8 @@ def estimates_figure(cert):
         if bound.value is not None:
             rows.append((bound.label, bound.value, None, None, "#1d7a36" if bound.applies else "#888888"))
     for known in cert.known_plans[:-1]:
-        rows.append((known.plan, _finite(known.value), None, None, "#888888"))
-    rows.append(("the plan", _finite(cert.plan_performance.value), None, None, "#7b2cbf"))
+        rows.append((known.plan, finite_or_none(known.value), None, None, "#888888"))
+    rows.append(("the plan", finite_or_none(cert.plan_performance.value), None, None, "#7b2cbf"))
     fig, ax = plt.subplots(figsize=(7.5, 0.4 * len(rows) + 1.2))
     finite = [v for row in rows for v in row[1:4] if v is not None]
     low_edge, high_edge = (min(finite), max(finite)) if finite else (0.0, 1.0)
@@ -152,13 +154,3 @@ def estimates_figure(cert):
     ax.set_xlabel(name)
     ax.set_title("the plan against the estimate, the bounds and the known plans")
     return fig
-
-
-def _finite(value) -> float | None:
-    if value is None or isinstance(value, bool):
-        return None
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return None if number != number or abs(number) == float("inf") else number

@@ -19,7 +19,9 @@ from typing import Any
 from tasksolve.solver.report import figures as fg
 from tasksolve.solver.report.figures import comparison_figure, estimates_figure, selection_figure  # noqa: F401 (re-exported)
 from tasksolve.specs import Plan, Spec, display
+from tasksolve.specs.files import finite_or_none
 from tasksolve.specs.objective import Objective
+from tasksolve.specs.oracles import noun
 
 COLOURS = {True: "#1d7a36", False: "#b3261e"}
 
@@ -71,7 +73,7 @@ def _figures(cert, analysis, history, comparison, selection_curves) -> tuple[lis
             f"{Objective.of(objective).format(values[0])}."
         )
     elif values:
-        estimate = fg._finite(cert.optimum.estimate)
+        estimate = finite_or_none(cert.optimum.estimate)
         caption = (
             f"Distribution of the certificate's sample ({what}, n = {len(values)}): the share of the sample at or "
             "below each value; dotted: the plan"
@@ -262,14 +264,18 @@ class _Ends:
 
 
 def _oracle(kind: str) -> str:
-    return {"des": "simulation", "analytic": "closed form", "command": "real program"}.get(kind, f"{kind} oracle")
+    return noun(kind)
 
 
 def _evidence_table(cert) -> str:
     e = html.escape
 
     def num(value) -> str:
-        return e(Objective.of(cert.objective).format(fg._finite(value))) if fg._finite(value) is not None else "none"
+        return (
+            e(Objective.of(cert.objective).format(finite_or_none(value)))
+            if finite_or_none(value) is not None
+            else "none"
+        )
 
     from tasksolve.solver.certify.summary import interval_text
 
@@ -321,8 +327,10 @@ def page(
     rows_html = ""
     for row in comparison or []:
         loss = row.get("loss")
-        measured = Objective.of(objective).format(fg._finite(row.get("simulated")), fg._finite(row.get("half_width")))
-        predicted = Objective.of(objective).format(fg._finite(row.get("predicted")))
+        measured = Objective.of(objective).format(
+            finite_or_none(row.get("simulated")), finite_or_none(row.get("half_width"))
+        )
+        predicted = Objective.of(objective).format(finite_or_none(row.get("predicted")))
         rows_html += (
             f"<tr><td>{e(row['method'])}</td><td>{e(predicted)}</td>"
             f"<td>{e(measured)}</td><td>{'' if loss is None else display.share(loss, 1)}</td></tr>"
@@ -378,9 +386,9 @@ def _solver_section(solve: dict[str, Any] | None, objective: str) -> str:
     return (
         f"<h3>CP-SAT on the closed form</h3><table>"
         f"<tr><th>status</th><td>{e(str(solve['status']))}</td></tr>"
-        f"<tr><th>model objective</th><td>{e(Objective.of(objective).format(fg._finite(solve.get('objective'))))}</td></tr>"
-        f"<tr><th>bound ({e(source)})</th><td>{e(Objective.of(objective).format(fg._finite(solve.get('bound'))))}</td></tr>"
-        f"<tr><th>proven gap</th><td>{e(display.share(fg._finite(solve.get('gap'))))}</td></tr></table>"
+        f"<tr><th>model objective</th><td>{e(Objective.of(objective).format(finite_or_none(solve.get('objective'))))}</td></tr>"
+        f"<tr><th>bound ({e(source)})</th><td>{e(Objective.of(objective).format(finite_or_none(solve.get('bound'))))}</td></tr>"
+        f"<tr><th>proven gap</th><td>{e(display.share(finite_or_none(solve.get('gap'))))}</td></tr></table>"
         "<p>The bound is proven for the closed-form model only; measured on the simulation a plan may "
         "differ from its model value.</p>"
     )

@@ -157,3 +157,28 @@ def test_a_non_finite_figure_is_null_with_a_reason(value):
     data = strict(json_text({"a": {"x": value, "xs": [1.0, value]}}))
     assert data["a"]["x"] is None and data["a"]["xs"] == [1.0, None]
     assert data["a"]["nulls"]["x"] and data["a"]["nulls"]["xs[1]"]
+
+
+def test_the_one_conversion_nulls_every_non_finite_number_and_keeps_the_rest():
+    from tasksolve.specs.files import finite_or_none, json_text, plain
+
+    class Typed:
+        def to_dict(self):
+            return {"typed": True}
+
+    value = {"a": float("inf"), "b": [np.float64(2.5), float("nan")], "c": Typed(), "d": np.int64(3), "e": "inf"}
+    assert plain(value) == {"a": None, "b": [2.5, None], "c": {"typed": True}, "d": 3, "e": "inf"}
+    written = strict(json_text({"a": float("-inf"), "b": [1.0, float("nan")]}))
+    assert written == {
+        "a": None,
+        "b": [1.0, None],
+        "nulls": {"a": "-infinity: no finite value", "b[1]": "not a number: the figure could not be computed"},
+    }
+    assert [finite_or_none(x) for x in (None, True, "x", "2", float("inf"), np.float32(1.5))] == [
+        None,
+        None,
+        None,
+        2.0,
+        None,
+        1.5,
+    ]

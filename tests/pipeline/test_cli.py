@@ -355,7 +355,7 @@ def test_a_failing_oracle_is_reported_in_notes(capsys, tmp_path, monkeypatch):
     assert all(row["simulated"] is None for row in data["comparison"])
     assert [n for n in data["notes"] if "the simulation diverged" in n and n.startswith("lata:")]
     code, out, err = run(capsys, str(chain(tmp_path)), "--method", "lata", *FAST)
-    assert code == 0 and "note: lata: not measured: the analytic oracle failed: the simulation diverged" in out
+    assert code == 0 and "note: lata: not measured: the closed form failed: the simulation diverged" in out
 
 
 def test_a_bug_in_the_oracle_is_not_hidden(capsys, tmp_path, monkeypatch):
