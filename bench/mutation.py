@@ -46,7 +46,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.mutants import key, mutants  # noqa: E402
-from bench.results import markdown_table, results_dir, write_results  # noqa: E402
+from bench.results import commit_now, markdown_table, results_dir, write_results  # noqa: E402
 
 #: module -> (results name, its tests: fast, direct ones first, since -x stops at the first failure)
 MAPPING: dict[str, tuple[str, list[str]]] = {
@@ -235,12 +235,13 @@ def _answers(pipes: list, count: int):
         yield answer
 
 
-def mutate(module: str, tests: list[str], workers: int, lines: set[int] | None = None) -> dict:
-    """Run every mutant of `module` against `tests`; the results file's ``data``."""
-    started, load = time.monotonic(), os.getloadavg()[0]
+def mutate(module: str, tests: list[str], workers: int, lines: set[int] | None = None, only=None) -> dict:
+    """Run every mutant of `module` (on `lines`; with keys in `only`) against `tests`; the results
+    file's ``data``."""
+    started, load, commit = time.monotonic(), os.getloadavg()[0], commit_now()
     signal.signal(signal.SIGTERM, _stop)  # a killed run ends its workers (and they their tests)
     original = (ROOT / module).read_text()
-    found = [m for m in mutants(original) if not lines or m.line in lines]
+    found = [m for m in mutants(original) if (not lines or m.line in lines) and (only is None or m.key in only)]
     workers = max(1, min(workers, MAX_WORKERS, len(found)))
     ctx = multiprocessing.get_context("fork")
     with tempfile.TemporaryDirectory(prefix="mutation-") as scratch:
@@ -283,7 +284,8 @@ def mutate(module: str, tests: list[str], workers: int, lines: set[int] | None =
         status, seconds, code = outcome[m.id]
         row = {k: v for k, v in asdict(m).items() if k != "source"} | {"status": status, "seconds": round(seconds, 2)}
         rows.append(row | {"exit": code})
-    return summarise(module, tests, rows, workers, timeout, baseline, time.monotonic() - started, load)
+    data = summarise(module, tests, rows, workers, timeout, baseline, time.monotonic() - started, load)
+    return data | {"ran_on_commit": commit}  # the copies' commit (the file's `commit` is the writer's)
 
 
 def summarise(

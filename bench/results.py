@@ -36,7 +36,8 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"
 
 
-def _commit() -> str:
+def commit_now() -> str:
+    """HEAD's hash, with ``+dirty`` when tracked files have uncommitted changes."""
     try:
         sha = subprocess.run(
             ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
@@ -86,7 +87,7 @@ def write_results(name: str, data: dict[str, Any], *, modules: list[str], comman
     record = {
         "name": name,
         "command": command or "python " + " ".join([os.path.relpath(sys.argv[0], ROOT), *sys.argv[1:]]),
-        "commit": _commit(),
+        "commit": commit_now(),
         "machine": machine(),
         "load": list(os.getloadavg()),
         "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),

@@ -63,11 +63,20 @@ def unknown_message(name: str) -> str:
     return f"unknown oracle `{name}` (one of {', '.join(ORACLES)}){suggestion(name)}"
 
 
+#: the models a bound may be stated on that are no oracle (docs/design.md, departure 19)
+MODEL_NOUNS = {
+    "pipeline model": "pipeline CP-SAT model",
+    "pipeline closed form": "pipeline closed form",
+    "model": "model",  # a bound that names no oracle
+}
+
+
 def noun(name: str) -> str:
     """The one wording of oracle `name` in a sentence ("simulation", "closed form", "real
-    program"); an unregistered name (a test's oracle) is "<name> oracle"."""
+    program"), or of a bound's model (`MODEL_NOUNS`); another name (a test's oracle) is "<name>
+    oracle"."""
     kind = ORACLES.get(name)
-    return kind.noun if kind else f"{name} oracle"
+    return kind.noun if kind else MODEL_NOUNS.get(name, f"{name} oracle")
 
 
 def exclusive(name: str) -> bool:

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tasksolve.solver.certify.bounds import bound_view
+from tasksolve.specs.oracles import noun
 
 #: the threshold rule (`evt.threshold`) keeps at most 5% of the sample beyond the threshold and
 #: trusts the interval from 30 excesses on: below 600 plans it cannot do both
@@ -275,9 +276,9 @@ class _Judge:
                 "failed_step", f"the solver step '{step}' failed, so the plan and the bound may be weaker than shown"
             )
         if not self.applicable:
-            what = "the simulation" if ev.oracle == "des" else f"the {ev.oracle} oracle"
+            what = f"the {noun(ev.oracle)}"
             extra = "".join(
-                f"; the {b.source} bound ({self.show(b.value)}) bounds the {_oracle_name(b.oracle or 'model')}, not {what}"
+                f"; the {b.source} bound ({self.show(b.value)}) bounds the {noun(b.oracle or 'model')}, not {what}"
                 for b in self.others
             )
             self.say("no_bound", f"no rigorous bound applies to {what}{extra}")
@@ -352,7 +353,7 @@ class _Judge:
                 for what, limit in limits:
                     if limit is not None and beats(value, hw, limit, 0.0, ev.minimize):
                         return (
-                            f"the {label} measured {self.show(value)} on the {_oracle_name(ev.oracle)}, better than "
+                            f"the {label} measured {self.show(value)} on the {noun(ev.oracle)}, better than "
                             f"the {what} ({self.show(limit)}) that applies to it: the measurement or the bound is "
                             "wrong, so no verdict is drawn from either"
                         )
@@ -444,7 +445,7 @@ def _proven(j: _Judge) -> Decision | None:
             hw = ", counting its half-width against it" if ev.plan_half_width else ""
             sentence = (
                 f"proven: the plan ({j.plan_text()}) is within the {j.target} target of the best possible "
-                f"on the {_oracle_name(ev.oracle)}{hw}: the {b.source} bound proves no plan exceeds "
+                f"on the {noun(ev.oracle)}{hw}: the {b.source} bound proves no plan exceeds "
                 f"{j.show(b.value)} ({max(lost, 0.0) + 0.0:.2%} above the plan)"
             )
             return j.done("proven", "bound", sentence)
@@ -493,9 +494,3 @@ def _saturated(j: _Judge, beater) -> Decision | None:
         "no gap to the optimum is claimed"
     )
     return j.done("best_found", "draw bound", sentence)
-
-
-def _oracle_name(kind: str) -> str:
-    from tasksolve.specs.oracles import noun
-
-    return "pipeline CP-SAT model" if kind == "pipeline model" else noun(kind)

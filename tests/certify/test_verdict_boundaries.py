@@ -547,8 +547,7 @@ def test_the_missing_bound_names_the_bounds_of_other_oracles():
     assert reason(empty, "no_bound") == "no rigorous bound applies to the simulation"
     other = decide(evidence(bounds=[BoundView(None, 120.0, None, "fluid LP")], n=50, oracle="command"))
     assert reason(other, "no_bound") == (
-        "no rigorous bound applies to the command oracle; the fluid LP bound (120) bounds the model oracle, "
-        "not the command oracle"
+        "no rigorous bound applies to the real program; the fluid LP bound (120) bounds the model, not the real program"
     )
 
 
@@ -557,7 +556,9 @@ def test_the_oracle_is_named_in_the_proof():
     pipeline = evidence(bounds=[bound(100.0, oracle="pipeline model")], oracle="pipeline model", n=50)
     assert "of the best possible on the pipeline CP-SAT model:" in decide(pipeline).sentence
     command = evidence(bounds=[bound(100.0, oracle="command")], oracle="command", n=50)
-    assert "of the best possible on the command oracle:" in decide(command).sentence
+    assert "of the best possible on the real program:" in decide(command).sentence
+    other = evidence(bounds=[bound(100.0, oracle="probe")], oracle="probe", n=50)
+    assert "of the best possible on the probe oracle:" in decide(other).sentence
 
 
 def test_the_gaps_and_words_of_a_decision():

@@ -16,6 +16,7 @@ the priced and the enumerated LP.
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -307,3 +308,205 @@ def test_an_lp_that_cannot_place_every_thread_is_not_converged():
     assert not converged and lp_value is None
     with pytest.raises(ConfigurationLPFailed, match="gave no bound: The problem is infeasible"):
         level_lp.integer_modes(lp)
+
+
+# ==================================================================== the LP's data (`build`)
+# A socket level with three resources (l3, bw, and `spare` that no thread loads), a core (the
+# cell) with its port, a strand with its ALU (below the cells), memory at the machine level; one
+# of the two sockets has a core with one usable strand: two kinds of socket, cells of 1 and 2.
+RICH = """
+  name: rich
+  clock: 1GHz
+  levels:
+    - {name: socket, count: 2}
+    - {name: core, count: 2}
+    - {name: strand, count: 2}
+  resources:
+    - {name: l3, level: socket, capacity: 1.0}
+    - {name: bw, level: socket, capacity: 0.5}
+    - {name: spare, level: socket, capacity: 1.0}
+    - {name: port, level: core, capacity: 1.0}
+    - {name: alu, level: strand, capacity: 0.5}
+    - {name: mem, level: machine, capacity: 1.0}
+  communication: {core: 5, socket: 20, machine: 100}
+"""
+RICH_BODY = """
+applications:
+  a:
+    tasks:
+      p: {cycles: 100, demand: {l3: 0.75, port: 0.75, mem: 0.3}}
+      q: {cycles: 200, demand: {bw: 0.75, alu: 0.625, mem: 0.3}}
+    edges: [{from: p, to: q, bytes: 64}]
+workload: [{app: a, instances: 2}]
+constraints:
+  contexts: [socket0.core0.strand0, socket0.core0.strand1, socket0.core1.strand0, socket0.core1.strand1,
+             socket1.core0.strand0, socket1.core1.strand0, socket1.core1.strand1]
+"""
+
+
+def _rich() -> tuple[BindingProblem, level_lp.LevelLP]:
+    problem = BindingProblem(spec_from(RICH_BODY, RICH))
+    return problem, level_lp.build(problem, max_modes=16)
+
+
+def _grid(load: float, cap: float, per_resource: float) -> list[tuple[float, float]]:
+    """The module docstring's grid, relaxation 2: the top is the load widened by 1e-9 (relative
+    and absolute); above the capacity, points cap (1 + r)^i with r from 0.001 times 1.5 until
+    log(top / cap) / log(1 + r) + 2 fits `per_resource`; else the one mode [0, max(cap, top)]."""
+    top = load * (1 + 1e-9) + 1e-9
+    if top <= cap:
+        return [(0.0, max(cap, top))]
+    ratio = 0.001
+    while math.log(top / cap) / math.log1p(ratio) + 2 > per_resource:
+        ratio *= 1.5
+    points = [0.0] + [cap * (1 + ratio) ** i for i in range(math.ceil(math.log(top / cap) / math.log1p(ratio)) + 1)]
+    return list(zip(points[:-1], points[1:]))
+
+
+def test_the_modes_are_the_grids_of_the_l_level_resources_a_thread_loads():
+    """l3 (load 2 x 0.75 = 1.5 on capacity 1) and bw (1.5 on 0.5) have grids of at most
+    16^(1/2) = 4 points; `spare`, loaded by no thread, has none: 3 x 3 = 9 modes, lower ends then
+    upper ends, in `itertools.product` order."""
+    problem, lp = _rich()
+    assert [
+        problem.topology.resources[j].name for j in level_lp._modes(problem, lp.types, _layout(problem), 16)[0]
+    ] == [
+        "l3",
+        "bw",
+    ]
+    expected = [
+        np.array([lo1, lo2, hi1, hi2])
+        for (lo1, hi1), (lo2, hi2) in itertools.product(_grid(1.5, 1.0, 4), _grid(1.5, 0.5, 4))
+    ]
+    assert len(lp.modes) == len(expected) == 9
+    for got, want in zip(lp.modes, expected):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("demand, modes", [(0.5, [(0.0, 1.0), (1.0, 1.001)]), (0.25, [(0.0, 1.0)])])
+def test_a_load_at_the_capacity_gets_a_mode_above_it_and_one_below_gets_one_mode(demand, modes):
+    """Two threads at L3 demand 0.5 load the socket exactly to its capacity 1: the 1e-9 widening
+    puts the top above it, so a second mode [1, 1.001] follows; at 0.25 the load 0.5 is below,
+    and the one mode ends at the capacity, not at the load."""
+    body = f"applications: {{a: {{tasks: {{t: {{cycles: 100, demand: {{l3: {demand}}}}}}}}}}}\nworkload: [{{app: a, instances: 2}}]\n"
+    lp = _lp(body)
+    np.testing.assert_allclose(np.array(lp.modes), np.array(modes), rtol=1e-12)
+
+
+def _layout(problem):
+    from tasksolve.solver.binding.configurations import Layout, ThreadTypes
+
+    return Layout.of(problem, ThreadTypes.of(problem))
+
+
+def _rates_by_hand(problem, lp: level_lp.LevelLP, size: int) -> np.ndarray:
+    """Relaxations 2 and 3 of the module docstring, one thread at a time: a thread's slowdown is
+    the largest load / capacity over the resources it loads -- the mode's lower end on the L
+    level, the machine's whole load, its cell's load, its own demand below the cells -- and its
+    work adds, per producer type, the in-cell cost when the cell holds more producers than the
+    threads of its type before it, else the cheapest cost outside the cell."""
+    topo, types, layout = problem.topology, lp.types, _layout(problem)
+    resources = level_lp._modes(problem, types, layout, 16)[0]
+    configs = lp.configs[size]
+    out = np.zeros((len(lp.modes), len(configs), lp.n_types))
+    for j, mode in enumerate(lp.modes):
+        for c, counts in enumerate(configs):
+            for k in range(lp.n_types):
+                for i in range(int(counts[k])):
+                    work = types.cycles[k]
+                    for producer, message in types.in_edges[k]:
+                        outside = min(layout.cost_same_domain[message], layout.cost_across[message])
+                        inside = min(layout.cost_same_cell[message], outside)
+                        work += inside if counts[producer] > i else outside
+                    slow = 1.0
+                    for r, resource in enumerate(topo.resources):
+                        if types.demand[k, r] <= 0:
+                            continue
+                        level = topo.level_index(resource.level)
+                        if level == layout.level:
+                            load = mode[resources.index(r)]
+                        elif level < 0:
+                            load = float(types.count @ types.demand[:, r])
+                        elif level == layout.cell_level:
+                            load = float(counts @ types.demand[:, r])
+                        else:
+                            load = types.demand[k, r]
+                        slow = max(slow, load / resource.capacity)
+                    out[j, c, k] += float(topo.clock) / (work * slow)
+    return out
+
+
+def test_cell_rates_are_the_documented_relaxation_thread_by_thread():
+    """Every (mode, configuration, type) summed rate of both cell sizes against `_rates_by_hand`;
+    the scale is the largest of them, and the L-level loads are the configurations' own."""
+    problem, lp = _rich()
+    raw = {size: _rates_by_hand(problem, lp, size) for size in lp.configs}
+    assert lp.scale == pytest.approx(max(float(r.max()) for r in raw.values()), rel=1e-12)
+    for size, rates in raw.items():
+        np.testing.assert_allclose(lp.rates[size] * lp.scale, rates, rtol=1e-12)
+        np.testing.assert_allclose(lp.loads[size], lp.configs[size] @ lp.types.demand[:, [0, 1]], rtol=1e-12)
+    assert sorted(lp.configs) == [1, 2] and [m for m, _ in lp.kinds] == [1, 1]
+
+
+def test_rates_below_one_packet_per_second_are_not_scaled_up():
+    """A thread of 2e9 cycles at 1 GHz runs 0.5 packets/s: the scale stays 1 (rates are scaled
+    down to at most 1, never up)."""
+    lp = _lp(
+        "applications: {a: {tasks: {t: {cycles: 2000000000, demand: {l3: 0.1}}}}}\nworkload: [{app: a, instances: 1}]\n"
+    )
+    assert lp.scale == 1.0
+    assert float(lp.rates[2].max()) == pytest.approx(0.5, rel=1e-12)
+
+
+def test_a_machine_without_cells_is_refused():
+    """Only the core's port is loaded: the L level is the core, the level right above the
+    contexts, so there is no cell level to decompose into."""
+    with pytest.raises(NotApplicable, match="needs cells"):
+        _lp("applications: {a: {tasks: {t: {cycles: 100, demand: {port: 0.5}}}}}\nworkload: [{app: a, instances: 2}]\n")
+
+
+def test_the_column_limits_are_checked_at_their_boundaries(monkeypatch):
+    """RICH has 2 kinds x 9 modes; cells of 1 and 2 contexts hold C(2 + 1, 1) = 3 and C(2 + 2, 2)
+    = 6 multisets of 2 types, of which 3 and 6 respect the counts (2 and 2): 18 x 9 = 162 columns.
+    The configurations check (per cell size, before building: C x kinds x modes = 6 x 18 = 108
+    for cells of 2) refuses above its limit only; the columns check likewise."""
+    problem = BindingProblem(spec_from(RICH_BODY, RICH))
+    monkeypatch.setattr(level_lp, "MAX_COLUMNS", 162)
+    assert len(level_lp.build(problem, max_modes=16).kinds) == 2  # both at their limits: built
+    monkeypatch.setattr(level_lp, "MAX_COLUMNS", 161)
+    with pytest.raises(NotApplicable, match="162 level-LP columns exceed the limit of 161"):
+        level_lp.build(problem, max_modes=16)
+    monkeypatch.setattr(level_lp, "MAX_COLUMNS", 107)
+    with pytest.raises(NotApplicable, match="cells of 2 contexts have too many configurations"):
+        level_lp.build(problem, max_modes=16)
+
+
+def test_the_blocks_hold_each_l_resource_mode_row_and_the_reduced_costs_read_them():
+    """Two L-level resources (l3, bw) and at most 3 threads per socket: the load rows of mode j
+    are ``a_j z - load <= 0`` then ``load - a_{j+1} z <= 0`` for each resource in turn, the cap
+    row ``|c| - cap z <= 0``; every column's reduced cost is ``-(pi_eq . a_eq + pi_ub . a_ub)``
+    of its own block, for any duals."""
+    body = RICH_BODY.replace("constraints:\n", "constraints:\n  max_threads: {socket: 3}\n")
+    lp = level_lp.build(BindingProblem(spec_from(body, RICH)), max_modes=16)
+    rows = level_lp._Rows(lp)
+    assert rows.R == 2 and lp.domain_cap == 3
+    cost, fixed_eq, fixed_ub = level_lp._fixed_block(lp, rows)
+    apps, modes = len(lp.types.apps), len(lp.modes)
+    assert list(cost[:apps]) == [-1.0] and list(cost[apps + len(lp.kinds) * modes :]) == [level_lp.BIG] * lp.n_types
+    rng = np.random.default_rng(0)
+    pi_eq, pi_ub = rng.normal(size=rows.n_eq), rng.normal(size=rows.n_ub)
+    reduced = level_lp._reduced_costs(lp, rows, pi_eq, pi_ub)
+    for g, (_, cells) in enumerate(lp.kinds):
+        for j, mode in enumerate(lp.modes):
+            base, cap_row, z = rows.loads[(g, j)], rows.caps[(g, j)], apps + g * modes + j
+            for q in range(2):
+                assert fixed_ub[base + 2 * q, z] == mode[q] and fixed_ub[base + 2 * q + 1, z] == -mode[2 + q]
+            assert fixed_ub[cap_row, z] == -3 and cap_row == base + 4
+            for s in cells:
+                index = np.arange(len(lp.configs[s]))
+                a_eq, a_ub = level_lp._y_block(lp, rows, g, j, s, index)
+                for q in range(2):
+                    np.testing.assert_array_equal(a_ub[base + 2 * q], -lp.loads[s][:, q])
+                    np.testing.assert_array_equal(a_ub[base + 2 * q + 1], lp.loads[s][:, q])
+                np.testing.assert_array_equal(a_ub[cap_row], lp.configs[s].sum(axis=1))
+                np.testing.assert_allclose(reduced[(g, j, s)], -(pi_eq @ a_eq + pi_ub @ a_ub), rtol=1e-12, atol=1e-12)
