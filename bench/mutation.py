@@ -364,6 +364,19 @@ def _where(lines: list[int]) -> str:
     return f"{len(lines)} mutants on line{'s' if len(places) > 1 else ''} {', '.join(map(str, places))}"
 
 
+def _carried(data: dict) -> str:
+    """What a survivors-only run (`bench/mutation_rerun.py`) took from the run before it."""
+    c = data.get("carried")
+    return (
+        ""
+        if not c
+        else (
+            f"Killed mutants carried from the run on commit {c['from_commit'][:7]} ({c['killed']}: the module unchanged, "
+            f"tests only added since); its {c['rerun']} survivors run again, the seconds and load above theirs.\n\n"
+        )
+    )
+
+
 def render_markdown(data: dict) -> str:
     """The section of BENCHMARKS.md on one module's mutation score."""
     ops = [
@@ -375,6 +388,7 @@ def render_markdown(data: dict) -> str:
         f"{data['workers']} workers, {data['timeout_s']:.0f} s timeout per mutant, baseline run "
         f"{data['baseline_s']:.1f} s, {data['seconds']:.0f} s in all at load {data['load_at_start']:.1f}).\n\n"
         f"**{score_line(data)}.**\n\n"
+        + _carried(data)
         + markdown_table(["operator", "killed", "timeout", "survived", "equivalent"], ops)
     )
     if data["survivors"]:

@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.mutants import key  # noqa: E402
-from bench.mutation import MAX_WORKERS, mutate, score_line, summarise  # noqa: E402
+from bench.mutation import MAX_WORKERS, mutate, render_markdown, score_line, summarise  # noqa: E402, F401
 from bench.results import write_results  # noqa: E402
 
 

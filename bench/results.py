@@ -30,8 +30,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tasksolve.specs.files import plain
-
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"
 
@@ -82,6 +80,9 @@ def results_dir() -> Path:
 
 def write_results(name: str, data: dict[str, Any], *, modules: list[str], command: str | None = None) -> Path:
     """Write ``bench/results/<name>.json`` (see the module docstring) and return its path."""
+    # imported here: `bench/mutation.py`'s workers must not import tasksolve (their children import a copy)
+    from tasksolve.specs.files import plain
+
     folder = results_dir()
     folder.mkdir(parents=True, exist_ok=True)
     record = {
