@@ -21,7 +21,7 @@ class OracleKind:
     name: str
     description: str
     factory: str  # "module:attribute", called as factory(spec, **overrides)
-    noun: str  # what a sentence calls it: "the plan measured on the <noun>"
+    noun: str = ""  # what a sentence calls it ("the plan measured on the <noun>"); "" for "<name> oracle"
     exclusive: bool = False  # measures the host itself: measurements must not overlap (one worker)
 
 
@@ -76,7 +76,9 @@ def noun(name: str) -> str:
     program"), or of a bound's model (`MODEL_NOUNS`); another name (a test's oracle) is "<name>
     oracle"."""
     kind = ORACLES.get(name)
-    return kind.noun if kind else MODEL_NOUNS.get(name, f"{name} oracle")
+    if kind is not None and kind.noun:
+        return kind.noun
+    return MODEL_NOUNS.get(name, f"{name} oracle")
 
 
 def exclusive(name: str) -> bool:

@@ -312,7 +312,8 @@ def test_an_lp_that_cannot_place_every_thread_is_not_converged():
 
 # ==================================================================== the LP's data (`build`)
 # A socket level with three resources (l3, bw, and `spare` that no thread loads), a core (the
-# cell) with its port, a strand with its ALU (below the cells), memory at the machine level; one
+# cell) with its port (which p alone loads, past its capacity beside a q), a strand with its ALU
+# (below the cells), memory at the machine level; one
 # of the two sockets has a core with one usable strand: two kinds of socket, cells of 1 and 2.
 RICH = """
   name: rich
@@ -325,7 +326,7 @@ RICH = """
     - {name: l3, level: socket, capacity: 1.0}
     - {name: bw, level: socket, capacity: 0.5}
     - {name: spare, level: socket, capacity: 1.0}
-    - {name: port, level: core, capacity: 1.0}
+    - {name: port, level: core, capacity: 0.5}
     - {name: alu, level: strand, capacity: 0.5}
     - {name: mem, level: machine, capacity: 1.0}
   communication: {core: 5, socket: 20, machine: 100}
@@ -510,3 +511,17 @@ def test_the_blocks_hold_each_l_resource_mode_row_and_the_reduced_costs_read_the
                     np.testing.assert_array_equal(a_ub[base + 2 * q + 1], lp.loads[s][:, q])
                 np.testing.assert_array_equal(a_ub[cap_row], lp.configs[s].sum(axis=1))
                 np.testing.assert_allclose(reduced[(g, j, s)], -(pi_eq @ a_eq + pi_ub @ a_ub), rtol=1e-12, atol=1e-12)
+
+
+def test_the_configurations_check_refuses_above_its_limit_only(monkeypatch):
+    """Two threads of one type on one socket of two cores of 2 strands: cells of 2 hold C(1 + 2, 2)
+    = 3 multisets (0, 1, 2 threads), all within the count, in each of the 6 modes: 18 columns,
+    which both checks count alike.  At a limit of 18 both pass; at 17 the configurations check,
+    the first, refuses."""
+    problem = BindingProblem(spec_from(MODES, SOCKET))
+    modes = len(level_lp.build(problem, max_modes=8).modes)
+    monkeypatch.setattr(level_lp, "MAX_COLUMNS", 3 * modes)
+    assert level_lp.build(problem, max_modes=8).configs[2].shape == (3, 1)
+    monkeypatch.setattr(level_lp, "MAX_COLUMNS", 3 * modes - 1)
+    with pytest.raises(NotApplicable, match="cells of 2 contexts have too many configurations"):
+        level_lp.build(problem, max_modes=8)

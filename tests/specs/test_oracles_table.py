@@ -20,6 +20,13 @@ def test_each_kind_has_one_noun_and_an_unknown_kind_is_named_as_an_oracle():
     assert noun("failing") == "failing oracle"
 
 
+def test_an_oracle_registered_without_a_noun_is_named_by_its_kind(monkeypatch):
+    from tasksolve.specs import oracles
+
+    monkeypatch.setitem(oracles.ORACLES, "fake", oracles.OracleKind("fake", "a test oracle", "m:f"))
+    assert noun("fake") == "fake oracle"
+
+
 def test_no_module_spells_the_oracle_nouns_in_a_table_of_its_own():
     inline = re.compile(r"""["'](des|analytic|command)["']\s*:\s*["'](simulation|closed[ -]form|real[ -]program)""")
     found = [
