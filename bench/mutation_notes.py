@@ -122,3 +122,92 @@ NOTES.update(
         (_FLUID, "L171:18 constant: `1.0` -> `1.01`"): "as the line above: the separation point, not the cut",
     }
 )
+
+_LEVEL = "solver/binding/level_lp.py"
+_EMPTY_ROWS = (
+    "the rows skipped are empty (0 = 0, 0 <= 0) and every row read is indexed through `_Rows`: the LP, the "
+    "duals of the rows read and the value are the same"
+)
+_LIMIT = (
+    "a limit's value (modes, columns, MIP columns): what happens at the limit is pinned with the limit "
+    "monkeypatched (`test_the_column_limits_are_checked_at_their_boundaries`, "
+    "`test_integer_modes_refuses_more_columns_than_its_limit`); the number itself is a resource choice"
+)
+_ENTRY = (
+    "the reduced-cost entry tolerance: a column priced within 1e-9 of 0 may enter or not; the LP value is the "
+    "same, and only a degenerate LP (a column outside the master at reduced cost 0) changes the counts"
+)
+_ARTIFICIAL = (
+    "the convergence test on the artificials: HiGHS reads values as small as 1e-9 as 0 (as the configuration LP's)"
+)
+EQUIVALENT.update(
+    {
+        (_LEVEL, "L102:11 compare: `top > cap` -> `top >= cap`"): (
+            "at top == cap the grid branch has no step (log 1 = 0): points [0, cap], the else branch's one mode "
+            "[0, max(cap, top)]"
+        ),
+        (_LEVEL, "L128:11 compare: `level < 0` -> `level <= 0`"): (
+            "the L level is the outermost level a thread loads: a level-0 resource with users is the L level "
+            "(skipped the line before) or none reaches here"
+        ),
+        (_LEVEL, "L128:19 constant: `0` -> `1`"): "as `level <= 0` on the same line: level 0 never reaches it",
+        (_LEVEL, "L139:53 constant: `0` -> `1`"): (
+            "`initial` counts only for a type no configuration holds: the extra i = 0 finds `has` all False"
+        ),
+        (_LEVEL, "L179:113 constant: `0` -> `1`"): (
+            "without L-level resources R = 0: no row reads a load column, so an extra zero column is never read"
+        ),
+        (_LEVEL, "L191:56 constant: `0` -> `1`"): (
+            "`lp.modes` is never empty (the product of no grids is one empty mode): the else is never taken"
+        ),
+        (_LEVEL, "L198:26 constant: `1` -> `2`"): _EMPTY_ROWS,
+        (_LEVEL, "L210:26 constant: `1` -> `2`"): _EMPTY_ROWS,
+        (_LEVEL, "L302:4 delete: `chosen: list[tuple[int, int, int, np.ndarray]] = []` -> (deleted)"): (
+            "both branches that follow assign `chosen`: the annotated empty list is never read"
+        ),
+        (_LEVEL, "L328:4 delete: `eq0, ub0 = (csc_matrix(eq0), csc_matrix(ub0))` -> (deleted)"): (
+            "`hstack` of the dense fixed block with the sparse ones builds the same matrix"
+        ),
+        (_LEVEL, "L340:27 arith: `b_eq @ pi_eq + b_ub @ pi_ub` -> `b_eq @ pi_eq - b_ub @ pi_ub`"): (
+            "every inequality row's right-hand side is 0 (`_rhs`), so `b_ub @ pi_ub` is 0"
+        ),
+    }
+)
+NOTES.update(
+    {
+        (_LEVEL, "L63:12 constant: `400` -> `401`"): _LIMIT,
+        (_LEVEL, "L65:14 constant: `2000000` -> `2000001`"): _LIMIT,
+        (_LEVEL, "L66:18 constant: `60000` -> `60001`"): _LIMIT,
+        (_LEVEL, "L291:91 constant: `400` -> `401`"): (
+            "`max_iterations` 400 -> 401: a test needs 400 master solves, too slow for a per-mutant run (as the "
+            "configuration LP's 500)"
+        ),
+        (_LEVEL, "L100:61 constant: `1e-09` -> `1.01e-09`"): (
+            "the top's widening moves by 1e-11 of the load: the grid changes only for a load within 1e-11 of a grid "
+            "point; the capacity itself is pinned (`test_a_load_at_the_capacity_gets_a_mode_above_it...`)"
+        ),
+        (_LEVEL, "L100:69 constant: `1e-09` -> `1.01e-09`"): "as the relative widening on the same line",
+        (
+            _LEVEL,
+            "L103:18 compare: `math.log(top / cap) / math.log1p(ratio) + 2 > max_modes ** (1 / len...` -> "
+            "`math.log(top / cap) / math.log1p(ratio) + 2 >= max_modes ** (1 / le...`",
+        ): "differs only where two floating-point logarithms meet exactly",
+        (_LEVEL, "L345:32 compare: `r < -1e-09` -> `r <= -1e-09`"): _ENTRY,
+        (_LEVEL, "L345:36 sign: `-1e-09` -> `1e-09`"): _ENTRY,
+        (_LEVEL, "L345:37 constant: `1e-09` -> `1.01e-09`"): _ENTRY,
+        (_LEVEL, "L350:24 compare: `artificial <= 1e-09` -> `artificial < 1e-09`"): _ARTIFICIAL,
+        (_LEVEL, "L350:38 constant: `1e-09` -> `1.01e-09`"): _ARTIFICIAL,
+        (_LEVEL, "L357:12 delete: `taken[key].add(i)` -> (deleted)"): (
+            "a column already in the master would be priced in again, which never happens while HiGHS's duals on "
+            "these LPs are exact (as the configuration LP's `chosen.add`)"
+        ),
+        (_LEVEL, "L414:25 arith: `n_apps + n_z` -> `n_apps - n_z`"): (
+            "the slice then makes the z and most y columns integer: a plan's y are integers too, so the bound stays "
+            "sound, and the tests' MIP optimum has integral y: the same value"
+        ),
+        (_LEVEL, "L416:50 constant: `0.0` -> `0.01`"): (
+            "artificials up to 0.01 at a cost of 10 per unit: placing 0.01 of a thread is worth at most 0.01 (rates "
+            "are scaled to at most 1), so the MIP never uses them on a spec whose threads all fit"
+        ),
+    }
+)

@@ -312,8 +312,7 @@ def test_an_lp_that_cannot_place_every_thread_is_not_converged():
 
 # ==================================================================== the LP's data (`build`)
 # A socket level with three resources (l3, bw, and `spare` that no thread loads), a core (the
-# cell) with its port (which p alone loads, past its capacity beside a q), a strand with its ALU
-# (below the cells), memory at the machine level; one
+# cell) with its port, a strand with its ALU (below the cells), memory at the machine level; one
 # of the two sockets has a core with one usable strand: two kinds of socket, cells of 1 and 2.
 RICH = """
   name: rich
@@ -326,7 +325,7 @@ RICH = """
     - {name: l3, level: socket, capacity: 1.0}
     - {name: bw, level: socket, capacity: 0.5}
     - {name: spare, level: socket, capacity: 1.0}
-    - {name: port, level: core, capacity: 0.5}
+    - {name: port, level: core, capacity: 1.0}
     - {name: alu, level: strand, capacity: 0.5}
     - {name: mem, level: machine, capacity: 1.0}
   communication: {core: 5, socket: 20, machine: 100}
@@ -525,3 +524,14 @@ def test_the_configurations_check_refuses_above_its_limit_only(monkeypatch):
     monkeypatch.setattr(level_lp, "MAX_COLUMNS", 3 * modes - 1)
     with pytest.raises(NotApplicable, match="cells of 2 contexts have too many configurations"):
         level_lp.build(problem, max_modes=8)
+
+
+def test_a_cell_resource_slows_only_the_threads_that_load_it():
+    """RICH with a port of capacity 0.5: p alone loads it, 0.75 -- past the capacity even beside a
+    q, whose rate the port must not touch (`_rates_by_hand`)."""
+    problem = BindingProblem(
+        spec_from(RICH_BODY, RICH.replace("port, level: core, capacity: 1.0", "port, level: core, capacity: 0.5"))
+    )
+    lp = level_lp.build(problem, max_modes=16)
+    for size in lp.configs:
+        np.testing.assert_allclose(lp.rates[size] * lp.scale, _rates_by_hand(problem, lp, size), rtol=1e-12)
