@@ -60,8 +60,7 @@ def rerun_survivors(old_path: Path, since: str | None, workers: int) -> dict:
     out = summarise(
         module, tests, rows, workers, fresh["timeout_s"], fresh["baseline_s"], fresh["seconds"], fresh["load_at_start"]
     )
-    out["command"] += f" --since {since}"
-    out["command"] = out["command"].replace("bench/mutation.py", "bench/mutation_rerun.py --survivors-of", 1)
+    out["command"] = f"python bench/mutation_rerun.py --survivors-of {old_path.relative_to(ROOT)} --since {since[:12]}"
     out["ran_on_commit"] = fresh["ran_on_commit"]
     out["carried"] = {"from_commit": since, "killed": len(rows) - len(survivors), "rerun": len(survivors)}
     return out
