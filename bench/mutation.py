@@ -235,7 +235,9 @@ def _answers(pipes: list, count: int):
         yield answer
 
 
-def mutate(module: str, tests: list[str], workers: int, lines: set[int] | None = None, only=None) -> dict:
+def mutate(
+    module: str, tests: list[str], workers: int, lines: set[int] | None = None, only: set[str] | None = None
+) -> dict:
     """Run every mutant of `module` (on `lines`; with keys in `only`) against `tests`; the results
     file's ``data``."""
     started, load, commit = time.monotonic(), os.getloadavg()[0], commit_now()
@@ -367,13 +369,11 @@ def _where(lines: list[int]) -> str:
 def _carried(data: dict) -> str:
     """What a survivors-only run (`bench/mutation_rerun.py`) took from the run before it."""
     c = data.get("carried")
+    if not c:
+        return ""
     return (
-        ""
-        if not c
-        else (
-            f"Killed mutants carried from the run on commit {c['from_commit'][:7]} ({c['killed']}: the module unchanged, "
-            f"tests only added since); its {c['rerun']} survivors run again, the seconds and load above theirs.\n\n"
-        )
+        f"Killed mutants carried from the run on commit {c['from_commit'][:7]} ({c['killed']}: the module unchanged, "
+        f"tests only added since); its {c['rerun']} survivors run again, the seconds and load above theirs.\n\n"
     )
 
 

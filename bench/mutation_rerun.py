@@ -27,6 +27,10 @@ from bench.mutation import MAX_WORKERS, mutate, render_markdown, score_line, sum
 from bench.results import write_results  # noqa: E402
 
 
+def _key(row: dict) -> str:
+    return key(row["line"], row["col"], row["description"])
+
+
 def _git(*args: str) -> str:
     return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=True).stdout
 
@@ -51,10 +55,10 @@ def rerun_survivors(old_path: Path, since: str | None, workers: int) -> dict:
         _, deleted, path = line.split("\t")
         if deleted != "0":
             raise SystemExit(f"mutation: {path} lost {deleted} line(s) since {since}: run every mutant again")
-    survivors = {key(r["line"], r["col"], r["description"]) for r in data["results"] if r["status"] == "survived"}
+    survivors = {_key(r) for r in data["results"] if r["status"] == "survived"}
     fresh = mutate(module, tests, workers, only=survivors)
-    again = {key(r["line"], r["col"], r["description"]): r for r in fresh["results"]}
-    rows = [again.get(key(r["line"], r["col"], r["description"]), r) for r in data["results"]]
+    again = {_key(r): r for r in fresh["results"]}
+    rows = [again.get(_key(r), r) for r in data["results"]]
     for row in rows:  # `summarise` judges equivalence anew, from the notes of today
         row["status"] = "survived" if row["status"] == "equivalent" else row["status"]
     out = summarise(

@@ -63,7 +63,7 @@ def bound_summaries(bounds: list[Any], oracle_kind: str) -> list[BoundSummary]:
     for bound in bounds:
         view = bound_view(bound)
         applies = view.oracle == oracle_kind
-        model = noun(view.oracle) if view.oracle else "model"
+        model = noun(view.oracle or "model")
         here = noun(oracle_kind)
         label = f"rigorous bound on the {model}" if applies else f"the {model}'s bound (not a bound on the {here})"
         if applies and getattr(bound, "noisy", False):

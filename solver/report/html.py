@@ -247,7 +247,7 @@ def _answer(spec: Spec, plan: Plan, cert, comparison, pin_lines: list[str], answ
     sentence = cert.sentence
     return f"""<section id="answer" style="border-left:6px solid {colour};padding:.2em 1em;margin:1em 0">
 <p class="sentence" style="font-size:1.25em;color:{colour}"><b>{e(sentence)}</b></p>
-<p class="value">The plan's {quantity}: <b style="font-size:1.3em">{e(value)}</b> on the {e(_oracle(perf.oracle))}
+<p class="value">The plan's {quantity}: <b style="font-size:1.3em">{e(value)}</b> on the {e(noun(perf.oracle))}
 (verdict <code>{e(cert.verdict)}</code>, exit code {cert.exit_code}).</p>
 <div style="display:flex;gap:2em;flex-wrap:wrap;align-items:flex-start">
 <table><tr><th>compared with</th><th>{quantity}</th><th>the plan is</th></tr>{better}</table>
@@ -263,19 +263,12 @@ class _Ends:
         self.lower, self.upper = lower, upper
 
 
-def _oracle(kind: str) -> str:
-    return noun(kind)
-
-
 def _evidence_table(cert) -> str:
     e = html.escape
 
     def num(value) -> str:
-        return (
-            e(Objective.of(cert.objective).format(finite_or_none(value)))
-            if finite_or_none(value) is not None
-            else "none"
-        )
+        number = finite_or_none(value)
+        return "none" if number is None else e(Objective.of(cert.objective).format(number))
 
     from tasksolve.solver.certify.summary import interval_text
 
