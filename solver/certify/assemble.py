@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from tasksolve.solver.certify.bounds import bound_view
+from tasksolve.solver.certify.bounds import Bound
 from tasksolve.solver.certify.certificate import (
     Baseline,
     BoundSummary,
@@ -58,30 +58,28 @@ def draws_and_cover(design: str, kind: str, pipeline: bool) -> tuple[str, str]:
     )
 
 
-def bound_summaries(bounds: list[Any], oracle_kind: str) -> list[BoundSummary]:
+def bound_summaries(bounds: list[Bound], oracle_kind: str) -> list[BoundSummary]:
     out = []
     for bound in bounds:
-        view = bound_view(bound)
-        applies = view.oracle == oracle_kind
-        model = noun(view.oracle or "model")
-        here = noun(oracle_kind)
+        applies = bound.oracle == oracle_kind
+        model, here = noun(bound.oracle), noun(oracle_kind)
         label = f"rigorous bound on the {model}" if applies else f"the {model}'s bound (not a bound on the {here})"
-        if applies and getattr(bound, "noisy", False):
+        if applies and bound.noisy:
             label = f"bound on the {model} ({bound.confidence:.0%} simultaneous upper limits)"
-        if not applies and view.proven_optimum is not None:
+        if not applies and bound.proven_optimum is not None:
             # the value is the bound, the proven optimum is printed beside it: one label for both
             label = f"the {model}'s bound and proven optimum (neither bounds the {here})"
         out.append(
             BoundSummary(
                 label=label,
-                oracle=view.oracle or "unknown",
-                value=view.value,
-                source=view.source,
-                status=str(getattr(bound, "status", "") or ""),
-                proven_optimum=view.proven_optimum,
-                objective=getattr(bound, "objective", None),
+                oracle=bound.oracle,
+                value=bound.value,
+                source=bound.source,
+                status=bound.status,
+                proven_optimum=bound.proven_optimum,
+                objective=bound.objective,
                 applies=applies,
-                failed_steps=list(getattr(bound, "failed_steps", []) or []),
+                failed_steps=list(bound.failed_steps),
             )
         )
     return out
@@ -99,7 +97,7 @@ def evidence(
     minimize: bool,
     target_gap: float,
     confidence: float,
-    bounds: list[Any],
+    bounds: list[Bound],
     oracle_kind: str,
     draws: str,
     show: Callable[[float], str] = str,
@@ -129,7 +127,7 @@ def evidence(
         estimate, half = noisy.best_sampled()
         lower, upper = (-math.inf, estimate + half) if minimize else (estimate - half, math.inf)
         top_sentence = atom_sentence(atom, show) if atom is noisy.atom else top_sentence
-    failed = [step for b in bounds for step in (getattr(b, "failed_steps", None) or [])]
+    failed = [step for b in bounds for step in b.failed_steps]
     return Evidence(
         plan_value=plan_value,
         plan_half_width=plan_half_width or 0.0,

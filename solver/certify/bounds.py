@@ -14,16 +14,18 @@ for:
   spec allows (`solver.certify.fluid_max`; docs/design.md, "A bound on the simulation"): a
   simulated plan whose value minus its half-width is within the target gap of it is proven.
 
-`Rigorous` is what `solver.certify.verdict.Evidence` takes (bound, proven optimum, failed
-steps); it is built from a `solve_binding` run (`closed_form_bound`, used by ``certify``) or from
+Both implement `Bound`, the protocol every bound the verdict reads implements (also
+`solver.certify.measured_bound.MeasuredBound`, `solver.pipeline.bound.PipelineBound` and
+`GivenBound`).  `Rigorous` is built from a `solve_binding` run (`closed_form_bound`, used by ``certify``) or from
 the solve report of the main job (`from_report`, used by ``run``).  `simulation_bound` builds a
 `SimulationBound` from a spec.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 #: a relative gap this small between CP-SAT's objective and bound is a proof of optimality
 #: (CP-SAT's own tolerance on the scaled integer model, see `solver.binding.cpsat`)
@@ -40,6 +42,19 @@ class Rigorous:
     failed_steps: list[str] = field(default_factory=list)
     applies: bool = True  # False on the simulation: the bound is the model's, not the oracle's
     oracle: str = "analytic"  # the oracle the bound and the optimum are about: always the closed form
+
+    #: the `Bound` protocol: CP-SAT's figures are exact, never measured
+    noisy = False
+    confidence = None
+
+    @property
+    def value(self) -> float | None:
+        """The bound, under the protocol's name (`Bound`)."""
+        return self.bound
+
+    @property
+    def source(self) -> str:
+        return self.bound_source or "solver"
 
     @property
     def label(self) -> str:
@@ -130,32 +145,57 @@ def from_report(report, oracle_kind: str) -> Rigorous | None:
     )
 
 
-# ------------------------------------------------------------------------------ the verdict's view
-@dataclass(frozen=True)
-class BoundView:
-    """A bound as the verdict's rules read it (`solver.certify.verdict`): any object with
-    ``oracle`` (the oracle it bounds: ``analytic``, ``des``...), ``value`` (the bound on the
-    optimum, in the samples' orientation), ``proven_optimum`` (or None) and ``source``; `bound_view`
-    also reads `Rigorous` (``bound``, ``bound_source``, ``applies``)."""
+# ------------------------------------------------------------------------------ the protocol
+@runtime_checkable
+class Bound(Protocol):
+    """What every bound on an optimum is, and all the verdict reads of one
+    (`solver.certify.verdict`, `solver.certify.assemble.bound_summaries`).
 
-    oracle: str | None
+    ``oracle`` is the oracle (or model) the bound is about (``analytic``, ``des``, ``pipeline
+    model``...): it bounds measurements of that oracle only.  ``value`` bounds the optimum in the
+    samples' orientation (an upper bound for a throughput; None: no bound was found);
+    ``proven_optimum`` is the optimum itself where a plan reaching ``value`` is known, else None;
+    ``objective`` is the value of the solver's own plan on that oracle (None where no plan comes
+    with the bound); ``source`` says in words where the bound comes from; ``status`` is the
+    solver's status ("" where no solver ran); ``failed_steps`` names the solver steps that failed
+    (the bound may be weaker); ``noisy`` is True where the bound rests on measurements with a
+    half-width, at simultaneous ``confidence``."""
+
+    oracle: str
     value: float | None
     proven_optimum: float | None
+    objective: float | None
     source: str
+    status: str
+    failed_steps: Sequence[str]
+    noisy: bool
+    confidence: float | None
+
+    def to_dict(self) -> dict[str, object]: ...
 
 
-def bound_view(bound: Any) -> BoundView:
-    """Read a bound object: the new shape (``oracle``, ``value``) or `bounds.Rigorous`."""
-    value = getattr(bound, "value", None)
-    if value is None and hasattr(bound, "bound"):
-        value = bound.bound
-    oracle = getattr(bound, "oracle", None)
-    source = getattr(bound, "source", None) or getattr(bound, "bound_source", None) or "solver"
-    if oracle is None and hasattr(bound, "applies"):
-        # `Rigorous` bounds the binding closed form (the analytic oracle); the pipeline job's bounds
-        # the pipeline closed form, which is no oracle (docs/design.md, departure 19)
-        oracle = "pipeline closed form" if "pipeline" in str(source) else "analytic"
-    return BoundView(oracle, value, getattr(bound, "proven_optimum", None), str(source))
+@dataclass(frozen=True)
+class GivenBound:
+    """A bound given by its figures (a caller's own bound; the verdict's tests), with no solver
+    step and no measurement behind it."""
+
+    oracle: str
+    value: float | None
+    proven_optimum: float | None = None
+    source: str = "given"
+    objective: float | None = None
+    status: str = ""
+    failed_steps: tuple[str, ...] = ()
+    noisy: bool = False
+    confidence: float | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "oracle": self.oracle,
+            "value": self.value,
+            "proven_optimum": self.proven_optimum,
+            "source": self.source,
+        }
 
 
 # ------------------------------------------------------------------------------ the simulation
@@ -180,10 +220,14 @@ class SimulationBound:
     plan_value: float | None = None
     oracle: str = "des"
 
-    #: the verdict's bound interface (`solver.certify.bounds.bound_view`): no solver plan's
-    #: value (``objective``) and no proven optimum, only the bound
+    #: the rest of the `Bound` protocol: no solver plan's value, no proven optimum, no solver
+    #: status or step, no measurement
     objective = None
     proven_optimum = None
+    status = ""
+    failed_steps = ()
+    noisy = False
+    confidence = None
 
     @property
     def source(self) -> str:

@@ -41,7 +41,7 @@ EXACT = 1e-9
 @dataclass
 class MeasuredBound:
     """An upper bound on the simulated optimum over every allowed placement class (packets/s),
-    in the verdict's bound shape (`solver.certify.bounds.bound_view`)."""
+    (a `solver.certify.bounds.Bound`)."""
 
     value: float
     metric: str
@@ -57,6 +57,8 @@ class MeasuredBound:
 
     objective = None  # no solver plan's value
     proven_optimum = None  # measurements are never a proven optimum
+    status = ""  # no solver ran
+    failed_steps = ()
 
     @property
     def source(self) -> str:

@@ -327,8 +327,7 @@ def _prepare(
             hw = float(m.natural_half_width(spec.objective) or 0.0)
         found.append((f"best of {probes} local-search restarts", probed[0], hw))
     for bound in bounds:
-        applies = getattr(bound, "applies", False) or getattr(bound, "oracle", None) == oracle_kind
-        if applies and getattr(bound, "objective", None) is not None:
+        if bound.oracle == oracle_kind and bound.objective is not None:
             found.append(("CP-SAT plan", float(bound.objective), 0.0))
     draws, _ = assemble.draws_and_cover(service.design, oracle_kind, service.pipeline is not None)
     return _Run(

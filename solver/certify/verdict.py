@@ -28,7 +28,7 @@ compared (the race of `solver.binding.noisy` compared the finalists beside the p
 is in use (rules 5, 6, 8 do not apply; reason ``noise_hides_tail``); rule 7 also needs "no
 measured plan is distinguishably better" (the advantage's interval reaches 0 or below).
 
-Bounds are read through `solver.certify.bounds.bound_view`.  Gaps are signed,
+Bounds are read through the `solver.certify.bounds.Bound` protocol.  Gaps are signed,
 ``(plan - reference) / |reference|``: negative when the plan's figure is below the reference.
 """
 
@@ -39,7 +39,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from tasksolve.solver.certify.bounds import bound_view
+from tasksolve.solver.certify.bounds import Bound
 from tasksolve.specs.oracles import noun
 
 #: the threshold rule (`evt.threshold`) keeps at most 5% of the sample beyond the threshold and
@@ -117,7 +117,7 @@ class Evidence:
     confidence: float = 0.95
     flags: tuple[str, ...] = ()
     known: list[tuple] = field(default_factory=list)  # (which plan, value[, half-width])
-    bounds: list[Any] = field(default_factory=list)  # bound objects (module docstring)
+    bounds: list[Bound] = field(default_factory=list)
     failed_steps: list[str] = field(default_factory=list)
     oracle: str = "analytic"  # the oracle the plan and the sample were measured on
     plan_half_width: float = 0.0
@@ -224,8 +224,8 @@ class _Judge:
     def __init__(self, ev: Evidence, show: Callable[[float], str]) -> None:
         self.ev, self.show = ev, show
         self.target = f"{ev.target_gap:.2%}"
-        self.applicable = [b for b in map(bound_view, ev.bounds) if b.oracle == ev.oracle and b.value is not None]
-        self.others = [b for b in map(bound_view, ev.bounds) if b not in self.applicable and b.value is not None]
+        self.applicable = [b for b in ev.bounds if b.oracle == ev.oracle and b.value is not None]
+        self.others = [b for b in ev.bounds if b.oracle != ev.oracle and b.value is not None]
         best = self.applicable[0] if self.applicable else None
         self.bound = best
         self.proven = next((b.proven_optimum for b in self.applicable if b.proven_optimum is not None), None)
@@ -278,7 +278,7 @@ class _Judge:
         if not self.applicable:
             what = f"the {noun(ev.oracle)}"
             extra = "".join(
-                f"; the {b.source} bound ({self.show(b.value)}) bounds the {noun(b.oracle or 'model')}, not {what}"
+                f"; the {b.source} bound ({self.show(b.value)}) bounds the {noun(b.oracle)}, not {what}"
                 for b in self.others
             )
             self.say("no_bound", f"no rigorous bound applies to {what}{extra}")

@@ -65,7 +65,7 @@ ATTEMPTS = (0.1, 0.1, 0.2, 1.0)
 
 @dataclass(frozen=True)
 class PipelineBound:
-    """A bound in the verdict's shape (`solver.certify.bounds.bound_view`): ``value`` bounds the
+    """A `solver.certify.bounds.Bound`: ``value`` bounds the
     throughput of every pipeline plan on ``oracle``; no plan is known to reach it
     (``proven_optimum`` None)."""
 
@@ -76,6 +76,11 @@ class PipelineBound:
     oracle: str = "analytic"
     proven_optimum: float | None = None
     source: str = "pipeline CP-SAT relaxation"
+
+    objective = None  # the relaxation's plan is no plan (the rest of the `Bound` protocol)
+    failed_steps = ()
+    noisy = False
+    confidence = None
 
     def to_dict(self) -> dict:
         return {

@@ -7,7 +7,7 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tasksolve.solver.certify.bounds import BoundView
+from tasksolve.solver.certify.bounds import GivenBound
 from tasksolve.solver.certify.verdict import (
     BLOCKING_FLAGS,
     MIN_SAMPLES,
@@ -24,7 +24,7 @@ from tasksolve.solver.certify.verdict import (
 
 
 def bound(value, oracle="analytic", proven=None, source="cpsat"):
-    return BoundView(oracle, value, proven, source)
+    return GivenBound(oracle, value, proven, source)
 
 
 def evidence(**changes) -> Evidence:

@@ -12,11 +12,10 @@ boundary cases are exact in binary floating point (e.g. ``(95 - 100) / 100`` is 
 from __future__ import annotations
 
 import math
-from types import SimpleNamespace
 
 import pytest
 
-from tasksolve.solver.certify.bounds import BoundView, Rigorous, bound_view
+from tasksolve.solver.certify.bounds import Bound, GivenBound, Rigorous
 from tasksolve.solver.certify.noisy import NoisyEvidence
 from tasksolve.solver.certify.verdict import (
     MIN_SAMPLES,
@@ -525,27 +524,43 @@ def test_an_unanalysable_sample_is_said_first():
 
 
 # --------------------------------------------------------------------------- bounds and their sentences
-def test_bound_view_reads_both_shapes():
-    """The new shape (value, oracle, source) wins over the old one (bound, bound_source); an old
-    bound without oracle bounds the closed form, or the pipeline closed form when its source says
-    pipeline; without any source the source is the solver."""
-    new = SimpleNamespace(value=1.0, bound=2.0, oracle="des", source="measured", applies=True, proven_optimum=0.5)
-    assert bound_view(new) == BoundView("des", 1.0, 0.5, "measured")
-    old = SimpleNamespace(bound=2.0, bound_source="configuration LP", applies=True)
-    assert bound_view(old) == BoundView("analytic", 2.0, None, "configuration LP")
-    pipeline = SimpleNamespace(bound=3.0, bound_source="pipeline LP", applies=True)
-    assert bound_view(pipeline) == BoundView("pipeline closed form", 3.0, None, "pipeline LP")
-    assert bound_view(SimpleNamespace(value=4.0)) == BoundView(None, 4.0, None, "solver")
+def test_every_bound_implements_the_protocol():
+    """The five bound classes are `Bound`s; `Rigorous` gives CP-SAT's bound and source under the
+    protocol's names (the solver where no source is named) and its proven optimum where CP-SAT
+    proved it; the others carry no solver plan, status or failed step unless they have one."""
+    from fractions import Fraction
+
+    from tasksolve.solver.certify.bounds import SimulationBound
+    from tasksolve.solver.certify.measured_bound import MeasuredBound
+    from tasksolve.solver.pipeline.bound import PipelineBound
+
     rigorous = Rigorous("OPTIMAL", 100.0, "cpsat", 98.0, None)
-    assert bound_view(rigorous) == BoundView("analytic", 100.0, 98.0, "cpsat")
+    assert (rigorous.oracle, rigorous.value, rigorous.proven_optimum, rigorous.source) == (
+        "analytic",
+        100.0,
+        98.0,
+        "cpsat",
+    )
+    feasible = Rigorous("FEASIBLE", 100.0, None, 98.0, None, ["level bound"])
+    assert (feasible.proven_optimum, feasible.source, list(feasible.failed_steps)) == (None, "solver", ["level bound"])
+    simulation = SimulationBound(5.0, "throughput", "enumeration", 3, 0.1, {})
+    measured = MeasuredBound(6.0, "throughput", 4, 2, 1, 1.2, 0.95, True, 0.1)
+    pipeline = PipelineBound(7.0, Fraction(1), "OPTIMAL", 0.1)
+    given = GivenBound("des", 1.0, 0.5, "measured")
+    for b in (rigorous, feasible, simulation, measured, pipeline, given):
+        assert isinstance(b, Bound), type(b).__name__
+    for b in (simulation, measured, pipeline, given):
+        assert (b.objective, list(b.failed_steps)) == (None, [])
+    assert [b.noisy for b in (rigorous, simulation, measured, pipeline, given)] == [False, False, True, False, False]
+    assert (simulation.oracle, measured.oracle, pipeline.oracle) == ("des", "des", "analytic")
 
 
 def test_the_missing_bound_names_the_bounds_of_other_oracles():
     """A bound without a value is no bound at all; one of another oracle (or of none: the model) is
     named with what it bounds."""
-    empty = decide(evidence(bounds=[BoundView("des", None, None, "measured")], n=50))
+    empty = decide(evidence(bounds=[GivenBound("des", None, source="measured")], n=50))
     assert reason(empty, "no_bound") == "no rigorous bound applies to the simulation"
-    other = decide(evidence(bounds=[BoundView(None, 120.0, None, "fluid LP")], n=50, oracle="command"))
+    other = decide(evidence(bounds=[GivenBound("model", 120.0, source="fluid LP")], n=50, oracle="command"))
     assert reason(other, "no_bound") == (
         "no rigorous bound applies to the real program; the fluid LP bound (120) bounds the model, not the real program"
     )
