@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 #: a relative gap this small between CP-SAT's objective and bound is a proof of optimality
 #: (CP-SAT's own tolerance on the scaled integer model, see `solver.binding.cpsat`)
@@ -71,7 +71,7 @@ class Rigorous:
             return self.objective
         return None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "status": self.status,
             "bound": self.bound,
@@ -216,7 +216,7 @@ class SimulationBound:
     method: str
     classes: int | None
     seconds: float
-    settings: dict[str, Any]
+    settings: dict[str, object]
     plan_value: float | None = None
     oracle: str = "des"
 
@@ -246,7 +246,7 @@ class SimulationBound:
         """The plan is within `target_gap` of the simulated optimum: ``gap <= target_gap``."""
         return self.gap(value, half_width) <= target_gap
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "oracle": self.oracle,
             "label": "upper bound on the simulation's optimum (fluid LP)",

@@ -15,7 +15,6 @@ of improvement) when it is hit twice or more, else the ASPLOS'12 estimate (`evt.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -40,9 +39,9 @@ def other_design(design: str) -> str:
     return "random" if design == "local-optima" else "local-optima"
 
 
-def design_entry(values: np.ndarray, design: str, *, minimize: bool, confidence: float, seed: int) -> dict[str, Any]:
+def design_entry(values: np.ndarray, design: str, *, minimize: bool, confidence: float, seed: int) -> dict[str, object]:
     """What one design's sample says of the optimum (module docstring); values as sampled."""
-    entry: dict[str, Any] = {"design": design, "n": int(values.size), "confidence": confidence}
+    entry: dict[str, object] = {"design": design, "n": int(values.size), "confidence": confidence}
     if values.size == 0:
         return {**entry, "estimate": None, "lower": None, "upper": None, "error": "no sample"}
     entry["best"] = float(values.min() if minimize else values.max())
@@ -63,10 +62,14 @@ def design_entry(values: np.ndarray, design: str, *, minimize: bool, confidence:
     }
 
 
-def primary_entry(certificate) -> dict[str, Any]:
+def primary_entry(certificate) -> dict[str, object]:
     """The certificate's own design as a `design_entry` (read from the typed certificate)."""
     opt = certificate.optimum
-    entry: dict[str, Any] = {"design": certificate.design, "n": certificate.samples.n, "best": certificate.samples.best}
+    entry: dict[str, object] = {
+        "design": certificate.design,
+        "n": certificate.samples.n,
+        "best": certificate.samples.best,
+    }
     entry.update({"estimate": opt.estimate, "lower": opt.lower, "upper": opt.upper, "confidence": opt.confidence})
     if opt.top_atom is not None:
         entry["top_atom"] = opt.top_atom.to_dict()
@@ -79,7 +82,9 @@ def primary_entry(certificate) -> dict[str, Any]:
 SHARED = ("seed", "workers", "timeout", "oracle_factory", "scheduler", "oracle_kind", "pipeline", "deadline")
 
 
-def compare_designs(spec, out_dir: Path, certificate, samples: int, options: dict[str, Any]) -> list[dict[str, Any]]:
+def compare_designs(
+    spec, out_dir: Path, certificate, samples: int, options: dict[str, object]
+) -> list[dict[str, object]]:
     """[the certificate's design, the other design on `samples` plans of its own] (module docstring);
     `options` are `certify`'s (`SHARED`, ``resume``, ``force``)."""
     from tasksolve.solver.certify.service import SamplingService

@@ -19,12 +19,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from tasksolve.solver.binding.local_search import LocalSearch
 from tasksolve.specs import Plan
+
+if TYPE_CHECKING:
+    from tasksolve.simulate.measurement import Measurement
 
 #: the default of `certify`, `run` and the CLI's --design (see BENCHMARKS.md, "Certificates against the truth")
 DEFAULT_DESIGN = "local-optima"
@@ -38,7 +41,16 @@ DEFAULT_SAMPLES = {"local-optima": 1000, "random": 5000}
 SCREEN = 3
 
 
-def identity(screen: bool) -> dict[str, Any]:
+class PlanOracle(Protocol):
+    """What the samplers ask of an oracle: one plan measured with a seed.  Every
+    `simulate.oracle.Oracle` offers it, and so do the certifier's class-keyed oracles
+    (`solver.certify.measure.ClassOracle`, `solver.certify.truth.ClassTable`), which measure one
+    plan at a time only."""
+
+    def evaluate(self, plan: Plan, seed: int | None = None) -> Measurement: ...
+
+
+def identity(screen: bool) -> dict[str, object]:
     """What the samples header records of the design (a change refuses --resume)."""
     return {
         "start": "uniform stream",
@@ -74,7 +86,7 @@ class Climber:
                 return plan, value, steps
             plan, value, steps = candidates[best], float(values[best]), steps + 1
 
-    def sample(self, oracle, start: list[int], seed: int) -> tuple[list[int], int, Any]:
+    def sample(self, oracle: PlanOracle, start: list[int], seed: int) -> tuple[list[int], int, Measurement]:
         """(the plan measured, improving moves, its measurement on `oracle` with `seed`)."""
         plan, _, steps = self.climb(start, seed)
         candidates = [plan]

@@ -25,7 +25,6 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
-from typing import Any
 
 from tasksolve.solver.certify.service import LOCK_NAME, SamplingError, acquire_lock, check_start, release_lock
 from tasksolve.specs.files import check_regular_or_absent, kind_of
@@ -59,7 +58,7 @@ class OutputDir:
     def __enter__(self) -> OutputDir:
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.release()
 
 

@@ -17,7 +17,7 @@ record's ``contexts`` is the flat list of the plan's contexts.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -26,10 +26,18 @@ from tasksolve.solver.pipeline.plans import to_plan
 from tasksolve.solver.pipeline.problem import PipelineProblem
 from tasksolve.solver.pipeline.sampling import decode, encode, random_candidate
 
+if TYPE_CHECKING:
+    from tasksolve.simulate.measurement import Measurement
+    from tasksolve.solver.certify.designs import PlanOracle
 
-def identity(design: str) -> dict[str, Any]:
+#: a pipeline plan as JSON (`solver.pipeline.sampling.encode`): ``groups`` (task indices per group)
+#: and ``contexts`` (contexts per group)
+PlanJSON = dict[str, list[list[int]]]
+
+
+def identity(design: str) -> dict[str, object]:
     """The samples header's ``plans`` entry (a change refuses --resume)."""
-    plans: dict[str, Any] = {
+    plans: dict[str, object] = {
         "sampler": "random pipeline plan (random topological order, uniform cuts and context sets, rejection)",
         "stream": "default_rng([seed, index]) per sample",
     }
@@ -49,11 +57,11 @@ class PipelineSampler:
         self.problem = problem
         self.design = design
 
-    def draw(self, seed: int, index: int) -> dict[str, Any]:
+    def draw(self, seed: int, index: int) -> PlanJSON:
         """Plan `index` of the stream, as JSON."""
         return encode(random_candidate(self.problem, np.random.default_rng([seed, index])))
 
-    def sample(self, oracle, drawn: dict[str, Any], seed: int) -> tuple[dict[str, Any], int | None, Any]:
+    def sample(self, oracle: PlanOracle, drawn: PlanJSON, seed: int) -> tuple[PlanJSON, int | None, Measurement]:
         """(the plan measured, improving moves or None, its measurement on `oracle` with `seed`)."""
         cand, steps = decode(drawn), None
         if self.design == "local-optima":
@@ -61,5 +69,5 @@ class PipelineSampler:
         return encode(cand), steps, oracle.evaluate(to_plan(self.problem, cand, "sample"), seed=seed)
 
 
-def flat_contexts(drawn: dict[str, Any]) -> list[int]:
+def flat_contexts(drawn: PlanJSON) -> list[int]:
     return [int(c) for group in drawn["contexts"] for c in group]

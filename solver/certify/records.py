@@ -28,11 +28,14 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from tasksolve.simulate.screening import SPREAD, domain_problem, spread_ratio
 from tasksolve.solver.errors import BadProblemError, SolverFailed
 from tasksolve.specs.objective import Objective
+
+if TYPE_CHECKING:
+    from tasksolve.solver.certify.service import Record
 
 STATUSES = ("ok", "failed")
 _KEYS = {
@@ -57,11 +60,11 @@ class RecordError(BadProblemError):
     """A samples record that cannot be used (bad input, exit 2)."""
 
 
-def _number(value: Any) -> bool:
+def _number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def _integers(value: Any) -> bool:
+def _integers(value: object) -> bool:
     return isinstance(value, list) and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
 
 
@@ -73,7 +76,7 @@ def in_domain(value: float, objective: str, bounds: tuple[float, float] | None =
 
 def checked_record(
     line: str, path: Path | str, lineno: int, objective: str, bounds: tuple[float, float] | None = None
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """The fields of the record on line `lineno` of `path` (module docstring), checked."""
 
     def bad(why: str) -> RecordError:
@@ -120,7 +123,7 @@ def checked_record(
 SELF_TOLERANCE = 1e-9  # relative: the figures of one measurement, written by one float conversion
 
 
-def self_contradiction(data: dict[str, Any], objective: str) -> str | None:
+def self_contradiction(data: dict[str, object], objective: str) -> str | None:
     """Why an ``ok`` record's `value` disagrees with its own `throughput` or `latency` (module
     docstring), or None."""
     value, throughput, latency = float(data["value"]), data.get("throughput"), data.get("latency")
@@ -158,7 +161,7 @@ class AllSamplesFailed(SolverFailed):
     """Every measurement of the sample failed: nothing to estimate from (exit 3)."""
 
 
-def all_failed(failures: list[Any], path: Path | str) -> AllSamplesFailed:
+def all_failed(failures: list[Record], path: Path | str) -> AllSamplesFailed:
     """The error when every sample failed: how many, grouped by kind of error, the first in full."""
     kinds: dict[str, int] = {}
     for record in failures:

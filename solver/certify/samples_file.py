@@ -17,7 +17,6 @@ import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from tasksolve.solver.errors import BadProblemError
 from tasksolve.specs import Spec
@@ -34,7 +33,7 @@ class SamplingError(BadProblemError):
 _PROBLEM_FIELDS = {"tasksolve", "topology", "applications", "workload", "problem", "constraints", "objective"}
 
 
-def _without_descriptions(data: Any) -> Any:
+def _without_descriptions(data: object) -> object:
     if isinstance(data, dict):
         return {
             k: _without_descriptions(v)
@@ -55,7 +54,7 @@ def spec_hash(spec: Spec) -> str:
     return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
 
 
-def oracle_identity(spec: Spec, kind: str, factory: Callable[[Spec], Any] | None = None) -> dict[str, Any]:
+def oracle_identity(spec: Spec, kind: str, factory: Callable[[Spec], object] | None = None) -> dict[str, object]:
     """The oracle's kind and the settings that change its figures (JSON-ready): the registered
     oracle's ``identity(spec)`` (`simulate.registry`), empty for an oracle without one."""
     if factory is not None:
@@ -77,11 +76,11 @@ def package_version() -> str:
         return "unknown"
 
 
-def _short(digest: Any) -> str:
+def _short(digest: object) -> str:
     return str(digest)[:19] + "..." if isinstance(digest, str) and len(digest) > 22 else repr(digest)
 
 
-def header_changes(found: dict[str, Any], expected: dict[str, Any]) -> list[str]:
+def header_changes(found: dict[str, object], expected: dict[str, object]) -> list[str]:
     """What differs between a file's header and this run's, in words (empty: resumable)."""
     if found.get("tasksolve_samples") != expected["tasksolve_samples"]:
         return [

@@ -35,7 +35,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -58,6 +58,11 @@ from tasksolve.solver.certify.samples_file import (  # noqa: F401  (re-exported:
 )
 from tasksolve.specs import Plan, Spec
 from tasksolve.specs.files import append_text, read_cut_to_last_line, write_text_atomic
+
+if TYPE_CHECKING:
+    from tasksolve.solver.certify.designs import Climber, PlanOracle
+    from tasksolve.solver.certify.pipeline_samples import PipelineSampler, PlanJSON
+    from tasksolve.solver.pipeline.problem import PipelineProblem
 
 FORMAT = 1
 #: how plans are measured (the samples header records it: a change refuses --resume)
@@ -101,13 +106,13 @@ class Record:
 @dataclass
 class _Worker:
     spec: Spec
-    oracle: Any
+    oracle: PlanOracle
     objective: str
     timeout: float | None
     design: str = "random"
     oracle_kind: str = "des"
-    climber: Any = None
-    pipeline: Any = None  # a PipelineSampler for pipeline problems
+    climber: Climber | None = None
+    pipeline: PipelineSampler | None = None  # pipeline problems
 
 
 def _make_worker(
@@ -115,9 +120,9 @@ def _make_worker(
     oracle_kind: str,
     objective: str,
     timeout: float | None,
-    oracle_factory: Callable[[Spec], Any] | None,
+    oracle_factory: Callable[[Spec], PlanOracle] | None,
     design: str = "random",
-    pipeline: Any = None,
+    pipeline: PipelineProblem | None = None,
     seed_of_run: int = 0,
 ) -> _Worker:
     oracle = oracle_factory(spec) if oracle_factory else make_oracle(spec, oracle_kind)
@@ -141,7 +146,7 @@ def _alarm(signum, frame):  # pragma: no cover - runs in the worker
     raise SimulationTimeout("alarm")
 
 
-def _measure_one(worker: _Worker, index: int, drawn: Any, seed: int) -> Record:
+def _measure_one(worker: _Worker, index: int, drawn: list[int] | PlanJSON, seed: int) -> Record:
     """Measure sample `index` drawn as `drawn` (a binding's contexts, or a pipeline plan's JSON):
     as drawn (random design) or after its climb to a local optimum (local-optima design)."""
     sample_seed = plan_seed(seed, index)
@@ -206,7 +211,7 @@ def _attempts(worker: _Worker, index: int, sample_seed: int, take, contexts, sta
     return Record(index, contexts, "failed", attempts=2, error=error, seed=sample_seed, start=start, pipeline=pipeline)
 
 
-def _measure_chunk(worker: _Worker, jobs: list[tuple[int, list[int], int]]) -> list[Record]:
+def _measure_chunk(worker: _Worker, jobs: list[tuple[int, list[int] | PlanJSON, int]]) -> list[Record]:
     return [_measure_one(worker, *job) for job in jobs]
 
 
@@ -226,10 +231,10 @@ class SamplingService:
     max_samples: int = 5000
     timeout: float | None = None
     objective: str | None = None
-    oracle_factory: Callable[[Spec], Any] | None = None  # tests: an oracle that fails on purpose
-    scheduler: Any = None  # a Dask scheduler (see simulate.executor)
+    oracle_factory: Callable[[Spec], PlanOracle] | None = None  # tests: an oracle that fails on purpose
+    scheduler: object = None  # a Dask scheduler: address, distributed.Client or cluster (simulate.executor)
     design: str = "random"  # see DESIGNS
-    pipeline: Any = None  # a PipelineProblem: sample pipeline plans (`solver.certify.pipeline_samples`)
+    pipeline: PipelineProblem | None = None  # sample pipeline plans (`solver.certify.pipeline_samples`)
     deadline: float | None = None  # `ensure`'s deadline when it is given none (`time.monotonic()` seconds)
     records: dict[int, Record] = field(default_factory=dict)
 
@@ -239,12 +244,12 @@ class SamplingService:
             raise SamplingError(f"unknown sampling design {self.design!r}; choose one of {', '.join(DESIGNS)}")
         self.objective = self.objective or self.spec.objective
         self._blocks: dict[int, np.ndarray] = {}
-        self._drawn: dict[int, dict] = {}
+        self._drawn: dict[int, PlanJSON] = {}
         if self.timeout and self.scheduler is not None:
             raise SamplingError("a measurement timeout needs local worker processes, not a Dask scheduler")
 
     # -- the plan stream
-    def contexts(self, index: int) -> Any:
+    def contexts(self, index: int) -> list[int] | PlanJSON:
         """Plan `index` of the stream (see the module docstring); a pipeline plan's JSON for a
         pipeline problem."""
         if self.pipeline is not None:
@@ -258,7 +263,7 @@ class SamplingService:
             self._blocks[block] = uniform_plans(self.spec, PLAN_BLOCK, np.random.default_rng([self.seed, block]))
         return [int(c) for c in self._blocks[block][index % PLAN_BLOCK]]
 
-    def header(self) -> dict[str, Any]:
+    def header(self) -> dict[str, object]:
         """The first line of the samples file: what the sample depends on."""
         return {
             "tasksolve_samples": FORMAT,
@@ -272,12 +277,12 @@ class SamplingService:
             "version": package_version(),
         }
 
-    def _plans_identity(self) -> dict[str, Any]:
+    def _plans_identity(self) -> dict[str, object]:
         if self.pipeline is not None:
             from tasksolve.solver.certify.pipeline_samples import identity as pipeline_identity
 
             return pipeline_identity(self.design)
-        plans: dict[str, Any] = {"sampler": "uniform", "block": PLAN_BLOCK, "measure": MEASURE}
+        plans: dict[str, object] = {"sampler": "uniform", "block": PLAN_BLOCK, "measure": MEASURE}
         if self.design == "local-optima":
             from tasksolve.solver.certify.designs import identity
 

@@ -6,9 +6,23 @@ Reads the typed `solver.certify.certificate.Certificate` by attribute; the repor
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol
 
 from tasksolve.specs.oracles import noun
+
+if TYPE_CHECKING:
+    from tasksolve.solver.certify.certificate import Certificate
+
+
+class Ends(Protocol):
+    """An interval's ends (a certificate's `Optimum`, a design's entry): None where it is open."""
+
+    @property
+    def lower(self) -> float | None: ...
+
+    @property
+    def upper(self) -> float | None: ...
 
 
 def show_value(value: float | None, objective: str) -> str:
@@ -21,7 +35,7 @@ def show_value(value: float | None, objective: str) -> str:
     return Objective.of(objective).format(value)
 
 
-def interval_text(optimum: Any, objective: str) -> str:
+def interval_text(optimum: Ends, objective: str) -> str:
     """``[lower, upper]``, an open end written as such (``[10.94 Mpps, open)``): an end that is
     infinite, or null in the JSON (the interval has no finite limit on that side)."""
     lower = "open" if optimum.lower is None else show_value(optimum.lower, objective)
@@ -36,7 +50,7 @@ class _Interval:
         self.lower, self.upper = lower, upper
 
 
-def summary_text(cert: Any) -> str:
+def summary_text(cert: Certificate) -> str:
     from tasksolve.specs import display
     from tasksolve.specs.objective import Objective
 
@@ -90,7 +104,7 @@ def summary_text(cert: Any) -> str:
     return "\n".join(lines)
 
 
-def noise_text(noise: dict[str, Any], show) -> str:
+def noise_text(noise: dict[str, object], show: Callable[[float | None], str]) -> str:
     """The stochastic oracle's line (`solver.certify.noisy`): the host's noise and the tail test."""
     floor = noise.get("noise_floor")
     parts = [

@@ -21,27 +21,31 @@ or order-dependent oracle the equivalence does not hold and `ClassTable` must no
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from tasksolve.solver.binding.samplers import distinct_placements
 from tasksolve.specs import Plan, Spec
-from tasksolve.specs.symmetry import UsableTree
+from tasksolve.specs.symmetry import Form, UsableTree
+
+if TYPE_CHECKING:
+    from tasksolve.simulate.measurement import Measurement
+    from tasksolve.solver.certify.designs import PlanOracle
 
 
 class ClassTable:
     """Every placement class of `spec` measured once on `oracle` (an oracle object with
     ``evaluate(plan, seed=...)``), looked up by canonical form; usable as an oracle itself."""
 
-    def __init__(self, spec: Spec, oracle: Any, seed: int = 0, on_progress: Callable[[int], None] | None = None):
+    def __init__(self, spec: Spec, oracle: PlanOracle, seed: int = 0, on_progress: Callable[[int], None] | None = None):
         self.spec = spec
         self.tree = UsableTree.of(spec.topology, spec.usable_contexts)
         reps, orbits = distinct_placements(spec)
         self.representatives = reps
         self.orbits = np.array([int(o) for o in orbits], dtype=float)
-        self.measurements: list[Any] = []
-        self.index: dict[Any, int] = {}
+        self.measurements: list[Measurement] = []
+        self.index: dict[Form, int] = {}
         for k, row in enumerate(reps):
             contexts = [int(c) for c in row]
             self.index[self.key(contexts)] = k
@@ -50,7 +54,7 @@ class ClassTable:
                 on_progress(k + 1)
         self._cache: dict[tuple[int, ...], int] = {}
 
-    def key(self, contexts: Sequence[int]) -> Any:
+    def key(self, contexts: Sequence[int]) -> Form:
         return self.tree.canonical_form({int(c): t for t, c in enumerate(contexts)})
 
     def class_of(self, contexts: Sequence[int]) -> int:
@@ -65,9 +69,9 @@ class ClassTable:
         """Each class's figure for `objective` (`Measurement.value`: larger is better)."""
         return np.array([m.value(objective) for m in self.measurements])
 
-    def evaluate(self, plan: Plan, seed: int | None = None) -> Any:
+    def evaluate(self, plan: Plan, seed: int | None = None) -> Measurement:
         """The measurement of the plan's class (`seed` is ignored: see the module docstring)."""
         return self.evaluate_contexts(plan.contexts(self.spec))
 
-    def evaluate_contexts(self, contexts: Sequence[int]) -> Any:
+    def evaluate_contexts(self, contexts: Sequence[int]) -> Measurement:
         return self.measurements[self.class_of(contexts)]
