@@ -60,6 +60,7 @@ from tasksolve.simulate.analytic import BatchModel
 from tasksolve.simulate.oracle import make_oracle, plan_seed
 from tasksolve.solver.binding.samplers import uniform_plans
 from tasksolve.solver.certify.designs import PROBES, Climber, probe
+from tasksolve.solver.certify.known import KnownPlan
 from tasksolve.solver.certify.service import SamplingService
 from tasksolve.solver.certify.truth import ClassTable
 from tasksolve.solver.certify.verdict import Evidence, decide
@@ -149,7 +150,7 @@ def judge(case: Case, design: str, values: np.ndarray, probed: float | None) -> 
         row["width"] = (upper - lower) / optimum if math.isfinite(upper) else math.inf
     row["covered"] = bool(lower - slack <= optimum <= upper + slack)
     row["error"] = (estimate - optimum) / optimum if math.isfinite(estimate) else math.inf
-    for key, known in (("wrong", []), ("wrong_probe", [] if probed is None else [("probe", probed)])):
+    for key, known in (("wrong", []), ("wrong_probe", [] if probed is None else [KnownPlan("probe", probed)])):
         decision = decide(
             Evidence(
                 plan_value=best,
@@ -160,7 +161,7 @@ def judge(case: Case, design: str, values: np.ndarray, probed: float | None) -> 
                 lower=lower,
                 upper=upper,
                 flags=flags,
-                known=[("best sampled plan", best)] + known,
+                known=[KnownPlan("best sampled plan", best)] + known,
                 oracle="des",
                 top_atom=atom.sentence() if atom else None,
             )

@@ -62,19 +62,12 @@ def _spec():
 
 def certify_one(spec, oracle, plan_contexts, seed: int, out: Path, **options):
     from tasksolve.solver.certify.run import certify
+    from tasksolve.solver.certify.settings import CertifySettings
     from tasksolve.specs import Plan
 
     plan = Plan.from_contexts(spec, list(plan_contexts))
-    return certify(
-        spec,
-        out_dir=out,
-        plan=plan,
-        oracle_kind="command",
-        oracle_factory=lambda _: oracle,
-        force=True,
-        seed=seed,
-        **options,
-    ).certificate
+    settings = CertifySettings(oracle_kind="command", oracle_factory=lambda _: oracle, force=True, seed=seed, **options)
+    return certify(spec, out, settings, plan=plan).certificate
 
 
 def judge(cert, plan_contexts, measure_fresh) -> dict:

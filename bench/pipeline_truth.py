@@ -52,6 +52,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from results import write_results
 from verdict_truth import judge
 
+from tasksolve.solver.certify.known import KnownPlan
 from tasksolve.solver.certify.verdict import POSITIVE
 
 TARGET = 0.05
@@ -124,15 +125,15 @@ def one_rep(spec, rep: int, args) -> tuple[float, list, list, np.ndarray, dict]:
         measured = measured_pipeline_bound(strategy.report.problem, oracle, seed=rep)
         relaxation += [measured] if measured is not None else []
     bounded = time.perf_counter()
-    known = [(label, value, 0.0) for label, value in strategy.known_plans()]
+    known = list(strategy.known_plans())
     probed = strategy.probe()
     if probed is not None:
-        known.append((probed[0], probed[1], 0.0))
+        known.append(probed)
     sampler = PipelineSampler(strategy.report.problem, "local-optima")
     values = np.array(
         [float(sampler.sample(oracle, sampler.draw(rep, i), rep * 100_003 + i)[2].throughput) for i in range(args.n)]
     )
-    known.insert(0, ("best sampled plan", float(values.max()), 0.0))
+    known.insert(0, KnownPlan("best sampled plan", float(values.max())))
     pessimistic = [b for b in [strategy.bound()] if b is not None]
     seconds = {"solve": solved - clock, "bound": bounded - solved, "sample": time.perf_counter() - bounded}
     return found, known, [pessimistic, pessimistic + relaxation, relaxation], values, seconds

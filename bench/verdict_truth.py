@@ -58,6 +58,8 @@ from truth_cases import EXAMPLES, VARIANTS, proven_optimum
 from tasksolve import evt
 from tasksolve.solver.certify import assemble
 from tasksolve.solver.certify.bounds import Rigorous, simulation_bound
+from tasksolve.solver.certify.certification import Sample
+from tasksolve.solver.certify.known import KnownPlan
 from tasksolve.solver.certify.measured_bound import measured_bound
 from tasksolve.solver.certify.verdict import POSITIVE, decide
 
@@ -95,16 +97,14 @@ def judge(values: np.ndarray, plan: float, known, bounds, half: float = 0.0, ora
             analysis = evt.analyze(values, gof_bootstrap=200)
         except evt.EVTError as exc:
             why = str(exc)
-    ev = assemble.evidence(
-        analysis, why, atom, values, plan, half, known, minimize=False, target_gap=TARGET, confidence=0.95,
-        bounds=bounds, oracle_kind=oracle, draws="local-search restarts",
-    )  # fmt: skip
+    judging = assemble.Judging(False, TARGET, 0.95, bounds, oracle, "local-search restarts")
+    ev = assemble.evidence(Sample(values, analysis, why), atom, KnownPlan("plan", plan, half), known, judging)
     return decide(ev).verdict
 
 
 def verdict(values: np.ndarray, plan: float, half: float, probed: float | None, bounds, oracle: str) -> str:
     best = float(values.max())
-    known = [("best sampled plan", best, 0.0)] + ([("probe", probed, 0.0)] if probed is not None else [])
+    known = [KnownPlan("best sampled plan", best)] + ([KnownPlan("probe", probed)] if probed is not None else [])
     return judge(values, plan, known, bounds, half, oracle)
 
 

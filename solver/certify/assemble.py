@@ -10,8 +10,9 @@ atom's ``[best, open)``), and the baselines.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -20,13 +21,19 @@ from tasksolve.solver.certify.certificate import (
     Baseline,
     BoundSummary,
     Gaps,
-    KnownPlan,
+    KnownPlanRow,
     Optimum,
     Reason,
     TopAtomSummary,
 )
+from tasksolve.solver.certify.known import KnownPlan
 from tasksolve.solver.certify.verdict import Decision, Evidence, Saturation
 from tasksolve.specs.oracles import noun
+
+if TYPE_CHECKING:
+    from tasksolve.evt.atom import TopAtom
+    from tasksolve.solver.certify.certification import Sample
+    from tasksolve.solver.certify.noisy import NoisyEvidence
 
 #: how far above the far end an atom's interval is open, in words (the JSON's null reason)
 OPEN_ABOVE = (
@@ -85,32 +92,36 @@ def bound_summaries(bounds: list[Bound], oracle_kind: str) -> list[BoundSummary]
     return out
 
 
+@dataclass(frozen=True)
+class Judging:
+    """How a sample is judged: the objective's direction, the target gap, the confidence, the
+    bounds (each on its oracle), the oracle the plans were measured on, what one draw is (in
+    words), the formatter of a figure, and a stochastic oracle's re-measurement (or None)."""
+
+    minimize: bool
+    target_gap: float
+    confidence: float
+    bounds: Sequence[Bound]
+    oracle_kind: str
+    draws: str
+    show: Callable[[float], str] = str
+    noisy: NoisyEvidence | None = None
+
+
 def evidence(
-    analysis,
-    why_not: str | None,
-    atom,
-    values: np.ndarray,
-    plan_value: float,
-    plan_half_width: float,
-    known: list[tuple[str, float, float]],
-    *,
-    minimize: bool,
-    target_gap: float,
-    confidence: float,
-    bounds: list[Bound],
-    oracle_kind: str,
-    draws: str,
-    show: Callable[[float], str] = str,
-    noisy: Any = None,
+    sample: Sample, atom: TopAtom | None, plan: KnownPlan, known: list[KnownPlan], judging: Judging
 ) -> Evidence:
-    """What the verdict rules decide from.  When the best value is an atom (`evt.atom`), the GPD's
-    interval is replaced by what the sample supports: the best value, open on the side of
-    improvement, and the saturation (hits, draw bound).  On a stochastic oracle (`noisy`, a
-    `solver.certify.noisy.NoisyEvidence`) the first known plan, the sampled best, is replaced by
-    its re-measurement: its fresh mean and half-width."""
+    """What the verdict rules decide from: the `sample` (its values, analysis and why not), its
+    `atom` at the top, the `plan`'s value and half-width and the `known` plans.  When the best
+    value is an atom (`evt.atom`), the GPD's interval is replaced by what the sample supports: the
+    best value, open on the side of improvement, and the saturation (hits, draw bound).  On a
+    stochastic oracle (``judging.noisy``, a `solver.certify.noisy.NoisyEvidence`) the first known
+    plan, the sampled best, is replaced by its re-measurement: its fresh mean and half-width."""
+    analysis, why_not, values = sample.analysis, sample.why_not, sample.values
+    minimize, confidence, show, noisy = judging.minimize, judging.confidence, judging.show, judging.noisy
     if noisy is not None and noisy.yardstick is not None and known:
         yard = noisy.yardstick
-        known = [(f"{yard.label} (re-measured)", yard.yardstick_mean, yard.yardstick_half_width), *known[1:]]
+        known = [KnownPlan(f"{yard.label} (re-measured)", yard.yardstick_mean, yard.yardstick_half_width), *known[1:]]
     nan = math.nan
     estimate, lower, upper = (
         (nan, nan, nan) if analysis is None else (analysis.estimate, analysis.lower, analysis.upper)
@@ -118,7 +129,7 @@ def evidence(
     saturation = None
     if atom is not None:
         estimate, (lower, upper) = atom.best, atom.interval
-        saturation = Saturation(atom.best, atom.hits, atom.n, atom.beat_bound, confidence, draws)
+        saturation = Saturation(atom.best, atom.hits, atom.n, atom.beat_bound, confidence, judging.draws)
     top_sentence = atom.sentence(show) if atom is not None else None
     if noisy is not None and atom is not None and noisy.best_sampled() is not None:
         from tasksolve.solver.certify.noisy import atom_sentence
@@ -127,12 +138,12 @@ def evidence(
         estimate, half = noisy.best_sampled()
         lower, upper = (-math.inf, estimate + half) if minimize else (estimate - half, math.inf)
         top_sentence = atom_sentence(atom, show) if atom is noisy.atom else top_sentence
-    failed = [step for b in bounds for step in b.failed_steps]
+    failed = [step for b in judging.bounds for step in b.failed_steps]
     return Evidence(
-        plan_value=plan_value,
-        plan_half_width=plan_half_width or 0.0,
+        plan_value=plan.value,
+        plan_half_width=plan.half_width or 0.0,
         minimize=minimize,
-        target_gap=target_gap,
+        target_gap=judging.target_gap,
         n=int(values.size),
         estimate=estimate,
         lower=lower,
@@ -143,18 +154,11 @@ def evidence(
         unanalysable=why_not if atom is None else None,
         top_atom=top_sentence,
         saturation=saturation,
-        bounds=list(bounds),
+        bounds=list(judging.bounds),
         failed_steps=sorted(set(failed)),
-        oracle=oracle_kind,
+        oracle=judging.oracle_kind,
         noisy=noisy,
     )
-
-
-def noisy_evidence(run, n_used: int, analysis):
-    """A stochastic oracle's re-measurement and tail test (`solver.certify.noisy.for_run`), else None."""
-    from tasksolve.solver.certify.noisy import for_run
-
-    return for_run(run, n_used, analysis)
 
 
 def optimum(ev: Evidence, atom, values: np.ndarray, confidence: float, why_not: str | None) -> Optimum:
@@ -209,8 +213,8 @@ def reasons(decision: Decision) -> list[Reason]:
     return [Reason(r["code"], r["sentence"]) for r in decision.reasons]
 
 
-def known_list(known: list[tuple]) -> list[KnownPlan]:
-    return [KnownPlan(k[0], float(k[1]), (float(k[2]) if len(k) > 2 and k[2] else None)) for k in known]
+def known_list(known: list[KnownPlan]) -> list[KnownPlanRow]:
+    return [KnownPlanRow.of(k) for k in known]
 
 
 def baselines(

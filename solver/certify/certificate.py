@@ -1,7 +1,7 @@
 """The certificate: the plan, the verdict's sentence, and the evidence, as typed objects.
 
 `Certificate` holds typed parts -- `PlanPerformance`, `SamplesSummary`, `Optimum`, `Gaps`,
-`BoundSummary`, `KnownPlan`, `Baseline`, `Reason` -- that the terminal summary (`summary`) and the
+`BoundSummary`, `KnownPlanRow`, `Baseline`, `Reason` -- that the terminal summary (`summary`) and the
 report (`solver.report.html`) read by attribute; its JSON is ``to_dict()`` (format
 `FORMAT_VERSION`; README, "Certificate JSON", lists what changed for readers of format 1).
 
@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, fields
-from typing import Any, ClassVar
+from typing import ClassVar
 
+from tasksolve.solver.certify.known import KnownPlan
 from tasksolve.solver.certify.verdict import VERDICTS, exit_code
 from tasksolve.specs.files import plain, why_not_finite
 
@@ -37,8 +38,8 @@ class _Typed:
     #: field -> why it may be null (used when no reason was recorded in `nulls`)
     WHY_NULL: ClassVar[dict[str, str]] = {}
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {}
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {}
         nulls = dict(getattr(self, "nulls", {}) or {})
         for f in fields(self):  # type: ignore[arg-type]
             if f.name == "nulls":
@@ -179,12 +180,18 @@ class BoundSummary(_Typed):
 
 
 @dataclass
-class KnownPlan(_Typed):
+class KnownPlanRow(_Typed):
+    """A `solver.certify.known.KnownPlan` as the certificate lists it (no half-width: exact)."""
+
     plan: str
     value: float | None
     half_width: float | None = None
     nulls: dict[str, str] = field(default_factory=dict)
     WHY_NULL: ClassVar[dict[str, str]] = {"half_width": "deterministic oracle, or not recorded"}
+
+    @classmethod
+    def of(cls, known: KnownPlan) -> KnownPlanRow:
+        return cls(known.plan, float(known.value), float(known.half_width) if known.half_width else None)
 
 
 @dataclass
@@ -202,7 +209,7 @@ class Certificate(_Typed):
     sentence: str  # the verdict in one plain sentence: what a person reads first
     basis: str
     reasons: list[Reason]  # the evidence, one sentence each
-    plan: dict[str, Any]
+    plan: dict[str, object]
     plan_performance: PlanPerformance
     samples: SamplesSummary
     optimum: Optimum
@@ -213,12 +220,12 @@ class Certificate(_Typed):
     versions: dict[str, str]
     design: str = "random"
     bounds: list[BoundSummary] = field(default_factory=list)
-    known_plans: list[KnownPlan] = field(default_factory=list)
+    known_plans: list[KnownPlanRow] = field(default_factory=list)
     baselines: list[Baseline] = field(default_factory=list)
-    evt: dict[str, Any] = field(default_factory=dict)
-    sequential: list[dict[str, Any]] | None = None
-    designs: list[dict[str, Any]] | None = None  # both designs' estimates (`solver.certify.compare`)
-    noise: dict[str, Any] | None = None  # a stochastic oracle's evidence (`solver.certify.noisy`)
+    evt: dict[str, object] = field(default_factory=dict)
+    sequential: list[dict[str, object]] | None = None
+    designs: list[dict[str, object]] | None = None  # both designs' estimates (`solver.certify.compare`)
+    noise: dict[str, object] | None = None  # a stochastic oracle's evidence (`solver.certify.noisy`)
     format: int = FORMAT_VERSION
 
     @property
@@ -237,14 +244,14 @@ class Certificate(_Typed):
     def applicable_bound(self) -> BoundSummary | None:
         return next((b for b in self.bounds if b.applies), None)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         out = super().to_dict()
         out["verdict_meaning"] = self.verdict_meaning
         out["exit_code"] = self.exit_code
         return out
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Certificate:
+    def from_dict(cls, data: dict[str, object]) -> Certificate:
         """Read a certificate JSON of format 2 back (nulls stay None; extra keys are ignored)."""
         from pydantic import TypeAdapter
 
@@ -256,7 +263,7 @@ class Certificate(_Typed):
         return summary_text(self)
 
 
-def certificate_schema() -> dict[str, Any]:
+def certificate_schema() -> dict[str, object]:
     """The JSON Schema of `Certificate.to_dict()` (``tasksolve schema --certificate``)."""
     from pydantic import TypeAdapter
 

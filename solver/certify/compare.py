@@ -15,11 +15,18 @@ of improvement) when it is hit twice or more, else the ASPLOS'12 estimate (`evt.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from tasksolve import evt
 from tasksolve.specs.objective import Objective
+
+if TYPE_CHECKING:
+    from tasksolve.solver.certify.certificate import Certificate
+    from tasksolve.solver.certify.settings import CertifySettings
+    from tasksolve.solver.pipeline.problem import PipelineProblem
+    from tasksolve.specs import Spec
 
 #: plans of the other design measured for the comparison (0: none).  200 keeps `tasksolve run
 #: t2-ipfwd-intadd-x2` within a few seconds of its time without it (BENCHMARKS.md)
@@ -78,28 +85,39 @@ def primary_entry(certificate) -> dict[str, object]:
     return entry
 
 
-#: the options of `solver.certify.run.certify` the other design's `SamplingService` shares
-SHARED = ("seed", "workers", "timeout", "oracle_factory", "scheduler", "oracle_kind", "pipeline", "deadline")
-
-
 def compare_designs(
-    spec, out_dir: Path, certificate, samples: int, options: dict[str, object]
+    spec: Spec,
+    out_dir: Path,
+    certificate: Certificate,
+    samples: int,
+    settings: CertifySettings,
+    pipeline: PipelineProblem | None = None,
+    deadline: float | None = None,
 ) -> list[dict[str, object]]:
-    """[the certificate's design, the other design on `samples` plans of its own] (module docstring);
-    `options` are `certify`'s (`SHARED`, ``resume``, ``force``)."""
+    """[the certificate's design, the other design on `samples` plans of its own] (module
+    docstring), measured as `settings` say (seed, workers, timeout, oracle, scheduler, resume,
+    force), on `pipeline` plans when given, stopping at `deadline` (a `time.monotonic()` reading)."""
     from tasksolve.solver.certify.service import SamplingService
 
     design = other_design(certificate.design)
-    service_options = {k: options[k] for k in SHARED if k in options}
-    resume, force = options.get("resume", False), options.get("force", False)
+    s = settings
     service = SamplingService(
-        spec, Path(out_dir) / f"samples-{design}.jsonl", design=design, max_samples=samples, **service_options
+        spec,
+        Path(out_dir) / f"samples-{design}.jsonl",
+        seed=s.seed,
+        oracle_kind=s.oracle_kind,
+        workers=s.workers,
+        max_samples=samples,
+        timeout=s.timeout,
+        oracle_factory=s.oracle_factory,
+        scheduler=s.scheduler,
+        design=design,
+        pipeline=pipeline,
+        deadline=deadline,
     )
-    service.open(resume=resume, force=force)
+    service.open(resume=s.resume, force=s.force)
     service.ensure(samples)
     minimize = Objective.of(spec.objective).minimize
     confidence = certificate.optimum.confidence
-    other = design_entry(
-        service.values(samples), design, minimize=minimize, confidence=confidence, seed=service_options.get("seed", 0)
-    )
+    other = design_entry(service.values(samples), design, minimize=minimize, confidence=confidence, seed=s.seed)
     return [primary_entry(certificate), other]

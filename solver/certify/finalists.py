@@ -19,13 +19,20 @@ more positive.  The draw bound still covers the closed-form restarts only (`Samp
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from tasksolve.solver.certify.known import KnownPlan
 from tasksolve.solver.certify.verdict import beats as beyond_noise
 from tasksolve.specs.oracles import noun
+
+if TYPE_CHECKING:
+    from tasksolve.simulate.measurement import Measurement
+    from tasksolve.solver.certify.budget import Budget
+    from tasksolve.solver.certify.measure import ClassOracle
+    from tasksolve.specs import Spec
 
 #: placement classes measured on the oracle per step (the closed form's best neighbours)
 CLIMB_SCREEN = 6
@@ -33,7 +40,7 @@ CLIMB_SCREEN = 6
 CLIMB_STEPS = 20
 
 
-def beats(a: Any, b: Any, objective: str) -> bool:
+def beats(a: Measurement, b: Measurement, objective: str) -> bool:
     """Measurement `a` is better than `b` beyond both 95% half-widths (plus 1e-9 relative): the
     verdict's own test (`verdict.beats`) on the two measurements' figures (larger is better)."""
     half = [float(m.natural_half_width(objective) or 0.0) for m in (a, b)]
@@ -41,8 +48,8 @@ def beats(a: Any, b: Any, objective: str) -> bool:
 
 
 def climb(
-    spec, oracle, start: Sequence[int], objective: str, seed: int = 0, deadline: float | None = None
-) -> tuple[list[int], Any, int]:
+    spec: Spec, oracle: ClassOracle, start: Sequence[int], objective: str, seed: int = 0, deadline: float | None = None
+) -> tuple[list[int], Measurement, int]:
     """(the plan reached, its measurement, moves) climbing on `oracle` (a `ClassOracle`) from
     `start` (module docstring); `deadline` is a `time.monotonic()` reading."""
     from tasksolve.solver.binding.local_search import LocalSearch
@@ -74,9 +81,15 @@ def climb(
 
 
 def climb_finalists(
-    spec, oracle, finalists: list[tuple[str, Sequence[int]]], objective: str, seed: int, deadline, where: str
-):
-    """Known plans (label, natural value, half-width) from climbing each finalist (label,
+    spec: Spec,
+    oracle: ClassOracle,
+    finalists: list[tuple[str, Sequence[int]]],
+    objective: str,
+    seed: int,
+    deadline: float | None,
+    where: str,
+) -> list[KnownPlan]:
+    """Known plans (natural values) from climbing each finalist (label,
     contexts) on `oracle` (`where`: the oracle in words); finalists of one placement class climb once."""
     out, done = [], set()
     for label, contexts in finalists:
@@ -86,23 +99,26 @@ def climb_finalists(
         done.add(key)
         _, measured, moves = climb(spec, oracle, contexts, objective, seed=seed, deadline=deadline)
         hw = float(measured.natural_half_width(objective) or 0.0)
-        out.append((f"{label} climbed on the {where} ({moves} moves)", measured.natural(objective), hw))
+        out.append(KnownPlan(f"{label} climbed on the {where} ({moves} moves)", measured.natural(objective), hw))
     return out
 
 
-def add_climbs(run: Any, n_used: int, undecided: Callable[[], bool]) -> None:
-    """Add the finalists' climbs to `run.known` (a `solver.certify.run` run): within the budget
-    (none without one), on a binding spec measured on another oracle than the closed form, while
-    the verdict is `undecided()`; not on a noisy oracle (`run.noisy`: the known plans of one noisy run
-    each are listed there, never compared, so climbing would spend the program's runs for nothing)."""
-    if getattr(run, "noisy", None) is not None:
-        return
-    deadline = run.budget.climb_deadline
-    if deadline is None or time.monotonic() >= deadline or run.plan is None or run.oracle_kind == "analytic":
-        return
-    if run.service.pipeline is not None or not hasattr(run.oracle, "key") or not undecided():
-        return
-    best = run.service.best(n_used, minimize=run.minimize)
-    finalists = [("the plan", run.plan.contexts(run.spec))] + ([("the best sample", best.contexts)] if best else [])
-    where = noun(run.oracle_kind)
-    run.known += climb_finalists(run.spec, run.oracle, finalists, run.spec.objective, run.service.seed, deadline, where)
+def climbs(
+    spec: Spec,
+    classes: ClassOracle | None,
+    finalists: list[tuple[str, Sequence[int]]],
+    oracle_kind: str,
+    seed: int,
+    budget: Budget,
+) -> list[KnownPlan]:
+    """The finalists' climbs (`climb_finalists`) as known plans, where they can help: within the
+    budget's `climb_deadline` (none without a budget: no climb), on binding plans (`classes`: the
+    run's one-measurement-per-class oracle; None for pipeline plans) measured on another oracle
+    than the closed form (where the solver's own plans already are local optima).  The caller
+    climbs only while the verdict is undecided and not on a noisy oracle (there the known plans of
+    one noisy run each are listed, never compared, so climbing would spend the program's runs for
+    nothing)."""
+    deadline = budget.climb_deadline
+    if deadline is None or time.monotonic() >= deadline or oracle_kind == "analytic" or classes is None:
+        return []
+    return climb_finalists(spec, classes, finalists, spec.objective, seed, deadline, noun(oracle_kind))

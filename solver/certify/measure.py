@@ -25,16 +25,23 @@ are all in the table costs no simulation.  `measured` counts oracle calls, `clas
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from tasksolve.specs import Plan
 from tasksolve.specs.symmetry import UsableTree
 
+if TYPE_CHECKING:
+    from tasksolve.simulate.measurement import Measurement
+    from tasksolve.solver.certify.certification import Judgement
+    from tasksolve.solver.certify.designs import PlanOracle
+    from tasksolve.specs import Spec
+    from tasksolve.specs.symmetry import Form
 
-def class_seed(seed: int, key: Any, repeat: int = 0) -> int:
+
+def class_seed(seed: int, key: object, repeat: int = 0) -> int:
     """The measurement seed of repeat `repeat` of a placement class:
     ``SeedSequence([seed, sha256(repr(form))..., repeat])`` (repeat 0 without the last word)."""
     digest = hashlib.sha256(repr(key).encode()).digest()
@@ -43,7 +50,7 @@ def class_seed(seed: int, key: Any, repeat: int = 0) -> int:
     return int(np.random.SeedSequence([int(seed), *words, *extra]).generate_state(1)[0])
 
 
-def pooled(measurements: Sequence[Any]) -> Any:
+def pooled(measurements: Sequence[Measurement]) -> Measurement:
     """The mean of independent measurements of one plan: every figure averaged, each 95%
     half-width ``sqrt(sum h_i^2) / r`` (the mean of r independent estimates whose standard errors
     are ``h_i / z``: Law, *Simulation Modeling and Analysis*, 5th ed., section 9.4, independent
@@ -54,15 +61,16 @@ def pooled(measurements: Sequence[Any]) -> Any:
     if r == 1:
         return first
 
+    figures = [dataclasses.asdict(m) for m in measurements]
+
     def mean(name: str) -> float:
-        return float(np.mean([getattr(m, name) for m in measurements]))
+        return float(np.mean([f[name] for f in figures]))
 
     def spread(name: str) -> float:
-        return float(np.sqrt(np.sum(np.square([getattr(m, name) for m in measurements]))) / r)
+        return float(np.sqrt(np.sum(np.square([f[name] for f in figures]))) / r)
 
     def mean_map(name: str) -> dict[str, float]:
-        keys = getattr(first, name).keys()
-        return {k: float(np.mean([getattr(m, name)[k] for m in measurements])) for k in keys}
+        return {k: float(np.mean([f[name][k] for f in figures])) for k in figures[0][name]}
 
     per_instance_hw = {
         k: float(np.sqrt(sum(m.per_instance_half_width[k] ** 2 for m in measurements)) / r)
@@ -87,25 +95,29 @@ def pooled(measurements: Sequence[Any]) -> Any:
 class ClassOracle:
     """`oracle` measured once per placement class of `spec`, seeded by class (module docstring)."""
 
-    def __init__(self, spec, oracle: Any, seed: int) -> None:
+    def __init__(self, spec: Spec, oracle: PlanOracle, seed: int) -> None:
         self.spec = spec
         self.oracle = oracle
         self.seed = int(seed)
         self.name = getattr(oracle, "name", "oracle")
         self.tree = UsableTree.of(spec.topology, spec.usable_contexts)
-        self.table: dict[Any, Any] = {}
-        self.runs: dict[Any, list[Any]] = {}  # the class's independent runs (`refine`)
-        self.keys: dict[tuple[int, ...], Any] = {}
+        self.table: dict[Form, Measurement] = {}
+        self.runs: dict[Form, list[Measurement]] = {}  # the class's independent runs (`refine`)
+        self.keys: dict[tuple[int, ...], Form] = {}
         self.measured = 0
 
-    def key(self, contexts: Sequence[int]) -> Any:
+    def key(self, contexts: Sequence[int]) -> Form:
         row = tuple(int(c) for c in contexts)
         found = self.keys.get(row)
         if found is None:
             found = self.keys[row] = self.tree.canonical_form({c: t for t, c in enumerate(row)})
         return found
 
-    def evaluate_contexts(self, contexts: Sequence[int]) -> Any:
+    def has(self, contexts: Sequence[int]) -> bool:
+        """The class of `contexts` is measured already (a visit costs nothing)."""
+        return self.key(contexts) in self.table
+
+    def evaluate_contexts(self, contexts: Sequence[int]) -> Measurement:
         key = self.key(contexts)
         found = self.table.get(key)
         if found is None:
@@ -115,7 +127,7 @@ class ClassOracle:
             self.table[key] = found
         return found
 
-    def refine(self, contexts: Sequence[int], repeats: int) -> Any:
+    def refine(self, contexts: Sequence[int], repeats: int) -> Measurement:
         """The class's measurement from at least `repeats` independent runs (`pooled`; module
         docstring); repeat ``r`` is seeded by ``class_seed(seed, key, r)``."""
         key = self.key(contexts)
@@ -132,7 +144,7 @@ class ClassOracle:
         """How many independent runs the class's measurement pools (1 before `refine`)."""
         return len(self.runs.get(self.key(contexts), ())) or 1
 
-    def evaluate(self, plan: Plan, seed: int | None = None) -> Any:
+    def evaluate(self, plan: Plan, seed: int | None = None) -> Measurement:
         """The class's measurement (`seed` is ignored: the class's seed is used)."""
         return self.evaluate_contexts(plan.contexts(self.spec))
 
@@ -145,29 +157,28 @@ class ClassOracle:
 MAX_REPEATS = 4
 
 
-def precise(run: Any, values: np.ndarray, analysis: Any, why_not: str | None) -> Any:
-    """`run.judge` (a `solver.certify.run` run: its oracle, plan, measurement and judge), after
-    adding repeats of the plan's class (`ClassOracle.refine`) while the verdict depends on the
-    plan's noise: as long as judging the plan without its half-width would give another verdict
-    (e.g. the pessimistic value misses a bound's target that the value meets, or a known plan's
-    interval overlaps the plan's), one more independent run, up to `MAX_REPEATS`.  The known
-    plans keep their own measurements."""
+def precise(
+    classes: ClassOracle,
+    contexts: Sequence[int],
+    measured: Measurement,
+    objective: str,
+    judge: Callable[[Measurement], Judgement],
+) -> tuple[Measurement, Judgement]:
+    """The plan's measurement and `judge`'s verdict on it, after adding repeats of the plan's
+    class (`ClassOracle.refine`, its `contexts`) while the verdict depends on the plan's noise: as
+    long as judging the plan without its half-width would give another verdict (e.g. the
+    pessimistic value misses a bound's target that the value meets, or a known plan's interval
+    overlaps the plan's), one more independent run, up to `MAX_REPEATS`.  The known plans keep
+    their own measurements."""
     import dataclasses
 
-    found = run.judge(values, analysis, why_not)
-    refine = getattr(run.oracle, "refine", None)
-    if run.measured is None or refine is None:
-        return found
-    contexts = run.plan.contexts(run.spec)
+    found = judge(measured)
     for repeats in range(2, MAX_REPEATS + 1):
-        measured = run.measured
-        if not measured.natural_half_width(run.spec.objective):
+        if not measured.natural_half_width(objective):
             break
-        run.measured = dataclasses.replace(measured, half_width=0.0, latency_half_width=0.0)
-        exact = run.judge(values, analysis, why_not)[1]
-        run.measured = measured
-        if exact.verdict == found[1].verdict:
+        exact = judge(dataclasses.replace(measured, half_width=0.0, latency_half_width=0.0))
+        if exact.decision.verdict == found.decision.verdict:
             break
-        run.measured = refine(contexts, repeats)
-        found = run.judge(values, analysis, why_not)
-    return found
+        measured = classes.refine(contexts, repeats)
+        found = judge(measured)
+    return measured, found

@@ -30,9 +30,17 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from tasksolve.simulate.oracle import SimulationOracle
+    from tasksolve.solver.certify.certification import Certification, Sample
+    from tasksolve.solver.certify.measure import ClassOracle
+    from tasksolve.solver.certify.truth import ClassTable
+    from tasksolve.solver.pipeline.problem import PipelineProblem
+    from tasksolve.specs import Spec
 
 #: a half-width below this share of the figure is rounding: the measurement is exact (deterministic)
 EXACT = 1e-9
@@ -66,7 +74,7 @@ class MeasuredBound:
         what = "fluid LP" if self.unit == "placement classes" else "contention-free closed form"
         return f"{what} and simulation ({self.simulated} of {self.classes} {self.unit} simulated{limits})"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "oracle": self.oracle,
             "label": f"upper bound on the simulation's optimum ({self.source})",
@@ -128,8 +136,8 @@ def _walk(ceilings, k: float, measure, *, tighter=None, threshold: float, deadli
 
 
 def measured_bound(
-    spec,
-    oracle,
+    spec: Spec,
+    oracle: ClassOracle | ClassTable,
     *,
     objective: str | None = None,
     settings=None,
@@ -138,8 +146,7 @@ def measured_bound(
     confidence: float = 0.95,
 ) -> MeasuredBound | None:
     """The branch and bound of the module docstring over `spec`'s allowed classes, measuring on
-    `oracle` (``evaluate_contexts`` and ``key``, a `ClassOracle`; or any oracle with
-    ``evaluate_contexts``); None when the classes are not enumerable, the bound passes
+    `oracle` (the run's `ClassOracle`, or a `truth.ClassTable` of every class); None when the classes are not enumerable, the bound passes
     `threshold`, or `deadline` (a `time.monotonic()` reading) comes first."""
     from tasksolve.simulate.des import DesSettings
     from tasksolve.simulate.model import binding_structure, compile_contexts
@@ -163,14 +170,14 @@ def measured_bound(
     settings = settings or DesSettings.from_spec(spec)
     structure = binding_structure(spec)
     k = widening(len(reps), confidence)
-    table, fresh = getattr(oracle, "table", {}), []
+    fresh: list[bool] = []
 
     def lp(c: int, best: float) -> float:
         graph = compile_contexts(spec, reps[c], structure)
         return solve_problem(plan_problem(graph, settings), objective, enough=best).value
 
     def measure(c: int) -> tuple[float, float]:
-        fresh.append(hasattr(oracle, "key") and oracle.key(reps[c]) not in table)
+        fresh.append(not oracle.has(reps[c]))
         m = oracle.evaluate_contexts([int(x) for x in reps[c]])
         return m.value(objective), float(m.natural_half_width(objective) or 0.0)
 
@@ -189,8 +196,8 @@ PIPELINE_LIMIT = 5000
 
 
 def measured_pipeline_bound(
-    problem,
-    oracle,
+    problem: PipelineProblem,
+    oracle: SimulationOracle,
     *,
     seed: int = 0,
     threshold: float = np.inf,
@@ -212,7 +219,7 @@ def measured_pipeline_bound(
     from tasksolve.solver.pipeline.evaluation import evaluate
     from tasksolve.solver.pipeline.plans import to_plan
 
-    if problem.sync or getattr(getattr(oracle, "settings", None), "shared_queue", False):
+    if problem.sync or oracle.settings.shared_queue:
         return None
     begin, free, plans = time.perf_counter(), replace(problem, resources=(), demand=()), []
     for visited, mapped in enumerate(every_candidate(problem)):
@@ -239,25 +246,25 @@ def measured_pipeline_bound(
     )  # fmt: skip
 
 
-def add_measured_bound(run: Any, not_proven) -> None:
-    """Add `measured_bound` (`measured_pipeline_bound` on a pipeline) to `run.bounds` (a
-    `solver.certify.run` run) where it can help: a plan measured on the simulation whose verdict
-    is `not_proven()`, before the finalists' climbs (a `proven` makes them unneeded), until the
-    budget's `climb_deadline` (none without a budget).  The walk stops once the bound could no
-    longer prove the plan even without its half-width (`precise` may still narrow that)."""
-    if run.oracle_kind != "des" or run.plan is None or run.measured is None or getattr(run, "noisy", None) is not None:
-        return
-    if run.minimize or (run.service.pipeline is None and not hasattr(run.oracle, "key")):
-        return
-    deadline = run.budget.climb_deadline
-    if (deadline is not None and time.monotonic() >= deadline) or not not_proven():
-        return
-    objective = run.spec.objective
-    threshold = run.measured.natural(objective) / (1.0 - run.target_gap) if run.target_gap < 1 else np.inf
-    options = {"threshold": threshold, "deadline": deadline, "confidence": run.confidence}
-    if run.service.pipeline is not None:
-        found = measured_pipeline_bound(run.service.pipeline, run.oracle, seed=run.service.seed, **options)
-    else:
-        found = measured_bound(run.spec, run.oracle, **options)
-    if found is not None:
-        run.bounds = [*run.bounds, found]
+def for_certification(cert: Certification, sample: Sample) -> MeasuredBound | None:
+    """`measured_bound` (`measured_pipeline_bound` on a pipeline) for a certification
+    (`solver.certify.certification`) where it can help: a plan measured on the simulation whose
+    verdict on `sample` is not yet `proven`, before the finalists' climbs (a `proven` makes them
+    unneeded), until the budget's `climb_deadline` (none without a budget); None elsewhere.  The
+    walk stops once the bound could no longer prove the plan even without its half-width
+    (`precise` may still narrow that)."""
+    if cert.oracle_kind != "des" or cert.plan is None or cert.measured is None or cert.noisy is not None:
+        return None
+    pipeline = cert.service.pipeline
+    if cert.minimize or (pipeline is None and cert.classes is None):
+        return None
+    deadline = cert.budget.climb_deadline
+    if (deadline is not None and time.monotonic() >= deadline) or cert.judge(sample).decision.verdict == "proven":
+        return None
+    objective = cert.spec.objective
+    gap = cert.target_gap
+    threshold = cert.measured.natural(objective) / (1.0 - gap) if gap < 1 else np.inf
+    options = {"threshold": threshold, "deadline": deadline, "confidence": cert.confidence}
+    if pipeline is not None:
+        return measured_pipeline_bound(pipeline, cert.oracle, seed=cert.service.seed, **options)
+    return measured_bound(cert.spec, cert.classes, **options)

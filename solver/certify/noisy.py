@@ -50,7 +50,15 @@ import math
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tasksolve.evt.atom import TopAtom
+    from tasksolve.evt.result import EVTResult
+    from tasksolve.simulate.command import CommandOracle
+    from tasksolve.solver.certify.certification import Certification
+    from tasksolve.solver.certify.service import Record
+    from tasksolve.solver.certify.verdict import Evidence
 
 #: rounds at which the paired interval may stop (its width only decides)
 LOOKS = (10, 20, 40)
@@ -134,7 +142,7 @@ class NoisyEvidence:
     tail: TailNoise | None
     note: str = ""
     yardstick_contexts: list[int] | None = None  # the re-measured plan's contexts
-    atom: Any = None  # `evt.TopAtom` of the sample with the figures within noise of the best tied to it
+    atom: TopAtom | None = None  # of the sample with the figures within noise of the best tied to it
 
     def best_sampled(self) -> tuple[float, float] | None:
         """The best sampled plan's fresh mean and half-width (the yardstick's, or the plan's when the
@@ -150,11 +158,15 @@ class NoisyEvidence:
     def hides_tail(self) -> bool:
         return self.tail is not None and not self.tail.admitted
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         from tasksolve.specs.files import plain
 
         floor = None if self.yardstick is None else self.yardstick.noise_floor
-        out: dict[str, Any] = {"noise_floor": floor, "note": self.note, "yardstick_contexts": self.yardstick_contexts}
+        out: dict[str, object] = {
+            "noise_floor": floor,
+            "note": self.note,
+            "yardstick_contexts": self.yardstick_contexts,
+        }
         out["yardstick"] = None if self.yardstick is None else plain(asdict(self.yardstick))
         tail = None
         if self.tail is not None:
@@ -249,7 +261,7 @@ def tail_noise(analysis, half_widths: Sequence[float]) -> TailNoise | None:
     return TailNoise(noise_sd, tail_sd, m, share, noise_sd * math.sqrt(2 * math.log(max(m, 2))))
 
 
-def excess_half_widths(records: Sequence[Any], analysis, minimize: bool) -> list[float]:
+def excess_half_widths(records: Sequence[Record], analysis: EVTResult | None, minimize: bool) -> list[float]:
     """The half-widths of the sampled figures beyond the analysis's threshold."""
     if analysis is None:
         return []
@@ -261,18 +273,18 @@ def excess_half_widths(records: Sequence[Any], analysis, minimize: bool) -> list
     return [float(r.half_width) if r.half_width is not None else math.inf for r in beyond]
 
 
-def stochastic(oracle: Any) -> bool:
+def stochastic(oracle: object) -> bool:
     """Whether certificates on `oracle` (or the oracle it wraps) are re-measured: it has ``run_once``."""
     inner = getattr(oracle, "oracle", oracle)
     return callable(getattr(inner, "run_once", None))
 
 
-def runner(oracle: Any, objective: str, seed: int) -> Callable[[Sequence[int]], float]:
-    """One fresh run of the plan with these contexts, its objective's figure (natural orientation)."""
-    inner = getattr(oracle, "oracle", oracle)
+def runner(oracle: CommandOracle, objective: str, seed: int) -> Callable[[Sequence[int]], float]:
+    """One fresh run of the plan with these contexts on `oracle` (a `stochastic` one), its
+    objective's figure (natural orientation)."""
 
     def once(contexts: Sequence[int]) -> float:
-        figure, instances = inner.run_once(inner.placement([int(c) for c in contexts]), seed)
+        figure, instances = oracle.run_once(oracle.placement([int(c) for c in contexts]), seed)
         if objective == "min_throughput" and instances:
             return float(min(instances.values()))
         return float(figure)
@@ -280,19 +292,20 @@ def runner(oracle: Any, objective: str, seed: int) -> Callable[[Sequence[int]], 
     return once
 
 
-def for_run(run: Any, n_used: int, analysis: Any) -> NoisyEvidence | None:
-    """The noisy evidence of a certification run (`solver.certify.run._Run`): None on an oracle
-    without ``run_once`` or for pipeline plans (module docstring, departures)."""
-    if run.service.pipeline is not None or not stochastic(run.oracle):
+def for_certification(cert: Certification, n_used: int, analysis: EVTResult | None) -> NoisyEvidence | None:
+    """The noisy evidence of a certification (`solver.certify.certification`) on its first
+    `n_used` draws: None on an oracle without ``run_once`` or for pipeline plans (module
+    docstring, departures)."""
+    if cert.classes is None or not stochastic(cert.oracle):
         return None
-    spec, minimize = run.spec, run.minimize
-    records = [r for r in run.service.ok_records(n_used) if r.value is not None]
+    spec, minimize = cert.spec, cert.minimize
+    records = [r for r in cert.service.ok_records(n_used) if r.value is not None]
     tail = tail_noise(analysis, excess_half_widths(records, analysis, minimize))
     if not records:
         return NoisyEvidence(None, tail, "no sampled plan to re-measure")
-    key = getattr(run.oracle, "key", lambda contexts: tuple(int(c) for c in contexts))
+    key = cert.classes.key
     ranked = sorted(records, key=lambda r: r.value, reverse=not minimize)
-    plan = ranked[0].contexts if run.plan is None else run.plan.contexts(spec)
+    plan = ranked[0].contexts if cert.plan is None else cert.plan.contexts(spec)
     mine = key(plan)
     other = next((r for r in ranked if key(r.contexts) != mine), None)
     if other is None:
@@ -302,22 +315,21 @@ def for_run(run: Any, n_used: int, analysis: Any) -> NoisyEvidence | None:
         if other is ranked[0]
         else "best sampled plan of another class (the plan is the best sampled)"
     )
-    once = runner(run.oracle, spec.objective, run.service.seed)
-    inner = getattr(run.oracle, "oracle", run.oracle)
-    policy = getattr(inner, "policy", None)
+    once = runner(cert.oracle, spec.objective, cert.service.seed)
+    policy = getattr(cert.oracle, "policy", None)  # the command oracle's noise policy (`oracle.warmup`)
     found = paired_gap(
         lambda i: once(plan if i == 0 else other.contexts),
         label=label,
         sampled=float(other.value),
-        target_gap=run.target_gap,
-        confidence=run.confidence,
-        warmup=getattr(policy, "warmup", 0) or 0,
+        target_gap=cert.target_gap,
+        confidence=cert.confidence,
+        warmup=policy.warmup if policy is not None else 0,
     )
-    atom = tied_atom(records, minimize, run.confidence)
+    atom = tied_atom(records, minimize, cert.confidence)
     return NoisyEvidence(found, tail, yardstick_contexts=[int(c) for c in other.contexts], atom=atom)
 
 
-def tied_atom(records: Sequence[Any], minimize: bool, confidence: float):
+def tied_atom(records: Sequence[Record], minimize: bool, confidence: float) -> TopAtom | None:
     """`evt.top_atom` of the sampled figures, each figure not distinguishably below the best (their
     difference within both 95% half-widths, both finite) counted as a hit of the best: on a noisy
     oracle the draws that end on plans the measurements cannot tell apart end on one value."""
@@ -334,7 +346,7 @@ def tied_atom(records: Sequence[Any], minimize: bool, confidence: float):
     return evt.top_atom(values, minimize=minimize, confidence=confidence)
 
 
-def atom_sentence(atom: Any, show: Callable[[float], str]) -> str:
+def atom_sentence(atom: TopAtom, show: Callable[[float], str]) -> str:
     """`evt.TopAtom.sentence` for figures tied within noise (`tied_atom`)."""
     return (
         f"{atom.hits} of {atom.n} samples end on the best sampled figure {show(atom.best)} or within measurement "
@@ -344,7 +356,7 @@ def atom_sentence(atom: Any, show: Callable[[float], str]) -> str:
     )
 
 
-def reasons(ev: Any, unpaired: Sequence[str], show: Callable[[float], str]) -> list[tuple[str, str]]:
+def reasons(ev: Evidence, unpaired: Sequence[str], show: Callable[[float], str]) -> list[tuple[str, str]]:
     """The verdict's reasons on a stochastic oracle (`solver.certify.verdict`, module docstring):
     the tail hidden, the known plans left out, the re-measured yardstick."""
     noisy, out = ev.noisy, []

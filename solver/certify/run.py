@@ -23,336 +23,211 @@ placement class, seeded by the class), so the plan and a sample of its class hav
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from tasksolve import evt
-from tasksolve.simulate.oracle import make_oracle
-from tasksolve.simulate.registry import DEFAULT_KIND
-from tasksolve.solver.certify import assemble
-from tasksolve.solver.certify.budget import Budget, budget_sentence
-from tasksolve.solver.certify.certificate import (
-    DEFAULT_TARGET_GAP,
-    Certificate,
-    PlanPerformance,
-    SamplesSummary,
-    versions,
-)
-from tasksolve.solver.certify.designs import DEFAULT_DESIGN, DEFAULT_SAMPLES, PROBES, probe
-from tasksolve.solver.certify.finalists import add_climbs
+from tasksolve.solver.certify.budget import Budget
+from tasksolve.solver.certify.certificate import Certificate
+from tasksolve.solver.certify.certification import Certification, Sample
+from tasksolve.solver.certify.finalists import climbs
+from tasksolve.solver.certify.known import KnownPlan
 from tasksolve.solver.certify.measure import precise
-from tasksolve.solver.certify.measured_bound import add_measured_bound
+from tasksolve.solver.certify.measured_bound import for_certification as measured_bound_for
 from tasksolve.solver.certify.outdir import take_output_dir
 from tasksolve.solver.certify.progress import Progress, refresh_estimate
 from tasksolve.solver.certify.records import all_failed
 from tasksolve.solver.certify.service import SamplingService
-from tasksolve.solver.certify.stopping import decided
-from tasksolve.solver.certify.verdict import decide
+from tasksolve.solver.certify.settings import CertifySettings
 from tasksolve.specs import Plan, Spec
-from tasksolve.specs.objective import Objective
+
+if TYPE_CHECKING:
+    from tasksolve.evt.result import EVTResult
+    from tasksolve.evt.sequential import SequentialResult
+    from tasksolve.solver.certify.bounds import Bound
+    from tasksolve.solver.pipeline.problem import PipelineProblem
 
 #: the adaptive default path: first look after this many samples, then every `ADAPTIVE_STEP`
 #: more (a negative verdict may be decided at the first look; a `best_found` needs 299 draws)
 ADAPTIVE_INIT = 100
 ADAPTIVE_STEP = 100
 
+#: the other design's sample is left out when the budget affords fewer plans than this
+COMPARE_MIN = 30
+
+#: sampling never stops on the budget before this many samples (a sample to judge at all)
+BUDGET_MIN_SAMPLES = 5
+
+#: the goodness-of-fit bootstrap of every analysis (the same at every step and at the end, so the
+#: step that stopped sampling and the certificate judge the same fit)
+GOF_BOOTSTRAP = 200
+
 
 @dataclass
 class CertifyOutcome:
     certificate: Certificate
-    analysis: Any  # evt.EVTResult (None if the sample could not be analysed)
-    history: Any  # evt.SequentialResult or None
+    analysis: EVTResult | None  # None if the sample could not be analysed
+    history: SequentialResult | None  # the sequential algorithm's steps (None: a fixed sample)
     service: SamplingService
     seconds: dict[str, float] | None = None  # wall time per step: prepare (plan, probes), sampling, verdict, ...
 
 
 def certify(
     spec: Spec,
-    *,
     out_dir: Path,
-    compare_samples: int | None = 0,
-    budget: float | None = None,
+    settings: CertifySettings | None = None,
+    *,
+    plan: Plan | None = None,
+    bounds: Sequence[Bound] = (),
+    known: Sequence[KnownPlan] = (),
+    pipeline: PipelineProblem | None = None,
     started: float | None = None,
-    **options: Any,
 ) -> CertifyOutcome:
     """Measure, decide; `out_dir/samples.jsonl` keeps every measurement.
 
-    The options are `_certify`'s; `compare_samples` plans of the other design give its estimate
-    beside the certificate's (`certificate.designs`; None: `solver.certify.compare.resolve`).
-    `budget` seconds (from `started`, a `time.monotonic()` reading; default now) bound the run
-    when the sample's size is the certifier's to choose (`Budget`; a fixed sample has none).  The output
-    directory is locked for the whole run (a second run into it fails at once, naming this one's PID)."""
-    taken = take_output_dir(out_dir, resume=options.get("resume", False), force=options.get("force", False))
+    `settings` (`CertifySettings`; None: the defaults) say how to sample; `bounds` are bounds on
+    the optimum, each naming the oracle it bounds (`solver.certify.bounds.Bound`; the first that
+    applies is the proof's); `known` more plans measured on the same oracle; `pipeline` (a
+    `PipelineProblem`) samples pipeline plans (`solver.certify.pipeline_samples`): then `plan` is
+    required and ``settings.probes`` must be 0.  ``settings.budget_s`` seconds from `started` (a
+    `time.monotonic()` reading; default now) bound the run when the sample's size is the
+    certifier's to choose (`Budget`; a fixed sample has none).  The output directory is locked
+    for the whole run (a second run into it fails at once, naming this one's PID)."""
+    settings = (settings or CertifySettings()).resolved(spec)
+    if pipeline is not None and (plan is None or settings.probes):
+        raise ValueError("certifying a pipeline needs the plan, and no binding probes")
+    if settings.mode == "sequential" and settings.max_samples < settings.n_init:
+        raise ValueError(f"max samples ({settings.max_samples}) is below n_init ({settings.n_init})")
+    taken = take_output_dir(out_dir, resume=settings.resume, force=settings.force)
     try:
-        fixed = sampling_mode(options.get("target_gap"), options.get("samples"), options.get("design")) == "fixed"
-        plan_budget = Budget.of(None if fixed else budget, started)  # a fixed sample: no budget at all
-        outcome = _certify(spec, out_dir=out_dir, budget=plan_budget, **options)
-        options.setdefault("oracle_kind", DEFAULT_KIND)
-        from tasksolve.solver.certify.compare import compare_designs, resolve
-
-        compare_samples = resolve(compare_samples, options["oracle_kind"], outcome.certificate.samples.n)
-        affordable = plan_budget.affordable(compare_samples)
-        if affordable < min(compare_samples, COMPARE_MIN):  # too few to say anything: not drawn
-            affordable = 0
-        compare_samples = affordable
-        if compare_samples:
-            clock = time.perf_counter()
-            within = {**options, "deadline": plan_budget.deadline}  # the budget's end stops its sample too
-            outcome.certificate.designs = compare_designs(spec, out_dir, outcome.certificate, compare_samples, within)
-            outcome.seconds["other design"] = time.perf_counter() - clock
+        budget = Budget.of(None if settings.mode == "fixed" else settings.budget_s, started)
+        service = _service(spec, Path(out_dir), settings, pipeline)
+        service.open(resume=settings.resume, force=settings.force)
+        clock = time.perf_counter()
+        cert = Certification.prepare(spec, settings, service, plan, known, bounds, budget)
+        seconds = {"prepare": time.perf_counter() - clock}
+        outcome = _run(cert, seconds)
+        _compare(cert, outcome, Path(out_dir))
         return outcome
     finally:
         taken.release()
 
 
-def sampling_mode(target_gap: float | None, samples: int | None, design: str | None) -> str:
-    """ "sequential" (a target gap), "adaptive" (the default path: local optima, no sample size
-    given) or "fixed" (the caller's sample size)."""
-    if target_gap is not None:
-        return "sequential"
-    return "adaptive" if samples is None and (design or DEFAULT_DESIGN) == "local-optima" else "fixed"
-
-
-@dataclass
-class _Run:
-    """What one certification run fixed before sampling (the judge of every step)."""
-
-    spec: Spec
-    service: SamplingService
-    oracle: Any  # the run's `ClassOracle` (binding) or the oracle itself (pipeline)
-    plan: Plan | None
-    measured: Any  # the plan's measurement (None: the plan is the best sample)
-    known: list[tuple[str, float, float]]
-    bounds: list[Any]
-    minimize: bool
-    target_gap: float
-    confidence: float
-    oracle_kind: str
-    draws: str
-    show: Callable[[float], str]
-    noisy: Any = None  # a stochastic oracle's re-measurement (`solver.certify.noisy`), at the end
-    budget: Budget = field(default_factory=Budget)
-
-    @property
-    def objective(self) -> Objective:
-        return Objective.of(self.spec.objective)
-
-    def plan_value(self, values: np.ndarray) -> tuple[float, float]:
-        if self.measured is not None:
-            hw = self.measured.natural_half_width(self.spec.objective)
-            return self.measured.natural(self.spec.objective), float(hw or 0.0)
-        best = self.service.best(minimize=self.minimize)
-        return float(self.objective.best(values)), float(best.half_width or 0.0) if best else 0.0
-
-    def judge(self, values: np.ndarray, analysis, why_not: str | None):
-        """(evidence, decision, atom) for the sample `values` and its analysis."""
-        atom = evt.top_atom(values, minimize=self.minimize, confidence=self.confidence) if values.size else None
-        atom = self.noisy.atom if self.noisy is not None and self.noisy.atom is not None else atom
-        plan_value, plan_hw = self.plan_value(values)
-        best = float(self.objective.best(values))
-        best_record = self.service.best(minimize=self.minimize)
-        best_hw = float(best_record.half_width or 0.0) if best_record is not None else 0.0
-        ev = assemble.evidence(
-            analysis,
-            why_not,
-            atom,
-            values,
-            plan_value,
-            plan_hw,
-            [("best sampled plan", best, best_hw), *self.known],
-            minimize=self.minimize,
-            target_gap=self.target_gap,
-            confidence=self.confidence,
-            bounds=self.bounds,
-            oracle_kind=self.oracle_kind,
-            draws=self.draws,
-            show=self.show,
-            noisy=self.noisy,
-        )
-        return ev, decide(ev, show=self.show), atom
-
-
-def _certify(
-    spec: Spec,
-    *,
-    out_dir: Path,
-    plan: Plan | None = None,
-    samples: int | None = None,
-    target_gap: float | None = None,
-    confidence: float | None = None,
-    n_init: int | None = None,
-    n_delta: int | None = None,
-    max_samples: int | None = None,
-    workers: int = 1,
-    seed: int = 0,
-    oracle_kind: str = DEFAULT_KIND,
-    resume: bool = False,
-    progress: bool = False,
-    balanced: int = 10,
-    timeout: float | None = None,
-    oracle_factory: Callable[[Spec], Any] | None = None,
-    scheduler: Any = None,
-    force: bool = False,
-    design: str = DEFAULT_DESIGN,
-    rigorous: Any = None,
-    bounds: list[Any] | None = None,
-    known: list[tuple] | None = None,
-    probes: int = PROBES,
-    pipeline: Any = None,
-    budget: Budget | None = None,
-) -> CertifyOutcome:
-    """`resume` continues the samples file of the same sample, `force` discards one
-    (`SamplingService.open`); `scheduler` measures on a Dask cluster (`simulate.executor`).
-    `design` is the sampling design (`solver.certify.service.DESIGNS`); `rigorous` the solver's
-    bound on the closed form (`solver.certify.bounds.Rigorous`) and `bounds` more bound objects
-    (`solver.certify.verdict`: each names the oracle it bounds); `known` more plans measured on
-    the same oracle (label, value[, half-width]); `probes` local-search restarts are measured as
-    one more known plan (`designs.probe`); `pipeline` (a `PipelineProblem`) samples pipeline plans
-    (`solver.certify.pipeline_samples`): then `plan` is required and `probes` must be 0."""
-    if pipeline is not None and (plan is None or probes):
-        raise ValueError("certifying a pipeline needs the plan, and no binding probes")
-    settings = spec.certify
-    minimize = Objective.of(spec.objective).minimize  # evt and the verdict take the flag
-    confidence = confidence if confidence is not None else settings.confidence
-    mode = sampling_mode(target_gap, samples, design)
-    n_fixed = samples or settings.samples or DEFAULT_SAMPLES.get(design, DEFAULT_SAMPLES["random"])
-    n_init = n_init or settings.n_init
-    n_delta = n_delta or settings.n_delta
-    limit = (max_samples or settings.max_samples) if mode == "sequential" else n_fixed
-    if mode == "sequential" and limit < n_init:
-        raise ValueError(f"max samples ({limit}) is below n_init ({n_init})")
-    service = _service(
-        spec, Path(out_dir), seed, oracle_kind, workers, limit, timeout, oracle_factory, scheduler, design, pipeline
-    )
-    service.open(resume=resume, force=force)
-    all_bounds = ([rigorous] if rigorous is not None else []) + list(bounds or [])
-    clock, seconds = time.perf_counter(), {}
-    run = _prepare(
-        spec, service, plan, known, all_bounds, probes, minimize, confidence, oracle_kind, oracle_factory, budget
-    )
-    run.target_gap = target_gap if target_gap is not None else (settings.target_gap or DEFAULT_TARGET_GAP)
-    seconds["prepare"] = time.perf_counter() - clock
-    clock = time.perf_counter()
-    history, n_used = _draw(run, mode, progress, n_init, n_delta, limit, n_fixed, seed)
-    seconds["sampling"] = time.perf_counter() - clock
-    clock = time.perf_counter()
-    if not service.ok_records(n_used):  # nothing measured: exit 3 with the failures summarised
-        raise all_failed(service.failures(n_used), service.path)
-    values = service.values(n_used)
-    analysis, why_not = _final_analysis(history, values, minimize, confidence, seed)
-    run.noisy = assemble.noisy_evidence(run, n_used, analysis)  # None on a deterministic oracle
-    add_measured_bound(run, lambda: run.judge(values, analysis, why_not)[1].verdict != "proven")
-    add_climbs(run, n_used, lambda: _undecided(run, values, analysis, why_not))  # more known plans
-    ev, decision, atom = precise(run, values, analysis, why_not)
-    certificate = _certificate(run, service, ev, decision, atom, analysis, why_not, history, values, n_used, seed)
-    seconds["verdict"] = time.perf_counter() - clock
-    clock = time.perf_counter()
-    certificate.baselines = assemble.baselines(spec, values, balanced, seed, run.oracle, spec.objective, design)
-    seconds["baselines"] = time.perf_counter() - clock
-    return CertifyOutcome(certificate, analysis, history, service, seconds)
-
-
-def _final_analysis(history, values: np.ndarray, minimize: bool, confidence: float, seed: int):
-    """The sequential run's last analysis where it covers every sample, else a fresh one."""
-    last = history.result if history is not None else None
-    if last is not None and last.n == values.size:
-        return last, None
-    return _analyze(values, minimize, confidence, seed)
-
-
-def _draw(run: _Run, mode: str, progress: bool, n_init: int, n_delta: int, limit: int, n_fixed: int, seed: int):
-    """Sample as `mode` says ("sequential", "adaptive" or "fixed"): (history or None, samples used)."""
-    service = run.service
-    bar = Progress(progress, n_init if mode == "sequential" else n_fixed, run.minimize, run.show)
-    with bar:
-        bar.set_completed(len(service.records))
-        if mode == "sequential":
-            return _sample(run, bar, n_init=n_init, n_delta=n_delta, limit=limit, seed=seed)
-        if mode == "adaptive":
-            first = min(ADAPTIVE_INIT, n_fixed)
-            return _sample(run, bar, n_init=first, n_delta=ADAPTIVE_STEP, limit=n_fixed, seed=seed)
-        service.ensure(n_fixed, on_progress=lambda d: bar.advance(d, service))
-        return None, n_fixed
-
-
-def _service(
-    spec, out_dir: Path, seed, oracle_kind, workers, limit, timeout, oracle_factory, scheduler, design, pipeline
-):
+def _service(spec: Spec, out_dir: Path, settings: CertifySettings, pipeline) -> SamplingService:
     out_dir.mkdir(parents=True, exist_ok=True)
+    s = settings
     return SamplingService(
         spec,
         out_dir / "samples.jsonl",
-        seed=seed,
-        oracle_kind=oracle_kind,
-        workers=workers,
-        max_samples=limit,
-        timeout=timeout,
+        seed=s.seed,
+        oracle_kind=s.oracle_kind,
+        workers=s.workers,
+        max_samples=s.limit(spec),
+        timeout=s.timeout,
         objective=spec.objective,
-        oracle_factory=oracle_factory,
-        scheduler=scheduler,
-        design=design,
+        oracle_factory=s.oracle_factory,
+        scheduler=s.scheduler,
+        design=s.design,
         pipeline=pipeline,
     )
 
 
-def _prepare(
-    spec, service, plan, known, bounds, probes, minimize, confidence, oracle_kind, oracle_factory, budget=None
-) -> _Run:
-    """The run's oracle (one measurement per class), the plan's measurement and the known plans."""
-    oracle = oracle_factory(spec) if oracle_factory else make_oracle(spec, oracle_kind)
-    if service.pipeline is None:
-        from tasksolve.solver.certify.measure import ClassOracle
-
-        oracle = ClassOracle(spec, oracle, service.seed)
+def _run(cert: Certification, seconds: dict[str, float]) -> CertifyOutcome:
+    """Sample, then the steps after sampling, each adding what it found, then the certificate."""
+    service, settings = cert.service, cert.settings
     clock = time.perf_counter()
-    measured = oracle.evaluate(plan, seed=service.seed) if plan is not None else None
-    budget = budget or Budget()
-    budget.measure_s = time.perf_counter() - clock if plan is not None else None
-    found: list[tuple[str, float, float]] = [
-        (k[0], float(k[1]), float(k[2]) if len(k) > 2 and k[2] else 0.0) for k in (known or [])
-    ]
-    screen = oracle_kind != "analytic"
-    deadline = budget.probe_deadline
-    probed = (
-        probe(spec, oracle, spec.objective, service.seed, probes, screen=screen, deadline=deadline) if probes else None
-    )
-    if probed is not None:
-        hw = 0.0
-        if hasattr(oracle, "evaluate_contexts"):  # its measurement's half-width, from the class table
-            m = oracle.evaluate_contexts(probed[1])
-            hw = float(m.natural_half_width(spec.objective) or 0.0)
-        found.append((f"best of {probes} local-search restarts", probed[0], hw))
-    for bound in bounds:
-        if bound.oracle == oracle_kind and bound.objective is not None:
-            found.append(("CP-SAT plan", float(bound.objective), 0.0))
-    draws, _ = assemble.draws_and_cover(service.design, oracle_kind, service.pipeline is not None)
-    return _Run(
-        spec,
-        service,
-        oracle,
-        plan,
-        measured,
-        found,
-        bounds,
-        minimize,
-        DEFAULT_TARGET_GAP,
-        confidence,
-        oracle_kind,
-        draws,
-        Objective.of(spec.objective).format,
-        budget=budget,
-    )
+    history, n_used = _draw(cert)
+    seconds["sampling"] = time.perf_counter() - clock
+    clock = time.perf_counter()
+    if not service.ok_records(n_used):  # nothing measured: exit 3 with the failures summarised
+        raise all_failed(service.failures(n_used), service.path)
+    sample = _final_sample(cert, history, service.values(n_used))
+    from tasksolve.solver.certify.noisy import for_certification as noisy_for
+
+    cert.noisy = noisy_for(cert, n_used, sample.analysis)  # None on a deterministic oracle
+    found = measured_bound_for(cert, sample)
+    if found is not None:
+        cert.bounds.append(found)
+    if cert.noisy is None and cert.plan is not None and not cert.judge(sample).decided:
+        best = service.best(n_used, minimize=cert.minimize)
+        finalists = [("the plan", cert.plan.contexts(cert.spec))] + (
+            [("the best sample", best.contexts)] if best else []
+        )
+        cert.known += climbs(cert.spec, cert.classes, finalists, cert.oracle_kind, settings.seed, cert.budget)
+    judged = cert.judge(sample)
+    if cert.classes is not None and cert.measured is not None and cert.plan is not None:
+        contexts = cert.plan.contexts(cert.spec)
+        cert.measured, judged = precise(
+            cert.classes, contexts, cert.measured, cert.spec.objective, lambda m: cert.judge(sample, m)
+        )
+    certificate = cert.certificate(judged, sample, history, n_used)
+    seconds["verdict"] = time.perf_counter() - clock
+    clock = time.perf_counter()
+    certificate.baselines = _baselines(cert, sample.values)
+    seconds["baselines"] = time.perf_counter() - clock
+    return CertifyOutcome(certificate, sample.analysis, history, service, seconds)
 
 
-def _sample(run: _Run, bar: Progress, *, n_init: int, n_delta: int, limit: int, seed: int):
+def _baselines(cert: Certification, values: np.ndarray):
+    from tasksolve.solver.certify.assemble import baselines
+
+    s = cert.settings
+    return baselines(cert.spec, values, s.balanced, s.seed, cert.measurer, cert.spec.objective, s.design)
+
+
+def _compare(cert: Certification, outcome: CertifyOutcome, out_dir: Path) -> None:
+    """The other design's estimate beside the certificate's (`solver.certify.compare`), as many
+    plans as the budget affords."""
+    from tasksolve.solver.certify.compare import compare_designs, resolve
+
+    settings, budget = cert.settings, cert.budget
+    wanted = resolve(settings.compare_samples, settings.oracle_kind, outcome.certificate.samples.n)
+    affordable = budget.affordable(wanted)
+    if affordable < min(wanted, COMPARE_MIN):  # too few to say anything: not drawn
+        affordable = 0
+    if affordable:
+        clock = time.perf_counter()
+        pipeline = cert.service.pipeline
+        found = compare_designs(
+            cert.spec, out_dir, outcome.certificate, affordable, settings, pipeline, budget.deadline
+        )
+        outcome.certificate.designs = found
+        outcome.seconds["other design"] = time.perf_counter() - clock
+
+
+def _final_sample(cert: Certification, history, values: np.ndarray) -> Sample:
+    """The sequential run's last analysis where it covers every sample, else a fresh one."""
+    last = history.result if history is not None else None
+    if last is not None and last.n == values.size:
+        return Sample(values, last, None)
+    return Sample(values, *_analyze(values, cert.minimize, cert.confidence, cert.settings.seed))
+
+
+def _draw(cert: Certification) -> tuple[SequentialResult | None, int]:
+    """Sample as the settings' mode says ("sequential", "adaptive" or "fixed"): (history or
+    None, samples used)."""
+    service, s = cert.service, cert.settings
+    n_fixed = s.fixed_size(cert.spec)
+    bar = Progress(s.progress, s.n_init if s.mode == "sequential" else n_fixed, cert.minimize, cert.show)
+    with bar:
+        bar.set_completed(len(service.records))
+        if s.mode == "sequential":
+            return _sample(cert, bar, n_init=s.n_init, n_delta=s.n_delta, limit=s.max_samples)
+        if s.mode == "adaptive":
+            return _sample(cert, bar, n_init=min(ADAPTIVE_INIT, n_fixed), n_delta=ADAPTIVE_STEP, limit=n_fixed)
+        service.ensure(n_fixed, on_progress=lambda d: bar.advance(d, service))
+        return None, n_fixed
+
+
+def _sample(cert: Certification, bar: Progress, *, n_init: int, n_delta: int, limit: int):
     """ASPLOS'12 Figure 13 over the sampling service, stopping when the verdict is decided:
     (history, samples used)."""
-    service, cursor = run.service, {"next": 0}
-    deadline = run.budget.sampling_deadline
+    service, cursor = cert.service, {"next": 0}
+    deadline = cert.budget.sampling_deadline
 
     def sampler(k: int) -> np.ndarray:
         values: list[float] = []
@@ -370,125 +245,34 @@ def _sample(run: _Run, bar: Progress, *, n_init: int, n_delta: int, limit: int, 
             values += [service.records[i].value for i in range(start, done) if service.records[i].status == "ok"]
             cursor["next"] = done
             if done < want:  # the budget ended: evt.sequential analyses what there is and stops
-                run.budget.spent = True
+                cert.budget.spent = True
                 break
-        refresh_estimate(bar, service, run.minimize, run.confidence, run.show)
+        refresh_estimate(bar, service, cert.minimize, cert.confidence, cert.show)
         return np.array(values[:k])
 
-    def stop(sample: np.ndarray, result) -> bool:
+    def stop(values: np.ndarray, result) -> bool:
         why = None if result is not None else "the sample cannot be analysed at this size"
-        _, decision, atom = run.judge(sample, result, why)
-        return decided(decision, atom.beat_bound if atom is not None else None, atom)
+        return cert.judge(Sample(values, result, why)).decided
 
     history = evt.sequential(
         sampler,
         n_init=n_init,
         n_delta=n_delta,
-        target_gap=run.target_gap,
-        confidence=run.confidence,
+        target_gap=cert.target_gap,
+        confidence=cert.confidence,
         max_n=limit,
-        minimize=run.minimize,
-        seed=seed,
+        minimize=cert.minimize,
+        seed=cert.settings.seed,
         gof_bootstrap=GOF_BOOTSTRAP,
         stop=stop,
         exhaustible=deadline is not None,
     )
     if history.met:  # decided at the last look: the budget did not cut the verdict short
-        run.budget.spent = False
+        cert.budget.spent = False
     return history, cursor["next"]
 
 
-#: the other design's sample is left out when the budget affords fewer plans than this
-COMPARE_MIN = 30
-
-#: sampling never stops on the budget before this many samples (a sample to judge at all)
-BUDGET_MIN_SAMPLES = 5
-
-#: the goodness-of-fit bootstrap of every analysis (the same at every step and at the end, so the
-#: step that stopped sampling and the certificate judge the same fit)
-GOF_BOOTSTRAP = 200
-
-
-def _certificate(run: _Run, service, ev, decision, atom, analysis, why_not, history, values, n_used, seed):
-    spec, minimize = run.spec, run.minimize
-    plan = run.plan
-    if plan is None:
-        best = service.best(n_used, minimize=minimize)
-        plan = Plan.from_contexts(spec, best.contexts, method="best random")
-        measured = run.oracle.evaluate(plan, seed=seed)
-    else:
-        measured = run.measured
-    draws, covers = assemble.draws_and_cover(service.design, run.oracle_kind, service.pipeline is not None)
-    records = [service.records[i] for i in sorted(service.records) if i < n_used]
-    classes = None
-    if hasattr(run.oracle, "key") and service.pipeline is None:
-        classes = len({run.oracle.key(r.contexts) for r in records if r.status == "ok"})
-    stopped = _stopped(run, history)
-    sentence = decision.sentence
-    if stopped == "budget":
-        sentence = sentence.rstrip(" .") + ". " + budget_sentence(run.budget.seconds, int(values.size), draws)
-    return Certificate(
-        spec=spec.name,
-        objective=spec.objective,
-        verdict=decision.verdict,
-        sentence=sentence,
-        basis=decision.basis,
-        reasons=assemble.reasons(decision),
-        plan=plan.to_dict(),
-        plan_performance=PlanPerformance(
-            value=ev.plan_value,
-            half_width=measured.natural_half_width(spec.objective),
-            throughput=measured.throughput,
-            latency_mean=measured.latency_mean,
-            oracle=measured.oracle,
-            repeats=run.oracle.repeats(plan.contexts(spec)) if hasattr(run.oracle, "repeats") else 1,
-        ),
-        samples=SamplesSummary(
-            n=int(values.size),
-            failed=len(service.failures(n_used)),
-            requested=int(n_used),
-            file=str(service.path),
-            best=float(run.objective.best(values)),
-            oracle=run.oracle_kind,
-            sequential=history is not None,
-            design=service.design,
-            draws=draws,
-            covers=covers,
-            classes=classes,
-            stopped=stopped,
-            budget_s=run.budget.seconds,
-        ),
-        optimum=assemble.optimum(ev, atom, values, run.confidence, why_not),
-        gap=assemble.gaps(decision),
-        target_gap=run.target_gap,
-        flags=list(ev.flags),
-        seed=seed,
-        versions=versions(),
-        design=service.design,
-        bounds=assemble.bound_summaries(run.bounds, run.oracle_kind),
-        known_plans=assemble.known_list([("best sampled plan", ev.known[0][1], ev.known[0][2]), *run.known])
-        + assemble.known_list([("certified plan itself", ev.plan_value, ev.plan_half_width)]),
-        evt=analysis.to_dict() if analysis is not None else {"error": why_not},
-        sequential=[step.to_dict() for step in history.steps] if history else None,
-        noise=None if run.noisy is None else run.noisy.to_dict(),
-    )
-
-
-def _undecided(run: _Run, values: np.ndarray, analysis, why_not) -> bool:
-    _, decision, atom = run.judge(values, analysis, why_not)
-    return not decided(decision, atom.beat_bound if atom is not None else None, atom)
-
-
-def _stopped(run: _Run, history) -> str:
-    """Why sampling ended (`SamplesSummary.stopped`)."""
-    if history is None:
-        return "fixed"
-    if history.met:
-        return "decided"
-    return "budget" if run.budget.spent else "ceiling"
-
-
-def _analyze(values: np.ndarray, minimize: bool, confidence: float, seed: int) -> tuple[Any, str | None]:
+def _analyze(values: np.ndarray, minimize: bool, confidence: float, seed: int) -> tuple[EVTResult | None, str | None]:
     """`evt.analyze`, or (None, why) when the sample has no tail to model (e.g. every local
     optimum has the same value): the verdict then rests on the bound or the saturation."""
     try:

@@ -69,6 +69,10 @@ class ClassTable:
         """Each class's figure for `objective` (`Measurement.value`: larger is better)."""
         return np.array([m.value(objective) for m in self.measurements])
 
+    def has(self, contexts: Sequence[int]) -> bool:
+        """Every class is measured already (`ClassOracle.has`)."""
+        return True
+
     def evaluate(self, plan: Plan, seed: int | None = None) -> Measurement:
         """The measurement of the plan's class (`seed` is ignored: see the module docstring)."""
         return self.evaluate_contexts(plan.contexts(self.spec))

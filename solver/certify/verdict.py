@@ -37,10 +37,14 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from tasksolve.solver.certify.bounds import Bound
+from tasksolve.solver.certify.known import KnownPlan
 from tasksolve.specs.oracles import noun
+
+if TYPE_CHECKING:
+    from tasksolve.solver.certify.noisy import NoisyEvidence, PairedGap
 
 #: the threshold rule (`evt.threshold`) keeps at most 5% of the sample beyond the threshold and
 #: trusts the interval from 30 excesses on: below 600 plans it cannot do both
@@ -116,7 +120,7 @@ class Evidence:
     upper: float
     confidence: float = 0.95
     flags: tuple[str, ...] = ()
-    known: list[tuple] = field(default_factory=list)  # (which plan, value[, half-width])
+    known: list[KnownPlan] = field(default_factory=list)
     bounds: list[Bound] = field(default_factory=list)
     failed_steps: list[str] = field(default_factory=list)
     oracle: str = "analytic"  # the oracle the plan and the sample were measured on
@@ -124,10 +128,10 @@ class Evidence:
     unanalysable: str | None = None  # why EVT could not analyse the sample (then no estimate)
     top_atom: str | None = None  # `evt.TopAtom.sentence()` when the best value is hit twice or more
     saturation: Saturation | None = None
-    noisy: Any = None  # `solver.certify.noisy.NoisyEvidence` on a stochastic oracle
+    noisy: NoisyEvidence | None = None  # on a stochastic oracle
 
     @property
-    def yardstick(self) -> Any:
+    def yardstick(self) -> PairedGap | None:
         """The re-measured best sampled plan (`noisy.PairedGap`), or None."""
         return None if self.noisy is None else self.noisy.yardstick
 
@@ -159,7 +163,7 @@ class Decision:
     def exit_code(self) -> int:
         return exit_code(self.verdict)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return dict(self.__dict__)
 
 
@@ -202,20 +206,15 @@ def beats(value: float, half_width: float, plan: float, plan_half_width: float, 
     return _score(value, minimize) - _score(plan, minimize) > margin
 
 
-def _measured(ev: Evidence) -> list[tuple[str, float, float]]:
-    """Every known plan as (label, value, half-width), a missing half-width read as 0."""
-    return [(k[0], float(k[1]), float(k[2]) if len(k) > 2 and k[2] is not None else 0.0) for k in ev.known]
-
-
-def _known(ev: Evidence) -> list[tuple[str, float, float]]:
+def _known(ev: Evidence) -> list[KnownPlan]:
     """The known plans the rules compare: on a stochastic oracle only the re-measured yardstick is
     compared, through its paired interval (`_unpaired` lists the others)."""
-    return _measured(ev) if ev.noisy is None else []
+    return list(ev.known) if ev.noisy is None else []
 
 
 def _unpaired(ev: Evidence) -> list[str]:
     """Known plans a stochastic oracle's rules leave out: measured apart from the plan."""
-    return [] if ev.noisy is None else [k[0] for k in ev.known[1 if ev.yardstick is not None else 0 :]]
+    return [] if ev.noisy is None else [k.plan for k in ev.known[1 if ev.yardstick is not None else 0 :]]
 
 
 class _Judge:
@@ -296,7 +295,7 @@ class _Judge:
             )
         refuters = self.refuters()
         if refuters:
-            label, value, _ = max(refuters, key=lambda r: _score(r[1], ev.minimize))
+            label, value, _ = max(refuters, key=lambda r: _score(r.value, ev.minimize))
             self.say(
                 "refuted",
                 f"the {label} ({self.show(value)}) is better than the EVT interval's far limit "
@@ -334,19 +333,19 @@ class _Judge:
             for code, sentence in reasons(self.ev, _unpaired(self.ev), self.show):
                 self.say(code, sentence)
 
-    def refuters(self) -> list[tuple[str, float, float]]:
+    def refuters(self) -> list[KnownPlan]:
         ev, far = self.ev, self.ev.far
         if not self.gpd or not math.isfinite(far):
             return []
-        found = [k for k in _known(ev) if _better(k[1], far, ev.minimize)]
+        found = [k for k in _known(ev) if _better(k.value, far, ev.minimize)]
         if self.proven is not None and _better(self.proven, far, ev.minimize):
-            found.append(("proven optimum", self.proven, 0.0))
+            found.append(KnownPlan("proven optimum", self.proven))
         return found
 
     def contradiction(self) -> str | None:
         """Rule 0: the sentence naming a measured value beyond an applicable bound, or None."""
         ev = self.ev
-        measured = [("plan", ev.plan_value, ev.plan_half_width or 0.0), *_measured(ev)]
+        measured = [KnownPlan("plan", ev.plan_value, ev.plan_half_width or 0.0), *ev.known]
         for b in self.applicable:
             limits = [(f"{b.source} bound", b.value), (f"{b.source} proven optimum", b.proven_optimum)]
             for label, value, hw in measured:
@@ -359,13 +358,15 @@ class _Judge:
                         )
         return None
 
-    def best_beater(self) -> tuple[str, float, float] | None:
+    def best_beater(self) -> KnownPlan | None:
         """The best known plan beating the plan beyond noise, if any."""
         ev = self.ev
-        beaters = [k for k in _known(ev) if beats(k[1], k[2], ev.plan_value, ev.plan_half_width, ev.minimize)]
+        beaters = [
+            k for k in _known(ev) if beats(k.value, k.half_width, ev.plan_value, ev.plan_half_width, ev.minimize)
+        ]
         if not beaters:
             return None
-        return max(beaters, key=lambda k: _score(k[1], ev.minimize))
+        return max(beaters, key=lambda k: _score(k.value, ev.minimize))
 
 
 def decide(ev: Evidence, show: Callable[[float], str] = lambda v: f"{v:.6g}") -> Decision:
@@ -398,10 +399,10 @@ def decide(ev: Evidence, show: Callable[[float], str] = lambda v: f"{v:.6g}") ->
         j.reasons.insert(0, {"code": "beaten", "sentence": sentence})
         return j.done("not_certified", "known plan", f"not certified: {sentence}")
     beater = j.best_beater()
-    if beater is not None and loss(ev.plan_value, beater[1], ev.minimize) - _noise(beater, ev) > ev.target_gap:
+    if beater is not None and loss(ev.plan_value, beater.value, ev.minimize) - _noise(beater, ev) > ev.target_gap:
         sentence = (  # rule 3
-            f"the {beater[0]} ({show(beater[1])}) beats the plan ({j.plan_text()}) by "
-            f"{loss(ev.plan_value, beater[1], ev.minimize):.2%}, more than the {target} target"
+            f"the {beater.plan} ({show(beater.value)}) beats the plan ({j.plan_text()}) by "
+            f"{loss(ev.plan_value, beater.value, ev.minimize):.2%}, more than the {target} target"
         )
         j.reasons.insert(0, {"code": "beaten", "sentence": sentence})
         return j.done("not_certified", "known plan", f"not certified: {sentence}")
@@ -417,7 +418,7 @@ def decide(ev: Evidence, show: Callable[[float], str] = lambda v: f"{v:.6g}") ->
             "to compare the plan with, and the search is not saturated",
         )
     if beater is not None:
-        j.say("beaten", f"the {beater[0]} ({show(beater[1])}) beats the plan ({j.plan_text()}) beyond noise")
+        j.say("beaten", f"the {beater.plan} ({show(beater.value)}) beats the plan ({j.plan_text()}) beyond noise")
     if j.gpd and loss(ev.plan_value, ev.far, ev.minimize) > ev.target_gap:
         j.say("gap", f"{j.words[1]}: it may lose more than the {target} target")
     if ev.saturation is not None and ev.saturation.share < SATURATION_SHARE and ev.top_atom:
@@ -430,10 +431,10 @@ def decide(ev: Evidence, show: Callable[[float], str] = lambda v: f"{v:.6g}") ->
     return j.done("not_certified", "EVT estimate", "not certified: " + ranked[0]["sentence"])  # rule 9
 
 
-def _noise(beater: tuple[str, float, float], ev: Evidence) -> float:
+def _noise(beater: KnownPlan, ev: Evidence) -> float:
     """The relative width of the two measurements' half-widths (rule 3 judges beyond them)."""
     scale = abs(ev.plan_value) or 1.0
-    return ((beater[2] or 0.0) + (ev.plan_half_width or 0.0)) / scale
+    return (beater.half_width + (ev.plan_half_width or 0.0)) / scale
 
 
 def _proven(j: _Judge) -> Decision | None:

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tasksolve.solver.binding.report import SolveReport
+from tasksolve.solver.certify.known import KnownPlan
 from tasksolve.solver.job.strategy import Strategy
 from tasksolve.specs.objective import Objective
 
@@ -54,16 +55,16 @@ class BindingStrategy(Strategy):
 
         return simulation_bounds(self.spec, self.settings.oracle_kind, self.plan)
 
-    def known_plans(self) -> list[tuple[str, float]]:
+    def known_plans(self) -> list[KnownPlan]:
         """Every plan of the comparison measured on the oracle, and the answer (natural values)."""
         report = self.report
         out = [
-            (f"{row.method} plan", float(row.simulated))
+            KnownPlan(f"{row.method} plan", float(row.simulated))
             for row in report.comparison
             if row.contexts is not None and row.simulated is not None
         ]
         if report.value is not None:
-            out.append((f"{report.method} answer", float(report.value)))
+            out.append(KnownPlan(f"{report.method} answer", float(report.value)))
         return out
 
     def report_sections(self) -> dict[str, Any]:

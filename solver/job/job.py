@@ -23,6 +23,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -121,13 +122,15 @@ class Job:
         strategy = self.strategy
         started = time.monotonic()  # the budget covers the bounds and the probe too
         clock = time.perf_counter()  # the bounds and the strategy's own probe, timed as "bounds"
-        bounds, rigorous = strategy.oracle_bounds(), strategy.bound()
-        options = self.settings.certify_options()
+        rigorous = strategy.bound()
+        bounds = ([rigorous] if rigorous is not None else []) + strategy.oracle_bounds()
+        settings = self.settings.certify_settings()
         balanced = self.settings.balanced if self.settings.balanced is not None else strategy.balanced
         if balanced is not None:
-            options["balanced"] = balanced
+            settings = replace(settings, balanced=balanced)
         sampler = strategy.sampler()
-        spec = sampler.pop("spec")
+        if sampler.probes is not None:
+            settings = replace(settings, probes=sampler.probes)
         known = strategy.known_plans()
         probed = strategy.probe()
         if probed is not None:
@@ -135,15 +138,14 @@ class Job:
         bound_s = time.perf_counter() - clock
         try:
             outcome = certify(
-                spec,
-                out_dir=self.out_dir,
+                sampler.spec,
+                self.out_dir,
+                settings,
                 plan=strategy.plan,
-                rigorous=rigorous,
                 bounds=bounds,
                 known=known,
+                pipeline=sampler.pipeline,
                 started=started,
-                **sampler,
-                **options,
             )
         except EVTError as exc:
             raise SolverFailed(f"the sample of {strategy.samples_name} plans cannot be analysed: {exc}") from None

@@ -26,12 +26,16 @@ from __future__ import annotations
 
 import html
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from tasksolve.solver.job.strategy import Strategy
+from tasksolve.solver.certify.known import KnownPlan
+from tasksolve.solver.job.strategy import Sampler, Strategy
 from tasksolve.solver.pipeline.problem import PipelineError
 from tasksolve.specs.objective import Objective
 from tasksolve.specs.oracles import noun
+
+if TYPE_CHECKING:
+    from tasksolve.solver.certify.bounds import Bound
 
 #: local-search restarts measured on the oracle as a known plan
 PROBES = 10
@@ -72,12 +76,12 @@ class PipelineStrategy(Strategy):
         self.alone = spec_for_problem(self.spec, self.report.problem)
         return self.report
 
-    def sampler(self) -> dict[str, Any]:
+    def sampler(self) -> Sampler:
         """Pipeline plans of the solved problem, drawn for the spec of that application alone;
         the binding probes are off (`known_plans` measures the pipeline's)."""
-        return {"spec": self.alone, "pipeline": self.report.problem, "probes": 0}
+        return Sampler(self.alone, self.report.problem, probes=0)
 
-    def bound(self) -> Any:
+    def bound(self) -> Bound | None:
         """CP-SAT's bound on its pessimistic pipeline model, for information (module docstring)."""
         from tasksolve.solver.certify.bounds import Rigorous
 
@@ -119,22 +123,22 @@ class PipelineStrategy(Strategy):
             return []
         return [found]
 
-    def known_plans(self) -> list[tuple[str, float]]:
+    def known_plans(self) -> list[KnownPlan]:
         """Every plan of the comparison measured on the oracle that is in the samples' space --
         within the latency bound on the closed form, as every sample is (label, throughput); a
         plan over the bound (e.g. Parallel's) is faster and must not refute an estimate of the
         bounded optimum."""
         job = self.report
         return [
-            (f"{name} plan", float(m.throughput))
+            KnownPlan(f"{name} plan", float(m.throughput))
             for name, m in job.measured.items()
             if job.results[name].evaluation.feasible
         ]
 
-    def probe(self) -> tuple[str, float] | None:
+    def probe(self) -> KnownPlan | None:
         """The best of `PROBES` local optima of the pipeline closed form, measured."""
         best = probe(self.alone, self.report.problem, self.settings.oracle_kind, self.settings.seed)
-        return None if best is None else (f"best of {PROBES} local-search restarts", best)
+        return None if best is None else KnownPlan(f"best of {PROBES} local-search restarts", best)
 
     def report_sections(self) -> dict[str, Any]:
         return {"comparison": comparison_rows(self.report), "methods_html": latency_table(self.report)}

@@ -10,11 +10,14 @@ the command line's (``tasksolve run --help``), so ``tasksolve.run(spec, out, sam
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tasksolve.solver.certify.designs import DEFAULT_DESIGN, DEFAULT_SAMPLES
 from tasksolve.solver.errors import BadProblemError
 from tasksolve.specs import Spec
+
+if TYPE_CHECKING:
+    from tasksolve.solver.certify.settings import CertifySettings
 
 #: what `tasksolve run` compares on a binding spec unless told otherwise: the methods that finish
 #: in about a minute on the 24-thread examples (TSBSched and BlackBox profile first: minutes)
@@ -115,27 +118,29 @@ class JobSettings:
             return 0.0
         return max(CERTIFY_MIN_S, CERTIFY_SHARE * self.time_limit)
 
-    def certify_options(self) -> dict[str, Any]:
-        """The options of `solver.certify.run.certify` these settings fix (the strategy adds the
-        plan, the bound, the known plans and the sampler)."""
-        return {
-            "design": self.design,
-            "samples": self.samples,
-            "target_gap": self.target_gap,
-            "confidence": self.confidence,
-            "n_init": self.n_init,
-            "n_delta": self.n_delta,
-            "max_samples": self.max_samples,
-            "workers": self.workers,
-            "seed": self.seed,
-            "oracle_kind": self.oracle_kind,
-            "resume": self.resume,
-            "force": self.force,
-            "progress": self.progress,
-            "scheduler": self.scheduler,
-            "compare_samples": self.compare_samples,
-            "budget": self.certify_seconds(),
-        }
+    def certify_settings(self) -> CertifySettings:
+        """The settings of `solver.certify.run.certify` these fix (the strategy adds the plan, the
+        bounds, the known plans and the sampler, and may set ``balanced`` and ``probes``)."""
+        from tasksolve.solver.certify.settings import CertifySettings
+
+        return CertifySettings(
+            design=self.design,
+            samples=self.samples,
+            target_gap=self.target_gap,
+            confidence=self.confidence,
+            n_init=self.n_init,
+            n_delta=self.n_delta,
+            max_samples=self.max_samples,
+            workers=self.workers,
+            seed=self.seed,
+            oracle_kind=self.oracle_kind,
+            resume=self.resume,
+            force=self.force,
+            progress=self.progress,
+            scheduler=self.scheduler,
+            compare_samples=self.compare_samples,
+            budget_s=self.certify_seconds(),
+        )
 
 
 def _names(methods: str | list[str] | tuple[str, ...]) -> list[str]:

@@ -14,11 +14,26 @@ report's sections.  One strategy per problem kind: `solver.job.binding.BindingSt
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
+from tasksolve.solver.certify.known import KnownPlan
+
+if TYPE_CHECKING:
+    from tasksolve.solver.certify.bounds import Bound
+    from tasksolve.solver.pipeline.problem import PipelineProblem
 from tasksolve.solver.job.settings import JobSettings
 from tasksolve.specs import Plan, Spec
 from tasksolve.specs.objective import Objective
+
+
+class Sampler(NamedTuple):
+    """What a strategy's samples are: drawn for `spec`; pipeline plans of `pipeline` (None:
+    bindings); `probes` local-search restarts measured as a known plan (None: the certifier's
+    setting, `solver.certify.settings.CertifySettings.probes`)."""
+
+    spec: Spec
+    pipeline: PipelineProblem | None = None
+    probes: int | None = None
 
 
 class Strategy:
@@ -52,27 +67,26 @@ class Strategy:
         """The plan to certify (None: the certificate takes the best random plan)."""
         return self.report.plan
 
-    def sampler(self) -> dict[str, Any]:
-        """The sampler's identity: the spec the samples are drawn for (``spec``) and the options
-        of `solver.certify.run.certify` that choose the sampler (``pipeline``, ``probes``)."""
-        return {"spec": self.spec}
+    def sampler(self) -> Sampler:
+        """What the samples are (`Sampler`)."""
+        return Sampler(self.spec)
 
-    def bound(self) -> Any:
+    def bound(self) -> Bound | None:
         """The solver's bound for the verdict (`solver.certify.bounds.Rigorous`) or None."""
         return None
 
-    def oracle_bounds(self) -> list[Any]:
+    def oracle_bounds(self) -> list[Bound]:
         """Bounds on the optimum of the oracle itself (`solver.certify.bounds.simulation_bound`
         on the simulation), beside the solver's `bound`; each says which oracle it bounds."""
         return []
 
-    def known_plans(self) -> list[tuple[str, float]]:
-        """Plans the solve measured on the same oracle that can refute the estimate (label,
-        natural value)."""
+    def known_plans(self) -> list[KnownPlan]:
+        """Plans the solve measured on the same oracle that can refute the estimate (natural
+        values)."""
         return []
 
-    def probe(self) -> tuple[str, float] | None:
-        """One more known plan the strategy measures itself (label, natural value), or None when
+    def probe(self) -> KnownPlan | None:
+        """One more known plan the strategy measures itself (natural value), or None when
         the certificate measures its own (`solver.certify.designs.probe`, binding samples)."""
         return None
 

@@ -9,6 +9,7 @@ import time
 from tasksolve.solver.certify.budget import SAMPLING_SHARE, Budget
 from tasksolve.solver.certify.run import BUDGET_MIN_SAMPLES, certify
 from tasksolve.solver.certify.service import SamplingService
+from tasksolve.solver.certify.settings import CertifySettings
 from tasksolve.specs import load_spec
 
 SPEC = "t2-ipfwd-intadd-x2"
@@ -17,7 +18,7 @@ SPEC = "t2-ipfwd-intadd-x2"
 def run(tmp_path, name, **options):
     spec = load_spec(SPEC)
     out = tmp_path / name
-    outcome = certify(spec, out_dir=out, oracle_kind="analytic", probes=0, workers=1, seed=3, **options)
+    outcome = certify(spec, out, CertifySettings(oracle_kind="analytic", probes=0, workers=1, seed=3, **options))
     return outcome, out
 
 
@@ -25,7 +26,7 @@ def test_a_spent_budget_stops_sampling_on_a_prefix_and_says_so(tmp_path):
     """With no bound the closed form's local optima are not decided before 299 draws (the draw
     bound of `best_found`): a budget that ends at once leaves the first `BUDGET_MIN_SAMPLES`
     restarts, and the certificate names the budget in its sentence and its JSON."""
-    outcome, out = run(tmp_path, "cut", budget=1e-6, compare_samples=None)
+    outcome, out = run(tmp_path, "cut", budget_s=1e-6, compare_samples=None)
     cert = outcome.certificate
     assert cert.samples.stopped == "budget" and cert.samples.budget_s == 1e-6
     assert cert.samples.n == BUDGET_MIN_SAMPLES
@@ -46,10 +47,10 @@ def test_a_spent_budget_stops_sampling_on_a_prefix_and_says_so(tmp_path):
 
 
 def test_a_budget_does_not_cut_a_decided_verdict_or_a_fixed_sample(tmp_path):
-    generous, _ = run(tmp_path, "generous", budget=3600)
+    generous, _ = run(tmp_path, "generous", budget_s=3600)
     assert generous.certificate.samples.stopped in ("decided", "ceiling")
     assert "time budget" not in generous.certificate.sentence
-    fixed, _ = run(tmp_path, "fixed", budget=1e-6, samples=40)  # the caller's size is measured in full
+    fixed, _ = run(tmp_path, "fixed", budget_s=1e-6, samples=40)  # the caller's size is measured in full
     assert fixed.certificate.samples.n == 40 and fixed.certificate.samples.stopped == "fixed"
     assert fixed.certificate.samples.budget_s is None  # a fixed sample has no budget at all
 
@@ -58,7 +59,7 @@ def test_the_job_derives_the_budget_from_the_time_limit():
     from tasksolve.solver.job.settings import CERTIFY_MIN_S, CERTIFY_SHARE, JobSettings
 
     spec = load_spec("t2-ipfwd-x20")  # search.time_limit: 60 s
-    assert JobSettings.resolve(spec).certify_options()["budget"] == CERTIFY_SHARE * 60
+    assert JobSettings.resolve(spec).certify_settings().budget_s == CERTIFY_SHARE * 60
     assert JobSettings.resolve(spec, time_limit=3).certify_seconds() == CERTIFY_MIN_S
     assert JobSettings.resolve(spec, certify_budget=7).certify_seconds() == 7
     assert JobSettings.resolve(spec, deterministic=True).certify_seconds() == 0  # no wall-clock budget

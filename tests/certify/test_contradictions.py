@@ -14,6 +14,7 @@ import json
 
 import pytest
 
+from tasksolve.solver.certify.known import KnownPlan
 from tasksolve.solver.certify.records import RecordError, checked_record
 from tasksolve.solver.certify.verdict import decide
 from tasksolve.solver.cli import main
@@ -68,7 +69,7 @@ def test_a_known_plan_beyond_an_applicable_proven_optimum_is_a_contradiction():
     """The proven optimum 100 below the bound 101: a known plan at 100.5 is beyond the optimum
     (by 0.5) though under the bound."""
     ev = evidence(
-        plan_value=99.0, known=[("best sampled plan", 100.5, 0.0)], bounds=[bound(101.0, "des", proven=100.0)]
+        plan_value=99.0, known=[KnownPlan("best sampled plan", 100.5, 0.0)], bounds=[bound(101.0, "des", proven=100.0)]
     )
     assert decide(ev).basis == "contradiction"
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from types import SimpleNamespace
 
 import numpy as np
 
@@ -12,7 +11,7 @@ from tasksolve.simulate.oracle import make_oracle
 from tasksolve.solver.binding.samplers import uniform_plans
 from tasksolve.solver.certify.budget import Budget
 from tasksolve.solver.certify.designs import Climber
-from tasksolve.solver.certify.finalists import CLIMB_STEPS, add_climbs, beats, climb
+from tasksolve.solver.certify.finalists import CLIMB_STEPS, beats, climb, climbs
 from tasksolve.solver.certify.measure import ClassOracle
 from tasksolve.specs import Plan, load_spec
 
@@ -51,36 +50,17 @@ def test_beating_means_beyond_both_half_widths():
     assert not beats(noisy, dataclasses.replace(m, half_width=m.throughput * 0.01), "total_throughput")
 
 
-def test_climbs_become_known_plans_only_within_a_budget_and_while_undecided():
+def test_climbs_become_known_plans_only_within_a_budget_and_on_another_oracle():
     spec = load_spec(SPEC)
     oracle = ClassOracle(spec, make_oracle(spec, "analytic"), seed=0)
     start = starts(spec, 1, seed=9)[0]
-    service = SimpleNamespace(pipeline=None, seed=0, best=lambda n, minimize: SimpleNamespace(contexts=start))
-
-    def run(budget, kind="des"):
-        plan = Plan.from_contexts(spec, start)
-        return SimpleNamespace(
-            budget=budget,
-            plan=plan,
-            oracle_kind=kind,
-            service=service,
-            oracle=oracle,
-            spec=spec,
-            minimize=False,
-            known=[],
-        )
-
-    free = run(Budget())
-    add_climbs(free, 10, lambda: True)
-    assert free.known == []  # no budget: no climb
-    decided = run(Budget.of(60))
-    add_climbs(decided, 10, lambda: False)
-    assert decided.known == []
-    closed = run(Budget.of(60), kind="analytic")
-    add_climbs(closed, 10, lambda: True)
-    assert closed.known == []
-    climbing = run(Budget.of(60))
-    add_climbs(climbing, 10, lambda: True)
+    finalists = [("the plan", start), ("the best sample", list(start))]
+    assert climbs(spec, oracle, finalists, "des", 0, Budget()) == []  # no budget: no climb
+    assert climbs(spec, oracle, finalists, "analytic", 0, Budget.of(60)) == []  # the closed form's own optima
+    assert climbs(spec, None, finalists, "des", 0, Budget.of(60)) == []  # pipeline plans: no classes
+    spent = Budget.of(60, started=time.monotonic() - 3600)
+    assert climbs(spec, oracle, finalists, "des", 0, spent) == []  # past the climb deadline
+    found = climbs(spec, oracle, finalists, "des", 0, Budget.of(60))
     # the plan and the best sample are one class here: one climb, labelled with its moves
-    assert len(climbing.known) == 1 and climbing.known[0][0].startswith("the plan climbed on the simulation (")
-    assert climbing.known[0][1] >= oracle.evaluate_contexts(start).throughput
+    assert len(found) == 1 and found[0].plan.startswith("the plan climbed on the simulation (")
+    assert found[0].value >= oracle.evaluate_contexts(start).throughput

@@ -1,5 +1,5 @@
 """One measurement per placement class (`solver.certify.measure`) and when sampling may stop
-(`solver.certify.run.decided`)."""
+(`solver.certify.certification.decided`)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import random
 import pytest
 
 from tasksolve.simulate.oracle import make_oracle
+from tasksolve.solver.certify.certification import DECIDED_DRAW_BOUND, Judgement, decided, unsaturable
 from tasksolve.solver.certify.measure import MAX_REPEATS, ClassOracle, class_seed, pooled, precise
-from tasksolve.solver.certify.stopping import DECIDED_DRAW_BOUND, decided, unsaturable
 from tasksolve.solver.certify.verdict import Decision
 from tasksolve.specs import Plan, load_spec
 from tasksolve.specs.symmetry import UsableTree
@@ -122,17 +122,18 @@ def test_repeats_are_seeded_by_the_class_and_pooled():
     assert pooled([first]) is first
 
 
-class Judged:
-    """A run whose verdict is `proven` when the plan's pessimistic value is within 1% of `bound`."""
+def judge_against(bound: float):
+    """A judge whose verdict is `proven` when the plan's pessimistic value is within 1% of `bound`
+    (rule 4 with a 1% target), and the measurements it was asked about."""
+    asked = []
 
-    def __init__(self, spec, oracle, plan, bound):
-        self.spec, self.oracle, self.plan, self.bound = spec, oracle, plan, bound
-        self.measured = oracle.evaluate(plan)
+    def judge(measured) -> Judgement:
+        asked.append(measured)
+        pessimistic = measured.throughput - measured.half_width
+        verdict = "proven" if pessimistic >= bound * 0.99 else "not_certified"
+        return Judgement(None, decision(verdict, "bound"), None)
 
-    def judge(self, values, analysis, why_not):
-        pessimistic = self.measured.throughput - self.measured.half_width
-        verdict = "proven" if pessimistic >= self.bound * 0.99 else "not_certified"
-        return None, decision(verdict, "bound"), None
+    return judge, asked
 
 
 #: (seed, repeats, verdict, the pooled value and half-width over the closed form's T), worked out
@@ -162,12 +163,13 @@ def test_the_plan_gets_repeats_only_while_its_noise_decides_the_verdict(seed, re
     contexts = plan.contexts(spec)
     truth = make_oracle(spec, "analytic").evaluate(plan).throughput  # T: 10.94 Mpps on this plan
     oracle = ClassOracle(spec, Noisy(spec), seed=seed)
-    run = Judged(spec, oracle, plan, bound=oracle.evaluate(plan).throughput)
-    found = precise(run, None, None, None)
-    assert MAX_REPEATS == 4 and oracle.repeats(contexts) == repeats and found[1].verdict == verdict
-    assert run.measured is oracle.table[oracle.key(contexts)]  # the judged figure is the pooled one
-    assert run.measured.throughput == pytest.approx(value * truth, abs=1e-5 * truth)
-    assert run.measured.half_width == pytest.approx(half_width * truth, abs=1e-5 * truth)
+    first = oracle.evaluate(plan)
+    judge, asked = judge_against(first.throughput)
+    measured, found = precise(oracle, contexts, first, spec.objective, judge)
+    assert MAX_REPEATS == 4 and oracle.repeats(contexts) == repeats and found.decision.verdict == verdict
+    assert measured is oracle.table[oracle.key(contexts)] and any(a is measured for a in asked)  # judged: pooled
+    assert measured.throughput == pytest.approx(value * truth, abs=1e-5 * truth)
+    assert measured.half_width == pytest.approx(half_width * truth, abs=1e-5 * truth)
 
 
 def test_far_from_the_bound_the_noise_decides_nothing():
@@ -176,5 +178,7 @@ def test_far_from_the_bound_the_noise_decides_nothing():
     spec = load_spec("t2-ipfwd-intadd-x2")
     plan = Plan.from_contexts(spec, [0, 4, 1, 8, 12, 9])
     far = ClassOracle(spec, Noisy(spec), seed=1)
-    quiet = Judged(spec, far, plan, bound=far.evaluate(plan).throughput * 1.5)
-    assert precise(quiet, None, None, None)[1].verdict == "not_certified" and far.repeats(plan.contexts(spec)) == 1
+    first = far.evaluate(plan)
+    judge, _ = judge_against(first.throughput * 1.5)
+    measured, found = precise(far, plan.contexts(spec), first, spec.objective, judge)
+    assert found.decision.verdict == "not_certified" and far.repeats(plan.contexts(spec)) == 1 and measured is first

@@ -15,7 +15,9 @@ from tasksolve.simulate.analytic import BatchModel
 from tasksolve.solver.binding.local_search import improve_plan
 from tasksolve.solver.binding.samplers import uniform_plans
 from tasksolve.solver.certify.bounds import closed_form_bound
+from tasksolve.solver.certify.known import KnownPlan
 from tasksolve.solver.certify.run import certify
+from tasksolve.solver.certify.settings import CertifySettings
 from tasksolve.solver.certify.verdict import Evidence, decide
 from tasksolve.solver.cli import main
 from tasksolve.specs import load_spec
@@ -29,13 +31,9 @@ def test_intadd_x2_with_100_random_plans_is_not_certified(tmp_path):
     assert rigorous.proven_optimum is not None
     outcome = certify(
         spec,
-        out_dir=tmp_path / "a",
-        samples=100,
-        oracle_kind="analytic",
-        design="random",
-        balanced=0,
-        workers=1,
-        rigorous=rigorous,
+        tmp_path / "a",
+        CertifySettings(samples=100, oracle_kind="analytic", design="random", balanced=0, workers=1),
+        bounds=[rigorous],
     )
     cert = outcome.certificate
     truth = rigorous.proven_optimum
@@ -47,7 +45,9 @@ def test_intadd_x2_with_100_random_plans_is_not_certified(tmp_path):
     assert codes & {"small_sample", "top_atom"} and codes & {"refuted", "top_atom"}
     # without the bound the sample size alone refuses
     plain = certify(
-        spec, out_dir=tmp_path / "b", samples=100, oracle_kind="analytic", design="random", balanced=0, workers=1
+        spec,
+        tmp_path / "b",
+        CertifySettings(samples=100, oracle_kind="analytic", design="random", balanced=0, workers=1),
     ).certificate
     assert not plain.positive and {r.code for r in plain.reasons} & {"small_sample", "top_atom"}
 
@@ -104,7 +104,7 @@ def test_l1_x8_sequential_rule_at_5400_is_refuted_by_a_local_optimum():
             lower=result.lower,
             upper=result.upper,
             flags=result.flags,
-            known=[("best sampled plan", best), ("local search plan", known)],
+            known=[KnownPlan("best sampled plan", best), KnownPlan("local search plan", known)],
             oracle="analytic",
         )
     )
@@ -117,7 +117,7 @@ def test_asplos12_mix_at_1000_random_plans_is_not_certified(tmp_path):
     known = improve_plan(spec, start, seed=1, rounds=30).value
     # no plan given: the certificate's own local-search restarts (designs.probe) are the known plan
     outcome = certify(
-        spec, out_dir=tmp_path, samples=1000, oracle_kind="analytic", design="random", balanced=0, workers=1
+        spec, tmp_path, CertifySettings(samples=1000, oracle_kind="analytic", design="random", balanced=0, workers=1)
     )
     cert = outcome.certificate
     assert (known - cert.plan_performance.value) / known > 0.05

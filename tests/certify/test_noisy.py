@@ -11,6 +11,8 @@ from types import SimpleNamespace
 import numpy as np
 
 from tasksolve.solver.certify import assemble, noisy
+from tasksolve.solver.certify.certification import Sample
+from tasksolve.solver.certify.known import KnownPlan
 from tasksolve.solver.certify.noisy import MAX_NOISE_SHARE, NoisyEvidence, PairedGap, TailNoise
 from tasksolve.solver.certify.verdict import Evidence, Saturation, decide
 
@@ -31,7 +33,7 @@ def tail(share: float) -> TailNoise:
 def evidence(**changes) -> Evidence:
     """Evidence the deterministic rules certify on the EVT estimate (tests/certify/test_verdict.py's),
     measured by a command, its best sampled plan with a half-width."""
-    return verdict_evidence(**{"known": [("best sampled plan", 98.0, 0.5)], "oracle": "command", **changes})
+    return verdict_evidence(**{"known": [KnownPlan("best sampled plan", 98.0, 0.5)], "oracle": "command", **changes})
 
 
 # ------------------------------------------------------------------ rules on constructed evidence
@@ -46,9 +48,11 @@ def test_noise_that_hides_the_tail_closes_the_evt_route():
 
 
 def test_noise_hiding_the_tail_also_prevents_refuted_and_no_finite_optimum():
-    refuting = evidence(known=[("best sampled plan", 98.0, 0.5), ("CP-SAT plan", 150.0, 0.5)])
+    refuting = evidence(known=[KnownPlan("best sampled plan", 98.0, 0.5), KnownPlan("CP-SAT plan", 150.0, 0.5)])
     assert decide(refuting).verdict == "not_certified"  # rule 3 on the far better known plan, deterministic
-    beyond = evidence(known=[("best sampled plan", 98.0, 0.5), ("CP-SAT plan", 101.5, 0.1)], plan_value=99.0)
+    beyond = evidence(
+        known=[KnownPlan("best sampled plan", 98.0, 0.5), KnownPlan("CP-SAT plan", 101.5, 0.1)], plan_value=99.0
+    )
     assert decide(beyond).verdict == "refuted"
     noisy_beyond = replace(beyond, noisy=NoisyEvidence(yardstick(0.0, 0.02), tail(0.5)))
     assert decide(noisy_beyond).verdict == "not_certified"
@@ -59,7 +63,7 @@ def test_noise_hiding_the_tail_also_prevents_refuted_and_no_finite_optimum():
 
 def test_the_re_measured_yardstick_is_used_not_the_sampled_best():
     # the sampled best (120, biased by the selection) beats the plan by 20% beyond both half-widths
-    known = [("best sampled plan", 120.0, 1.0)]
+    known = [KnownPlan("best sampled plan", 120.0, 1.0)]
     plan = dict(plan_value=100.0, known=known, flags=("ties",))
     assert decide(evidence(**plan)).verdict == "not_certified"
     assert decide(evidence(**plan)).basis == "known plan"
@@ -68,7 +72,7 @@ def test_the_re_measured_yardstick_is_used_not_the_sampled_best():
     assert quiet.basis != "known plan" and "not_distinguishable" in codes(quiet)
     assert quiet.gaps["measured_best"] == -0.01 and quiet.gaps["measured_best_lower"] == -0.04
     # a best-of figure measured apart from the plan is listed, never compared (it is biased upward too)
-    probe = [*known, ("best of 10 local-search restarts", 130.0, 1.0)]
+    probe = [*known, KnownPlan("best of 10 local-search restarts", 130.0, 1.0)]
     listed = decide(evidence(**{**plan, "known": probe}, noisy=NoisyEvidence(yardstick(-0.01, 0.03), None)))
     assert listed.basis != "known plan" and "unpaired" in codes(listed)
     assert decide(evidence(**{**plan, "known": probe})).basis == "known plan"  # deterministic: compared
@@ -77,23 +81,14 @@ def test_the_re_measured_yardstick_is_used_not_the_sampled_best():
 def test_assemble_replaces_the_sampled_best_by_its_re_measurement():
     yard = yardstick(-0.01, 0.03, mean=101.0, sampled=120.0)
     ev = assemble.evidence(
+        Sample(np.array([90.0, 120.0]), None, "no analysis"),
         None,
-        "no analysis",
-        None,
-        np.array([90.0, 120.0]),
-        100.0,
-        1.0,
-        [("best sampled plan", 120.0, 1.0), ("CP-SAT plan", 95.0)],
-        minimize=False,
-        target_gap=0.05,
-        confidence=0.95,
-        bounds=[],
-        oracle_kind="command",
-        draws="restarts",
-        noisy=NoisyEvidence(yard, None),
+        KnownPlan("plan", 100.0, 1.0),
+        [KnownPlan("best sampled plan", 120.0, 1.0), KnownPlan("CP-SAT plan", 95.0)],
+        assemble.Judging(False, 0.05, 0.95, [], "command", "restarts", noisy=NoisyEvidence(yard, None)),
     )
     assert ev.known[0][1:] == (101.0, 1.0) and "re-measured" in ev.known[0][0]
-    assert ev.known[1] == ("CP-SAT plan", 95.0)
+    assert ev.known[1] == KnownPlan("CP-SAT plan", 95.0)
     decision = decide(ev)
     assert "unpaired" in codes(decision)  # the CP-SAT plan has no half-width: not compared, said so
 
@@ -118,7 +113,7 @@ def test_latency_orientation():
 def saturated(**changes) -> Evidence:
     sat = Saturation(best=100.0, hits=80, n=100, beat_bound=0.03)
     base = dict(plan_value=100.0, top_atom="80 of 100 ...", saturation=sat, estimate=100.0, lower=100.0)
-    base.update(upper=math.inf, known=[("best sampled plan", 104.0, 1.0)], n=100)
+    base.update(upper=math.inf, known=[KnownPlan("best sampled plan", 104.0, 1.0)], n=100)
     base.update(changes)
     return evidence(**base)
 

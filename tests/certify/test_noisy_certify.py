@@ -19,6 +19,7 @@ def certificate(tmp_path_factory):
     from inprocess import InProcessOracle
 
     from tasksolve.solver.certify.run import certify
+    from tasksolve.solver.certify.settings import CertifySettings
     from tasksolve.specs import Plan
     from tasksolve.specs.loader import load_spec
 
@@ -28,13 +29,9 @@ def certificate(tmp_path_factory):
     out = tmp_path_factory.mktemp("noisy")
     outcome = certify(
         spec,
-        out_dir=out,
+        out,
+        CertifySettings(oracle_kind="command", oracle_factory=lambda _: oracle, samples=50, balanced=0, seed=3),
         plan=plan,
-        oracle_kind="command",
-        oracle_factory=lambda _: oracle,
-        samples=50,
-        balanced=0,
-        seed=3,
     )
     return outcome.certificate, truth
 

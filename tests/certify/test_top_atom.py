@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tasksolve import evt
+from tasksolve.solver.certify.known import KnownPlan
 from tasksolve.solver.certify.verdict import Evidence, decide
 
 
@@ -85,7 +86,7 @@ def test_a_certificate_on_an_atom_is_never_certified():
             estimate=atom.best,
             lower=atom.interval[0],
             upper=atom.interval[1],
-            known=[("best sampled plan", atom.best)],
+            known=[KnownPlan("best sampled plan", atom.best)],
             top_atom=atom.sentence(),
         )
     )

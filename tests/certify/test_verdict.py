@@ -8,6 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tasksolve.solver.certify.bounds import GivenBound
+from tasksolve.solver.certify.known import KnownPlan
 from tasksolve.solver.certify.verdict import (
     BLOCKING_FLAGS,
     MIN_SAMPLES,
@@ -36,7 +37,7 @@ def evidence(**changes) -> Evidence:
         estimate=100.0,
         lower=99.5,
         upper=101.0,
-        known=[("best sampled plan", 98.0)],
+        known=[KnownPlan("best sampled plan", 98.0)],
         oracle="des",
     )
     base.update(changes)
@@ -56,19 +57,19 @@ def test_a_clean_case_is_certified_on_the_estimate():
 
 
 def test_too_far_from_the_far_limit_is_not_certified():
-    decision = decide(evidence(plan_value=90.0, known=[("best sampled plan", 90.0)]))
+    decision = decide(evidence(plan_value=90.0, known=[KnownPlan("best sampled plan", 90.0)]))
     assert decision.verdict == "not_certified" and "gap" in codes(decision)
 
 
 def test_a_known_plan_beyond_the_far_limit_refutes_the_estimate():
-    decision = decide(evidence(known=[("CP-SAT plan", 101.5)]))
+    decision = decide(evidence(known=[KnownPlan("CP-SAT plan", 101.5)]))
     assert decision.verdict == "refuted" and decision.exit_code == 1
     assert "101.5" in decision.sentence and decision.sentence.startswith("refuted: ")
 
 
 def test_the_plan_above_the_estimate_refutes_it_with_a_signed_gap():
     # the `run t2-ipfwd-x20` case: a plan 18.7% above the estimate was shown as a green "gap 18.71%"
-    decision = decide(evidence(plan_value=118.7, known=[("certified plan itself", 118.7)]))
+    decision = decide(evidence(plan_value=118.7, known=[KnownPlan("certified plan itself", 118.7)]))
     assert decision.verdict == "refuted"
     assert decision.gaps["estimate"] > 0
     assert any("18.70% above the estimated optimum" in w for w in decision.words)
@@ -139,7 +140,7 @@ def test_a_proven_optimum_decides_and_refutes_a_low_estimate():
             upper=95.2,
             bounds=[bound(109.4, proven=109.4)],
             oracle="analytic",
-            known=[("best sampled plan", 95.0)],
+            known=[KnownPlan("best sampled plan", 95.0)],
         )
     )
     assert decision.verdict == "not_certified" and decision.basis == "proven optimum"
@@ -148,9 +149,9 @@ def test_a_proven_optimum_decides_and_refutes_a_low_estimate():
 
 
 def test_minimising_uses_the_lower_limit():
-    latency = dict(minimize=True, estimate=1.0, lower=0.99, upper=1.01, known=[("best sampled plan", 1.03)])
+    latency = dict(minimize=True, estimate=1.0, lower=0.99, upper=1.01, known=[KnownPlan("best sampled plan", 1.03)])
     assert decide(evidence(plan_value=1.02, **latency)).verdict == "certified"
-    refuted = decide(evidence(plan_value=1.02, **{**latency, "known": [("a plan", 0.98)]}))
+    refuted = decide(evidence(plan_value=1.02, **{**latency, "known": [KnownPlan("a plan", 0.98)]}))
     assert refuted.verdict == "refuted"
     assert decide(evidence(plan_value=1.2, **latency)).verdict == "not_certified"
 
@@ -186,7 +187,7 @@ def test_certified_only_when_nothing_contradicts_it(plan, estimate, spread, know
         minimize=minimize,
         n=n,
         flags=tuple(flags),
-        known=[("k", v) for v in known] + [("plan", plan)],
+        known=[KnownPlan("k", v) for v in known] + [KnownPlan("plan", plan)],
         bounds=[] if bound_value is None else [globals()["bound"](bound_value)],
         oracle="analytic" if bound_value is not None else "des",
     )
@@ -214,7 +215,7 @@ def atom_evidence(**changes):
         estimate=100.0,
         lower=100.0,
         upper=math.inf,
-        known=[("best sampled plan", 100.0)],
+        known=[KnownPlan("best sampled plan", 100.0)],
         top_atom="900 of 1000 samples end on the best value",
         saturation=saturated(),
     )
@@ -249,9 +250,9 @@ def test_a_known_plan_beyond_the_target_and_noise_refuses():
 
 
 def test_a_better_known_plan_within_noise_does_not_refute_the_saturation():
-    known = [("best sampled plan", 100.0), ("CP-SAT plan", 100.4, 0.5)]
+    known = [KnownPlan("best sampled plan", 100.0), KnownPlan("CP-SAT plan", 100.4, 0.5)]
     assert decide(atom_evidence(known=known)).verdict == "best_found"
-    beaten = decide(atom_evidence(known=[("best sampled plan", 100.0), ("CP-SAT plan", 101.0, 0.1)]))
+    beaten = decide(atom_evidence(known=[KnownPlan("best sampled plan", 100.0), KnownPlan("CP-SAT plan", 101.0, 0.1)]))
     assert beaten.verdict == "not_certified"
 
 
@@ -278,7 +279,7 @@ def test_best_found_only_when_nothing_beats_the_plan(plan, best, hits, hw, minim
         estimate=best,
         lower=interval[0],
         upper=interval[1],
-        known=[("best sampled plan", best)],
+        known=[KnownPlan("best sampled plan", best)],
         top_atom="atom",
         saturation=sat,
     )

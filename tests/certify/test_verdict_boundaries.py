@@ -16,6 +16,7 @@ import math
 import pytest
 
 from tasksolve.solver.certify.bounds import Bound, GivenBound, Rigorous
+from tasksolve.solver.certify.known import KnownPlan
 from tasksolve.solver.certify.noisy import NoisyEvidence
 from tasksolve.solver.certify.verdict import (
     MIN_SAMPLES,
@@ -66,7 +67,9 @@ def test_a_plan_beyond_a_bound_by_its_half_width_is_noise():
     )
     beyond = decide(evidence(plan_value=100.5, plan_half_width=0.49, bounds=[bound(100.0, oracle="des")]))
     assert beyond.basis == "contradiction"
-    latency = dict(minimize=True, estimate=101.0, lower=100.5, upper=102.0, known=[("best sampled plan", 103.0)])
+    latency = dict(
+        minimize=True, estimate=101.0, lower=100.5, upper=102.0, known=[KnownPlan("best sampled plan", 103.0)]
+    )
     fast = decide(evidence(plan_value=99.5, plan_half_width=0.49, bounds=[bound(100.0, oracle="des")], **latency))
     assert fast.basis == "contradiction"
 
@@ -74,12 +77,12 @@ def test_a_plan_beyond_a_bound_by_its_half_width_is_noise():
 def test_a_known_plan_beyond_a_bound_is_a_contradiction_beyond_its_half_width():
     """Known plans are measured values too: 100.005 without a half-width past the bound 100 is named;
     101 +/- 1 is exactly its half-width past it (no contradiction), 101 +/- 0.99 is beyond."""
-    named = decide(evidence(known=[("CP-SAT plan", 100.005)], bounds=[bound(100.0, oracle="des")]))
+    named = decide(evidence(known=[KnownPlan("CP-SAT plan", 100.005)], bounds=[bound(100.0, oracle="des")]))
     assert named.basis == "contradiction"
     assert named.sentence.startswith("not certified: the CP-SAT plan measured 100.005 on the simulation, better than")
-    within = decide(evidence(known=[("CP-SAT plan", 101.0, 1.0)], bounds=[bound(100.0, oracle="des")]))
+    within = decide(evidence(known=[KnownPlan("CP-SAT plan", 101.0, 1.0)], bounds=[bound(100.0, oracle="des")]))
     assert within.basis != "contradiction"
-    beyond = decide(evidence(known=[("CP-SAT plan", 101.0, 0.99)], bounds=[bound(100.0, oracle="des")]))
+    beyond = decide(evidence(known=[KnownPlan("CP-SAT plan", 101.0, 0.99)], bounds=[bound(100.0, oracle="des")]))
     assert beyond.basis == "contradiction"
 
 
@@ -97,7 +100,7 @@ def proven_case(plan: float, minimize: bool = False, **changes):
     known plan worse than the plan, the EVT interval (99.5, 101) not refuted by 100 either way."""
     worse = 110.0 if minimize else 90.0
     base = dict(plan_value=plan, minimize=minimize, bounds=[bound(100.0, proven=100.0)], oracle="analytic", n=50)
-    return evidence(**{**base, "known": [("best sampled plan", worse)], **changes})
+    return evidence(**{**base, "known": [KnownPlan("best sampled plan", worse)], **changes})
 
 
 def test_rule_4_proves_a_plan_exactly_at_the_target_maximising():
@@ -162,7 +165,7 @@ def test_rule_4_alone_at_the_target_of_a_bound_without_optimum():
 
 
 # --------------------------------------------------------------------------- rule 3: a known plan, beyond noise
-def beaten_case(plan_half_width: float, known: tuple, plan: float = 64.0):
+def beaten_case(plan_half_width: float, known: KnownPlan, plan: float = 64.0):
     """Target 25%; the known plan 128 beats the plan 64 by (128 - 64) / 128 = 50%. EVT is out of the
     way (50 plans) and its interval (129, 131) is above the known plan (no refutation)."""
     return evidence(
@@ -181,7 +184,7 @@ def test_rule_3_at_the_target_after_the_noise_allowance():
     """The allowance is the two half-widths relative to the plan: (8 + 8) / 64 = 25%, so the plan
     loses 50% - 25% = 25% = the target: not more, so rule 3 does not hold; the known plan still beats
     it beyond noise, which rule 9 says."""
-    at = decide(beaten_case(8.0, ("CP-SAT plan", 128.0, 8.0)))
+    at = decide(beaten_case(8.0, KnownPlan("CP-SAT plan", 128.0, 8.0)))
     assert at.verdict == "not_certified" and at.basis == "EVT estimate"
     assert reason(at, "beaten") == "the CP-SAT plan (128) beats the plan (64 +/- 8) beyond noise"
 
@@ -189,30 +192,30 @@ def test_rule_3_at_the_target_after_the_noise_allowance():
 def test_rule_3_just_beyond_the_target_after_the_noise_allowance():
     """Half-widths 8 and 7.9: allowance 15.9 / 64 = 24.84%, loss 50% - 24.84% = 25.16% > 25%: refused
     on the known plan (the sentence gives the 50% before the allowance)."""
-    beyond = decide(beaten_case(7.9, ("CP-SAT plan", 128.0, 8.0)))
+    beyond = decide(beaten_case(7.9, KnownPlan("CP-SAT plan", 128.0, 8.0)))
     assert beyond.verdict == "not_certified" and beyond.basis == "known plan"
     assert beyond.sentence == (
         "not certified: the CP-SAT plan (128) beats the plan (64 +/- 7.9) by 50.00%, more than the 25.00% target"
     )
     assert beyond.reasons[0]["code"] == "beaten"
-    inside = decide(beaten_case(8.1, ("CP-SAT plan", 128.0, 8.0)))  # allowance 25.16%: loss 24.84%
+    inside = decide(beaten_case(8.1, KnownPlan("CP-SAT plan", 128.0, 8.0)))  # allowance 25.16%: loss 24.84%
     assert inside.basis == "EVT estimate"
 
 
 def test_the_noise_allowance_is_subtracted_from_the_loss():
     """Rule 3's direction: a plan beaten by 50% with an allowance of (12 + 12) / 64 = 37.5% loses only
     12.5% beyond noise, within the 25% target (the allowance added would make it 87.5%)."""
-    within = decide(beaten_case(12.0, ("CP-SAT plan", 128.0, 12.0)))
+    within = decide(beaten_case(12.0, KnownPlan("CP-SAT plan", 128.0, 12.0)))
     assert within.verdict == "not_certified" and within.basis == "EVT estimate" and "beaten" in codes(within)
 
 
 @pytest.mark.parametrize(
     "known",
-    [("CP-SAT plan", 128.0), ("CP-SAT plan", 128.0, None), ("CP-SAT plan", 128.0, 0.0)],
-    ids=["two-tuple", "None", "zero"],
+    [KnownPlan("CP-SAT plan", 128.0), KnownPlan("CP-SAT plan", 128.0, 0.0)],
+    ids=["default", "zero"],
 )
 def test_a_known_plan_without_half_width_counts_none(known):
-    """A known plan given without a half-width (or None, or 0) has none: with the plan's 16 the
+    """A known plan given without a half-width (or 0) has none: with the plan's 16 the
     allowance is 16 / 64 = 25%, loss 50% - 25% = 25% = the target: not refused on it. With the plan's
     15.9936 the allowance is 24.99% and the loss 25.01%: refused (0.01 of half-width more on the known
     plan would have made it 24.9944%)."""
@@ -224,14 +227,14 @@ def test_a_known_plan_without_half_width_counts_none(known):
 def test_the_plan_without_half_width_counts_none():
     """The plan measured exactly (half-width 0): the known plan's 16 / 64 = 25% is the whole
     allowance: loss 25% = the target; with 15.9936 (24.99%) the loss is 25.01%: refused."""
-    assert decide(beaten_case(0.0, ("CP-SAT plan", 128.0, 16.0))).basis == "EVT estimate"
-    assert decide(beaten_case(0.0, ("CP-SAT plan", 128.0, 15.9936))).basis == "known plan"
+    assert decide(beaten_case(0.0, KnownPlan("CP-SAT plan", 128.0, 16.0))).basis == "EVT estimate"
+    assert decide(beaten_case(0.0, KnownPlan("CP-SAT plan", 128.0, 15.9936))).basis == "known plan"
 
 
 def test_rule_3_judges_the_best_of_the_known_plans():
     """Two known plans beat the plan 100: 102 (+/- 0.5, 1.96%) and 110 (+/- 0.1, 10 / 110 = 9.09%, 9.0%
     beyond the allowance 0.1 / 100): the better one decides and is named, whatever the half-widths."""
-    known = [("CP-SAT plan", 102.0, 0.5), ("local search", 110.0, 0.1)]
+    known = [KnownPlan("CP-SAT plan", 102.0, 0.5), KnownPlan("local search", 110.0, 0.1)]
     decision = decide(evidence(plan_value=100.0, known=known))
     assert decision.basis == "known plan"
     assert decision.sentence == (
@@ -250,11 +253,11 @@ def test_a_plan_of_zero_measures_the_allowance_in_absolute_terms():
         estimate=11.0,
         lower=10.5,
         upper=12.0,
-        known=[("CP-SAT plan", 10.0, 0.5)],
+        known=[KnownPlan("CP-SAT plan", 10.0, 0.5)],
     )
     at = decide(zero)
     assert at.verdict == "not_certified" and at.basis == "EVT estimate" and "beaten" in codes(at)
-    zero.known = [("CP-SAT plan", 10.0, 0.49)]  # allowance 0.74: 0.26 > 0.25
+    zero.known = [KnownPlan("CP-SAT plan", 10.0, 0.49)]  # allowance 0.74: 0.26 > 0.25
     assert decide(zero).basis == "known plan"
 
 
@@ -263,9 +266,9 @@ def evt_case(plan: float, minimize: bool = False, **changes):
     """A valid EVT interval whose far limit is 100 (the upper limit when maximising, the lower when
     minimising); the known plan is 1 worse than the far side of the plan."""
     if minimize:
-        base = dict(estimate=101.0, lower=100.0, upper=102.0, known=[("best sampled plan", 106.0)])
+        base = dict(estimate=101.0, lower=100.0, upper=102.0, known=[KnownPlan("best sampled plan", 106.0)])
     else:
-        base = dict(estimate=99.0, lower=98.0, upper=100.0, known=[("best sampled plan", 94.0)])
+        base = dict(estimate=99.0, lower=98.0, upper=100.0, known=[KnownPlan("best sampled plan", 94.0)])
     return evidence(plan_value=plan, minimize=minimize, **{**base, **changes})
 
 
@@ -298,13 +301,13 @@ def test_the_far_limit_of_a_maximised_plan_is_the_upper_one():
     10 / 110 = 9.09% (it would be 11.1% above the lower limit 90: certified on the optimistic end).
     The plan 107 is 3 / 110 = 2.7% below it: certified, a known plan at 105 being inside the interval;
     one at 111 is beyond the far limit: refuted (111 beats 107 by 3.6%, within the target)."""
-    wide = dict(estimate=100.0, lower=90.0, upper=110.0, known=[("best sampled plan", 95.0)])
+    wide = dict(estimate=100.0, lower=90.0, upper=110.0, known=[KnownPlan("best sampled plan", 95.0)])
     decision = decide(evidence(plan_value=100.0, **wide))
     assert decision.verdict == "not_certified" and decision.gaps["far_limit"] == pytest.approx(-10 / 110)
     assert "the plan is 9.09% below the far limit of the 95% interval" in decision.words
-    inside = decide(evidence(plan_value=107.0, **{**wide, "known": [("CP-SAT plan", 105.0)]}))
+    inside = decide(evidence(plan_value=107.0, **{**wide, "known": [KnownPlan("CP-SAT plan", 105.0)]}))
     assert inside.verdict == "certified"
-    refuted = decide(evidence(plan_value=107.0, **{**wide, "known": [("CP-SAT plan", 111.0)]}))
+    refuted = decide(evidence(plan_value=107.0, **{**wide, "known": [KnownPlan("CP-SAT plan", 111.0)]}))
     assert refuted.verdict == "refuted"
 
 
@@ -313,13 +316,13 @@ def test_the_far_limit_of_a_minimised_plan_is_the_lower_one():
     (it would be 9.1% below the upper limit 110: certified on the optimistic end). The plan 94 is
     4 / 90 = 4.4% above it: certified, a known plan at 95 being inside the interval; one at 89 is
     beyond the far limit: refuted (the plan 92 loses 3 / 89 = 3.4% to it, within the target)."""
-    wide = dict(minimize=True, estimate=100.0, lower=90.0, upper=110.0, known=[("best sampled plan", 105.0)])
+    wide = dict(minimize=True, estimate=100.0, lower=90.0, upper=110.0, known=[KnownPlan("best sampled plan", 105.0)])
     decision = decide(evidence(plan_value=100.0, **wide))
     assert decision.verdict == "not_certified" and decision.gaps["far_limit"] == pytest.approx(10 / 90)
     assert "the plan is 11.11% above the far limit of the 95% interval" in decision.words
-    inside = decide(evidence(plan_value=94.0, **{**wide, "known": [("CP-SAT plan", 95.0)]}))
+    inside = decide(evidence(plan_value=94.0, **{**wide, "known": [KnownPlan("CP-SAT plan", 95.0)]}))
     assert inside.verdict == "certified"
-    refuted = decide(evidence(plan_value=92.0, **{**wide, "known": [("CP-SAT plan", 89.0)]}))
+    refuted = decide(evidence(plan_value=92.0, **{**wide, "known": [KnownPlan("CP-SAT plan", 89.0)]}))
     assert refuted.verdict == "refuted"
     assert refuted.sentence == (
         "refuted: the CP-SAT plan (89) is better than the EVT interval's far limit (90), "
@@ -330,8 +333,8 @@ def test_the_far_limit_of_a_minimised_plan_is_the_lower_one():
 def test_a_known_plan_equal_to_the_far_limit_does_not_refute():
     """Refutation is strict: the known plan at exactly the far limit (101) is not beyond it, so the
     plan 99 (1.98% below 101) is certified; at 101.01 it is refuted."""
-    assert decide(evidence(known=[("CP-SAT plan", 101.0)])).verdict == "certified"
-    assert decide(evidence(known=[("CP-SAT plan", 101.01)])).verdict == "refuted"
+    assert decide(evidence(known=[KnownPlan("CP-SAT plan", 101.0)])).verdict == "certified"
+    assert decide(evidence(known=[KnownPlan("CP-SAT plan", 101.01)])).verdict == "refuted"
 
 
 def test_a_proven_optimum_beyond_the_far_limit_refutes_the_estimate():
@@ -351,18 +354,18 @@ def test_a_proven_optimum_beyond_the_far_limit_refutes_the_estimate():
 def test_the_refutation_names_the_best_refuter():
     """Of two plans beyond the far limit 101 (102 with half-width 0.5, 103 with 0.1), the better one
     is named: 103, whatever the half-widths or the order."""
-    known = [("CP-SAT plan", 102.0, 0.5), ("local search", 103.0, 0.1)]
+    known = [KnownPlan("CP-SAT plan", 102.0, 0.5), KnownPlan("local search", 103.0, 0.1)]
     decision = decide(evidence(known=known))
     assert decision.verdict == "refuted" and decision.sentence.startswith("refuted: the local search (103) is better")
     latency = evidence(minimize=True, estimate=100.0, lower=90.0, upper=110.0, plan_value=92.0)
-    latency.known = [("CP-SAT plan", 88.0), ("local search", 89.0)]
+    latency.known = [KnownPlan("CP-SAT plan", 88.0), KnownPlan("local search", 89.0)]
     assert decide(latency).sentence.startswith("refuted: the CP-SAT plan (88) is better")
 
 
 def test_an_infinite_far_limit_refutes_nothing_and_certifies_nothing():
     """Without the heavy-tail flag but with no finite upper limit: no known plan is beyond it (100
     beats the plan 99 by 1%, within the target), and no gap to it can be bounded."""
-    decision = decide(evidence(upper=math.inf, known=[("CP-SAT plan", 100.0)]))
+    decision = decide(evidence(upper=math.inf, known=[KnownPlan("CP-SAT plan", 100.0)]))
     assert decision.verdict == "not_certified" and "refuted" not in codes(decision)
     assert reason(decision, "gap") == (
         "no finite far limit of the 95% interval to compare with: it may lose more than the 5.00% target"
@@ -372,7 +375,7 @@ def test_an_infinite_far_limit_refutes_nothing_and_certifies_nothing():
 def test_without_a_gpd_interval_nothing_is_refuted():
     """EVT could not analyse the sample: its interval (here finite, up to 101) is not in use, so the
     known plan at 102 refutes nothing (it beats the plan 99 by 2.9%, within the target)."""
-    decision = decide(evidence(unanalysable="fewer than 30 distinct values", known=[("CP-SAT plan", 102.0)]))
+    decision = decide(evidence(unanalysable="fewer than 30 distinct values", known=[KnownPlan("CP-SAT plan", 102.0)]))
     assert decision.verdict == "not_certified" and "refuted" not in codes(decision)
 
 
@@ -450,9 +453,9 @@ def test_a_sampled_best_beyond_the_tie_blocks_saturation():
 def test_a_known_plan_within_the_tie_does_not_block_saturation():
     """A known plan 5e-8 above the plan 100 is the same value (tie 1e-9 x 100 = 1e-7); 2e-7 above it
     beats the plan, which blocks `best_found` (rule 3 does not hold: 2e-9 is far within the target)."""
-    tied = [("best sampled plan", 100.0), ("CP-SAT plan", 100.0 + 5e-8)]
+    tied = [KnownPlan("best sampled plan", 100.0), KnownPlan("CP-SAT plan", 100.0 + 5e-8)]
     assert decide(atom_evidence(known=tied)).verdict == "best_found"
-    above = decide(atom_evidence(known=[("best sampled plan", 100.0), ("CP-SAT plan", 100.0 + 2e-7)]))
+    above = decide(atom_evidence(known=[KnownPlan("best sampled plan", 100.0), KnownPlan("CP-SAT plan", 100.0 + 2e-7)]))
     assert above.verdict == "not_certified" and above.basis == "EVT estimate" and "beaten" in codes(above)
 
 
@@ -600,7 +603,7 @@ def test_the_gaps_and_words_of_a_decision():
 # --------------------------------------------------------------------------- the plan's half-width, shown or not
 def simulation_bound_case(plan: float, half_width: float):
     """The plan proven by a bound on the simulation equal to it; the known plan 10% worse."""
-    known = [("best sampled plan", 0.9 * plan)]
+    known = [KnownPlan("best sampled plan", 0.9 * plan)]
     return evidence(plan_value=plan, plan_half_width=half_width, bounds=[bound(plan, oracle="des")], n=50, known=known)
 
 
@@ -655,7 +658,7 @@ def test_the_yardstick_sentence_and_words():
 def test_only_the_plans_beside_the_yardstick_are_unpaired():
     """With a yardstick (the first known plan, re-measured) the others are listed as unpaired; without
     one, every known plan is."""
-    known = [("best sampled plan", 98.0, 0.5), ("CP-SAT plan", 97.0, 0.5)]
+    known = [KnownPlan("best sampled plan", 98.0, 0.5), KnownPlan("CP-SAT plan", 97.0, 0.5)]
     paired = decide(noisy_evidence(known=known, noisy=NoisyEvidence(yardstick(0.0, 0.02), None)))
     assert reason(paired, "unpaired").startswith("CP-SAT plan: measured apart from the plan")
     alone = decide(noisy_evidence(known=known, noisy=NoisyEvidence(None, None, "nothing to re-measure")))

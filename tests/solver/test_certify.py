@@ -10,6 +10,7 @@ import pytest
 from tasksolve.simulate.oracle import make_oracle
 from tasksolve.solver.certify.run import certify
 from tasksolve.solver.certify.service import SamplingService
+from tasksolve.solver.certify.settings import CertifySettings
 from tasksolve.solver.cli import main
 from tasksolve.specs import load_spec
 
@@ -123,7 +124,9 @@ def test_samples_do_not_depend_on_the_number_of_workers(tmp_path):
 def test_failing_oracle_is_counted_not_fatal(tmp_path):
     spec = load_spec(SPEC)
     outcome = certify(
-        spec, out_dir=tmp_path, samples=200, seed=5, oracle_factory=FlakyOracle, workers=1, balanced=0, design="random"
+        spec,
+        tmp_path,
+        CertifySettings(samples=200, seed=5, oracle_factory=FlakyOracle, workers=1, balanced=0, design="random"),
     )
     failed = outcome.service.failures()
     assert failed and all(r.attempts == 2 and "crashed" in r.error for r in failed)
@@ -200,7 +203,9 @@ def test_the_certificate_does_not_depend_on_the_executor(tmp_path, capsys):
             ("dask", {"workers": 2, "scheduler": cluster}),
         ):
             outcome = certify(
-                spec, out_dir=tmp_path / name, samples=300, seed=7, oracle_kind="analytic", balanced=3, **options
+                spec,
+                tmp_path / name,
+                CertifySettings(samples=300, seed=7, oracle_kind="analytic", balanced=3, **options),
             )
             runs[name] = _without_paths(outcome.certificate)
             # `best_found`: 299 of the 300 local optima end on the best value (10.94 Mpps), none beats

@@ -34,13 +34,13 @@ def test_unset_options_take_the_spec_values_once():
     assert (given.seed, given.time_limit, given.oracle_kind) == (7, 2.0, "analytic")
     # unset: the certifier's own rule (local optima stop once the verdict is decided; the spec's
     # certify.samples or the design's default is only a ceiling), so the settings pass None on
-    assert given.samples is None and s.certify_options()["samples"] is None
+    assert given.samples is None and s.certify_settings().samples is None
     assert (given.confidence, given.n_init, given.max_samples) == (
         spec.certify.confidence,
         spec.certify.n_init,
         spec.certify.max_samples,
     )
-    assert JobSettings.resolve(spec, design="random", samples=300).certify_options()["samples"] == 300
+    assert JobSettings.resolve(spec, design="random", samples=300).certify_settings().samples == 300
     assert given.methods == ("cpsat", "random")  # CP-SAT always runs: its plan is the answer
     assert JobSettings.resolve(spec, "all").methods == ("cpsat", "blackbox", "tsbsched", "random", "balanced")
     assert JobSettings.resolve(spec, seed=0).seed == 0  # 0 is a value, not "unset"

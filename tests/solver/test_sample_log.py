@@ -15,6 +15,7 @@ import pytest
 from tasksolve.solver.certify.designs import DEFAULT_DESIGN
 from tasksolve.solver.certify.run import certify
 from tasksolve.solver.certify.service import SamplingError, SamplingService, spec_hash
+from tasksolve.solver.certify.settings import CertifySettings
 from tasksolve.solver.cli import main
 from tasksolve.specs import load_spec
 
@@ -115,9 +116,11 @@ def test_resume_refuses_changed_oracle_settings(tmp_path):
 def test_resume_extends_the_same_sample(tmp_path):
     """The plan stream does not depend on the sample size: 300 then --resume 600 is the 600 run."""
     spec = load_spec("t2-ipfwd-intadd-x2")
-    first = certify(spec, out_dir=tmp_path / "a", samples=300, oracle_kind="analytic", balanced=0)
-    resumed = certify(spec, out_dir=tmp_path / "a", samples=600, oracle_kind="analytic", balanced=0, resume=True)
-    fresh = certify(spec, out_dir=tmp_path / "b", samples=600, oracle_kind="analytic", balanced=0)
+    first = certify(spec, tmp_path / "a", CertifySettings(samples=300, oracle_kind="analytic", balanced=0))
+    resumed = certify(
+        spec, tmp_path / "a", CertifySettings(samples=600, oracle_kind="analytic", balanced=0, resume=True)
+    )
+    fresh = certify(spec, tmp_path / "b", CertifySettings(samples=600, oracle_kind="analytic", balanced=0))
     assert [r.__dict__ for r in resumed.service.ok_records()] == [r.__dict__ for r in fresh.service.ok_records()]
     assert first.service.ok_records() == fresh.service.ok_records(300)
     assert len(_lines(tmp_path / "a" / "samples.jsonl")) == 601
@@ -230,9 +233,8 @@ def test_evt_reads_the_samples_file_as_it_is(tmp_path, capsys):
     from tests.solver.test_certify import FlakyOracle
 
     spec = load_spec("t2-ipfwd-intadd-x2")
-    outcome = certify(
-        spec, out_dir=tmp_path, samples=200, seed=5, oracle_factory=FlakyOracle, balanced=0, design="random"
-    )
+    settings = CertifySettings(samples=200, seed=5, oracle_factory=FlakyOracle, balanced=0, design="random")
+    outcome = certify(spec, tmp_path, settings)
     ok = len(outcome.service.ok_records())
     assert 0 < ok < 200
     capsys.readouterr()

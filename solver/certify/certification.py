@@ -1,0 +1,297 @@
+"""One certification: what it fixed before sampling, the judge of every step, and the certificate.
+
+`Certification.prepare` fixes the oracle (for binding plans one measurement per placement class,
+`solver.certify.measure.ClassOracle`), the plan's measurement, the known plans (the caller's, the
+probe's restarts, CP-SAT's plan where its bound applies) and the bounds.  `Certification.judge`
+builds the verdict's evidence from a `Sample` and decides (`solver.certify.verdict.decide`);
+`decided` says when sampling more cannot change the verdict (ASPLOS'12 Figure 13's stopping rule,
+on the verdict's own rules).  The steps after sampling (`solver.certify.run`) read a
+`Certification` and return what they found -- a bound (`measured_bound.for_certification`),
+known plans (`finalists.climbs`), a re-measurement (`noisy.for_certification`), the plan's
+pooled measurement (`measure.precise`) -- and only `run` adds it here.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, NamedTuple
+
+import numpy as np
+
+from tasksolve import evt
+from tasksolve.simulate.oracle import make_oracle
+from tasksolve.solver.certify import assemble
+from tasksolve.solver.certify.budget import Budget, budget_sentence
+from tasksolve.solver.certify.certificate import Certificate, PlanPerformance, SamplesSummary, versions
+from tasksolve.solver.certify.designs import probe
+from tasksolve.solver.certify.known import KnownPlan
+from tasksolve.solver.certify.measure import ClassOracle
+from tasksolve.solver.certify.settings import CertifySettings
+from tasksolve.solver.certify.verdict import SATURATION_SHARE, Decision, Evidence, decide
+from tasksolve.specs import Plan, Spec
+from tasksolve.specs.objective import Objective
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from tasksolve.evt.atom import TopAtom
+    from tasksolve.evt.result import EVTResult
+    from tasksolve.evt.sequential import SequentialResult
+    from tasksolve.simulate.measurement import Measurement
+    from tasksolve.simulate.oracle import Oracle
+    from tasksolve.solver.certify.bounds import Bound
+    from tasksolve.solver.certify.noisy import NoisyEvidence
+    from tasksolve.solver.certify.service import SamplingService
+
+#: a `best_found` verdict counts as decided once one more draw beats the best with at most this
+#: probability (95% confidence): 299 draws
+DECIDED_DRAW_BOUND = 0.01
+
+
+class Sample(NamedTuple):
+    """The sample the verdict judges: its values (the samples' orientation), its EVT analysis
+    (None where the sample cannot be analysed) and why not."""
+
+    values: np.ndarray
+    analysis: EVTResult | None = None
+    why_not: str | None = None
+
+
+class Judgement(NamedTuple):
+    """The verdict's evidence, its decision, and the sample's atom at the top (or None)."""
+
+    evidence: Evidence
+    decision: Decision
+    atom: TopAtom | None
+
+    @property
+    def decided(self) -> bool:
+        return decided(self.decision, self.atom.beat_bound if self.atom is not None else None, self.atom)
+
+
+def decided(decision: Decision, beat_bound: float | None, atom: TopAtom | None = None) -> bool:
+    """Sampling more cannot change the verdict: it is positive (a `best_found` only once the
+    draw bound is at most `DECIDED_DRAW_BOUND`), it rests on the solver's evidence or a known plan
+    that beats the plan by more than the target (rules 1-3: more samples cannot undo them), or the
+    search cannot saturate: the best value is an atom (so no GPD interval will be used) whose
+    share of the draws is below `verdict.SATURATION_SHARE` even at its upper 95% Clopper-Pearson
+    limit (`unsaturable`)."""
+    if decision.basis in ("solver", "proven optimum", "known plan"):
+        return True  # more samples only add known plans: a plan beaten by more than the target stays beaten
+    if not decision.positive:
+        return atom is not None and decision.verdict == "not_certified" and unsaturable(atom.hits, atom.n)
+    return decision.verdict != "best_found" or (beat_bound is not None and beat_bound <= DECIDED_DRAW_BOUND)
+
+
+def unsaturable(hits: int, n: int, confidence: float = 0.95) -> bool:
+    """The upper `confidence` Clopper-Pearson limit of the best value's share is below
+    `SATURATION_SHARE` (one-sided: ``Beta(confidence; hits + 1, n - hits)``)."""
+    from scipy import stats
+
+    if hits >= n:
+        return False
+    return float(stats.beta.ppf(confidence, hits + 1, n - hits)) < SATURATION_SHARE
+
+
+#: `Certification.judge`'s default: judge the plan's own measurement
+_OWN = object()
+
+
+@dataclass
+class Certification:
+    """One certification run (module docstring).  ``oracle`` measures plans; ``classes`` is the
+    same oracle measured once per placement class (binding plans; None for pipeline plans, which
+    are measured by ``oracle`` itself); ``measured`` is the plan's measurement (None: no plan was
+    given, the best sample stands for it); ``known`` the plans measured beside it and ``bounds``
+    every bound, each on the oracle it names; ``noisy`` a stochastic oracle's re-measurement."""
+
+    spec: Spec
+    settings: CertifySettings
+    service: SamplingService
+    oracle: Oracle
+    classes: ClassOracle | None
+    plan: Plan | None
+    measured: Measurement | None
+    known: list[KnownPlan]
+    bounds: list[Bound]
+    target_gap: float
+    budget: Budget = field(default_factory=Budget)
+    noisy: NoisyEvidence | None = None
+
+    @classmethod
+    def prepare(
+        cls,
+        spec: Spec,
+        settings: CertifySettings,
+        service: SamplingService,
+        plan: Plan | None,
+        known: Sequence[KnownPlan] = (),
+        bounds: Sequence[Bound] = (),
+        budget: Budget | None = None,
+    ) -> Certification:
+        """The oracle, the plan's measurement and the known plans (module docstring); `settings`
+        resolved (`CertifySettings.resolved`)."""
+        from tasksolve.solver.certify.certificate import DEFAULT_TARGET_GAP
+
+        oracle = settings.oracle_factory(spec) if settings.oracle_factory else make_oracle(spec, settings.oracle_kind)
+        classes = ClassOracle(spec, oracle, service.seed) if service.pipeline is None else None
+        measurer = classes or oracle
+        clock = time.perf_counter()
+        measured = measurer.evaluate(plan, seed=service.seed) if plan is not None else None
+        budget = budget or Budget()
+        budget.measure_s = time.perf_counter() - clock if plan is not None else None
+        found = [KnownPlan(k.plan, float(k.value), float(k.half_width or 0.0)) for k in known]
+        if settings.probes:
+            screen, deadline = settings.oracle_kind != "analytic", budget.probe_deadline
+            probed = probe(
+                spec, measurer, spec.objective, service.seed, settings.probes, screen=screen, deadline=deadline
+            )
+            if probed is not None:
+                hw = 0.0 if classes is None else classes.evaluate_contexts(probed[1]).natural_half_width(spec.objective)
+                found.append(KnownPlan(f"best of {settings.probes} local-search restarts", probed[0], float(hw or 0.0)))
+        for bound in bounds:
+            if bound.oracle == settings.oracle_kind and bound.objective is not None:
+                found.append(KnownPlan("CP-SAT plan", float(bound.objective)))
+        gap = settings.target_gap if settings.target_gap is not None else spec.certify.target_gap or DEFAULT_TARGET_GAP
+        return cls(spec, settings, service, oracle, classes, plan, measured, found, list(bounds), gap, budget)
+
+    # ------------------------------------------------------------------------------ read-only
+    @property
+    def objective(self) -> Objective:
+        return Objective.of(self.spec.objective)
+
+    @property
+    def minimize(self) -> bool:
+        return self.objective.minimize
+
+    @property
+    def confidence(self) -> float:
+        return float(self.settings.confidence if self.settings.confidence is not None else self.spec.certify.confidence)
+
+    @property
+    def oracle_kind(self) -> str:
+        return self.settings.oracle_kind
+
+    @property
+    def measurer(self) -> Oracle | ClassOracle:
+        """What measures one more plan: the class table for binding plans, else the oracle."""
+        return self.classes if self.classes is not None else self.oracle
+
+    @property
+    def show(self) -> Callable[[float], str]:
+        return self.objective.format
+
+    @property
+    def draws(self) -> str:
+        return assemble.draws_and_cover(self.service.design, self.oracle_kind, self.service.pipeline is not None)[0]
+
+    def plan_value(self, values: np.ndarray, measured: Measurement | None) -> tuple[float, float]:
+        """The plan's value and half-width: `measured`'s, else the best sample's."""
+        if measured is not None:
+            hw = measured.natural_half_width(self.spec.objective)
+            return measured.natural(self.spec.objective), float(hw or 0.0)
+        best = self.service.best(minimize=self.minimize)
+        return float(self.objective.best(values)), float(best.half_width or 0.0) if best else 0.0
+
+    def judge(self, sample: Sample, measured: Measurement | None | object = _OWN) -> Judgement:
+        """The verdict on `sample`, for the plan's own measurement or `measured` in its place."""
+        values = sample.values
+        atom = evt.top_atom(values, minimize=self.minimize, confidence=self.confidence) if values.size else None
+        atom = self.noisy.atom if self.noisy is not None and self.noisy.atom is not None else atom
+        plan_value, plan_hw = self.plan_value(values, self.measured if measured is _OWN else measured)
+        best_record = self.service.best(minimize=self.minimize)
+        best_hw = float(best_record.half_width or 0.0) if best_record is not None else 0.0
+        judging = assemble.Judging(
+            self.minimize,
+            self.target_gap,
+            self.confidence,
+            self.bounds,
+            self.oracle_kind,
+            self.draws,
+            self.show,
+            self.noisy,
+        )
+        best = KnownPlan("best sampled plan", float(self.objective.best(values)), best_hw)
+        ev = assemble.evidence(sample, atom, KnownPlan("plan", plan_value, plan_hw), [best, *self.known], judging)
+        return Judgement(ev, decide(ev, show=self.show), atom)
+
+    # ------------------------------------------------------------------------------ the certificate
+    def certificate(
+        self, judged: Judgement, sample: Sample, history: SequentialResult | None, n_used: int
+    ) -> Certificate:
+        """The typed certificate of the verdict `judged` on `sample` (the first `n_used` draws)."""
+        spec, service, ev, decision = self.spec, self.service, judged.evidence, judged.decision
+        plan, measured = self.plan, self.measured
+        if plan is None or measured is None:
+            best = service.best(n_used, minimize=self.minimize)
+            plan = Plan.from_contexts(spec, best.contexts, method="best random")
+            measured = self.measurer.evaluate(plan, seed=self.settings.seed)
+        draws, covers = assemble.draws_and_cover(service.design, self.oracle_kind, service.pipeline is not None)
+        classes = None
+        if self.classes is not None:
+            records = [service.records[i] for i in sorted(service.records) if i < n_used]
+            classes = len({self.classes.key(r.contexts) for r in records if r.status == "ok"})
+        stopped = self.stopped(history)
+        sentence = decision.sentence
+        if stopped == "budget":
+            size = int(sample.values.size)
+            sentence = sentence.rstrip(" .") + ". " + budget_sentence(self.budget.seconds, size, draws)
+        return Certificate(
+            spec=spec.name,
+            objective=spec.objective,
+            verdict=decision.verdict,
+            sentence=sentence,
+            basis=decision.basis,
+            reasons=assemble.reasons(decision),
+            plan=plan.to_dict(),
+            plan_performance=PlanPerformance(
+                value=ev.plan_value,
+                half_width=measured.natural_half_width(spec.objective),
+                throughput=measured.throughput,
+                latency_mean=measured.latency_mean,
+                oracle=measured.oracle,
+                repeats=1 if self.classes is None else self.classes.repeats(plan.contexts(spec)),
+            ),
+            samples=SamplesSummary(
+                n=int(sample.values.size),
+                failed=len(service.failures(n_used)),
+                requested=int(n_used),
+                file=str(service.path),
+                best=float(self.objective.best(sample.values)),
+                oracle=self.oracle_kind,
+                sequential=history is not None,
+                design=service.design,
+                draws=draws,
+                covers=covers,
+                classes=classes,
+                stopped=stopped,
+                budget_s=self.budget.seconds,
+            ),
+            optimum=assemble.optimum(ev, judged.atom, sample.values, self.confidence, sample.why_not),
+            gap=assemble.gaps(decision),
+            target_gap=self.target_gap,
+            flags=list(ev.flags),
+            seed=self.settings.seed,
+            versions=versions(),
+            design=service.design,
+            bounds=assemble.bound_summaries(self.bounds, self.oracle_kind),
+            known_plans=assemble.known_list(
+                [
+                    ev.known[0]._replace(plan="best sampled plan"),
+                    *self.known,
+                    KnownPlan("certified plan itself", ev.plan_value, ev.plan_half_width),
+                ]
+            ),  # fmt: skip
+            evt=sample.analysis.to_dict() if sample.analysis is not None else {"error": sample.why_not},
+            sequential=[step.to_dict() for step in history.steps] if history else None,
+            noise=None if self.noisy is None else self.noisy.to_dict(),
+        )
+
+    def stopped(self, history: SequentialResult | None) -> str:
+        """Why sampling ended (`SamplesSummary.stopped`)."""
+        if history is None:
+            return "fixed"
+        if history.met:
+            return "decided"
+        return "budget" if self.budget.spent else "ceiling"
