@@ -23,11 +23,18 @@ from tasksolve.solver.binding.configuration_lp import (
     enumeration_seconds,
 )
 from tasksolve.solver.binding.level_plan import LevelResult
-from tasksolve.solver.binding.local_search import LocalSearchResult, improve_plan
+from tasksolve.solver.binding.local_search import LocalSearchResult
 from tasksolve.solver.binding.model import THROUGHPUT_RESOLUTION, BindingModel, ModelTooLarge, check_size
 from tasksolve.solver.binding.problem import BindingProblem
 from tasksolve.solver.binding.rounding import Rounding
-from tasksolve.solver.binding.steps import StepOutcome, bound_and_plan, level_step
+from tasksolve.solver.binding.steps import (
+    StepOutcome,
+    better_start,
+    bound_and_plan,
+    exact_value,
+    heuristic_search,
+    level_step,
+)
 from tasksolve.specs import UsableTree
 from tasksolve.specs.objective import Objective
 
@@ -76,44 +83,6 @@ class BindingResult:
         return [step for step in self.steps if step.outcome == "failed"]
 
 
-def _exact(problem: BindingProblem, objective: str, contexts: list[int]) -> tuple[float, bool]:
-    """The closed form's value of a plan (objective's unit) and whether it meets ``latency_max``
-    (True without one), from one evaluation."""
-    import numpy as np
-
-    found = problem.batch.evaluate(np.array([contexts]))
-    value = Objective.of(objective).score(float(found.values(objective)[0]))
-    bound = problem.latency_bound_cycles
-    meets = bound is None or float(found.latency_max[0]) * problem.topology.clock <= bound * (1 + 1e-9)
-    return value, meets
-
-
-def _heuristic(
-    problem: BindingProblem, objective: str, hint: list[int] | None, seed: int, rounds: int, time_limit: float | None
-) -> LocalSearchResult | None:
-    """Iterated local search from the hint (or from one random plan); None if there is no start."""
-    from tasksolve.solver.binding.samplers import SamplerError, uniform_plans
-
-    start = hint
-    if start is None:
-        try:
-            start = list(map(int, uniform_plans(problem.spec, 1, seed)[0]))
-        except SamplerError:
-            return None
-    try:
-        return improve_plan(
-            problem.spec,
-            start,
-            objective=objective,
-            seed=seed,
-            rounds=rounds,
-            time_limit=time_limit,
-            model=problem.batch,
-        )
-    except ValueError:  # the start breaks a cap or the latency bound
-        return None
-
-
 def solve_binding(
     problem: BindingProblem,
     *,
@@ -149,79 +118,169 @@ def solve_binding(
     deterministic limit, split between steps 2 and 4) makes runs repeatable with a fixed `seed`
     and `workers`.  If CP-SAT ends below the local search's plan, that plan comes first.
     """
-    start = time.perf_counter()
     objective = objective or problem.spec.objective
-
-    def elapsed() -> float:
-        return time.perf_counter() - start
-
-    steps: list[StepOutcome] = []
-    notes: list[str] = []
-    bounded = configuration and objective == "total_throughput"
-    level = None
-    if bounded and not enumeration_fits(problem):
-        level = level_step(problem, steps, notes, None if deterministic_time is not None else 0.3 * time_limit)
-        hint = _better_start(problem, objective, hint, level)
-    # an enumeration that would take over a quarter of the time runs before CP-SAT, which then has
-    # the time left in one run (the 60-thread T2: 1.65M configurations)
-    early = bounded and level is None and deterministic_time is None
-    early = early and enumeration_seconds(problem) > 0.25 * time_limit
-    share = (0.1 if early else 0.25) * time_limit
-    heuristic = _local_search_step(problem, objective, hint, seed, share, deterministic_time, local_search, steps)
-    bound_info = level.bound if level is not None else None
-    if early:
-        left = time_limit - elapsed()
-        bound_info, heuristic = bound_and_plan(problem, objective, steps, notes, heuristic, seed, local_search, left)
-    hint = heuristic.contexts if heuristic is not None else hint
-    share = 0.25 if bounded and not early else 1.0
-    first_limit = max(0.05 * time_limit, share * time_limit - (0 if share < 1 else elapsed()))
-    first_det = None if deterministic_time is None else (0.5 if bounded else 1.0) * deterministic_time
-    result = _solve_model(problem, objective, top_k, first_limit, workers, seed, hint, symmetry, first_det)
-    more = None if deterministic_time is not None or (bounded and not early) else time_limit - elapsed()
-    heuristic = _after_first_run(result, problem, objective, heuristic, seed, more, steps)
-    if early:
-        steps.append(StepOutcome("CP-SAT (second run)", "skipped", "the bound ran first: one CP-SAT run"))
-    elif bounded and result.status != "OPTIMAL" and result.status != "INFEASIBLE":
-        if level is None:  # the bound with the time left, then its plan with half of what remains
-            left = None if deterministic_time is not None else max(1.0, time_limit - elapsed())
-            context = (problem, objective, steps, notes, heuristic, seed, local_search, left, (1.0, 0.5))
-            bound_info, heuristic = bound_and_plan(*context)
-        again = (objective, top_k, workers, seed, hint, symmetry, first_det)
-        result = _second_run(problem, result, again, time_limit - elapsed(), deterministic_time, steps)
-    else:
-        steps.append(_no_bound_outcome(bounded, configuration, result.status))
-    _finish(result, problem, steps, notes, heuristic, bound_info, top_k)
-    result.wall_time = elapsed()
-    return result
+    options = (top_k, time_limit, workers, seed, symmetry, deterministic_time, local_search, configuration)
+    return _Solve(problem, objective, *options).run(hint)
 
 
-def _after_first_run(result, problem, objective, heuristic, seed, time_left, steps) -> LocalSearchResult | None:
-    """The first CP-SAT run's outcome recorded and the local search's plan kept when better; where
-    CP-SAT refused the model and no step follows (`time_left` given), the local search goes on
-    from its plan for 90% of the time left (a 2000-thread spec: it stopped at its 10% share)."""
-    steps.append(_cpsat_outcome("CP-SAT", result))
-    if result.status == MODEL_TOO_LARGE and heuristic is not None and time_left is not None and time_left > 1.0:
-        more = _heuristic(problem, objective, heuristic.contexts, seed + 1, 10_000, 0.9 * time_left)
-        better = more is not None and more.value > heuristic.value
-        detail = f"CP-SAT refused the model: {0.9 * time_left:.1f} s more" + (", a better plan" if better else "")
-        steps.append(StepOutcome("local search (continued)", "ok", detail))
-        heuristic = more if better else heuristic
-    if heuristic is not None:
-        _keep_heuristic(result, problem, heuristic)
-    return heuristic
+@dataclass
+class _Solve:
+    """One `solve_binding` run: its settings and what the steps found so far, one method per step
+    (the steps of `solve_binding`'s docstring)."""
 
+    problem: BindingProblem
+    objective: str
+    top_k: int
+    time_limit: float
+    workers: int
+    seed: int
+    symmetry: bool
+    deterministic_time: float | None
+    local_search: bool
+    configuration: bool
+    start: float = field(default_factory=time.perf_counter)
+    steps: list[StepOutcome] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    level: LevelResult | None = None
+    heuristic: LocalSearchResult | None = None
+    bound_info: ConfigurationBound | None = None
 
-def _second_run(problem, result, options: tuple, remaining: float, deterministic_time, steps) -> BindingResult:
-    """Step 4: CP-SAT again for the time left, hinted with the best plan so far (`options`:
-    objective, top_k, workers, seed, hint, symmetry, deterministic limit); the better result."""
-    objective, top_k, workers, seed, hint, symmetry, det = options
-    if deterministic_time is None and remaining <= 1.0:
-        steps.append(StepOutcome("CP-SAT (second run)", "skipped", "no time left"))
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.start
+
+    @property
+    def bounded(self) -> bool:
+        """Step 3 applies: the configuration bound bounds total throughput only."""
+        return self.configuration and self.objective == "total_throughput"
+
+    @property
+    def cpsat_deterministic(self) -> float | None:
+        """Each CP-SAT run's deterministic limit: half of it each where two runs share it."""
+        if self.deterministic_time is None:
+            return None
+        return (0.5 if self.bounded else 1.0) * self.deterministic_time
+
+    def run(self, hint: list[int] | None) -> BindingResult:
+        problem, limit = self.problem, self.time_limit
+        if self.bounded and not enumeration_fits(problem):  # step 0
+            wall = None if self.deterministic_time is not None else 0.3 * limit
+            self.level = level_step(problem, self.steps, self.notes, wall)
+            hint = better_start(problem, self.objective, hint, self.level)
+        # an enumeration that would take over a quarter of the time runs before CP-SAT, which then has
+        # the time left in one run (the 60-thread T2: 1.65M configurations)
+        early = self.bounded and self.level is None and self.deterministic_time is None
+        early = early and enumeration_seconds(problem) > 0.25 * limit
+        self.heuristic = self.local_search_step(hint, (0.1 if early else 0.25) * limit)
+        self.bound_info = self.level.bound if self.level is not None else None
+        if early:
+            self.bound_and_plan(limit - self.elapsed())
+        hint = self.heuristic.contexts if self.heuristic is not None else hint
+        result = self.first_run(hint, early)
+        if early:
+            self.steps.append(StepOutcome("CP-SAT (second run)", "skipped", "the bound ran first: one CP-SAT run"))
+        elif self.bounded and result.status != "OPTIMAL" and result.status != "INFEASIBLE":
+            if self.level is None:  # the bound with the time left, then its plan with half of what remains
+                left = None if self.deterministic_time is not None else max(1.0, limit - self.elapsed())
+                self.bound_and_plan(left, (1.0, 0.5))
+            result = self.second_run(result, hint)
+        else:
+            self.steps.append(_no_bound_outcome(self.bounded, self.configuration, result.status))
+        self.finish(result)
+        result.wall_time = self.elapsed()
         return result
-    best = result.best.contexts if result.best is not None else hint  # the best plan known
-    again = _solve_model(problem, objective, top_k, remaining, workers, seed, best, symmetry, det)
-    steps.append(_cpsat_outcome("CP-SAT (second run)", again))
-    return _better(result, again)
+
+    def cpsat(self, hint: list[int] | None, limit: float) -> BindingResult:
+        return _solve_model(
+            self.problem,
+            self.objective,
+            self.top_k,
+            limit,
+            self.workers,
+            self.seed,
+            hint,
+            self.symmetry,
+            self.cpsat_deterministic,
+        )
+
+    def local_search_step(self, hint: list[int] | None, share: float) -> LocalSearchResult | None:
+        """Step 1: iterated local search from the hint for `share` seconds, its outcome recorded."""
+        if not self.local_search:
+            self.steps.append(StepOutcome("local search", "skipped"))
+            return None
+        problem, objective, seed = self.problem, self.objective, self.seed
+        if self.deterministic_time is not None:
+            found = heuristic_search(problem, objective, hint, seed, max(10, int(2 * self.deterministic_time)), None)
+        else:
+            found = heuristic_search(problem, objective, hint, seed, 400, share)
+        outcome = "ok" if found is not None else "not applicable"
+        detail = "" if found is not None else "no plan to start from satisfies the constraints"
+        self.steps.append(StepOutcome("local search", outcome, detail))
+        return found
+
+    def bound_and_plan(self, left: float | None, shares: tuple[float, float] | None = None) -> None:
+        """Step 3: the configuration bound and its columns' plan (`steps.bound_and_plan`)."""
+        extra = () if shares is None else (shares,)
+        self.bound_info, self.heuristic = bound_and_plan(
+            self.problem,
+            self.objective,
+            self.steps,
+            self.notes,
+            self.heuristic,
+            self.seed,
+            self.local_search,
+            left,
+            *extra,
+        )
+
+    def first_run(self, hint: list[int] | None, early: bool) -> BindingResult:
+        """Step 2: CP-SAT hinted with the best plan so far, its outcome recorded; where CP-SAT
+        refused the model and no step follows, the local search goes on from its plan for 90% of
+        the time left (a 2000-thread spec: it stopped at its 10% share); the local search's plan
+        kept when better."""
+        limit = self.time_limit
+        share = 0.25 if self.bounded and not early else 1.0
+        result = self.cpsat(hint, max(0.05 * limit, share * limit - (0 if share < 1 else self.elapsed())))
+        more = None if self.deterministic_time is not None or (self.bounded and not early) else limit - self.elapsed()
+        self.steps.append(_cpsat_outcome("CP-SAT", result))
+        heuristic = self.heuristic
+        if result.status == MODEL_TOO_LARGE and heuristic is not None and more is not None and more > 1.0:
+            found = heuristic_search(
+                self.problem, self.objective, heuristic.contexts, self.seed + 1, 10_000, 0.9 * more
+            )
+            better = found is not None and found.value > heuristic.value
+            detail = f"CP-SAT refused the model: {0.9 * more:.1f} s more" + (", a better plan" if better else "")
+            self.steps.append(StepOutcome("local search (continued)", "ok", detail))
+            self.heuristic = found if better else heuristic
+        if self.heuristic is not None:
+            _keep_heuristic(result, self.problem, self.heuristic)
+        return result
+
+    def second_run(self, result: BindingResult, hint: list[int] | None) -> BindingResult:
+        """Step 4: CP-SAT again for the time left, hinted with the best plan so far; the better result."""
+        remaining = self.time_limit - self.elapsed()
+        if self.deterministic_time is None and remaining <= 1.0:
+            self.steps.append(StepOutcome("CP-SAT (second run)", "skipped", "no time left"))
+            return result
+        again = self.cpsat(result.best.contexts if result.best is not None else hint, remaining)
+        self.steps.append(_cpsat_outcome("CP-SAT (second run)", again))
+        return _better(result, again)
+
+    def finish(self, result: BindingResult) -> None:
+        """Notes, steps, the local search's plan first when better, the LP's bound where tighter."""
+        if result.rounding.note() is not None:
+            self.notes.append(result.rounding.note())
+        heuristic, bound_info = self.heuristic, self.bound_info
+        result.local_search, result.configuration_bound = heuristic, bound_info
+        result.notes = [*result.notes, *self.notes]
+        result.steps = self.steps
+        if heuristic is not None:
+            _keep_heuristic(result, self.problem, heuristic)
+            result.solutions = result.solutions[: self.top_k]
+        if bound_info is not None:
+            for solution in result.solutions:
+                if bound_info.value < solution.bound:
+                    solution.bound, solution.bound_source = bound_info.value, bound_info.source
+                    solution.gap = max(0.0, (solution.bound - solution.objective) / solution.objective)
 
 
 def _no_bound_outcome(bounded: bool, configuration: bool, status: str) -> StepOutcome:
@@ -230,59 +289,6 @@ def _no_bound_outcome(bounded: bool, configuration: bool, status: str) -> StepOu
         return StepOutcome("configuration bound", "skipped", f"CP-SAT answered {status}")
     detail = "it bounds the total-throughput objective only" if configuration else "turned off"
     return StepOutcome("configuration bound", "not applicable", detail)
-
-
-def _local_search_step(
-    problem: BindingProblem,
-    objective: str,
-    hint: list[int] | None,
-    seed: int,
-    time_limit: float,
-    deterministic_time: float | None,
-    enabled: bool,
-    steps: list[StepOutcome],
-) -> LocalSearchResult | None:
-    """Step 1: iterated local search from the hint for `time_limit` seconds, its outcome recorded."""
-    if not enabled:
-        steps.append(StepOutcome("local search", "skipped"))
-        return None
-    if deterministic_time is not None:
-        heuristic = _heuristic(problem, objective, hint, seed, max(10, int(2 * deterministic_time)), None)
-    else:
-        heuristic = _heuristic(problem, objective, hint, seed, 400, time_limit)
-    steps.append(
-        StepOutcome(
-            "local search",
-            "ok" if heuristic is not None else "not applicable",
-            "" if heuristic is not None else "no plan to start from satisfies the constraints",
-        )
-    )
-    return heuristic
-
-
-def _finish(
-    result: BindingResult,
-    problem: BindingProblem,
-    steps: list[StepOutcome],
-    notes: list[str],
-    heuristic: LocalSearchResult | None,
-    bound_info: ConfigurationBound | None,
-    top_k: int,
-) -> None:
-    """Notes, steps, the local search's plan first when better, the LP's bound where tighter."""
-    if result.rounding.note() is not None:
-        notes.append(result.rounding.note())
-    result.local_search, result.configuration_bound = heuristic, bound_info
-    result.notes = [*result.notes, *notes]
-    result.steps = steps
-    if heuristic is not None:
-        _keep_heuristic(result, problem, heuristic)
-        result.solutions = result.solutions[:top_k]
-    if bound_info is not None:
-        for solution in result.solutions:
-            if bound_info.value < solution.bound:
-                solution.bound, solution.bound_source = bound_info.value, bound_info.source
-                solution.gap = max(0.0, (solution.bound - solution.objective) / solution.objective)
 
 
 def _cpsat_outcome(step: str, result: BindingResult) -> StepOutcome:
@@ -295,17 +301,6 @@ def _cpsat_outcome(step: str, result: BindingResult) -> StepOutcome:
     if result.status == "UNKNOWN":
         return StepOutcome(step, "no answer in time", "no plan and no proof within its share of the time limit")
     return StepOutcome(step, "ok", result.status)
-
-
-def _better_start(
-    problem: BindingProblem, objective: str, hint: list[int] | None, level: LevelResult | None
-) -> list[int] | None:
-    """The hint or the level LP's plan, whichever the closed form values more."""
-    if level is None or level.plan is None:
-        return hint
-    if hint is None or level.plan_value >= _exact(problem, objective, hint)[0]:
-        return level.plan
-    return hint
 
 
 def _better(first: BindingResult, second: BindingResult) -> BindingResult:
@@ -427,7 +422,7 @@ def _solve_model(
         if not model.rounding.exact or getattr(model, "resolution", THROUGHPUT_RESOLUTION) < THROUGHPUT_RESOLUTION:
             # a rounded model or a coarse throughput: the plan's exact value; the bound is widened
             # by the model's pessimism (`model.Rounding`), and a plan must meet latency_max exactly
-            value, meets = _exact(problem, model.objective, contexts)
+            value, meets = exact_value(problem, model.objective, contexts)
             if not model.rounding.exact and not meets:
                 continue
             pessimism = model.rounding.pessimism

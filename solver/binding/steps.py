@@ -1,6 +1,8 @@
 """Steps of `solver.binding.cpsat.solve_binding` around the CP-SAT runs: the level bound, the
 configuration bound and the plan from the LP's columns, each recording its outcome
-(`StepOutcome`: a failed step is visible in the result, never silent)."""
+(`StepOutcome`: a failed step is visible in the result, never silent), and the start plans: the
+iterated local search (`heuristic_search`) and the better of the hint and the level LP's plan
+(`better_start`, by the closed form's value: `exact_value`)."""
 
 from __future__ import annotations
 
@@ -11,8 +13,9 @@ from tasksolve.solver.binding.configuration_lp import ConfigurationBound, Config
 from tasksolve.solver.binding.configuration_plan import lp_plan
 from tasksolve.solver.binding.configurations import NotApplicable
 from tasksolve.solver.binding.level_plan import LevelResult, solve_level
-from tasksolve.solver.binding.local_search import LocalSearchResult
+from tasksolve.solver.binding.local_search import LocalSearchResult, improve_plan
 from tasksolve.solver.binding.problem import BindingProblem
+from tasksolve.specs.objective import Objective
 
 
 @dataclass
@@ -112,3 +115,52 @@ def bound_and_plan(
         left = time_left - (time.perf_counter() - start)
         heuristic = _lp_plan_step(problem, objective, bound, heuristic, seed, shares[1] * left, steps)
     return bound, heuristic
+
+
+def exact_value(problem: BindingProblem, objective: str, contexts: list[int]) -> tuple[float, bool]:
+    """The closed form's value of a plan (objective's unit) and whether it meets ``latency_max``
+    (True without one), from one evaluation."""
+    import numpy as np
+
+    found = problem.batch.evaluate(np.array([contexts]))
+    value = Objective.of(objective).score(float(found.values(objective)[0]))
+    bound = problem.latency_bound_cycles
+    meets = bound is None or float(found.latency_max[0]) * problem.topology.clock <= bound * (1 + 1e-9)
+    return value, meets
+
+
+def heuristic_search(
+    problem: BindingProblem, objective: str, hint: list[int] | None, seed: int, rounds: int, time_limit: float | None
+) -> LocalSearchResult | None:
+    """Iterated local search from the hint (or from one random plan); None if there is no start."""
+    from tasksolve.solver.binding.samplers import SamplerError, uniform_plans
+
+    start = hint
+    if start is None:
+        try:
+            start = list(map(int, uniform_plans(problem.spec, 1, seed)[0]))
+        except SamplerError:
+            return None
+    try:
+        return improve_plan(
+            problem.spec,
+            start,
+            objective=objective,
+            seed=seed,
+            rounds=rounds,
+            time_limit=time_limit,
+            model=problem.batch,
+        )
+    except ValueError:  # the start breaks a cap or the latency bound
+        return None
+
+
+def better_start(
+    problem: BindingProblem, objective: str, hint: list[int] | None, level: LevelResult | None
+) -> list[int] | None:
+    """The hint or the level LP's plan, whichever the closed form values more."""
+    if level is None or level.plan is None:
+        return hint
+    if hint is None or level.plan_value >= exact_value(problem, objective, hint)[0]:
+        return level.plan
+    return hint
