@@ -59,7 +59,7 @@ least that pair's cost when costs never rise inward), and a group's demand is it
 each incoming edge e the slowest replica's time is also at least ``T_g - touch_e + all_e``, with
 ``all_e`` the cost at the levels where *every* consumer replica shares a domain with some producer
 replica (``all[e,k]``): ``E_g >= Q (T_g - touch_e + all_e)``, E_g then a variable at least
-``T_g S_g`` and these (`_Builder.slowest_replica`).  Its optimal period is then a lower
+``T_g S_g`` and these (`relaxation.slowest_replica`).  Its optimal period is then a lower
 bound of every plan's, and CP-SAT's dual bound of it a lower bound of the best period.
 
 `add_hint` hints the model with a candidate; `extract` reads a solution back as a candidate (each
@@ -78,7 +78,7 @@ from tasksolve.solver.errors import SolverFailed
 from tasksolve.solver.pipeline.bins import Bins
 from tasksolve.solver.pipeline.candidates import Candidate, Group, depth_stages
 from tasksolve.solver.pipeline.problem import PipelineProblem
-from tasksolve.solver.pipeline.relaxation import RelaxedCharges
+from tasksolve.solver.pipeline.relaxation import relaxed_costs, slowest_replica
 
 MAX_EXACT_REPLICAS = 16
 INT_LIMIT = 2**62  # CP-SAT's integer domains
@@ -109,7 +109,7 @@ class PipelineModel:
         return self.max_replicas <= MAX_EXACT_REPLICAS
 
 
-class _Builder(RelaxedCharges):
+class _Builder:
     """Builds the model block by block, in the order of the module docstring."""
 
     def __init__(self, problem: PipelineProblem, max_replicas: int | None, relaxed: bool = False) -> None:
@@ -261,14 +261,14 @@ class _Builder(RelaxedCharges):
 
     def group_times(self) -> None:
         """T_g: work plus the message costs its tasks pay (ticks, before contention); relaxed,
-        also T2_g, the same with the cost every replica pays at least (`relaxed_costs`)."""
+        also T2_g, the same with the cost every replica pays at least (`relaxation.relaxed_costs`)."""
         m, G, x, problem = self.m, self.G, self.x, self.problem
         comm_in: dict[int, list] = {g: [] for g in range(G)}
         self.pairs: dict[int, list] = {g: [] for g in range(G)}  # relaxed: (touch, all) charges
         for i, e in enumerate(problem.edges):
             if e.worst == 0:
                 continue
-            costs = self.relaxed_costs(i, e) if self.relaxed else (self.edge_cost(i, e),)
+            costs = relaxed_costs(self, i, e) if self.relaxed else (self.edge_cost(i, e),)
             for g in range(min(G, e.target + 1)):
                 charged = []
                 for cost in costs:
@@ -404,7 +404,7 @@ def build_model(
     b.group_times()
     b.contention()
     if relaxed:
-        b.slowest_replica()
+        slowest_replica(b)
     b.period()
     b.latency(latency_bound)
     return PipelineModel(
