@@ -12,21 +12,18 @@ _TOLERANCE = (
 )
 #: (module, `bench.mutants.key`) -> why no input can tell the mutant from the module
 EQUIVALENT: dict[tuple[str, str], str] = {
-    (_VERDICT, "L192:52 compare: `gap < 0` -> `gap <= 0`"): (
+    (_VERDICT, "L196:52 compare: `gap < 0` -> `gap <= 0`"): (
         "`in_words` returns 'the plan equals ...' for gap == 0 (and -0.0) on the line before, so no gap that "
         "reaches the comparison tells `<=` from `<`"
     ),
-    (_VERDICT, "L340:19 return: `[]` -> `None`"): (
+    (_VERDICT, "L339:19 return: `[]` -> `None`"): (
         "`refuters()` is read only by `gather`'s `if refuters:`, where None and [] are both false"
     ),
-    (_VERDICT, "L343:57 constant: `0.0` -> `0.01`"): (
-        "the third field of a refuter (a half-width) is never read: `gather` unpacks `label, value, _`"
-    ),
-    (_VERDICT, "L429:58 constant: `2` -> `3`"): (
+    (_VERDICT, "L430:58 constant: `2` -> `3`"): (
         "no_bound would tie with not_distinguishable (3); the sort is stable and no_bound is always said "
         "before it (`gather` says it first; nothing inserts a reason ahead before rule 9), so the order stays"
     ),
-    (_VERDICT, "L429:99 constant: `3` -> `4`"): "not_distinguishable keeps the largest key, so the order stays",
+    (_VERDICT, "L430:99 constant: `3` -> `4`"): "not_distinguishable keeps the largest key, so the order stays",
     (
         _ENDPOINT,
         "L85:8 delete: `if theta_inf: return EndpointInterval(math.inf, math.inf, math.inf,...` -> (deleted)",
