@@ -563,6 +563,8 @@ def test_the_missing_bound_names_the_bounds_of_other_oracles():
     named with what it bounds."""
     empty = decide(evidence(bounds=[GivenBound("des", None, source="measured")], n=50))
     assert reason(empty, "no_bound") == "no rigorous bound applies to the simulation"
+    unfound = decide(evidence(bounds=[GivenBound("analytic", None, source="CP-SAT")], n=50))
+    assert reason(unfound, "no_bound") == "no rigorous bound applies to the simulation"  # another oracle's, no value
     other = decide(evidence(bounds=[GivenBound("model", 120.0, source="fluid LP")], n=50, oracle="command"))
     assert reason(other, "no_bound") == (
         "no rigorous bound applies to the real program; the fluid LP bound (120) bounds the model, not the real program"
