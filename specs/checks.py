@@ -21,6 +21,7 @@ def check_topology(topo: Topology, prefix: tuple = ()) -> list[Problem]:
     """Every problem of a topology: its levels, its resources, ``os_cpus`` and its
     communication costs (each located under `prefix`)."""
     problems = _check_levels(topo, prefix) + _check_resources(topo, prefix) + _check_os_cpus(topo, prefix)
+    problems += _check_usable(topo, prefix)
     comm = topo.communication
     if isinstance(comm, DirectCommunication):
         problems.extend(_check_direct_costs(topo, comm, prefix))
@@ -157,6 +158,21 @@ def _check_os_cpus(topo: Topology, prefix: tuple) -> list[Problem]:
                 f"{missing} context(s) have no CPU number, e.g. `{topo.context_name(first)}`; give every context one",
             )
         )
+    return problems
+
+
+def _check_usable(topo: Topology, prefix: tuple) -> list[Problem]:
+    """``usable`` names existing domains, at least one."""
+    if topo.usable is None:
+        return []
+    if not topo.usable:
+        return [Problem(prefix + ("usable",), "the list of usable domains is empty; leave it out to use every context")]
+    problems: list[Problem] = []
+    for index, name in enumerate(topo.usable):
+        try:
+            topo.parse_domain(name)
+        except ValueError as exc:
+            problems.append(Problem(prefix + ("usable", index), str(exc)))
     return problems
 
 
@@ -335,7 +351,7 @@ def check_constraints(spec: Spec) -> list[Problem]:
             continue
         if context not in usable:
             problems.append(
-                Problem(path, f"`{thread}` is pinned to `{context_name}`, which is outside constraints.contexts")
+                Problem(path, f"`{thread}` is pinned to `{context_name}`, which is outside {spec.usable_limits}")
             )
         elif context in forbidden.get(thread, set()):
             problems.append(
@@ -361,7 +377,7 @@ def check_constraints(spec: Spec) -> list[Problem]:
 
     threads = len(spec.threads)
     if spec.problem == "binding" and threads > len(usable):
-        where = "usable " if cons.contexts is not None else ""
+        where = "usable " if cons.contexts is not None or topo.usable is not None else ""
         problems.append(
             Problem(
                 ("workload",),

@@ -190,7 +190,7 @@ def check_plan(spec: Spec, plan: Plan) -> list[Problem]:
         if used[context] == 2:
             problems.append(Problem(("bindings", name), f"`{context_name}` is bound to more than one thread"))
         if context not in usable:
-            problems.append(Problem(("bindings", name), f"`{context_name}` is outside constraints.contexts"))
+            problems.append(Problem(("bindings", name), f"`{context_name}` is outside {spec.usable_limits}"))
         for domain in spec.constraints.forbid.get(name, []):
             if context in topo.contexts_of(*topo.parse_domain(domain)):
                 problems.append(Problem(("bindings", name), f"`{name}` may not run in `{domain}` (constraints.forbid)"))

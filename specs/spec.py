@@ -291,14 +291,24 @@ class Spec(StrictModel):
 
     @cached_property
     def usable_contexts(self) -> list[int]:
-        """Context indices inside `constraints.contexts` (all contexts when it is absent)."""
+        """Context indices inside `constraints.contexts` (all contexts when it is absent) and
+        inside the topology's own `usable` domains (an imported host's allowed, online CPUs)."""
         topo = self.topology
         if self.constraints.contexts is None:
-            return list(range(topo.n_contexts))
+            return list(topo.usable_contexts)
         usable: set[int] = set()
         for name in self.constraints.contexts:
             usable.update(topo.contexts_of(*topo.parse_domain(name)))
-        return sorted(usable)
+        return sorted(usable.intersection(topo.usable_contexts))
+
+    @property
+    def usable_limits(self) -> str:
+        """What keeps contexts from use, for messages: ``constraints.contexts`` and/or the
+        topology's ``usable`` list."""
+        parts = ["constraints.contexts"] if self.constraints.contexts is not None else []
+        if self.topology.usable is not None:
+            parts.append("the topology's `usable` list (CPUs the host's process may not use)")
+        return " and ".join(parts) or "constraints.contexts"
 
     def parse_thread(self, name: str) -> ThreadRef:
         """``ipfwd#1.P`` -> ThreadRef; raises ValueError naming what is unknown."""

@@ -11,7 +11,9 @@ Domain and context names are dotted paths of ``level+index`` (``core3``, ``core3
 A topology imported from a real machine (`specs.importers`) also keeps each context's operating
 system CPU number (``os_cpus``: context path -> OS CPU), so that plans can be pinned with
 ``taskset`` and friends (`specs.exporters.pinning`); `Topology.os_cpu` falls back to the flat
-context index when the topology has none.
+context index when the topology has none. Where the process may use only some of the host's CPUs
+(a container's allowed cpuset, CPUs offline), ``usable`` names the domains it may use: a spec's
+usable contexts (`Spec.usable_contexts`) never leave them.
 """
 
 from __future__ import annotations
@@ -94,6 +96,11 @@ class Topology(StrictModel):
         default=None,
         description="operating-system CPU number of each hardware context (context path -> "
         "CPU), as imported from the host; without it context i is CPU i",
+    )
+    usable: list[str] | None = Field(
+        default=None,
+        description="the domains (or contexts) plans may use -- on an imported host, the CPUs "
+        "allowed to the process and online; none: every context",
     )
 
     @model_validator(mode="before")
@@ -225,6 +232,16 @@ class Topology(StrictModel):
         topology carries no ``os_cpus``)."""
         return self.os_cpu_list[context]
 
+    @cached_property
+    def usable_contexts(self) -> list[int]:
+        """Context indices inside the `usable` domains (every context when it is absent)."""
+        if self.usable is None:
+            return list(range(self.n_contexts))
+        found: set[int] = set()
+        for name in self.usable:
+            found.update(self.contexts_of(*self.parse_domain(name)))
+        return sorted(found)
+
     # ----------------------------------------------------------------- resources
     def resource(self, name: str) -> Resource:
         for resource in self.resources:
@@ -293,4 +310,5 @@ class Topology(StrictModel):
     def describe(self) -> str:
         """``core: 8 > pipe: 2 > strand: 4 (64 contexts)``."""
         shape = " > ".join(f"{level.name}: {level.count}" for level in self.levels)
-        return f"{shape} ({self.n_contexts} contexts)"
+        usable = f", {len(self.usable_contexts)} usable" if self.usable is not None else ""
+        return f"{shape} ({self.n_contexts} contexts{usable})"

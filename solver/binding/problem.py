@@ -41,8 +41,8 @@ class BindingProblem:
 
     @cached_property
     def usable(self) -> list[int]:
-        if "contexts" in self.ignore:
-            return list(range(self.topology.n_contexts))
+        if "contexts" in self.ignore:  # constraints.contexts left out; the host's own limits stay
+            return list(self.topology.usable_contexts)
         return list(self.spec.usable_contexts)
 
     @cached_property

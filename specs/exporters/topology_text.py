@@ -39,14 +39,19 @@ def topology_tree(topology: Topology) -> list[str]:
         f"contexts show their {os_note}",
         f"{MACHINE}{_resources_at(topology, MACHINE)}",
     ]
+    usable = set(topology.usable_contexts)
+    if topology.usable is not None:
+        lines.insert(2, f"plans use only the {len(usable)} usable contexts (the topology's `usable` list)")
     total = sum(topology.domain_count(k) for k in range(len(levels)))
     full = total + 3 <= TREE_MOST_LINES
 
     def walk(level: int, domain: int, indent: str) -> None:
         name = f"{levels[level].name}{domain % levels[level].count}"
         if level == len(levels) - 1:
+            unusable = "" if domain in usable else ", not usable"
             lines.append(
-                f"{indent}{name}  (CPU {topology.os_cpu(domain)}){_resources_at(topology, levels[level].name)}"
+                f"{indent}{name}  (CPU {topology.os_cpu(domain)}{unusable})"
+                f"{_resources_at(topology, levels[level].name)}"
             )
             return
         lines.append(f"{indent}{name}{_resources_at(topology, levels[level].name)}")
