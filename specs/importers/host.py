@@ -1,23 +1,23 @@
 """A real machine as a tasksolve topology: levels from the hardware's sharing groups.
 
 Both importers (`specs.importers.sysfs`, `specs.importers.hwloc`) first describe the host the
-same way -- for every online CPU its package, die, NUMA node and SMT siblings, and the CPU sets
-that share each cache (`HostDescription`) -- and `build_topology` turns that description into a
-`Topology` (docs/design.md, "Real machines"):
+same way -- for every CPU its package, die and SMT siblings, the CPU sets that share each cache,
+the NUMA nodes, and which CPUs the process may use (`HostDescription`) -- and `build_topology`
+turns that description into a `Topology` (docs/design.md, "Real machines"):
 
-* every grouping is a partition of the CPUs (sockets, NUMA nodes, dies, L3 groups, L2 groups,
-  cores); a partition with one group is the machine itself, and partitions that are equal are
-  one level (named after the first of socket, numa, die, core, l3, l2, pu);
-* the levels are the distinct partitions, coarsest first, each refining the one above; the
-  innermost level is the single CPU (``pu``, hwloc's processing unit, or ``core`` without SMT);
-* the tree must be uniform (tasksolve's topologies are), so a machine with, say, some CPUs
-  offline gets one clear error naming the group that differs;
+* the levels are the distinct partitions of the CPUs by their sharing groups, coarsest first,
+  each refining the one above; the innermost level is the single CPU (``pu``, hwloc's processing
+  unit, or ``core`` without SMT) -- `specs.importers.tree`;
+* the tree must be uniform (tasksolve's topologies are): the whole machine with its ``usable``
+  domains, else the usable CPUs (padded to a uniform tree when CPUs are left out), else one clear
+  error naming the group that differs;
 * children are ordered by their lowest OS CPU number, contexts depth-first, and every context
   keeps its OS CPU number (``os_cpus``);
 * resources default from the caches (``l1``, ``l1i``, ``l2``, ``l3`` at the level of their
-  sharing group) and memory (``mem`` per NUMA node), each with capacity 1.0 -- the share of the
-  resource a task's ``demand`` refers to -- unless overridden; the notes say which values are
-  defaults.
+  sharing group) and memory (``mem`` per NUMA node, one resource per kind of memory:
+  `specs.importers.memory`), each with capacity 1.0 -- the share of the resource a task's
+  ``demand`` refers to -- unless overridden; the notes say which values are defaults, and what
+  was left out.
 """
 
 from __future__ import annotations
@@ -25,193 +25,74 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from tasksolve.specs.errors import SpecError, did_you_mean
-from tasksolve.specs.topology import MACHINE, Topology
+from tasksolve.specs.importers.cpusets import level_of, restricted
+from tasksolve.specs.importers.description import Cache, HostDescription
+from tasksolve.specs.importers.memory import MemoryResource, memory_notes, memory_resources
+from tasksolve.specs.importers.tree import Tree, choose_tree, claimed_count, kinds, placeholder_numbers, usable_domains
+from tasksolve.specs.topology import MAX_CONTEXTS, Topology
 from tasksolve.specs.units import format_size
 
+__all__ = ["Cache", "HostDescription", "HostTopology", "build_topology"]
+
 DEFAULT_CLOCK_HZ = 1e9
-# When two groupings are the same partition of the CPUs, the level takes the first name here.
-NAME_PRIORITY = ("socket", "numa", "die", "core", "l3", "l2", "pu")
-
-
-@dataclass(frozen=True)
-class Cache:
-    """One cache instance: its level, kind (data, instruction, unified), size and the CPUs sharing it."""
-
-    level: int
-    kind: str
-    size: int | None
-    cpus: frozenset[int]
-
-    @property
-    def resource(self) -> str:
-        return f"l{self.level}{'i' if self.kind == 'instruction' else ''}"
-
-
-@dataclass
-class HostDescription:
-    """What an importer read: per online CPU (OS number) its groups, and the caches."""
-
-    source: str
-    package: dict[int, int]
-    siblings: dict[int, frozenset[int]]
-    die: dict[int, int] = field(default_factory=dict)
-    node: dict[int, int] = field(default_factory=dict)
-    caches: set[Cache] = field(default_factory=set)
-    clock_hz: float | None = None
-    name: str = "host"
-
-    @property
-    def cpus(self) -> list[int]:
-        return sorted(self.package)
 
 
 @dataclass
 class HostTopology:
-    """The imported topology and the notes saying which values are defaults."""
+    """The imported topology, the notes saying which values are defaults and what was left out,
+    the counts it claims (`summary`), and for each hwloc kind of object (``package``, ``core``,
+    ``pu``) the level of the tree it is (`kinds`; absent: the source has none) and the names of
+    the memory resources (`memory`, one instance per NUMA node)."""
 
     topology: Topology
     notes: list[str]
     summary: dict[str, int] = field(default_factory=dict)
+    kinds: dict[str, str] = field(default_factory=dict)
+    memory: list[str] = field(default_factory=list)
 
 
-Partition = list[frozenset[int]]
-
-
-def _partition(groups: dict[int, object], cpus: list[int]) -> Partition:
-    members: dict[object, set[int]] = {}
-    for cpu in cpus:
-        members.setdefault(groups[cpu], set()).add(cpu)
-    return sorted((frozenset(m) for m in members.values()), key=min)
-
-
-def _groupings(host: HostDescription) -> list[tuple[str, Partition]]:
-    """Every candidate grouping of the CPUs, by name."""
-    cpus = host.cpus
-    found = [("socket", _partition(host.package, cpus))]
-    if host.node:
-        found.append(("numa", _partition(host.node, cpus)))
-    if host.die:
-        found.append(("die", _partition({c: (host.package[c], host.die[c]) for c in cpus}, cpus)))
-    found.append(("core", _partition({c: min(host.siblings[c]) for c in cpus}, cpus)))
-    for name in ("l3", "l2"):
-        level = int(name[1])
-        sets = {cache.cpus & set(cpus) for cache in host.caches if cache.level == level and cache.kind != "instruction"}
-        group_of = {c: min((s for s in sets if c in s), key=sorted) for c in cpus if any(c in s for s in sets)}
-        if len(group_of) == len(cpus):  # a cache level some CPUs lack is no level of the tree
-            found.append((name, _partition(group_of, cpus)))
-    found.append(("pu", [frozenset([c]) for c in cpus]))
-    return found
-
-
-def _levels(host: HostDescription) -> list[tuple[str, Partition]]:
-    """The distinct partitions, coarsest first (named by NAME_PRIORITY), each refining the last."""
-    distinct: dict[tuple, tuple[str, Partition]] = {}
-    for name, partition in _groupings(host):
-        key = tuple(sorted(tuple(sorted(g)) for g in partition))
-        if len(partition) == 1:
-            continue
-        known = distinct.get(key)
-        if known is None or NAME_PRIORITY.index(name) < NAME_PRIORITY.index(known[0]):
-            distinct[key] = (name, partition)
-    levels = sorted(distinct.values(), key=lambda item: (len(item[1]), NAME_PRIORITY.index(item[0])))
-    for (outer, outer_part), (inner, inner_part) in zip(levels, levels[1:]):
-        owner = {cpu: index for index, group in enumerate(outer_part) for cpu in group}
-        for group in inner_part:
-            if len({owner[cpu] for cpu in group}) > 1:
-                raise SpecError.at(
-                    host.source,
-                    f"the {inner} group of CPUs {_cpu_list(group)} spans several {outer} "
-                    "groups: the sharing groups do not nest, so they are not a tree",
-                )
-    return levels
-
-
-def _uniform_counts(host: HostDescription, levels: list[tuple[str, Partition]]) -> list[int]:
-    """Children per domain at each level; an error names the first domain that differs."""
-    counts = []
-    outer: Partition = [frozenset(host.cpus)]
-    outer_name = MACHINE
-    for name, partition in levels:
-        per_outer = [sum(1 for g in partition if g <= o) for o in outer]
-        if len(set(per_outer)) > 1:
-            odd = next(i for i, n in enumerate(per_outer) if n != per_outer[0])
-            raise SpecError.at(
-                host.source,
-                f"not a uniform tree: the {outer_name} of CPUs {_cpu_list(outer[0])} has "
-                f"{per_outer[0]} {name}(s) but the one of CPUs {_cpu_list(outer[odd])} has "
-                f"{per_outer[odd]} (CPUs offline, or a hybrid processor?); tasksolve "
-                "topologies need the same count in every domain of a level",
-            )
-        counts.append(per_outer[0])
-        outer, outer_name = partition, name
-    return counts
-
-
-def _cpu_list(cpus) -> str:
-    """``0-3,8`` (the kernel's list syntax)."""
-    ordered = sorted(cpus)
-    parts, start = [], None
-    for i, cpu in enumerate(ordered):
-        if start is None:
-            start = cpu
-        if i + 1 == len(ordered) or ordered[i + 1] != cpu + 1:
-            parts.append(str(start) if start == cpu else f"{start}-{cpu}")
-            start = None
-    return ",".join(parts)
-
-
-def _context_order(levels: list[tuple[str, Partition]], cpus: list[int]) -> list[int]:
-    """OS CPUs in depth-first order, children sorted by their lowest CPU number."""
-
-    def walk(group: frozenset[int], depth: int) -> list[int]:
-        if depth == len(levels):
-            return sorted(group)
-        children = sorted((g for g in levels[depth][1] if g <= group), key=min)
-        return [cpu for child in children for cpu in walk(child, depth + 1)]
-
-    return walk(frozenset(cpus), 0)
-
-
-def _level_of(partition_sets: set[frozenset[int]], levels: list[tuple[str, Partition]], cpus: list[int]) -> str | None:
-    if partition_sets == {frozenset(cpus)}:
-        return MACHINE
-    for name, partition in levels:
-        if set(partition) == partition_sets:
-            return name
-    return None
-
-
-def _resources(host: HostDescription, levels, capacities: dict[str, float], notes: list[str]) -> list[dict]:
-    cpus = host.cpus
+def _cache_resources(tree: Tree, notes: list[str]) -> tuple[list[dict], dict[str, int]]:
+    """A resource per cache level and kind at the level of its sharing groups, and the count of
+    caches each claims (those of a usable CPU)."""
+    cpus = frozenset(tree.host.cpus)
     found: dict[str, list[Cache]] = {}
-    for cache in sorted(host.caches, key=lambda c: (c.level, c.kind != "data", min(c.cpus))):
+    for cache in sorted(tree.host.caches, key=lambda c: (c.level, c.kind != "data", min(c.cpus))):
         found.setdefault(cache.resource, []).append(cache)
-    resources = []
+    resources, claimed = [], {}
     for name, caches in sorted(found.items(), key=lambda kv: (kv[1][0].level, kv[0])):
-        sets = {c.cpus & set(cpus) for c in caches} - {frozenset()}
-        level = _level_of(sets, levels, cpus)
+        groups = [c.cpus & cpus for c in caches]
+        level = level_of(groups, tree.levels, cpus, tree.usable)
         if level is None:
             notes.append(f"{name}: its sharing groups are not a level of the tree; left out")
             continue
         size = min((c.size for c in caches if c.size), default=None)
         kind = "instruction cache" if name.endswith("i") else "cache"
+        subtypes = sorted({c.subtype for c in caches if c.subtype})
         what = f"L{caches[0].level} {kind}" + (f", {format_size(size)}" if size else "") + f" per {level}"
+        what += f" (hwloc subtype {', '.join(subtypes)})" if subtypes else ""
         resources.append({"name": name, "level": level, "capacity": 1.0, "description": what})
-    level = _level_of(set(_partition(host.node, cpus)), levels, cpus) if host.node else None
-    if level is not None:
-        resources.append(
-            {"name": "mem", "level": level, "capacity": 1.0, "description": f"memory of a NUMA node (per {level})"}
-        )
+        claimed[name] = len(restricted(groups, tree.usable))
+    return resources, claimed
+
+
+def _resources(
+    tree: Tree, capacities: dict[str, float], notes: list[str]
+) -> tuple[list[dict], list[MemoryResource], dict[str, int]]:
+    """Caches and memories as resources, capacities checked and applied, defaults noted."""
+    resources, claimed = _cache_resources(tree, notes)
+    memory = memory_resources(tree.host.source, tree.host.memory, tree.levels, frozenset(tree.host.cpus), tree.usable)
+    resources += [kind.resource() for kind in memory]
+    notes += memory_notes(memory)
     known = [r["name"] for r in resources]
     for name, value in capacities.items():
         if name not in known:
             raise SpecError.at(
-                host.source,
+                tree.host.source,
                 f"capacity given for `{name}`, which this host has no resource of "
                 f"(resources: {', '.join(known)}){did_you_mean(name, known)}",
             )
         if not 0 < value <= 1e6:
-            raise SpecError.at(host.source, f"capacity of `{name}` must be in (0, 1e6], got {value!r}")
+            raise SpecError.at(tree.host.source, f"capacity of `{name}` must be in (0, 1e6], got {value!r}")
     defaults = [r["name"] for r in resources if r["name"] not in capacities]
     for resource in resources:
         resource["capacity"] = float(capacities.get(resource["name"], 1.0))
@@ -220,7 +101,14 @@ def _resources(host: HostDescription, levels, capacities: dict[str, float], note
             f"capacity 1.0 is a default for {', '.join(defaults)}: measure and override "
             "(--capacity NAME=VALUE) where it matters"
         )
-    return resources
+    return resources, memory, claimed
+
+
+def _os_cpus(tree: Tree, names: list[str]) -> dict[str, int]:
+    """Context path -> OS CPU; placeholder contexts (a padded tree) get numbers no CPU has."""
+    cpu_at = {index: cpu for cpu, index in tree.context.items()}
+    spare = iter(placeholder_numbers(tree))
+    return {name: cpu_at[i] if i in cpu_at else next(spare) for i, name in enumerate(names)}
 
 
 def build_topology(
@@ -230,35 +118,38 @@ def build_topology(
     clock_hz: float | None = None,
     capacities: dict[str, float] | None = None,
 ) -> HostTopology:
-    """The `Topology` of `host` (module docstring), with notes on every default value used."""
-    if not host.package:
+    """The `Topology` of `host` (module docstring), with notes on every default value used and
+    everything left out."""
+    if not host.cpus:
         raise SpecError.at(host.source, "no online CPU found")
-    notes: list[str] = []
-    levels = _levels(host)
-    if not levels:  # a single CPU: one context
-        levels = [("pu", [frozenset(host.cpus)])]
-    counts = _uniform_counts(host, levels)
-    order = _context_order(levels, host.cpus)
+    if len(host.cpus) > MAX_CONTEXTS:
+        raise SpecError.at(host.source, f"{len(host.cpus)} CPUs: more than a topology holds ({MAX_CONTEXTS})")
+    tree = choose_tree(host)
+    notes = [*tree.notes, *host.notes]
     clock = clock_hz or host.clock_hz
     if clock is None:
         clock = DEFAULT_CLOCK_HZ
         notes.append("clock 1GHz is a default (the source gives no frequency): override with --clock")
-    resources = _resources(host, levels, dict(capacities or {}), notes)
+    resources, memory, _ = _resources(tree, dict(capacities or {}), notes)
     notes.append("no communication section: messages between threads cost nothing until one is added")
-    shape = " > ".join(f"{level}: {n}" for (level, _), n in zip(levels, counts))
+    shape = " > ".join(f"{level}: {n}" for (level, _), n in zip(tree.levels, tree.counts))
     data = {
         "name": name or host.name,
         "description": f"imported from {host.source}: {shape}",
         "clock": clock,
-        "levels": [{"name": level, "count": n} for (level, _), n in zip(levels, counts)],
+        "levels": [{"name": level, "count": n} for (level, _), n in zip(tree.levels, tree.counts)],
         "resources": resources,
     }
-    names = Topology.model_validate(data).context_names
-    topology = Topology.model_validate({**data, "os_cpus": dict(zip(names, order))})
+    skeleton = Topology.model_validate(data)
+    data["os_cpus"] = _os_cpus(tree, skeleton.context_names)
+    if len(tree.usable) < tree.n_contexts:
+        data["usable"] = usable_domains(skeleton, tree.usable_contexts)
+    topology = Topology.model_validate(data)
+    found = kinds(tree)
     summary = {
-        "cpus": len(host.cpus),
-        "cores": len({host.siblings[c] for c in host.cpus}),
-        "sockets": len(set(host.package.values())),
-        "numa_nodes": len(set(host.node.values())) or 1,
+        "cpus": len(tree.usable),
+        "cores": claimed_count(tree, found.get("core")),
+        "sockets": claimed_count(tree, found.get("package")),
+        "numa_nodes": sum(kind.count for kind in memory) or 1,
     }
-    return HostTopology(topology, notes, summary)
+    return HostTopology(topology, notes, summary, found, [kind.name for kind in memory])

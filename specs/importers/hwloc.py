@@ -1,12 +1,27 @@
 """A topology from an hwloc XML file (``lstopo --of xml``), read with the standard library.
 
-hwloc describes a machine as nested ``<object type=...>`` elements: ``Machine > Package >
-(Die) > L3Cache > L2Cache > L1Cache > Core > PU``, the PU's ``os_index`` being the OS CPU
-number. Caches carry ``cache_size`` and ``cache_type`` (0 unified, 1 data, 2 instruction); hwloc
-1.x writes them as ``type="Cache"`` with a ``depth``. A ``NUMANode`` is, in hwloc 2, a memory
-child of the object whose CPUs it serves (in hwloc 1.x, an ancestor of them). What is read is
-the same `HostDescription` the sysfs importer builds, so both make the same topology
-(`specs.importers.host`).
+hwloc's object model, as its XML writes it (hwloc 1.x, 2.x and 3.0):
+
+* nested ``<object type=...>`` elements: ``Machine > Package > (Die) > L3Cache > L2Cache >
+  L1Cache > Core > PU``, a PU's ``os_index`` being the OS CPU number; ``Group`` and ``Misc``
+  objects are containers only. Caches carry ``cache_size`` and ``cache_type`` (0 unified, 1 data,
+  2 instruction) and may have a ``subtype`` (``MemorySideCache``); hwloc 1.x writes them as
+  ``type="Cache"`` with a ``depth``. An object's ``cpuset`` holds the CPUs of the PUs below it,
+  its ``complete_cpuset`` also those hwloc knows of but has no PU for (offline CPUs).
+* the root object carries the topology's sets: ``allowed_cpuset`` and ``allowed_nodeset`` (what
+  the process may use: a container's or cgroup's cpuset), ``complete_cpuset`` (every CPU, offline
+  ones too) and, in hwloc 1.x, ``online_cpuset``. An XML exported with ``--disallowed`` keeps
+  the PUs outside the allowed set as objects; otherwise they are only in ``complete_cpuset``.
+* a ``NUMANode`` is, in hwloc 2 and 3, a *memory child* of the object whose CPUs it serves, its
+  ``cpuset`` being those CPUs (empty: no local CPU), possibly behind memory-side caches
+  (``MemCache``); in hwloc 1.x it is an ancestor of its CPUs. Several nodes may serve the same
+  CPUs, told apart by ``subtype`` (``DRAM``, ``HBM``, ``MCDRAM``, ``NVM``, ``CXL-DRAM`` ...).
+* ``<cpukind cpuset=...>`` elements under ``<topology>`` group CPUs of one kind (hybrid
+  processors), with ``<info name="FrequencyMaxMHz">`` and ``CoreType``, and an efficiency rank.
+
+What is read is the `HostDescription` the sysfs importer builds, so both make the same topology
+(`specs.importers.host`): the tree is built over every CPU whose place is known, only the CPUs
+that are allowed and online are usable, and the notes say which are not and why.
 """
 
 from __future__ import annotations
@@ -14,28 +29,57 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from xml.parsers import expat
 
 from tasksolve.specs.errors import SpecError, shorten
+from tasksolve.specs.importers.cpusets import cpus_phrase
 from tasksolve.specs.importers.host import Cache, HostDescription, HostTopology, build_topology
+from tasksolve.specs.importers.hwloc_extras import cpu_kinds, memory_side_caches
+from tasksolve.specs.importers.hwloc_sets import Position, XmlSource
+from tasksolve.specs.importers.memory import Memory
 
 _CACHE_TYPES = {"0": "unified", "1": "data", "2": "instruction"}
 _CACHE_TAG = re.compile(r"^L(\d)(i?)Cache$")
 _CLOCK = re.compile(r"@\s*([0-9.]+)\s*GHz", re.IGNORECASE)
+_MEMORY_SIDE = ("NUMANode", "MemCache")
 
 
-def _pus(element: ET.Element, file: str) -> frozenset[int]:
-    """OS numbers of the PUs under `element`."""
-    found = set()
-    for pu in element.iter("object"):
-        if pu.get("type") == "PU":
-            index = pu.get("os_index")
-            if index is None or not index.isdigit():
-                raise SpecError.at(file, f"a PU object without a numeric os_index (got {shorten(repr(index), 30)})")
-            found.add(int(index))
-    return frozenset(found)
+def _parse(path: Path, file: str) -> tuple[ET.Element, dict[int, Position]]:
+    """The document and the line and column of every element (expat, no entity declarations:
+    hwloc writes none, and a declared entity could expand without bound)."""
+    builder = ET.TreeBuilder()
+    positions: dict[int, Position] = {}
+    parser = expat.ParserCreate()
+
+    def start(tag: str, attributes: dict[str, str]) -> None:
+        element = builder.start(tag, attributes)
+        positions[id(element)] = (parser.CurrentLineNumber, parser.CurrentColumnNumber + 1)
+
+    def no_entities(*_: object) -> None:
+        raise SpecError.at(
+            file,
+            "an entity declaration: hwloc XML declares none, so it is not read",
+            parser.CurrentLineNumber,
+            parser.CurrentColumnNumber + 1,
+        )
+
+    parser.StartElementHandler = start
+    parser.EndElementHandler = builder.end
+    parser.EntityDeclHandler = no_entities
+    try:
+        with path.open("rb") as stream:
+            parser.ParseFile(stream)
+        return builder.close(), positions
+    except expat.ExpatError as exc:
+        message = f"not well-formed XML: {shorten(expat.ErrorString(exc.code), 80)}"
+        raise SpecError.at(file, message, exc.lineno, exc.offset + 1) from None
+    except OSError as exc:
+        raise SpecError.at(file, f"cannot read: {exc.strerror}") from None
+    except (LookupError, ValueError) as exc:  # an unknown encoding in the XML declaration
+        raise SpecError.at(file, f"not readable XML: {shorten(str(exc), 80)}", 1, 1) from None
 
 
-def _cache(element: ET.Element, kind_tag: str, file: str) -> tuple[int, str] | None:
+def _cache(source: XmlSource, element: ET.Element, kind_tag: str) -> tuple[int, str] | None:
     match = _CACHE_TAG.match(kind_tag)
     if match:
         level = int(match.group(1))
@@ -43,60 +87,106 @@ def _cache(element: ET.Element, kind_tag: str, file: str) -> tuple[int, str] | N
         return level, kind
     if kind_tag == "Cache":  # hwloc 1.x
         depth = element.get("depth", "")
-        if not depth.isdigit():
-            raise SpecError.at(file, f"a Cache object without a numeric depth (got {shorten(repr(depth), 30)})")
+        if not depth.isdigit() or not 0 < int(depth) < 10:
+            raise source.error(element, f"a Cache object without a cache depth 1-9 (got {shorten(repr(depth), 30)})")
         return int(depth), _CACHE_TYPES.get(element.get("cache_type", "0"), "unified")
     return None
 
 
-def _walk(
-    element: ET.Element, parent: ET.Element | None, host: HostDescription, file: str, packages: list[frozenset[int]]
-) -> None:
-    kind = element.get("type", "")
+def _number(source: XmlSource, element: ET.Element, name: str, strict: bool = True) -> int | None:
+    """A numeric attribute (None: absent; an informative one that is not a number is ignored)."""
+    text = element.get(name)
+    if text is None:
+        return None
+    if not text.isdigit() or len(text) > 18:
+        if not strict:
+            return None
+        raise source.error(element, f"`{name}` must be a number (got {shorten(repr(text), 30)})")
+    return int(text)
+
+
+def _cpu_object(source: XmlSource, element: ET.Element, host: HostDescription, kind: str) -> None:
+    """Record a Package, Die, Core or cache: the CPU sets of the tree's groupings."""
+    cpus = source.cpus(element)
+    if not cpus:
+        return
+    host.positions.setdefault(cpus, source.position(element))
     if kind in ("Package", "Socket"):  # Socket: hwloc 1.x
-        packages.append(_pus(element, file))
+        index = len(set(host.package.values()))
+        host.package.update(dict.fromkeys(cpus, index))
     elif kind == "Die":
         index = len(set(host.die.values()))
-        for cpu in _pus(element, file):
-            host.die[cpu] = index
+        host.die.update(dict.fromkeys(cpus, index))
     elif kind == "Core":
-        cpus = _pus(element, file)
-        for cpu in cpus:
-            host.siblings[cpu] = cpus
-    elif kind == "NUMANode":
-        cpus = _pus(element, file) or (_pus(parent, file) if parent is not None else frozenset())
-        node = int(element.get("os_index", len(set(host.node.values()))))
-        for cpu in cpus:
-            host.node[cpu] = node
+        host.siblings.update(dict.fromkeys(cpus, cpus))
     else:
-        cache = _cache(element, kind, file)
+        cache = _cache(source, element, kind)
         if cache is not None:
-            size = element.get("cache_size")
-            host.caches.add(
-                Cache(cache[0], cache[1], int(size) if size and size.isdigit() else None, _pus(element, file))
-            )
+            size = _number(source, element, "cache_size", strict=False)
+            host.caches.add(Cache(cache[0], cache[1], size or None, cpus, source.text(element, "subtype")))
+
+
+def _numa_node(source: XmlSource, element: ET.Element, parents: list[ET.Element], host: HostDescription) -> None:
+    """A NUMA node wherever hwloc put it (under a MemCache too), with the CPUs it is local to."""
+    cpus = source.cpus(element)
+    if not cpus and element.get("cpuset") is None and element.get("complete_cpuset") is None:
+        cpus = next((source.cpus(p) for p in reversed(parents) if p.get("type") not in _MEMORY_SIDE), frozenset())
+    node = _number(source, element, "os_index")
+    allowed = node is None or source.node_allowed(node)
+    if not allowed:
+        source.disallowed_nodes.add(node)
+    size = _number(source, element, "local_memory", strict=False)
+    subtype = source.text(element, "subtype")
+    host.memories.append(Memory(node, subtype, cpus, size or None, source.position(element), allowed))
+
+
+def _walk(source: XmlSource, element: ET.Element, host: HostDescription, parents: list[ET.Element]) -> None:
+    if len(parents) > 200:
+        raise source.error(element, "objects nested more than 200 deep: not an hwloc topology")
+    kind = element.get("type", "")
+    if kind == "NUMANode":
+        _numa_node(source, element, parents, host)
+    elif kind != "PU":
+        _cpu_object(source, element, host, kind)
     for info in element.findall("info"):
         if info.get("name") == "CPUModel" and host.clock_hz is None:
             match = _CLOCK.search(info.get("value", ""))
             if match:
                 host.clock_hz = float(match.group(1)) * 1e9
+    parents.append(element)
     for child in element.findall("object"):
-        _walk(child, element, host, file, packages)
+        _walk(source, child, host, parents)
+    parents.pop()
+
+
+def _left_out(source: XmlSource, host: HostDescription) -> None:
+    """The usable CPUs (allowed and online), and a note for every CPU and node that is not."""
+    present = source.present
+    offline = (source.machine - present) | {cpu for cpu in present if not source.online(cpu)}
+    not_allowed = {cpu for cpu in present - offline if not source.allowed(cpu)}
+    host.usable = frozenset(present - offline - not_allowed)
+    if source.machine - present:
+        where = "in hwloc's complete_cpuset, with no PU object"
+        host.left_out.append(f"{_are(source.machine - present)} offline ({where})")
+    if offline - (source.machine - present):
+        host.left_out.append(f"{_are(offline - (source.machine - present))} offline (hwloc online_cpuset)")
+    if not_allowed:
+        host.left_out.append(f"{_are(not_allowed)} not allowed to this process (hwloc allowed_cpuset)")
+    if source.disallowed_nodes:
+        nodes = cpus_phrase(source.disallowed_nodes, "NUMA node")
+        verb = "are" if len(source.disallowed_nodes) > 1 else "is"
+        host.left_out.append(f"{nodes} {verb} not allowed to this process (hwloc allowed_nodeset)")
+
+
+def _are(cpus: set[int]) -> str:
+    return f"{cpus_phrase(cpus)} {'are' if len(cpus) > 1 else 'is'}"
 
 
 def read_hwloc(path: str | Path) -> HostDescription:
-    """Describe the machine of an hwloc XML file; malformed XML is one located `SpecError`."""
+    """Describe the machine of an hwloc XML file; malformed input is one located `SpecError`."""
     path = Path(path)
     file = str(path)
-    try:
-        root = ET.parse(path).getroot()
-    except ET.ParseError as exc:
-        line, column = exc.position
-        raise SpecError.at(
-            file, f"not well-formed XML: {shorten(str(exc).split(':')[0], 80)}", line, column + 1
-        ) from None
-    except OSError as exc:
-        raise SpecError.at(file, f"cannot read: {exc.strerror}") from None
+    root, positions = _parse(path, file)
     if root.tag != "topology":
         raise SpecError.at(
             file,
@@ -105,20 +195,17 @@ def read_hwloc(path: str | Path) -> HostDescription:
             1,
             1,
         )
-    host = HostDescription(source=file, package={}, siblings={})
-    packages: list[frozenset[int]] = []
-    for machine in root.findall("object"):
-        _walk(machine, None, host, file, packages)
-    cpus = set(_pus(root, file))
-    if not cpus:
+    source = XmlSource.of(file, root, positions)
+    if not source.present:
         raise SpecError.at(file, "no PU (processing unit) object in the file")
-    for cpu in cpus:
-        host.package[cpu] = next((i for i, members in enumerate(packages) if cpu in members), 0)
-        host.siblings.setdefault(cpu, frozenset([cpu]))
-    if host.node and set(host.node) != cpus:
-        host.node = {}
-    if host.die and set(host.die) != cpus:
-        host.die = {}
+    host = HostDescription(source=file, package={}, siblings={}, machine=frozenset(source.machine))
+    for machine in root.findall("object"):
+        _walk(source, machine, host, [])
+    _left_out(source, host)
+    host.notes += memory_side_caches(source, root)
+    clock, notes = cpu_kinds(source, root, host.usable or frozenset(), host.clock_hz)
+    host.clock_hz = clock
+    host.notes += notes
     return host
 
 

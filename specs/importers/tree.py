@@ -1,0 +1,255 @@
+"""The tree of an imported host (`specs.importers.host`): levels from the sharing groups, and
+which CPUs the tree holds.
+
+Every grouping is a partition of the CPUs (sockets, NUMA nodes, dies, L3 groups, L2 groups,
+cores); a partition with one group is the machine itself, and partitions that are equal are one
+level (named after the first of socket, numa, die, core, l3, l2, pu); the levels are the distinct
+partitions, coarsest first, each refining the one above.
+
+A topology is a uniform tree; a process may use only some of the host's CPUs (`usable`: allowed
+and online). The tree is, in this order of preference:
+
+1. the whole machine, when it is a uniform tree: its ``usable`` domains say which contexts plans
+   may use (a container's cpuset on a regular machine);
+2. the usable CPUs alone, when they are a uniform tree;
+3. the usable CPUs padded to a uniform tree -- each domain given as many children as the largest
+   of its level -- when CPUs are left out (offline or not allowed) and the usable ones are
+   irregular: the extra contexts are placeholders, outside ``usable``, for CPUs the process cannot
+   use. Plans, counts and symmetries see only the usable contexts (`specs.symmetry.UsableTree`
+   prunes domains without one), so the padding changes none of them.
+
+A host whose CPUs are all usable and do not form a uniform tree (a hybrid processor) is refused
+with the group that differs, as is one whose groups do not nest.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from tasksolve.specs.errors import SpecError
+from tasksolve.specs.importers.cpusets import Partition, cpu_list, cpus_phrase, level_of, partition_of, restricted
+from tasksolve.specs.importers.description import HostDescription
+from tasksolve.specs.importers.memory import node_map
+from tasksolve.specs.topology import MACHINE, MAX_CONTEXTS, Topology
+
+# When two groupings are the same partition of the CPUs, the level takes the first name here.
+NAME_PRIORITY = ("socket", "numa", "die", "core", "l3", "l2", "pu")
+
+
+def _complete(host: HostDescription, groups: dict, what: str) -> bool:
+    """Whether every CPU has a `what` (False: the source has none); an error when only some do."""
+    if not groups:
+        return False
+    missing = set(host.cpus) - set(groups)
+    if missing:
+        raise host.error(f"the {what} of {cpus_phrase(missing)} is not known: the machine is not a complete tree")
+    return True
+
+
+def _groupings(host: HostDescription) -> list[tuple[str, Partition]]:
+    """Every candidate grouping of the CPUs, by name."""
+    cpus = host.cpus
+    found = []
+    if _complete(host, host.package, "package"):
+        found.append(("socket", partition_of(host.package, cpus)))
+    nodes = node_map(host.memory, frozenset(cpus))
+    if nodes:
+        found.append(("numa", partition_of(nodes, cpus)))
+    if host.die and set(host.die) >= set(cpus):
+        found.append(("die", partition_of({c: (host.package.get(c), host.die[c]) for c in cpus}, cpus)))
+    if _complete(host, host.siblings, "core"):
+        found.append(("core", partition_of({c: min(host.siblings[c]) for c in cpus}, cpus)))
+    for name in ("l3", "l2"):
+        level = int(name[1])
+        sets = {cache.cpus & set(cpus) for cache in host.caches if cache.level == level and cache.kind != "instruction"}
+        group_of = {c: min((s for s in sets if c in s), key=sorted) for c in cpus if any(c in s for s in sets)}
+        if len(group_of) == len(cpus):  # a cache level some CPUs lack is no level of the tree
+            found.append((name, partition_of(group_of, cpus)))
+    found.append(("pu", [frozenset([c]) for c in cpus]))
+    return found
+
+
+def levels_of(host: HostDescription) -> list[tuple[str, Partition]]:
+    """The distinct partitions, coarsest first (named by NAME_PRIORITY), each refining the last."""
+    distinct: dict[tuple, tuple[str, Partition]] = {}
+    for name, partition in _groupings(host):
+        key = tuple(sorted(tuple(sorted(g)) for g in partition))
+        if len(partition) == 1:
+            continue
+        known = distinct.get(key)
+        if known is None or NAME_PRIORITY.index(name) < NAME_PRIORITY.index(known[0]):
+            distinct[key] = (name, partition)
+    levels = sorted(distinct.values(), key=lambda item: (len(item[1]), NAME_PRIORITY.index(item[0])))
+    for (outer, outer_part), (inner, inner_part) in zip(levels, levels[1:]):
+        owner = {cpu: index for index, group in enumerate(outer_part) for cpu in group}
+        for group in inner_part:
+            if len({owner[cpu] for cpu in group}) > 1:
+                raise host.error(
+                    f"the {inner} group of CPUs {cpu_list(group)} spans several {outer} "
+                    "groups: the sharing groups do not nest, so they are not a tree",
+                    group,
+                )
+    return levels or [("pu", [frozenset(host.cpus)])]  # a single CPU: one context
+
+
+def uniform_counts(host: HostDescription, levels: list[tuple[str, Partition]]) -> list[int]:
+    """Children per domain at each level; an error names the first domain that differs."""
+    counts = []
+    outer: Partition = [frozenset(host.cpus)]
+    outer_name = MACHINE
+    for name, partition in levels:
+        per_outer = [sum(1 for g in partition if g <= o) for o in outer]
+        if len(set(per_outer)) > 1:
+            odd = next(i for i, n in enumerate(per_outer) if n != per_outer[0])
+            raise host.error(
+                f"not a uniform tree: the {outer_name} of CPUs {cpu_list(outer[0])} has "
+                f"{per_outer[0]} {name}(s) but the one of CPUs {cpu_list(outer[odd])} has "
+                f"{per_outer[odd]} (CPUs offline, or a hybrid processor?); tasksolve "
+                "topologies need the same count in every domain of a level",
+                outer[odd],
+            )
+        counts.append(per_outer[0])
+        outer, outer_name = partition, name
+    return counts
+
+
+def layout(levels: list[tuple[str, Partition]], cpus: list[int]) -> tuple[list[int], dict[int, int]]:
+    """The counts of the smallest uniform tree holding the levels (each the largest number of
+    children a domain of the level has) and each CPU's context index in it, children ordered by
+    their lowest CPU number (depth-first: for a uniform tree, the CPUs in context order)."""
+    counts, outer = [], [frozenset(cpus)]
+    position: list[dict[int, int]] = []
+    for _, partition in levels:
+        children = [sorted((g for g in partition if g <= o), key=min) for o in outer]
+        counts.append(max(len(c) for c in children))
+        position.append({cpu: i for kids in children for i, group in enumerate(kids) for cpu in group})
+        outer = partition
+    strides = [math.prod(counts[k + 1 :]) for k in range(len(counts))]
+    return counts, {cpu: sum(position[k][cpu] * strides[k] for k in range(len(counts))) for cpu in cpus}
+
+
+@dataclass
+class Tree:
+    """The host the tree is built on (the whole machine or its usable CPUs), its levels, counts,
+    each CPU's context index, the CPUs plans may use, and the notes saying which."""
+
+    host: HostDescription
+    levels: list[tuple[str, Partition]]
+    counts: list[int]
+    context: dict[int, int]
+    usable: frozenset[int]
+    notes: list[str] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, host: HostDescription, pad: bool = False) -> Tree:
+        levels = levels_of(host)
+        try:
+            uniform_counts(host, levels)
+        except SpecError:
+            if not pad:
+                raise
+        counts, context = layout(levels, host.cpus)
+        if math.prod(counts) > MAX_CONTEXTS:
+            raise host.error(f"{math.prod(counts)} contexts: more than a topology holds ({MAX_CONTEXTS})")
+        return cls(host, levels, counts, context, frozenset(host.cpus))
+
+    @property
+    def n_contexts(self) -> int:
+        return math.prod(self.counts)
+
+    @property
+    def usable_contexts(self) -> set[int]:
+        return {self.context[cpu] for cpu in self.usable}
+
+
+def _message(error: SpecError) -> str:
+    return error.problems[0][4] if error.problems else str(error)
+
+
+def _subset(host: HostDescription, usable: frozenset[int], whole: SpecError) -> Tree:
+    """The tree of the usable CPUs alone, padded when they are irregular (module docstring)."""
+    try:
+        tree = Tree.of(host.restricted(usable), pad=True)
+    except SpecError as error:
+        why = f"{_message(error)}; {'; '.join(host.left_out)}; the whole machine is no tree either: {_message(whole)}"
+        raise SpecError(host.source, [(*error.problems[0][:4], why)]) from None
+    tree.notes = [*host.left_out]
+    if tree.n_contexts == len(usable):
+        tree.notes.append(f"the tree holds the {len(usable)} usable CPUs alone ({_message(whole)})")
+        return tree
+    numbers = placeholder_numbers(tree)
+    tree.notes.append(
+        f"the {len(usable)} usable CPUs are not a uniform tree, so the tree holds them padded to one of "
+        f"{tree.n_contexts} contexts: its `usable` list keeps plans on the real CPUs, and the other "
+        f"{len(numbers)} contexts are placeholders for CPUs this process cannot use (numbered "
+        f"{cpu_list(numbers)}: no such CPUs)"
+    )
+    return tree
+
+
+def choose_tree(host: HostDescription) -> Tree:
+    """The tree of `host` (module docstring: whole machine, usable CPUs, padded usable CPUs)."""
+    cpus = frozenset(host.cpus)
+    usable = cpus if host.usable is None else host.usable & cpus
+    if not usable:
+        raise host.error(f"no CPU a plan may use: {'; '.join(host.left_out) or 'none is online'}")
+    if usable == cpus:
+        tree = Tree.of(host)
+        tree.notes = list(host.left_out)
+        return tree
+    try:
+        tree = Tree.of(host)
+    except SpecError as whole:
+        return _subset(host, usable, whole)
+    tree.usable = usable
+    tree.notes = [
+        *host.left_out,
+        f"the tree is the whole machine ({len(cpus)} CPUs); plans may use only its {len(usable)} usable "
+        f"contexts ({cpus_phrase(usable)}: the topology's `usable` list)",
+    ]
+    return tree
+
+
+def placeholder_numbers(tree: Tree) -> list[int]:
+    """OS numbers for the contexts no CPU holds: above every CPU number the host has."""
+    first = max([*tree.host.cpus, *(tree.host.usable or ())], default=-1) + 1
+    return list(range(first, first + tree.n_contexts - len(tree.context)))
+
+
+def usable_domains(topology: Topology, usable: set[int]) -> list[str]:
+    """The fewest domain names whose contexts are exactly the `usable` context indices."""
+
+    def cover(level: int, domain: int) -> list[str]:
+        contexts = topology.contexts_of(level, domain)
+        inside = sum(1 for c in contexts if c in usable)
+        if inside == len(contexts):
+            return [topology.domain_name(level, domain)]
+        if inside == 0:
+            return []
+        width = topology.counts[level + 1]
+        return [name for child in range(domain * width, (domain + 1) * width) for name in cover(level + 1, child)]
+
+    return [name for domain in range(topology.counts[0]) for name in cover(0, domain)]
+
+
+def kinds(tree: Tree) -> dict[str, str]:
+    """The level of each kind of hwloc object the source has: package, core, PU."""
+    cpus = frozenset(tree.host.cpus)
+    found = {"pu": tree.levels[-1][0]}
+    if tree.host.package:
+        found["package"] = level_of(partition_of(tree.host.package, cpus), tree.levels, cpus, tree.usable) or "?"
+    if tree.host.siblings:
+        groups = {frozenset(tree.host.siblings[c] & cpus) for c in cpus}
+        found["core"] = level_of(groups, tree.levels, cpus, tree.usable) or "?"
+    return found
+
+
+def claimed_count(tree: Tree, level: str | None) -> int:
+    """Domains of `level` holding a usable CPU (1 for the machine, 0 for no level)."""
+    if level is None:
+        return 0
+    if level == MACHINE:
+        return 1
+    partition = dict(tree.levels).get(level)
+    return len(restricted(partition, tree.usable)) if partition else 0
