@@ -5,8 +5,14 @@
   falls back to `simulate.probe.fallback` (Python processes: microseconds, not nanoseconds);
 * `simulate.probe.measure` measures every pair of CPUs -- one-way cache-line latency and the
   compute-loop interference -- in repetitions, pairs shuffled in each (interleaved);
-* `simulate.probe.analysis` is a pure function of those matrices: latency classes, hidden
-  sharing, unstable pairs, and the communication cost of each level of the topology;
-* `simulate.probe.report` reads/writes the matrices as CSV, renders the findings and writes the
-  costs into a topology file.
+* `simulate.probe.loading` reads saved matrices strictly: the probe's own CSV and the public
+  core-to-core latency matrix (N x N, lower triangle);
+* `simulate.probe.analysis` is a pure function of those matrices: latency classes, each level's
+  populations, pairs faster (hidden sharing) or slower than their level, unstable pairs, and the
+  communication cost of each level of the topology (or of a flat set of CPUs without one);
+  `simulate.probe.findings` says it in sentences, with counts and CPU ranges;
+* `simulate.probe.structure` proposes the sharing domains the latencies show (complete-linkage
+  clusters cut between latency populations);
+* `simulate.probe.report` writes the matrices as CSV, renders the findings and the proposal,
+  writes the costs into a topology file and the proposal as one.
 """

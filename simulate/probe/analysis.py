@@ -2,8 +2,9 @@
 and the communication cost of each level of the topology (a pure function of the matrices).
 
 Input: one or more *repetitions*, each mapping a pair of OS CPUs ``(i, j)`` (``i < j``) to a
-`PairSample` -- the one-way latency of a cache line bounced between them (ns) and the rate of a
-compute loop on each while the other runs it too, over its rate alone.
+`PairSample` -- the one-way latency of a cache line bounced between them (ns) and, where it was
+measured, the rate of a compute loop on each while the other runs it too, over its rate alone
+(a public latency matrix carries no such ratio: nothing is said about interference then).
 
 * **Latency classes.**  Cache hierarchies are steps, not a continuum: SMT siblings exchange a line
   in ~10-25 ns, cores sharing an L2 in ~30-50, an L3 in ~60-120, sockets in ~150-300.  All samples
@@ -13,18 +14,23 @@ compute loop on each while the other runs it too, over its rate alone.
 * **Interference.**  A pair *interferes* in a repetition when the slower of its two loops runs at
   ``SMT_RATIO`` (0.75) of its rate alone or less: SMT siblings share execution units and lose
   30-50%; separate cores lose a few percent (frequency, shared cache).
-* **Expected behaviour of a level.**  Every pair shares one level of the topology (its innermost
-  common domain; ``machine`` at the top).  A level's class is the median class of its pairs, its
-  interference the majority; the tree says every pair of a level behaves alike.
-* **Hidden sharing**: a pair that, in every repetition, is faster than its level's class, or
-  whose median ratio interferes where its level's pairs do not -- sharing that the topology (sysfs) does not show.
+* **Populations of a level.**  Every pair shares one level of the topology (its innermost
+  common domain; ``machine`` at the top, and for every pair when no topology is given: a flat set
+  of CPUs).  The tree says every pair of a level behaves alike; the level's stable pairs are
+  grouped by class, and each class holding at least ``POPULATION_SHARE`` (a tenth) of them is a
+  *population* of the level, reported with its median, range, size and CPUs -- two populations
+  are two figures, never averaged into one no pair has.  The level's *main* population is the
+  largest (a tie goes to the slower: a plan that assumes the cheaper figure may be wrong).
+* **Odd pairs**: a stable pair in a class that is no population of its level is *faster* than its
+  level (hidden sharing: sharing the topology does not show) or *slower*; a pair whose median
+  ratio interferes where its level's pairs do not is hidden sharing too (SMT-like).
 * **Unstable placement**: a pair whose latency class changes between repetitions -- on a guest,
   vCPUs that the hypervisor moved between host cores while the probe ran.  One repetition cannot
   show it (the analysis says so).  Interference is judged on the median over repetitions only: a
   busy neighbour process on a shared host flips a single repetition's ratio, never the latency
   class of a batch median.
-* **Costs per level**: the median over the level's regular pairs (neither hidden nor unstable) of
-  each pair's median latency, with the range over those pairs; in cycles at the topology's clock.
+* **Costs per level**: the median over the main population's regular pairs of each pair's median
+  latency, with the range over those pairs; in cycles at the topology's clock (none without one).
   The tree stays uniform: pairs it cannot express are reported, not averaged in.
 """
 
@@ -32,25 +38,30 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 MACHINE = "machine"
-GAP = 1.5
+GAP = 1.3
 SMT_RATIO = 0.75
+POPULATION_SHARE = 0.1
 
 Pair = tuple[int, int]
 
 
 @dataclass(frozen=True)
 class PairSample:
-    """One measurement of one pair: latency (ns, one way) and each CPU's loop rate ratio."""
+    """One measurement of one pair: latency (ns, one way) and each CPU's loop rate ratio (None:
+    interference not measured)."""
 
     latency_ns: float
-    ratio_i: float = 1.0
-    ratio_j: float = 1.0
+    ratio_i: float | None = None
+    ratio_j: float | None = None
 
     @property
-    def ratio(self) -> float:
+    def ratio(self) -> float | None:
+        if self.ratio_i is None or self.ratio_j is None:
+            return None
         return min(self.ratio_i, self.ratio_j)
 
 
@@ -58,8 +69,63 @@ Repetition = dict[Pair, PairSample]
 
 
 @dataclass
+class Population:
+    """Pairs of one latency class: their median, range, number and CPUs."""
+
+    latency_ns: float
+    low_ns: float
+    high_ns: float
+    pairs: int
+    cpus: list[int]
+
+    def to_dict(self) -> dict:
+        from tasksolve.simulate.probe.findings import cpu_list
+
+        return {**self.__dict__, "cpus": cpu_list(self.cpus)}
+
+
+def population(pairs: Iterable[Pair], medians: dict[Pair, float]) -> Population:
+    values = [medians[p] for p in pairs]
+    return Population(
+        latency_ns=round(statistics.median(values), 2),
+        low_ns=round(min(values), 2),
+        high_ns=round(max(values), 2),
+        pairs=len(values),
+        cpus=sorted({c for p in pairs for c in p}),
+    )
+
+
+@dataclass
+class Split:
+    """A level's pairs judged by class (module docstring): its populations (fastest first), the
+    main one's class, and the pairs in no population, faster or slower than the main one."""
+
+    populations: dict[int, list[Pair]]
+    main: int
+    faster: list[Pair]
+    slower: list[Pair]
+
+
+def split_level(pairs: list[Pair], klass: dict[Pair, int]) -> Split:
+    """Populations, main population and odd pairs of one level (module docstring)."""
+    by_class: dict[int, list[Pair]] = {}
+    for p in pairs:
+        by_class.setdefault(klass[p], []).append(p)
+    biggest = max(by_class, key=lambda c: (len(by_class[c]), c))
+    kept = {c: ps for c, ps in sorted(by_class.items()) if len(ps) >= POPULATION_SHARE * len(pairs) or c == biggest}
+    odd = [p for c, ps in by_class.items() if c not in kept for p in ps]
+    return Split(
+        populations=kept,
+        main=biggest,
+        faster=sorted(p for p in odd if klass[p] < biggest),
+        slower=sorted(p for p in odd if klass[p] > biggest),
+    )
+
+
+@dataclass
 class LevelCost:
-    """The measured cost of a message between two CPUs whose innermost shared level is `level`."""
+    """The measured cost of a message between two CPUs whose innermost shared level is `level`:
+    its main population's figure, every population of its pairs, and what was left out."""
 
     level: str
     pairs: int
@@ -68,9 +134,13 @@ class LevelCost:
     high_ns: float
     cycles: float | None
     left_out: int = 0
+    populations: list[Population] = field(default_factory=list)
+    faster: int = 0
+    slower: int = 0
+    unstable: int = 0
 
     def to_dict(self) -> dict:
-        return dict(self.__dict__)
+        return {**self.__dict__, "populations": [p.to_dict() for p in self.populations]}
 
 
 @dataclass
@@ -81,7 +151,7 @@ class PairReport:
     level: str
     latencies: list[float]
     classes: list[int]
-    ratios: list[float]
+    ratios: list[float | None]
     smt_like: bool
 
     def to_dict(self) -> dict:
@@ -100,20 +170,25 @@ class Analysis:
     unstable: list[PairReport]
     stable_share: float | None
     latency_spread: float | None
-    worst_ratio: float
+    worst_ratio: float | None
+    slower: list[PairReport] = field(default_factory=list)
     findings: list[str] = field(default_factory=list)
+    medians: dict[Pair, float] = field(default_factory=dict, repr=False)
+    classes: dict[Pair, int] = field(default_factory=dict, repr=False)
 
     def to_dict(self) -> dict:
         return {
             "cpus": self.cpus,
             "repetitions": self.repetitions,
-            "class_boundaries_ns": self.boundaries,
+            "class_boundaries_ns": [round(b, 2) for b in self.boundaries],
             "level_class": self.level_class,
             "costs": [c.to_dict() for c in self.costs],
             "hidden_sharing": [p.to_dict() for p in self.hidden],
+            "slower_than_level": [p.to_dict() for p in self.slower],
             "unstable": [p.to_dict() for p in self.unstable],
             "stable_share": self.stable_share,
             "latency_spread": self.latency_spread,
+            "interference_measured": self.worst_ratio is not None,
             "worst_ratio": self.worst_ratio,
             "findings": self.findings,
         }
@@ -138,7 +213,9 @@ def pair_levels(cpus: list[int], topology=None) -> dict[Pair, str]:
     context = {cpu: c for c, cpu in enumerate(topology.os_cpu_list)}
     missing = [cpu for cpu in cpus if cpu not in context]
     if missing:
-        raise ValueError(f"CPU(s) {', '.join(map(str, missing))} are not in the topology `{topology.name}`")
+        from tasksolve.simulate.probe.findings import cpu_list
+
+        raise ValueError(f"CPU(s) {cpu_list(missing)} not in the topology `{topology.name}`")
     found = {}
     for a, b in pairs:
         k = topology.shared_level(context[a], context[b])
@@ -147,72 +224,87 @@ def pair_levels(cpus: list[int], topology=None) -> dict[Pair, str]:
 
 
 def analyse(repetitions: list[Repetition], topology=None, clock_hz: float | None = None) -> Analysis:
-    """Classes, hidden sharing, unstable pairs and per-level costs (module docstring)."""
-    if not repetitions or not repetitions[0]:
-        raise ValueError("no measurement to analyse")
-    pairs = sorted(repetitions[0])
-    for r, rep in enumerate(repetitions[1:], start=2):
-        if sorted(rep) != pairs:
-            raise ValueError(f"repetition {r} measured other pairs than repetition 1")
+    """Classes, populations, odd and unstable pairs and per-level costs (module docstring).
+    Without `topology` every pair is of one level, ``machine`` (a flat set of CPUs: never this
+    host's tree), and the costs have cycles only at an explicit `clock_hz`."""
+    from tasksolve.simulate.probe.findings import findings
+
+    pairs = _pairs(repetitions)
     cpus = sorted({c for p in pairs for c in p})
     level_of = pair_levels(cpus, topology)
     if clock_hz is None and topology is not None:
         clock_hz = float(topology.clock)
     boundaries = class_boundaries([rep[p].latency_ns for rep in repetitions for p in pairs])
     classes = {p: [class_of(rep[p].latency_ns, boundaries) for rep in repetitions] for p in pairs}
-    bursts = {p: statistics.median(rep[p].ratio for rep in repetitions) <= SMT_RATIO for p in pairs}
-    levels = sorted(set(level_of.values()), key=lambda n: _level_rank(n, topology))
-    level_class, level_burst = {}, {}
-    for name in levels:
-        members = [p for p in pairs if level_of[p] == name]
-        level_class[name] = int(statistics.median_low([c for p in members for c in classes[p]]))
-        level_burst[name] = sum(bursts[p] for p in members) * 2 > len(members)
-    hidden, unstable = [], []
-    for p in pairs:
-        name = level_of[p]
-        smt_like = bursts[p] and not level_burst[name]
-        changed = len(set(classes[p])) > 1
-        if not changed and not smt_like and min(classes[p]) >= level_class[name]:
-            continue
-        report = PairReport(
-            p,
-            name,
-            [rep[p].latency_ns for rep in repetitions],
-            classes[p],
-            [round(rep[p].ratio, 4) for rep in repetitions],
-            smt_like,
-        )
-        (unstable if changed else hidden).append(report)
-    odd_pairs = {r.pair for r in hidden + unstable}
-    costs = [_level_cost(name, pairs, level_of, repetitions, odd_pairs, clock_hz) for name in levels]
     medians = {p: statistics.median(rep[p].latency_ns for rep in repetitions) for p in pairs}
-    spread = None
-    if len(repetitions) > 1:
-        spread = (
-            statistics.median(
-                (max(rep[p].latency_ns for rep in repetitions) - min(rep[p].latency_ns for rep in repetitions))
-                / medians[p]
-                for p in pairs
-                if p not in odd_pairs
+    klass = {p: class_of(medians[p], boundaries) for p in pairs}
+    moved = {p for p in pairs if len(set(classes[p])) > 1}
+    bursts = _bursts(repetitions, pairs)
+    levels = sorted(set(level_of.values()), key=lambda n: _level_rank(n, topology))
+    members = {name: [p for p in pairs if level_of[p] == name] for name in levels}
+    verdicts = [_judge(name, members[name], klass, moved, bursts, medians, clock_hz) for name in levels]
+
+    def reports(chosen: Iterable[Pair], smt: set[Pair] = frozenset()) -> list[PairReport]:
+        return [
+            PairReport(
+                p,
+                level_of[p],
+                [rep[p].latency_ns for rep in repetitions],
+                classes[p],
+                [None if rep[p].ratio is None else round(rep[p].ratio, 4) for rep in repetitions],
+                p in smt,
             )
-            if len(odd_pairs) < len(pairs)
-            else None
-        )
+            for p in sorted(chosen)
+        ]
+
+    smt = {p for v in verdicts for p in v.smt}
+    odd = {p for v in verdicts for p in (*v.hidden, *v.slower)} | moved
     analysis = Analysis(
         cpus=cpus,
         repetitions=len(repetitions),
-        boundaries=[round(b, 2) for b in boundaries],
+        boundaries=boundaries,
         level_of=level_of,
-        level_class=level_class,
-        costs=costs,
-        hidden=hidden,
-        unstable=unstable,
-        stable_share=None if len(repetitions) < 2 else 1 - len(unstable) / len(pairs),
-        latency_spread=spread,
-        worst_ratio=min(rep[p].ratio for rep in repetitions for p in pairs),
+        level_class={v.cost.level: v.main for v in verdicts},
+        costs=[v.cost for v in verdicts],
+        hidden=reports((p for v in verdicts for p in v.hidden), smt),
+        unstable=reports(moved),
+        slower=reports(p for v in verdicts for p in v.slower),
+        stable_share=None if len(repetitions) < 2 else 1 - len(moved) / len(pairs),
+        latency_spread=_spread(repetitions, pairs, medians, odd),
+        worst_ratio=None if bursts is None else min(rep[p].ratio for rep in repetitions for p in pairs),
+        medians=medians,
+        classes=klass,
     )
-    analysis.findings = findings(analysis, topology)
+    analysis.findings = findings(analysis, topology, SMT_RATIO)
     return analysis
+
+
+def _pairs(repetitions: list[Repetition]) -> list[Pair]:
+    if not repetitions or not repetitions[0]:
+        raise ValueError("no measurement to analyse")
+    pairs = sorted(repetitions[0])
+    for r, rep in enumerate(repetitions[1:], start=2):
+        if sorted(rep) != pairs:
+            raise ValueError(f"repetition {r} measured other pairs than repetition 1")
+    return pairs
+
+
+def _bursts(repetitions: list[Repetition], pairs: list[Pair]) -> dict[Pair, bool] | None:
+    """Whether each pair's median ratio interferes; None where interference was not measured."""
+    if any(rep[p].ratio is None for rep in repetitions for p in pairs):
+        return None
+    return {p: statistics.median(rep[p].ratio for rep in repetitions) <= SMT_RATIO for p in pairs}
+
+
+def _spread(repetitions, pairs, medians, odd) -> float | None:
+    """Median over the regular pairs of (max - min) / median across repetitions."""
+    if len(repetitions) < 2 or len(odd) >= len(pairs):
+        return None
+    return statistics.median(
+        (max(rep[p].latency_ns for rep in repetitions) - min(rep[p].latency_ns for rep in repetitions)) / medians[p]
+        for p in pairs
+        if p not in odd
+    )
 
 
 def _level_rank(name: str, topology) -> int:
@@ -222,12 +314,27 @@ def _level_rank(name: str, topology) -> int:
     return -topology.level_names.index(name)
 
 
-def _level_cost(name, pairs, level_of, repetitions, odd_pairs, clock_hz) -> LevelCost:
-    members = [p for p in pairs if level_of[p] == name]
-    regular = [p for p in members if p not in odd_pairs] or members
-    per_pair = [statistics.median(rep[p].latency_ns for rep in repetitions) for p in regular]
+@dataclass
+class _Verdict:
+    cost: LevelCost
+    main: int
+    hidden: list[Pair]
+    smt: set[Pair]
+    slower: list[Pair]
+
+
+def _judge(name, members, klass, moved, bursts, medians, clock_hz) -> _Verdict:
+    """One level: its populations, odd pairs and cost (module docstring)."""
+    stable = [p for p in members if p not in moved]
+    level_bursts = bursts is not None and sum(bursts[p] for p in members) * 2 > len(members)
+    smt = {p for p in stable if bursts is not None and bursts[p] and not level_bursts}
+    split = split_level(stable or members, klass)
+    hidden = sorted(set(split.faster) | smt)
+    slower = [p for p in split.slower if p not in smt]
+    regular = [p for p in split.populations[split.main] if p not in smt and p not in moved] or members
+    per_pair = [medians[p] for p in regular]
     median = statistics.median(per_pair)
-    return LevelCost(
+    cost = LevelCost(
         level=name,
         pairs=len(regular),
         latency_ns=round(median, 2),
@@ -235,55 +342,9 @@ def _level_cost(name, pairs, level_of, repetitions, odd_pairs, clock_hz) -> Leve
         high_ns=round(max(per_pair), 2),
         cycles=None if not clock_hz else round(median * clock_hz / 1e9, 1),
         left_out=len(members) - len(regular),
+        populations=[population(ps, medians) for ps in split.populations.values()],
+        faster=len(hidden),
+        slower=len(slower),
+        unstable=len(members) - len(stable),
     )
-
-
-def findings(analysis: Analysis, topology=None) -> list[str]:
-    """One sentence per thing a user should know (hidden sharing, instability, costs' order)."""
-    said = []
-    by_level = {c.level: c for c in analysis.costs}
-    for report in analysis.hidden:
-        typical = by_level[report.level].latency_ns
-        what = (
-            "behave as SMT siblings (the compute loop loses >= 25%), unlike what"
-            if report.smt_like
-            else "share more than"
-        )
-        said.append(
-            f"hidden sharing: CPUs {report.pair[0]} and {report.pair[1]} {what} the topology says "
-            f"({report.level}): {_ns(report.latencies)} ns against {typical:g} ns for their level"
-        )
-    if analysis.unstable:
-        moved = ", ".join(f"{a}-{b} ({_ns(r.latencies)} ns)" for r in analysis.unstable for a, b in [r.pair])
-        said.append(
-            f"unstable placement: {len(analysis.unstable)} pair(s) changed class between repetitions "
-            f"({moved}): on a virtual machine the vCPUs move between host cores; a plan tuned to "
-            "one moment may not hold at the next"
-        )
-    if analysis.repetitions < 2:
-        said.append("one repetition: stability not tested (use --repeats 2 or more)")
-    left = [c for c in analysis.costs if c.left_out]
-    for cost in left:
-        said.append(
-            f"{cost.left_out} pair(s) of level {cost.level} left out of its cost: the uniform tree cannot express them"
-        )
-    for inner, outer in zip(analysis.costs, analysis.costs[1:]):
-        if outer.low_ns <= inner.latency_ns <= outer.high_ns and inner.low_ns <= outer.latency_ns <= inner.high_ns:
-            said.append(
-                f"levels {inner.level} and {outer.level} cost the same within their ranges "
-                f"({inner.latency_ns:g} and {outer.latency_ns:g} ns): the tree distinguishes what this host does not"
-            )
-        if inner.low_ns > outer.high_ns:
-            said.append(
-                f"level {inner.level} costs more than the level {outer.level} around it "
-                f"({inner.latency_ns:g} ns against {outer.latency_ns:g} ns): the topology may be wrong"
-            )
-    said.append(
-        f"interference: the worst pair ran the compute loop at {analysis.worst_ratio:.2f} of its rate alone"
-        + ("" if analysis.worst_ratio > SMT_RATIO else " (SMT-like sharing of execution units)")
-    )
-    return said
-
-
-def _ns(values: list[float]) -> str:
-    return "/".join(f"{v:.0f}" for v in values)
+    return _Verdict(cost, split.main, hidden, smt, slower)

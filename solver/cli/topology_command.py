@@ -142,24 +142,40 @@ def show(
 
 
 def probe(
-    topology: str = typer.Option(
-        "host",
+    topology: str | None = typer.Option(
+        None,
         "--topology",
-        help="The topology the pairs are compared with and written to: host, a file, an hwloc XML or a sysfs tree.",
+        help="The topology the pairs are compared with and --output writes: host, a file, an hwloc XML or a "
+        "sysfs tree. Default: host when measuring; with --load, none (a flat set of CPUs, never this host's).",
     ),
     cpus: str | None = typer.Option(None, "--cpus", help="CPUs to probe (0-3,8). Default: all of the topology's."),
     repeats: int = typer.Option(3, "--repeats", min=1, max=50, help="Repetitions, pairs shuffled in each."),
     out: Path | None = OUT_FILE,
-    load: list[Path] | None = typer.Option(None, "--load", help="Analyse saved matrices (CSV, one per repetition)."),
+    load: list[Path] | None = typer.Option(
+        None,
+        "--load",
+        help="Analyse saved matrices instead of measuring, one file per repetition: the probe's CSV or a public "
+        "core-to-core latency matrix (N x N, lower triangle, one-way ns).",
+    ),
     backend: str = typer.Option("auto", "--backend", help="auto, compiled (C helper) or python (coarse)."),
+    write_topology: Path | None = typer.Option(
+        None,
+        "--write-topology",
+        metavar="FILE",
+        help="Write the structure proposed from the latencies (when its groups form a uniform tree) as a topology file.",
+    ),
+    clock: str | None = typer.Option(
+        None, "--clock", help="With --load and no --topology: the clock (e.g. 2.4GHz) that turns ns into cycles."
+    ),
     as_json: bool = options.json_option(),
 ) -> None:
-    """Measure this host: core-to-core latency and compute interference of every pair of CPUs,
-    repeated; report hidden sharing and unstable placement, and write measured communication
-    costs per level into the topology (docs/design.md, "Real machines")."""
-    from tasksolve.solver.probe import run_probe
+    """Measure this host (or load saved matrices): core-to-core latency and compute interference of
+    every pair of CPUs, repeated; report populations, hidden sharing and unstable placement, propose
+    the sharing domains the latencies show, and write measured communication costs per level into
+    the topology (docs/design.md, "Real machines")."""
+    from tasksolve.solver.probe import ProbeRequest, run_probe
 
-    run_probe(topology, cpus, repeats, out, load or [], backend, as_json)
+    run_probe(ProbeRequest(topology, cpus, repeats, out, load or [], backend, as_json, write_topology, clock))
 
 
 def register(app: typer.Typer) -> None:

@@ -4,20 +4,23 @@ guest and synthetic hierarchies with known truth), the compiled helper and its f
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import statistics
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tasksolve.simulate.probe import helper
 from tasksolve.simulate.probe.analysis import GAP, PairSample, analyse, class_boundaries
 from tasksolve.simulate.probe.measure import choose_backend, probe
 from tasksolve.simulate.probe.report import read_csv, with_costs, write_csv
+from tasksolve.simulate.probe.structure import propose
 from tasksolve.solver.cli import main
+from tasksolve.specs.errors import SpecError
 from tasksolve.specs.loader import load_topology
 from tasksolve.specs.topology import Topology
 
@@ -110,8 +113,8 @@ def test_an_inner_level_dearer_than_the_outer_one_is_reported():
 
 
 @given(
-    st.lists(st.floats(10, 14), min_size=1, max_size=30),
-    st.lists(st.floats(40, 56), min_size=1, max_size=30),
+    st.lists(st.floats(10, 12.5), min_size=1, max_size=30),
+    st.lists(st.floats(40, 50), min_size=1, max_size=30),
 )
 def test_two_clusters_a_gap_apart_give_one_boundary_between_them(low, high):
     (boundary,) = class_boundaries(low + high)
@@ -122,7 +125,7 @@ def test_two_clusters_a_gap_apart_give_one_boundary_between_them(low, high):
 def test_bad_csv_rows_name_their_line(tmp_path):
     bad = tmp_path / "bad.csv"
     bad.write_text("cpu_i,cpu_j,latency_ns,slowdown_i,slowdown_j\n0,1,50,1,1\n0,2,fast,1,1\n")
-    with pytest.raises(ValueError, match=r"bad.csv:3"):
+    with pytest.raises(SpecError, match=r"bad.csv:3:5: `fast` is not a latency"):
         read_csv(bad)
     run = read_csv(RUNS[0])
     again = tmp_path / "again.csv"
@@ -188,7 +191,7 @@ def test_cli_loads_saved_runs_and_writes_a_topology_that_loads_back(capsys, tmp_
         (["--cpus", "0-x"], "--cpus"),
         (["--cpus", "100000"], "not in the topology"),
         (["--backend", "fortran"], "--backend"),
-        (["--load", "no-such-file.csv"], "--load"),
+        (["--load", "no-such-file.csv"], "no-such-file.csv: no such file"),
     ],
 )
 def test_cli_bad_input_exits_2_with_one_message(capsys, args, message):
@@ -206,3 +209,52 @@ def test_a_tree_that_distinguishes_what_the_host_does_not_is_reported(capsys):
     analysis = json.loads(stdout)["analysis"]
     assert [c["level"] for c in analysis["costs"]] == ["socket", "machine"]
     assert any("cost the same" in f for f in analysis["findings"])
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.lists(st.integers(2, 4), min_size=1, max_size=3),
+    st.randoms(use_true_random=False),
+)
+def test_a_synthetic_hierarchy_under_noise_is_proposed_as_it_is(branching, rnd):
+    """Domains nested `branching` deep (innermost first), each level 3x dearer than the one inside,
+    +-10% noise, CPU numbers shuffled: the proposal finds the same groups, innermost first."""
+    sizes = [math.prod(branching[: k + 1]) for k in range(len(branching))]
+    total = sizes[-1] * 2
+    label = list(range(total))
+    rnd.shuffle(label)
+
+    def shared(a, b):  # the innermost level whose domain holds both (positions, not labels)
+        return next((k for k, size in enumerate(sizes) if a // size == b // size), len(sizes))
+
+    run = {}
+    for a in range(total):
+        for b in range(a + 1, total):
+            x, y = sorted((label[a], label[b]))
+            run[(x, y)] = PairSample(10.0 * 3 ** shared(a, b) * rnd.uniform(0.9, 1.1))
+    found = propose(analyse([run]))
+    assert found.tree and [level.size for level in found.levels] == sizes
+    for level, size in zip(found.levels, sizes):
+        truth = sorted(sorted(label[i] for i in range(start, start + size)) for start in range(0, total, size))
+        assert sorted(level.groups) == truth
+
+
+def test_a_probe_csv_missing_pairs_is_one_located_message(tmp_path):
+    partial = tmp_path / "partial.csv"
+    partial.write_text("cpu_i,cpu_j,latency_ns\n0,1,20\n2,3,20\n")
+    with pytest.raises(SpecError, match=r"partial.csv:1:1: 4 pair\(s\) of CPUs 0-3 missing \(0-2, 0-3, 1-2, 1-3\)"):
+        read_csv(partial)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--clock", "2GHz"],  # measuring: the host topology's clock
+        ["--clock", "2GHz", "--load", str(RUNS[0]), "--topology", str(REAL / "topology-host.yaml")],
+        ["--clock", "fast", "--load", str(RUNS[0])],
+        ["--cpus", "0-3", "--load", str(RUNS[0])],
+    ],
+)
+def test_clock_and_cpus_are_refused_where_they_mean_nothing(capsys, args):
+    code, _, err = run_cli(capsys, "topology", "probe", *args)
+    assert code == 2 and args[0] in err
