@@ -8,9 +8,12 @@ measured, the rate of a compute loop on each while the other runs it too, over i
 
 * **Latency classes.**  Cache hierarchies are steps, not a continuum: SMT siblings exchange a line
   in ~10-25 ns, cores sharing an L2 in ~30-50, an L3 in ~60-120, sockets in ~150-300.  All samples
-  of all repetitions are sorted and cut wherever one value is at least ``GAP`` (1.5) times the
-  previous one (a gap the batch-median noise of a single pair, ~10-20%, does not produce);
-  classes are numbered from the fastest (0).  Each repetition's pair gets the class of its sample.
+  of all repetitions are sorted and cut wherever one value is at least ``GAP`` (1.3) times the
+  previous one: within one population consecutive sorted latencies lie far closer (many pairs
+  over a range of ~10-20% batch-median noise), while the steps of a hierarchy are 1.4x or more
+  (a dual EPYC 7742's ~132 ns socket pairs end at 158 ns, its ~267 ns ones start at 223); a lone
+  outlier cut off this way is reported as an odd pair of its level, not as a level.  Classes are
+  numbered from the fastest (0).  Each repetition's pair gets the class of its sample.
 * **Interference.**  A pair *interferes* in a repetition when the slower of its two loops runs at
   ``SMT_RATIO`` (0.75) of its rate alone or less: SMT siblings share execution units and lose
   30-50%; separate cores lose a few percent (frequency, shared cache).

@@ -2,7 +2,7 @@
 sockets -- what a measured matrix says about a machine whose tree is not known.
 
 Method (a pure function of the pairs' median latencies and the latency classes of
-`simulate.probe.analysis`, cut at gaps of ``GAP`` = 1.5x):
+`simulate.probe.analysis`, cut at gaps of ``GAP`` = 1.3x):
 
 1. **Hierarchical clustering, complete linkage** (`scipy.cluster.hierarchy.linkage`, method
    ``complete``, on the condensed matrix of median latencies): two clusters merge at the
@@ -15,9 +15,10 @@ Method (a pure function of the pairs' median latencies and the latency classes o
    level); a cut whose largest group grows is a new level.  When the classes above the last
    cut hold under ``POPULATION_SHARE`` of the pairs, the cut is a few slow pairs, not a level.
 3. **Uniform levels.**  A level's domain size is its largest group.  Where the CPUs in smaller
-   groups are exactly one domain's worth, they are proposed as one domain and marked
-   *inferred*: they share nothing faster among themselves than with the rest (the second
-   socket of a dual EPYC 7742, whose CCDs talk at cross-socket latency); any other mix of
+   groups (domains of an inner level, not lone CPUs) are exactly one domain's worth, they are
+   proposed as one domain and marked
+   *inferred*: they share nothing faster among themselves than with the rest (one socket of
+   a dual EPYC 7742, CPUs 0-63,128-191, whose CCXs talk at cross-socket latency); any other mix of
    sizes is reported as it is (a hybrid Apple M1 Pro: groups of 3, 3 and 2) and the tree is
    not uniform.
 4. Each pair belongs to its innermost proposed level (``machine`` for the rest); each level's
@@ -151,14 +152,16 @@ def _cuts(cpus: list[int], medians: dict[Pair, float], heights: list[float]) -> 
 
 
 def _completed(groups: list[Group]) -> ProposedLevel:
-    """A level of domains of its largest group's size; the CPUs of smaller groups form one more
-    domain when they are exactly one domain's worth (inferred), else the level is not uniform."""
+    """A level of domains of its largest group's size; the CPUs of smaller groups (none a lone
+    CPU) form one more domain when they are exactly one domain's worth (inferred), else the level
+    is not uniform."""
     size = max(len(g) for g in groups)
     full = [g for g in groups if len(g) == size]
-    rest = sorted(c for g in groups if len(g) < size for c in g)
+    smaller = [g for g in groups if len(g) < size]
+    rest = sorted(c for g in smaller for c in g)
     if not rest:
         return ProposedLevel(groups=full, size=size)
-    if len(rest) == size:
+    if len(rest) == size and all(len(g) > 1 for g in smaller):
         return ProposedLevel(groups=sorted([*full, rest]), size=size, inferred=rest)
     return ProposedLevel(groups=groups, size=size, uniform=False)
 

@@ -258,3 +258,11 @@ def test_a_probe_csv_missing_pairs_is_one_located_message(tmp_path):
 def test_clock_and_cpus_are_refused_where_they_mean_nothing(capsys, args):
     code, _, err = run_cli(capsys, "topology", "probe", *args)
     assert code == 2 and args[0] in err
+
+
+def test_lone_cpus_are_never_inferred_to_be_a_domain():
+    """One near pair among four CPUs: the two others are left alone, not made a pair of their own."""
+    run = {(a, b): PairSample(10.0 if (a, b) == (0, 1) else 100.0) for a in range(4) for b in range(a + 1, 4)}
+    found = propose(analyse([run]))
+    (level,) = found.levels
+    assert level.groups == [[0, 1], [2], [3]] and level.inferred is None and not found.tree
