@@ -82,7 +82,7 @@ class Population:
     cpus: list[int]
 
     def to_dict(self) -> dict:
-        from tasksolve.simulate.probe.findings import cpu_list
+        from tasksolve.specs.importers.cpusets import cpu_list
 
         return {**self.__dict__, "cpus": cpu_list(self.cpus)}
 
@@ -216,7 +216,7 @@ def pair_levels(cpus: list[int], topology=None) -> dict[Pair, str]:
     context = {cpu: c for c, cpu in enumerate(topology.os_cpu_list)}
     missing = [cpu for cpu in cpus if cpu not in context]
     if missing:
-        from tasksolve.simulate.probe.findings import cpu_list
+        from tasksolve.specs.importers.cpusets import cpu_list
 
         raise ValueError(f"CPU(s) {cpu_list(missing)} not in the topology `{topology.name}`")
     found = {}

@@ -7,23 +7,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from tasksolve.specs.importers.cpusets import cpu_list
+
 if TYPE_CHECKING:
     from tasksolve.simulate.probe.analysis import Analysis, LevelCost, PairReport, Population
 
 #: a finding names the pairs themselves up to this many, else their number and CPUs
 MOST_PAIRS_NAMED = 6
-
-
-def cpu_list(cpus) -> str:
-    """``0-3,8`` (the kernel's list syntax, as `--cpus` and sysfs write it)."""
-    ordered, parts = sorted(cpus), []
-    start = None
-    for i, cpu in enumerate(ordered):
-        start = cpu if start is None else start
-        if i + 1 == len(ordered) or ordered[i + 1] != cpu + 1:
-            parts.append(str(start) if start == cpu else f"{start}-{cpu}")
-            start = None
-    return ",".join(parts)
 
 
 def pairs_phrase(pairs: list[tuple[int, int]]) -> str:

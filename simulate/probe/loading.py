@@ -175,7 +175,7 @@ def _probe_rows(shown: str, lines: list[tuple[int, list[Cell]]]) -> Repetition:
 
 def _every_pair(shown: str, found: Repetition) -> None:
     """Every pair of the file's CPUs must be there: the analysis compares all of them."""
-    from tasksolve.simulate.probe.findings import cpu_list
+    from tasksolve.specs.importers.cpusets import cpu_list
 
     cpus = sorted({c for p in found for c in p})
     if len(cpus) > MOST_CPUS:

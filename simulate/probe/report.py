@@ -13,9 +13,10 @@ import csv
 import io
 
 from tasksolve.simulate.probe.analysis import Analysis, Repetition
-from tasksolve.simulate.probe.findings import cpu_list, ns_range, pairs_phrase, population_phrase
+from tasksolve.simulate.probe.findings import ns_range, pairs_phrase, population_phrase
 from tasksolve.simulate.probe.loading import read_csv as read_csv
 from tasksolve.simulate.probe.structure import Proposal, ProposedLevel, level_name, sizes_phrase
+from tasksolve.specs.importers.cpusets import cpu_list
 
 COLUMNS = ("cpu_i", "cpu_j", "latency_ns", "slowdown_i", "slowdown_j")
 #: a proposed level of more groups than this shows the first ones, the last and a count

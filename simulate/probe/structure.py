@@ -61,7 +61,7 @@ class ProposedLevel:
     faster: list[Pair] = field(default_factory=list)
 
     def to_dict(self) -> dict:
-        from tasksolve.simulate.probe.findings import cpu_list
+        from tasksolve.specs.importers.cpusets import cpu_list
 
         return {
             "groups": [cpu_list(g) for g in self.groups],
