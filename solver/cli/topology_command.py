@@ -127,11 +127,14 @@ def show(
     else:
         topo = load_topology(topology if topology == "host" else resolve_named_file(topology, "topologies"))
     if as_json:
+        usable = set(topo.usable_contexts)
+        marks = (lambda c: {"usable": c in usable}) if topo.usable is not None else (lambda c: {})
         emit_json(
             {
                 "topology": topology_data(topo),
                 "contexts": [
-                    {"context": topo.context_name(c), "os_cpu": topo.os_cpu(c)} for c in range(topo.n_contexts)
+                    {"context": topo.context_name(c), "os_cpu": topo.os_cpu(c), **marks(c)}
+                    for c in range(topo.n_contexts)
                 ],
                 "os_cpus_given": topo.os_cpus is not None,
             }
