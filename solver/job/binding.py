@@ -56,15 +56,19 @@ class BindingStrategy(Strategy):
         return simulation_bounds(self.spec, self.settings.oracle_kind, self.plan)
 
     def known_plans(self) -> list[KnownPlan]:
-        """Every plan of the comparison measured on the oracle, and the answer (natural values)."""
+        """Every plan of the comparison measured on the oracle, and the answer (natural values),
+        each with its measurement's half-width: a simulated figure is never taken as exact (a
+        plan's figure a little above a true bound, within its half-width, is no contradiction)."""
         report = self.report
         out = [
-            KnownPlan(f"{row.method} plan", float(row.simulated))
+            KnownPlan(f"{row.method} plan", float(row.simulated), _half_width(row.half_width))
             for row in report.comparison
             if row.contexts is not None and row.simulated is not None
         ]
         if report.value is not None:
-            out.append(KnownPlan(f"{report.method} answer", float(report.value)))
+            out.append(
+                KnownPlan(f"{report.method} answer", float(report.value), _half_width(report.measured_half_width))
+            )
         return out
 
     def report_sections(self) -> dict[str, Any]:
@@ -81,3 +85,8 @@ class BindingStrategy(Strategy):
             headline = self.report.noise.headline(objective)
             sections["methods_html"] = f"<p><strong>{escape(headline)}</strong></p>"
         return sections
+
+
+def _half_width(half_width: float | None) -> float:
+    """A half-width as a known plan takes it: 0 where there is none; an unbounded one stays."""
+    return 0.0 if half_width is None else float(half_width)
