@@ -43,8 +43,9 @@ def partition_of(groups: dict[int, object], cpus: Iterable[int]) -> Partition:
 
 
 def restricted(groups: Iterable[frozenset[int]], usable: frozenset[int]) -> set[frozenset[int]]:
-    """The groups seen from the usable CPUs (empty intersections dropped)."""
-    return {group & usable for group in groups} - {frozenset()}
+    """The groups seen from the usable CPUs (empty intersections dropped). A group inside them is
+    kept as it is, so its hash (computed once per frozenset) is not recomputed."""
+    return {group if group <= usable else group & usable for group in groups} - {frozenset()}
 
 
 def level_of(
@@ -53,7 +54,7 @@ def level_of(
     """The level (or ``machine``) whose domains are `groups`: exactly, over all the tree's `cpus`,
     else as seen from the `usable` CPUs (a memory of the CPUs a process may not use is not
     known); None when no level is (the groups do not follow the tree)."""
-    for within in (cpus, usable):
+    for within in (cpus, usable) if usable != cpus else (cpus,):
         seen = restricted(groups, within)
         if seen == {within}:
             return MACHINE

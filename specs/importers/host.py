@@ -60,7 +60,7 @@ def _cache_resources(tree: Tree, notes: list[str]) -> tuple[list[dict], dict[str
         found.setdefault(cache.resource, []).append(cache)
     resources, claimed = [], {}
     for name, caches in sorted(found.items(), key=lambda kv: (kv[1][0].level, kv[0])):
-        groups = [c.cpus & cpus for c in caches]
+        groups = [c.cpus if c.cpus <= cpus else c.cpus & cpus for c in caches]
         level = level_of(groups, tree.levels, cpus, tree.usable)
         if level is None:
             notes.append(f"{name}: its sharing groups are not a level of the tree; left out")

@@ -47,6 +47,37 @@ def _complete(host: HostDescription, groups: dict, what: str) -> bool:
     return True
 
 
+def _cache_groups(host: HostDescription, level: int) -> dict[int, frozenset[int]]:
+    """CPU -> the CPUs sharing its data or unified cache of `level` (of the sets holding it, the
+    first in sorted order when caches overlap). One pass over the caches' CPUs: linear in them."""
+    cpus = frozenset(host.cpus)
+    best: dict[int, frozenset[int]] = {}
+    for cache in host.caches:
+        if cache.level != level or cache.kind == "instruction":
+            continue
+        shared = cache.cpus if cache.cpus <= cpus else cache.cpus & cpus
+        for cpu in shared:
+            known = best.setdefault(cpu, shared)
+            if known is not shared and known != shared and sorted(shared) < sorted(known):
+                best[cpu] = shared
+    return best
+
+
+def _owners(outer: Partition) -> dict[int, int]:
+    """CPU -> index of its group in `outer`."""
+    return {cpu: index for index, group in enumerate(outer) for cpu in group}
+
+
+def _children(outer: Partition, partition: Partition) -> list[list[frozenset[int]]]:
+    """The groups of `partition` inside each group of `outer`, by their lowest CPU: a group-by on
+    the owner of each group's lowest CPU (the levels nest: `levels_of` checked), O(n log n)."""
+    owner = _owners(outer)
+    children: list[list[frozenset[int]]] = [[] for _ in outer]
+    for group in sorted(partition, key=min):
+        children[owner[min(group)]].append(group)
+    return children
+
+
 def _groupings(host: HostDescription) -> list[tuple[str, Partition]]:
     """Every candidate grouping of the CPUs, by name."""
     cpus = host.cpus
@@ -61,9 +92,7 @@ def _groupings(host: HostDescription) -> list[tuple[str, Partition]]:
     if _complete(host, host.siblings, "core"):
         found.append(("core", partition_of({c: min(host.siblings[c]) for c in cpus}, cpus)))
     for name in ("l3", "l2"):
-        level = int(name[1])
-        sets = {cache.cpus & set(cpus) for cache in host.caches if cache.level == level and cache.kind != "instruction"}
-        group_of = {c: min((s for s in sets if c in s), key=sorted) for c in cpus if any(c in s for s in sets)}
+        group_of = _cache_groups(host, int(name[1]))
         if len(group_of) == len(cpus):  # a cache level some CPUs lack is no level of the tree
             found.append((name, partition_of(group_of, cpus)))
     found.append(("pu", [frozenset([c]) for c in cpus]))
@@ -72,9 +101,9 @@ def _groupings(host: HostDescription) -> list[tuple[str, Partition]]:
 
 def levels_of(host: HostDescription) -> list[tuple[str, Partition]]:
     """The distinct partitions, coarsest first (named by NAME_PRIORITY), each refining the last."""
-    distinct: dict[tuple, tuple[str, Partition]] = {}
+    distinct: dict[frozenset[frozenset[int]], tuple[str, Partition]] = {}
     for name, partition in _groupings(host):
-        key = tuple(sorted(tuple(sorted(g)) for g in partition))
+        key = frozenset(partition)
         if len(partition) == 1:
             continue
         known = distinct.get(key)
@@ -82,7 +111,7 @@ def levels_of(host: HostDescription) -> list[tuple[str, Partition]]:
             distinct[key] = (name, partition)
     levels = sorted(distinct.values(), key=lambda item: (len(item[1]), NAME_PRIORITY.index(item[0])))
     for (outer, outer_part), (inner, inner_part) in zip(levels, levels[1:]):
-        owner = {cpu: index for index, group in enumerate(outer_part) for cpu in group}
+        owner = _owners(outer_part)
         for group in inner_part:
             if len({owner[cpu] for cpu in group}) > 1:
                 raise host.error(
@@ -99,7 +128,7 @@ def uniform_counts(host: HostDescription, levels: list[tuple[str, Partition]]) -
     outer: Partition = [frozenset(host.cpus)]
     outer_name = MACHINE
     for name, partition in levels:
-        per_outer = [sum(1 for g in partition if g <= o) for o in outer]
+        per_outer = [len(kids) for kids in _children(outer, partition)]
         if len(set(per_outer)) > 1:
             odd = next(i for i, n in enumerate(per_outer) if n != per_outer[0])
             raise host.error(
@@ -121,7 +150,7 @@ def layout(levels: list[tuple[str, Partition]], cpus: list[int]) -> tuple[list[i
     counts, outer = [], [frozenset(cpus)]
     position: list[dict[int, int]] = []
     for _, partition in levels:
-        children = [sorted((g for g in partition if g <= o), key=min) for o in outer]
+        children = _children(outer, partition)
         counts.append(max(len(c) for c in children))
         position.append({cpu: i for kids in children for i, group in enumerate(kids) for cpu in group})
         outer = partition
