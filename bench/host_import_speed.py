@@ -138,13 +138,24 @@ def render_markdown(data: dict) -> str:
         "uniform hosts (sockets x cores x SMT threads; L1d, L1i, L2 per core, L3 and a NUMA node per socket), "
         f"in process, median of {data['repeats']} builds per size (sizes interleaved), each build checked "
         f"(shape, cache levels, OS CPUs). Load average (1, 5, 15 min) {load[0]} before and {load[1]} after, "
-        f"on {data['cpus']} cores. Processor time per PU stays flat: the construction is linear (O(n log n)) in "
-        "the PUs.\n\n"
+        f"on {data['cpus']} cores. {_growth(data['rows'])}\n\n"
         + markdown_table(
             ["PUs", "sockets x cores x SMT", "wall, median", "wall, range", "processor, median", "processor per PU"],
             rows,
         )
         + "\n"
+    )
+
+
+def _growth(rows: list[dict]) -> str:
+    """How the processor time per PU grows from the smallest host to the largest."""
+    first, last = min(rows, key=lambda r: r["pus"]), max(rows, key=lambda r: r["pus"])
+    if first is last:
+        return ""
+    size = last["pus"] / first["pus"]
+    return (
+        f"From {first['pus']:,} to {last['pus']:,} PUs ({size:.0f}x), the processor time per PU grows "
+        f"{last['us_per_pu'] / first['us_per_pu']:.1f}x (a quadratic construction: {size:.0f}x)."
     )
 
 
