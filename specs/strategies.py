@@ -14,8 +14,9 @@ file, mutated, or loaded with `specs.load_spec_text`::
 `topology_data`, `application_data(resources)`, `spec_data` and `binding_plans(spec)` are the
 building blocks.  With ``every_field=True`` they also draw every field that changes work or load
 (`frequency`, `idle_demand`, `critical` sections with speculation, `signal`, `code_size` with a
-topology `icache`, capacities and demands across their accepted range, down to 1e-300): what the
-property tests of every bound draw from.  Requires the ``hypothesis`` package (the ``test``
+topology `icache`, capacities and demands across their accepted range, down to 1e-300, the usable
+contexts on the topology's `usable` list as an imported host has them, beside `constraints.contexts`):
+what the property tests of every bound draw from.  Requires the ``hypothesis`` package (the ``test``
 extra).
 """
 
@@ -201,7 +202,10 @@ def spec_data(
         cons: dict[str, Any] = {}
         if draw(st.booleans()) and len(contexts) > 1:
             usable = draw(st.lists(st.sampled_from(contexts), min_size=1, unique=True))
-            cons["contexts"] = usable
+            if every_field and draw(st.booleans()):
+                topo["usable"] = usable  # an imported host's allowed CPUs, on the topology
+            else:
+                cons["contexts"] = usable
         assume(len(threads) <= min(len(usable), max_threads))
         pinned = draw(st.lists(st.sampled_from(threads), unique=True, max_size=2))
         targets = draw(st.lists(st.sampled_from(usable), unique=True, min_size=len(pinned), max_size=len(pinned)))
