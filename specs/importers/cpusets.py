@@ -8,11 +8,72 @@ shared by the CPUs of each domain of a level is a resource of that level.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
+from tasksolve.specs.errors import shorten
 from tasksolve.specs.topology import MACHINE
 
 Partition = list[frozenset[int]]
+MAX_CPU = 131_071  # the largest CPU number read: hwloc_sets' bound (4096 words of 32 bits)
+_NUMBER = re.compile(r"[0-9]{1,7}", re.ASCII)
+
+
+class CpuListError(ValueError):
+    """A CPU list that is not in the kernel's list format; `column` (1-based) is where."""
+
+    def __init__(self, message: str, column: int) -> None:
+        super().__init__(message)
+        self.message, self.column = message, column
+
+
+def _number(text: str, column: int, item: str) -> int:
+    if not item:
+        raise CpuListError("an empty item (two commas in a row, or a comma at an end)", column)
+    if not _NUMBER.fullmatch(text):
+        raise CpuListError(f"`{shorten(item, 40)}` is not a CPU number or range (expected e.g. 0-3,8,10-11)", column)
+    value = int(text)
+    if value > MAX_CPU:
+        raise CpuListError(f"CPU {shorten(text, 40)} is above the largest CPU number read ({MAX_CPU})", column)
+    return value
+
+
+def parse_cpu_list(text: str, *, strict: bool = True) -> list[int]:
+    """The CPUs of a list in the kernel's *list format* -- comma-separated CPU numbers and
+    ranges, ``0-3,8,10-11`` (cpuset(7), "List format"; the format of ``cpulist_parse()`` that
+    Documentation/admin-guide/cputopology.rst gives for /sys/devices/system/cpu/{online,offline,
+    possible,present} and Documentation/admin-guide/cgroup-v2.rst for ``cpuset.cpus.effective``)
+    -- sorted. An empty list (an empty ``offline`` or ``isolated`` file) is no CPU.
+
+    Numbers are ASCII digits, at most `MAX_CPU`; a range never goes down. `strict` (the kernel's
+    own files, which it writes in order): items ascending and disjoint, no blank anywhere (a
+    final newline aside); else
+    (a person's ``--cpus``) any order, overlaps and blanks around items allowed. A
+    `CpuListError` says what is wrong and at which column.
+    """
+    body = text.removesuffix("\n") if strict else text.strip()
+    if not body:
+        return []
+    cpus: list[int] = []
+    column = 1 if strict else len(text) - len(text.lstrip()) + 1
+    last = -1
+    for item in body.split(","):
+        where, word = column, item.strip() if not strict else item
+        where += len(item) - len(item.lstrip()) if not strict else 0
+        first_text, dash, last_text = word.partition("-")
+        first = _number(first_text, where, word)
+        final = _number(last_text, where + len(first_text) + 1, word) if dash else first
+        if final < first:
+            raise CpuListError(f"the range `{shorten(word, 40)}` goes down", where)
+        if strict and first <= last:
+            raise CpuListError(
+                f"`{shorten(word, 40)}` is not after the CPUs before it (the kernel writes lists ascending, without overlaps)",
+                where,
+            )
+        cpus.extend(range(first, final + 1))
+        last = final
+        column += len(item) + 1
+    return cpus if strict else sorted(set(cpus))
 
 
 def cpu_list(cpus: Iterable[int]) -> str:

@@ -34,7 +34,9 @@ class HostDescription:
     `machine` holds every CPU whose place in the machine is known (default: the keys of
     `package`), `usable` those a plan may use -- allowed to the process and online (None: all);
     `left_out` says why the others are not usable, `notes` what else the reader could not
-    represent. `package` and `siblings` may be empty when the source has no packages or cores.
+    represent. `absent` holds the CPUs the source knows of but cannot place (offline CPUs, which
+    sysfs has no topology folder for): the tree may be padded for them, and no placeholder
+    context takes their numbers. `package` and `siblings` may be empty when the source has no packages or cores.
     `positions` locates a group of CPUs (a package, a core ...) in the source, for messages.
     """
 
@@ -48,6 +50,7 @@ class HostDescription:
     name: str = "host"
     machine: frozenset[int] = frozenset()
     usable: frozenset[int] | None = None
+    absent: frozenset[int] = frozenset()
     left_out: list[str] = field(default_factory=list)
     memories: list[Memory] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)

@@ -1,16 +1,25 @@
 """The host's topology from Linux sysfs (docs/design.md, "Real machines").
 
-Read under a sysfs root (``/sys`` on the host; a captured tree in tests):
+Read under a sysfs root (``/sys`` on the host; a captured tree in tests), the files as
+Documentation/admin-guide/cputopology.rst and Documentation/ABI/testing/sysfs-devices-system-cpu
+describe them:
 
-* ``devices/system/cpu/online`` -- the online CPUs (all CPUs with a ``topology`` folder without it);
 * ``devices/system/cpu/cpuN/topology/{physical_package_id,die_id,thread_siblings_list}`` --
-  socket, die and SMT siblings (``core_id`` is only unique inside a package, so cores are
-  told apart by their sibling sets);
-* ``devices/system/cpu/cpuN/cache/indexK/{level,type,shared_cpu_list,size}`` -- the caches;
+  socket, die and SMT siblings (``core_id`` is only unique inside a package, so cores are told
+  apart by their sibling sets; an id the architecture does not know is -1). A CPU with a
+  ``topology`` folder is one whose place in the machine is known: the kernel removes the folder
+  when a CPU goes offline;
+* ``devices/system/cpu/cpuN/cache/indexK/{level,type,shared_cpu_list,size}`` -- the caches
+  (``type`` Data, Instruction or Unified; ``size`` in kB, written ``32K``);
 * ``devices/system/node/nodeM/cpulist`` -- NUMA nodes;
-* ``devices/system/cpu/cpuN/cpufreq/cpuinfo_max_freq`` (kHz) -- the clock, when present.
+* ``devices/system/cpu/cpuN/cpufreq/cpuinfo_max_freq`` (kHz) -- the clock, when present;
+* ``devices/system/cpu/{online,offline,present,isolated}`` and, for this host, the process's
+  affinity mask and cgroup cpuset -- which CPUs plans may use (`specs.importers.sysfs_usable`).
 
-`build_topology` (`specs.importers.host`) turns what was read into a topology.
+Every file is read strictly -- ASCII, one line, CPU lists in the kernel's list format
+(`cpusets.parse_cpu_list`: ascending, bounded), integers -- and a malformed one is one
+`SpecError` at its file, line and column. `build_topology` (`specs.importers.host`) turns what
+was read into a topology.
 """
 
 from __future__ import annotations
@@ -19,134 +28,161 @@ import re
 from pathlib import Path
 
 from tasksolve.specs.errors import SpecError, shorten
+from tasksolve.specs.importers.cpusets import MAX_CPU, CpuListError
+from tasksolve.specs.importers.cpusets import parse_cpu_list as _parse
 from tasksolve.specs.importers.host import Cache, HostDescription, HostTopology, build_topology
+from tasksolve.specs.importers.sysfs_usable import (
+    Process,
+    cpu_list,
+    cpu_set,
+    integer,
+    one_line,
+    read_text,
+    usable_cpus,
+)
+from tasksolve.specs.units import CLOCK_RANGE
 
 HOST_ROOT = Path("/sys")
-_LIST_ITEM = re.compile(r"^(\d+)(?:-(\d+))?$")
-_SIZE = re.compile(r"^(\d+)\s*([KMG]?)$", re.IGNORECASE)
+PROC_ROOT = Path("/proc")
+_SIZE = re.compile(r"([0-9]{1,12})([KMGkmg]?)", re.ASCII)
+_CPU_FOLDER = re.compile(r"cpu(0|[1-9][0-9]{0,6})", re.ASCII)
+_NODE_FOLDER = re.compile(r"node(0|[1-9][0-9]{0,6})", re.ASCII)
+_CACHE_TYPES = {"data": "data", "instruction": "instruction", "unified": "unified"}
+_CPUINFO_MHZ = re.compile(r"^cpu MHz\s*:\s*([0-9]{1,6}(?:\.[0-9]{1,6})?)\s*$", re.MULTILINE | re.ASCII)
 
 
 def parse_cpu_list(text: str, where: str = "<list>") -> list[int]:
-    """The kernel's CPU list syntax (``0-3,8,10-11``) -> sorted CPU numbers."""
-    cpus: set[int] = set()
-    text = text.strip()
-    if not text:
-        return []
-    for item in text.split(","):
-        match = _LIST_ITEM.match(item.strip())
-        if match is None:
-            raise SpecError.at(where, f"`{shorten(item, 40)}` is not a CPU number or range (expected e.g. 0-3,8)")
-        first = int(match.group(1))
-        last = int(match.group(2)) if match.group(2) else first
-        if last < first or last - first > 65_536:
-            raise SpecError.at(where, f"bad CPU range `{shorten(item, 40)}`")
-        cpus.update(range(first, last + 1))
-    return sorted(cpus)
-
-
-def _read(path: Path) -> str | None:
+    """A CPU list a person wrote (``--cpus 0-3,8``): the kernel's list format, any order, blanks
+    around items allowed (`cpusets.parse_cpu_list`, not strict); a `SpecError` at `where`."""
     try:
-        return path.read_text().strip()
+        return _parse(text, strict=False)
+    except CpuListError as exc:
+        raise SpecError.at(where, exc.message, 1, exc.column) from None
+
+
+def _folders(folder: Path, pattern: re.Pattern[str], offset: int) -> dict[int, Path]:
+    """Number -> path of the sub-folders named like ``cpu12`` or ``node3`` (others ignored)."""
+    try:
+        names = [child for child in folder.iterdir() if pattern.fullmatch(child.name) and child.is_dir()]
     except FileNotFoundError:
-        return None
+        return {}
     except OSError as exc:
-        raise SpecError.at(str(path), f"cannot read: {exc.strerror}") from None
+        raise SpecError.at(str(folder), f"cannot list: {exc.strerror}") from None
+    found = {int(child.name[offset:]): child for child in names}
+    return {number: found[number] for number in sorted(found) if number <= MAX_CPU}
 
 
-def _integer(path: Path) -> int | None:
-    text = _read(path)
+def _size(path: Path) -> int | None:
+    text = read_text(path)
     if text is None:
         return None
-    try:
-        return int(text)
-    except ValueError:
-        raise SpecError.at(str(path), f"expected an integer, got `{shorten(text, 40)}`") from None
-
-
-def _size(text: str | None, where: Path) -> int | None:
-    if text is None:
-        return None
-    match = _SIZE.match(text)
+    line = one_line(text, path)
+    match = _SIZE.fullmatch(line)
     if match is None:
-        raise SpecError.at(str(where), f"expected a size such as 32K, got `{shorten(text, 40)}`")
+        raise SpecError.at(str(path), f"expected a size such as 32K, got `{shorten(line, 40)}`", 1, 1)
     return int(match.group(1)) << {"": 0, "K": 10, "M": 20, "G": 30}[match.group(2).upper()]
 
 
-def _online(cpu_dir: Path) -> list[int]:
-    present = sorted(
-        int(p.name[3:]) for p in cpu_dir.glob("cpu[0-9]*") if p.name[3:].isdigit() and (p / "topology").is_dir()
-    )
-    online = _read(cpu_dir / "online")
-    if online is None:
-        return present
-    listed = set(parse_cpu_list(online, str(cpu_dir / "online")))
-    return [cpu for cpu in present if cpu in listed]
+def _cache_type(path: Path) -> str:
+    text = read_text(path)
+    if text is None:
+        return "unified"
+    line = one_line(text, path)
+    if line.lower() not in _CACHE_TYPES:
+        raise SpecError.at(str(path), f"expected Data, Instruction or Unified, got `{shorten(line, 40)}`", 1, 1)
+    return _CACHE_TYPES[line.lower()]
 
 
 def _caches(cpu_path: Path) -> set[Cache]:
     found = set()
     for index in sorted((cpu_path / "cache").glob("index[0-9]*")):
-        level = _integer(index / "level")
-        kind = (_read(index / "type") or "unified").lower()
-        shared = _read(index / "shared_cpu_list")
+        level = integer(index / "level")
+        shared = cpu_set(index / "shared_cpu_list")
         if level is None or shared is None:
             continue
-        cpus = frozenset(parse_cpu_list(shared, str(index / "shared_cpu_list")))
-        found.add(Cache(level, kind, _size(_read(index / "size"), index / "size"), cpus))
+        if not 0 < level < 10:
+            raise SpecError.at(str(index / "level"), f"a cache level is 1-9, got {level}", 1, 1)
+        if not shared:
+            raise SpecError.at(
+                str(index / "shared_cpu_list"), "an empty list: the kernel lists at least the cache's own CPU", 1, 1
+            )
+        found.add(Cache(level, _cache_type(index / "type"), _size(index / "size"), shared))
     return found
 
 
-def read_sysfs(root: str | Path = HOST_ROOT) -> HostDescription:
-    """Describe the CPUs under a sysfs root (module docstring)."""
-    root = Path(root)
-    cpu_dir = root / "devices" / "system" / "cpu"
-    cpus = _online(cpu_dir)
-    if not cpus:
-        raise SpecError.at(
-            str(cpu_dir), "no online CPU with a topology folder here: is this a Linux sysfs (/sys) tree?"
-        )
-    host = HostDescription(source=str(root), package={}, siblings={})
-    for cpu in cpus:
-        path = cpu_dir / f"cpu{cpu}"
-        topology = path / "topology"
-        host.package[cpu] = _integer(topology / "physical_package_id") or 0
-        die = _integer(topology / "die_id")
-        if die is not None:
-            host.die[cpu] = die
-        siblings = _read(topology / "thread_siblings_list")
-        listed = parse_cpu_list(siblings, str(topology / "thread_siblings_list")) if siblings else [cpu]
-        host.siblings[cpu] = frozenset(c for c in listed if c in host.package or c in cpus) | {cpu}
-        host.caches |= _caches(path)
-    for node_path in sorted((root / "devices" / "system" / "node").glob("node[0-9]*")):
-        listed = _read(node_path / "cpulist")
-        for cpu in parse_cpu_list(listed or "", str(node_path / "cpulist")):
+def _nodes(root: Path, host: HostDescription) -> None:
+    """Each CPU's NUMA node, when the nodes' lists cover every CPU of the machine."""
+    for number, node_path in _folders(root / "devices" / "system" / "node", _NODE_FOLDER, 4).items():
+        for cpu in cpu_set(node_path / "cpulist") or ():
             if cpu in host.package:
-                host.node[cpu] = int(node_path.name[4:])
+                host.node[cpu] = number
     if host.node and set(host.node) != set(host.package):
         host.node = {}  # a partial NUMA description is no description
-    khz = _integer(cpu_dir / f"cpu{cpus[0]}" / "cpufreq" / "cpuinfo_max_freq")
-    host.clock_hz = khz * 1e3 if khz else None
+
+
+def _clock(path: Path) -> float | None:
+    """``cpuinfo_max_freq``: kHz (Documentation/admin-guide/pm/cpufreq.rst), within a clock's range."""
+    khz = integer(path)
+    low, high = CLOCK_RANGE
+    if khz is not None and not low <= khz * 1e3 <= high:
+        raise SpecError.at(str(path), f"{khz} kHz is not a processor clock (1MHz to 100GHz)", 1, 1)
+    return khz * 1e3 if khz is not None else None
+
+
+def read_sysfs(root: str | Path = HOST_ROOT, *, process: Process | None = None) -> HostDescription:
+    """Describe the CPUs under a sysfs root (module docstring). `process` (this one for the host,
+    `Process.this`; a fake one in tests) says what the process may use; None, for a captured tree
+    of another machine: only its online, offline and isolated files apply."""
+    root = Path(root)
+    cpu_dir = root / "devices" / "system" / "cpu"
+    folders = _folders(cpu_dir, _CPU_FOLDER, 3)
+    machine = [cpu for cpu, path in folders.items() if (path / "topology").is_dir()]
+    if not machine:
+        raise SpecError.at(str(cpu_dir), "no CPU with a topology folder here: is this a Linux sysfs (/sys) tree?")
+    host = HostDescription(source=str(root), package={}, siblings={}, machine=frozenset(machine))
+    for cpu in machine:
+        topology = folders[cpu] / "topology"
+        host.package[cpu] = integer(topology / "physical_package_id") or 0
+        die = integer(topology / "die_id")
+        if die is not None:
+            host.die[cpu] = die
+        text = read_text(topology / "thread_siblings_list")
+        path = topology / "thread_siblings_list"
+        listed = cpu_list(one_line(text, path), path) if text is not None else frozenset()
+        host.siblings[cpu] = frozenset(listed & host.machine) | {cpu}
+        host.caches |= _caches(folders[cpu])
+    _nodes(root, host)
+    host.clock_hz = _clock(folders[machine[0]] / "cpufreq" / "cpuinfo_max_freq")
+    usable = usable_cpus(cpu_dir, host.machine, frozenset(folders), process)
+    host.usable, host.absent = usable.cpus, usable.absent
+    host.left_out += usable.left_out
+    host.notes += usable.notes
     return host
 
 
 def import_sysfs(root: str | Path = HOST_ROOT, **options) -> HostTopology:
-    """The topology of the machine whose sysfs is at `root` (`build_topology` options)."""
+    """The topology of the machine whose sysfs is at `root` (`build_topology` options): a captured
+    tree, read without this process's affinity mask or cgroup (another machine's)."""
     return build_topology(read_sysfs(root), **options)
 
 
 def _cpuinfo_clock(path: Path) -> float | None:
-    """The first ``cpu MHz`` of /proc/cpuinfo, in Hz (virtual machines often have no cpufreq)."""
+    """The first ``cpu MHz`` of /proc/cpuinfo, in Hz (virtual machines often have no cpufreq);
+    None when it has none, or cannot be read."""
     try:
-        text = path.read_text()
+        with path.open("rb") as stream:  # the first CPU's lines are at the top; a large host's file is MBs
+            text = stream.read(1 << 16).decode("ascii", errors="replace")
     except OSError:
         return None
-    match = re.search(r"^cpu MHz\s*:\s*([0-9.]+)", text, re.MULTILINE)
-    return float(match.group(1)) * 1e6 if match else None
+    match = _CPUINFO_MHZ.search(text)
+    hz = float(match.group(1)) * 1e6 if match else 0.0
+    return hz if CLOCK_RANGE[0] <= hz <= CLOCK_RANGE[1] else None
 
 
 def host_topology(**options) -> HostTopology:
-    """This machine's topology: /sys, with the clock from /proc/cpuinfo when cpufreq has none."""
-    host = read_sysfs(HOST_ROOT)
+    """This machine's topology as this process may use it: /sys, with the process's affinity mask
+    and cgroup cpuset (`Process.this`), the clock from /proc/cpuinfo when cpufreq has none."""
+    host = read_sysfs(HOST_ROOT, process=Process.this(PROC_ROOT, HOST_ROOT / "fs" / "cgroup"))
     if host.clock_hz is None:
-        host.clock_hz = _cpuinfo_clock(Path("/proc/cpuinfo"))
+        host.clock_hz = _cpuinfo_clock(PROC_ROOT / "cpuinfo")
     return build_topology(host, **options)

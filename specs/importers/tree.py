@@ -13,9 +13,10 @@ and online). The tree is, in this order of preference:
    may use (a container's cpuset on a regular machine);
 2. the usable CPUs alone, when they are a uniform tree;
 3. the usable CPUs padded to a uniform tree -- each domain given as many children as the largest
-   of its level -- when CPUs are left out (offline or not allowed) and the usable ones are
-   irregular: the extra contexts are placeholders, outside ``usable``, for CPUs the process cannot
-   use. Plans, counts and symmetries see only the usable contexts (`specs.symmetry.UsableTree`
+   of its level -- when CPUs are left out (offline or not allowed; with sysfs, an offline CPU
+   is not even in the machine: `HostDescription.absent`) and the usable ones are irregular: the
+   extra contexts are placeholders, outside ``usable``, for CPUs the process cannot use, numbered
+   above every CPU the source knows of. Plans, counts and symmetries see only the usable contexts (`specs.symmetry.UsableTree`
    prunes domains without one), so the padding changes none of them.
 
 A host whose CPUs are all usable and do not form a uniform tree (a hybrid processor) is refused
@@ -224,7 +225,12 @@ def choose_tree(host: HostDescription) -> Tree:
     if not usable:
         raise host.error(f"no CPU a plan may use: {'; '.join(host.left_out) or 'none is online'}")
     if usable == cpus:
-        tree = Tree.of(host)
+        try:
+            tree = Tree.of(host)
+        except SpecError as whole:
+            if not host.absent:
+                raise
+            return _subset(host, usable, whole)  # irregular where CPUs the tree cannot hold are missing
         tree.notes = list(host.left_out)
         return tree
     try:
@@ -235,14 +241,14 @@ def choose_tree(host: HostDescription) -> Tree:
     tree.notes = [
         *host.left_out,
         f"the tree is the whole machine ({len(cpus)} CPUs); plans may use only its {len(usable)} usable "
-        f"contexts ({cpus_phrase(usable)}: the topology's `usable` list)",
+        f"context{'s' if len(usable) > 1 else ''} ({cpus_phrase(usable)}: the topology's `usable` list)",
     ]
     return tree
 
 
 def placeholder_numbers(tree: Tree) -> list[int]:
     """OS numbers for the contexts no CPU holds: above every CPU number the host has."""
-    first = max([*tree.host.cpus, *(tree.host.usable or ())], default=-1) + 1
+    first = max([*tree.host.cpus, *(tree.host.usable or ()), *tree.host.absent], default=-1) + 1
     return list(range(first, first + tree.n_contexts - len(tree.context)))
 
 

@@ -87,16 +87,20 @@ def test_capacity_override_and_unknown_name():
         import_sysfs(DATA / "t2-like", capacities={"l22": 4.0})
 
 
-def test_offline_cpu_breaks_uniformity(tmp_path):
+def test_an_offline_cpu_is_left_out_of_the_usable_ones(tmp_path):
+    """CPU 31 offline (its topology folder kept, as in a capture): the whole machine, usable
+    without it, and a note (tests/specs/test_import_sysfs_usable.py: the folder removed)."""
     root = tmp_path / "sys"
     shutil.copytree(DATA / "server-2s", root)
     (root / "devices/system/cpu/online").write_text("0-30\n")
-    with pytest.raises(SpecError, match="not a uniform tree"):
-        import_sysfs(root)
+    result = import_sysfs(root)
+    topo = result.topology
+    assert topo.counts == [2, 8, 2] and sorted(topo.os_cpu(c) for c in topo.usable_contexts) == list(range(31))
+    assert "CPU 31 is offline" in " ".join(result.notes)
 
 
 def test_not_a_sysfs_tree(tmp_path):
-    with pytest.raises(SpecError, match="no online CPU"):
+    with pytest.raises(SpecError, match="no CPU with a topology folder"):
         import_sysfs(tmp_path)
 
 
