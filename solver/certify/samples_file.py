@@ -139,9 +139,9 @@ _HELD_GUARD = threading.Lock()
 
 
 def _close_in_child() -> None:
-    for fd, _ in _HELD.values():
+    for held in _HELD.values():
         try:
-            os.close(fd)
+            os.close(held[0])
         except OSError:
             pass
     _HELD.clear()

@@ -183,7 +183,7 @@ def test_kill_9_during_sampling_and_resume_gives_the_uninterrupted_certificate(t
             "--samples",
             "150",
             "--workers",
-            "2",
+            "1",  # one CP-SAT worker: with two its threads pick among symmetric optima by timing
             "--seed",
             "5",
             "--time-limit",
