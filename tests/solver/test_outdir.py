@@ -149,3 +149,26 @@ def test_a_full_disk_names_the_file_and_suggests_resume(spec_file, tmp_path, cap
     assert _run("certify", spec_file, out) == 3
     err = capsys.readouterr().err
     assert "samples.jsonl" in err and "--resume" in err and "Traceback" not in err
+
+
+def test_a_forked_child_closes_the_held_lock(tmp_path):
+    """A worker forked while a job holds the directory's lock closes its copy of the lock's
+    descriptor (and forgets the table) without error, so only the job's process holds the lock."""
+    from tasksolve.solver.certify import samples_file
+
+    taken = take_output_dir(tmp_path / "out")
+    try:
+        ((fd, *_),) = samples_file._HELD.values()
+        pid = os.fork()
+        if pid == 0:  # the child: the fork handler has run
+            try:
+                os.fstat(fd)
+                code = 1  # still open
+            except OSError:
+                code = 0 if not samples_file._HELD else 2
+            os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+        os.fstat(fd)  # the parent's stays open
+    finally:
+        taken.release()
