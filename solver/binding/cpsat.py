@@ -430,6 +430,11 @@ def _solve_model(
             bound = bound / pessimism if minimize else bound * pessimism
             if model.rounding.latency_pessimistic:
                 bound = 0.0 if minimize else math.inf  # early signals left out: no bound on latencies
+        else:
+            # the plan's closed-form value, not the model's integer one: the model floors each
+            # instance's rate (T_i = floor(K / P_i)), so its objective is up to one unit per instance
+            # below the plan's own value, which a certificate would read as beating a proven optimum
+            value = exact_value(problem, model.objective, contexts)[0]
         gap = abs(bound - value) / abs(value) if value else math.inf
         result.solutions.append(BindingSolution(contexts, status, value, bound, gap, solver.wall_time))
     result.wall_time = time.perf_counter() - start
