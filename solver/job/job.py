@@ -110,7 +110,7 @@ class Job:
         files = {name: self.out_dir / name for name in names}
         plan = self.strategy.plan
         if "plan.yaml" in files and plan is not None:
-            plan.save(files["plan.yaml"])
+            plan.save(files["plan.yaml"], self.spec)  # records where the spec is: `pin` finds it again
             write_text_atomic(files["pinning.txt"], pinning_text(self.spec, plan, "taskset"))
         return files
 

@@ -158,3 +158,23 @@ def test_cli_pin_builtin_spec_by_name(capsys, tmp_path):
     bad.write_text((tmp_path / "plan.yaml").read_text().replace("core", "kore", 1))
     code, _, err = run(capsys, "pin", str(bad), "-f", "dpdk")
     assert code == 2 and f"{bad}:" in err and "Traceback" not in err
+
+
+def test_a_plan_written_by_run_pins_with_its_own_spec(tmp_path, capsys):
+    """`run` records where its spec is in plan.yaml (as `solve` does): a user's copy of a built-in
+    example, under the example's own name, is found again by `pin` -- never the built-in."""
+    import yaml
+
+    from tasksolve.specs.loader import EXAMPLES
+
+    mine = tmp_path / "mine.yaml"
+    mine.write_text((EXAMPLES / "t2-ipfwd-intadd-x2.yaml").read_text())
+    out = tmp_path / "m"
+    code = main(["run", str(mine), "--out", str(out), "--samples", "30", "--design", "random",
+                 "--oracle", "analytic", "--time-limit", "2", "--json"])  # fmt: skip
+    assert code in (0, 1)
+    spec_file = yaml.safe_load((out / "plan.yaml").read_text())["spec_file"]
+    assert (out / spec_file).resolve() == mine.resolve()
+    capsys.readouterr()
+    assert main(["pin", str(out / "plan.yaml"), "-f", "taskset"]) == 0
+    assert "taskset -c" in capsys.readouterr().out
