@@ -91,10 +91,10 @@ def summary_text(cert: Certificate) -> str:
             )
         )
     for bound in cert.bounds:
+        where = ", ".join(part for part in (bound.source, bound.status) if part)  # no solver: no status
         lines.append(
-            f"{bound.label} ({bound.source}, {bound.status}): {show(bound.value)}"
+            f"{bound.label} ({where}): {show(bound.value)}"
             + (f", proven optimum {show(bound.proven_optimum)}" if bound.proven_optimum is not None else "")
-            + ("" if bound.applies else "")
         )
     lines.append("gaps: " + "; ".join(cert.gap.words) + f" (target {display.share(cert.target_gap)})")
     if cert.noise:
