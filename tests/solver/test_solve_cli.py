@@ -116,3 +116,18 @@ def test_a_large_plan_is_summarised_not_drawn(capsys, monkeypatch):
     out = capsys.readouterr().out
     assert code == 0
     assert "6 threads, not listed above 3" in " ".join(out.split()) and "strand" not in out
+
+
+def test_the_comparison_table_shows_only_half_widths_that_are_noise():
+    """A deterministic run's float noise (5e-9 pps on 4.4 Mpps) prints as no half-width, a
+    simulated one as the objective's figure, none as nothing."""
+    from types import SimpleNamespace
+
+    from tasksolve.solver.cli.solve_command import half_width_cell
+    from tasksolve.specs.objective import Objective
+
+    objective = Objective.of("total_throughput")
+    row = SimpleNamespace(simulated=4.4e6, half_width=5.457e-9)
+    assert half_width_cell(row, objective) == ""
+    assert half_width_cell(SimpleNamespace(simulated=4.4e6, half_width=19342.2), objective) == "19.34 kpps"
+    assert half_width_cell(SimpleNamespace(simulated=None, half_width=None), objective) == ""
