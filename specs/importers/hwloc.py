@@ -32,6 +32,7 @@ from pathlib import Path
 from xml.parsers import expat
 
 from tasksolve.specs.errors import SpecError, shorten
+from tasksolve.specs.files import read_input
 from tasksolve.specs.importers.cpusets import cpus_phrase
 from tasksolve.specs.importers.host import Cache, HostDescription, HostTopology, build_topology
 from tasksolve.specs.importers.hwloc_extras import cpu_kinds, memory_side_caches
@@ -42,6 +43,8 @@ _CACHE_TYPES = {"0": "unified", "1": "data", "2": "instruction"}
 _CACHE_TAG = re.compile(r"^L(\d)(i?)Cache$")
 _CLOCK = re.compile(r"@\s*([0-9.]+)\s*GHz", re.IGNORECASE)
 _MEMORY_SIDE = ("NUMANode", "MemCache")
+#: the most bytes of XML read (lstopo writes about 1 kB a PU: a 65,536-PU host is some 64 MB)
+XML_LIMIT = 256 << 20
 
 
 def _parse(path: Path, file: str) -> tuple[ET.Element, dict[int, Position]]:
@@ -67,8 +70,7 @@ def _parse(path: Path, file: str) -> tuple[ET.Element, dict[int, Position]]:
     parser.EndElementHandler = builder.end
     parser.EntityDeclHandler = no_entities
     try:
-        with path.open("rb") as stream:
-            parser.ParseFile(stream)
+        parser.Parse(read_input(path, XML_LIMIT), True)  # a FIFO without a writer, an endless pipe: given up
         return builder.close(), positions
     except expat.ExpatError as exc:
         message = f"not well-formed XML: {shorten(expat.ErrorString(exc.code), 80)}"

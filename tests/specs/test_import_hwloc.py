@@ -99,3 +99,23 @@ def test_live_lstopo_agrees_with_live_sysfs(tmp_path):
     sysfs = import_sysfs("/sys").topology
     assert (xml.level_names, xml.counts, xml.os_cpus) == (sysfs.level_names, sysfs.counts, sysfs.os_cpus)
     assert [(r.name, r.level) for r in xml.resources] == [(r.name, r.level) for r in sysfs.resources]
+
+
+def test_a_fifo_or_an_oversized_file_is_refused_not_read_forever(tmp_path, monkeypatch):
+    """hwloc XML is read through the project's one reader: a named FIFO nobody writes to is given
+    up (exit 2, never a hang), and a file over the byte cap is refused by name."""
+    import os
+
+    from tasksolve.specs import files
+    from tasksolve.specs.importers import hwloc
+
+    fifo = tmp_path / "topology.xml"
+    os.mkfifo(fifo)
+    monkeypatch.setattr(files, "FIFO_WAIT", 0.2)
+    with pytest.raises(SpecError, match="FIFO"):
+        import_hwloc(fifo)
+    big = tmp_path / "big.xml"
+    big.write_text('<?xml version="1.0"?>\n<topology>' + " " * 4096 + "</topology>\n")
+    monkeypatch.setattr(hwloc, "XML_LIMIT", 1024)
+    with pytest.raises(SpecError, match="big.xml"):
+        import_hwloc(big)
