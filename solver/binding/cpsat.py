@@ -415,27 +415,34 @@ def _solve_model(
         if key in seen:
             continue
         seen.add(key)
-        raw_objective, raw_bound = solver.objective_value, solver.best_objective_bound
-        if model.objective == "total_throughput":
-            raw_bound += len(problem.instance_threads)  # T_i = floor(K / P_i) loses < 1 each
-        value, bound = model.objective_value(raw_objective), model.objective_value(raw_bound)
-        if not model.rounding.exact or getattr(model, "resolution", THROUGHPUT_RESOLUTION) < THROUGHPUT_RESOLUTION:
-            # a rounded model or a coarse throughput: the plan's exact value; the bound is widened
-            # by the model's pessimism (`model.Rounding`), and a plan must meet latency_max exactly
-            value, meets = exact_value(problem, model.objective, contexts)
-            if not model.rounding.exact and not meets:
-                continue
-            pessimism = model.rounding.pessimism
-            minimize = Objective.of(model.objective).minimize
-            bound = bound / pessimism if minimize else bound * pessimism
-            if model.rounding.latency_pessimistic:
-                bound = 0.0 if minimize else math.inf  # early signals left out: no bound on latencies
-        else:
-            # the plan's closed-form value, not the model's integer one: the model floors each
-            # instance's rate (T_i = floor(K / P_i)), so its objective is up to one unit per instance
-            # below the plan's own value, which a certificate would read as beating a proven optimum
-            value = exact_value(problem, model.objective, contexts)[0]
+        figures = _figures(problem, model, contexts, solver.best_objective_bound)
+        if figures is None:
+            continue
+        value, bound = figures
         gap = abs(bound - value) / abs(value) if value else math.inf
         result.solutions.append(BindingSolution(contexts, status, value, bound, gap, solver.wall_time))
     result.wall_time = time.perf_counter() - start
     return result
+
+
+def _figures(problem: BindingProblem, model: BindingModel, contexts: list[int], raw_bound: float):
+    """(the plan's value, the bound) of one CP-SAT solution, in the objective's unit, or None for a
+    rounded model's plan that breaks ``latency_max``.  The value is the plan's closed-form value,
+    never the model's integer one: the model floors each instance's rate (``T_i = floor(K / P_i)``),
+    so its objective is up to one unit per instance below the plan's own value, which a certificate
+    would read as beating a proven optimum.  A rounded model or a coarse throughput widens the
+    bound by the model's pessimism (`model.Rounding`)."""
+    if model.objective == "total_throughput":
+        raw_bound += len(problem.instance_threads)  # T_i = floor(K / P_i) loses < 1 each
+    bound = model.objective_value(raw_bound)
+    value, meets = exact_value(problem, model.objective, contexts)
+    if not model.rounding.exact and not meets:
+        return None
+    if model.rounding.exact and getattr(model, "resolution", THROUGHPUT_RESOLUTION) >= THROUGHPUT_RESOLUTION:
+        return value, bound
+    minimize = Objective.of(model.objective).minimize
+    pessimism = model.rounding.pessimism
+    bound = bound / pessimism if minimize else bound * pessimism
+    if model.rounding.latency_pessimistic:
+        bound = 0.0 if minimize else math.inf  # early signals left out: no bound on latencies
+    return value, bound
