@@ -134,6 +134,7 @@ class Certification:
         resolved (`CertifySettings.resolved`)."""
         from tasksolve.solver.certify.certificate import DEFAULT_TARGET_GAP
 
+        settings = settings.resolved(spec)
         oracle = settings.oracle_factory(spec) if settings.oracle_factory else make_oracle(spec, settings.oracle_kind)
         classes = ClassOracle(spec, oracle, service.seed) if service.pipeline is None else None
         measurer = classes or oracle
@@ -141,7 +142,7 @@ class Certification:
         measured = measurer.evaluate(plan, seed=service.seed) if plan is not None else None
         budget = budget or Budget()
         budget.measure_s = time.perf_counter() - clock if plan is not None else None
-        found = [KnownPlan(k.plan, float(k.value), float(k.half_width or 0.0)) for k in known]
+        found = list(known)
         if settings.probes:
             screen, deadline = settings.oracle_kind != "analytic", budget.probe_deadline
             probed = probe(
@@ -167,7 +168,7 @@ class Certification:
 
     @property
     def confidence(self) -> float:
-        return float(self.settings.confidence if self.settings.confidence is not None else self.spec.certify.confidence)
+        return float(self.settings.confidence)  # resolved in `prepare`
 
     @property
     def oracle_kind(self) -> str:

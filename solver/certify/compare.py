@@ -97,24 +97,9 @@ def compare_designs(
     """[the certificate's design, the other design on `samples` plans of its own] (module
     docstring), measured as `settings` say (seed, workers, timeout, oracle, scheduler, resume,
     force), on `pipeline` plans when given, stopping at `deadline` (a `time.monotonic()` reading)."""
-    from tasksolve.solver.certify.service import SamplingService
-
     design = other_design(certificate.design)
     s = settings
-    service = SamplingService(
-        spec,
-        Path(out_dir) / f"samples-{design}.jsonl",
-        seed=s.seed,
-        oracle_kind=s.oracle_kind,
-        workers=s.workers,
-        max_samples=samples,
-        timeout=s.timeout,
-        oracle_factory=s.oracle_factory,
-        scheduler=s.scheduler,
-        design=design,
-        pipeline=pipeline,
-        deadline=deadline,
-    )
+    service = s.service(spec, Path(out_dir) / f"samples-{design}.jsonl", samples, design, pipeline, deadline)
     service.open(resume=s.resume, force=s.force)
     service.ensure(samples)
     minimize = Objective.of(spec.objective).minimize

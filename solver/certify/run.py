@@ -105,7 +105,10 @@ def certify(
     taken = take_output_dir(out_dir, resume=settings.resume, force=settings.force)
     try:
         budget = Budget.of(None if settings.mode == "fixed" else settings.budget_s, started)
-        service = _service(spec, Path(out_dir), settings, pipeline)
+        Path(out_dir).mkdir(parents=True, exist_ok=True)
+        service = settings.service(
+            spec, Path(out_dir) / "samples.jsonl", settings.limit(spec), settings.design, pipeline
+        )
         service.open(resume=settings.resume, force=settings.force)
         clock = time.perf_counter()
         cert = Certification.prepare(spec, settings, service, plan, known, bounds, budget)
@@ -115,25 +118,6 @@ def certify(
         return outcome
     finally:
         taken.release()
-
-
-def _service(spec: Spec, out_dir: Path, settings: CertifySettings, pipeline) -> SamplingService:
-    out_dir.mkdir(parents=True, exist_ok=True)
-    s = settings
-    return SamplingService(
-        spec,
-        out_dir / "samples.jsonl",
-        seed=s.seed,
-        oracle_kind=s.oracle_kind,
-        workers=s.workers,
-        max_samples=s.limit(spec),
-        timeout=s.timeout,
-        objective=spec.objective,
-        oracle_factory=s.oracle_factory,
-        scheduler=s.scheduler,
-        design=s.design,
-        pipeline=pipeline,
-    )
 
 
 def _run(cert: Certification, seconds: dict[str, float]) -> CertifyOutcome:

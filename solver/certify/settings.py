@@ -17,7 +17,11 @@ from tasksolve.simulate.registry import DEFAULT_KIND
 from tasksolve.solver.certify.designs import DEFAULT_DESIGN, DEFAULT_SAMPLES, PROBES
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from tasksolve.simulate.oracle import Oracle
+    from tasksolve.solver.certify.service import SamplingService
+    from tasksolve.solver.pipeline.problem import PipelineProblem
     from tasksolve.specs import Spec
 
 
@@ -86,3 +90,32 @@ class CertifySettings:
     def limit(self, spec: Spec) -> int:
         """The most plans drawn: ``max_samples`` when sequential, else `fixed_size`."""
         return int(self.max_samples or spec.certify.max_samples) if self.mode == "sequential" else self.fixed_size(spec)
+
+    def service(
+        self,
+        spec: Spec,
+        path: Path,
+        max_samples: int,
+        design: str,
+        pipeline: PipelineProblem | None = None,
+        deadline: float | None = None,
+    ) -> SamplingService:
+        """The sampling service these settings describe (seed, oracle, workers, timeout,
+        scheduler), drawing `design` into `path`, at most `max_samples`, stopping at `deadline`."""
+        from tasksolve.solver.certify.service import SamplingService
+
+        return SamplingService(
+            spec,
+            path,
+            seed=self.seed,
+            oracle_kind=self.oracle_kind,
+            workers=self.workers,
+            max_samples=max_samples,
+            timeout=self.timeout,
+            objective=spec.objective,
+            oracle_factory=self.oracle_factory,
+            scheduler=self.scheduler,
+            design=design,
+            pipeline=pipeline,
+            deadline=deadline,
+        )
