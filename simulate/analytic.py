@@ -229,6 +229,9 @@ class BatchModel:
         self.n_contexts = topo.n_contexts
         self.clock = float(topo.clock)
         self.cycles = np.array(structure.cycles, dtype=float)
+        # kinds of core (`specs.cpu_kinds`): every thread's cycles on every kind, and each context's kind
+        self.kind_cycles = structure.kind_cycles if topo.kinds else None
+        self.context_kind = np.array(topo.context_kinds, dtype=np.intp)
         self._sync_tables(structure)
         self._capacity = np.asarray(structure.capacity, dtype=float)
         self._resource_level = list(structure.resource_level)
@@ -294,19 +297,28 @@ class BatchModel:
 
     def _sync_tables(self, structure) -> None:
         """NPIRE's synchronisation (`simulate.locks`): optimistic sections' mean cost in the
-        cycles, per lock its instance, holders and cycles held, and the cycles after a signal."""
+        cycles, per lock its instance, holders and cycles held, and the cycles after a signal --
+        the last two per kind of core (columns), as the holder's context runs them."""
         self._locks: list[tuple[int, np.ndarray, np.ndarray]] = []
         self._unsent = None
         if not any(structure.sync):
             return
+        kinds = len(self.spec.topology.kind_names)
+        on_kind = [
+            structure.on_kinds([k] * structure.n_threads) if self.kind_cycles is not None else structure
+            for k in range(kinds)
+        ]
         self.cycles = self.cycles + speculation_work(structure)
-        by_lock: dict[int, list[tuple[int, float]]] = {}
-        for lock, t, cycles in lock_holdings(structure):
-            by_lock.setdefault(lock, []).append((t, cycles))
+        if self.kind_cycles is not None:
+            self.kind_cycles = self.kind_cycles + np.stack([speculation_work(s) for s in on_kind], axis=1)
+        by_lock: dict[int, list[tuple[int, list[float]]]] = {}
+        for rows in zip(*(lock_holdings(s) for s in on_kind)):
+            lock, t = rows[0][0], rows[0][1]
+            by_lock.setdefault(lock, []).append((t, [cycles for _, _, cycles in rows]))
         for rows in by_lock.values():
             threads = np.array([t for t, _ in rows])
             self._locks.append((structure.instance_of[rows[0][0]], threads, np.array([c for _, c in rows])))
-        self._unsent = unsent(structure)
+        self._unsent = np.stack([unsent(s) for s in on_kind], axis=1)
 
     def _set_demand(self, demand: np.ndarray) -> None:
         """Per resource level, the (demand, users, capacity) of every resource some thread loads;
@@ -330,6 +342,8 @@ class BatchModel:
         the topology's order): what fitting them to measurements evaluates (`solver.calibration`)."""
         clone = copy.copy(self)
         clone.cycles = np.asarray(cycles, dtype=float)
+        if self.kind_cycles is not None:  # every kind scaled as the reference is
+            clone.kind_cycles = self.kind_cycles * (clone.cycles / self.cycles)[:, None]
         clone._set_demand(np.asarray(demand, dtype=float))
         return clone
 
@@ -356,7 +370,10 @@ class BatchModel:
                     np.minimum(rate, ratio[idx], out=rate)
                 else:
                     rate[users] = np.minimum(rate[users], ratio[idx[users]])
-        work = np.repeat(self.cycles[:, None], P, axis=1)
+        if self.kind_cycles is None:
+            work = np.repeat(self.cycles[:, None], P, axis=1)
+        else:
+            work = np.take_along_axis(self.kind_cycles, self.context_kind[ctx], axis=1)
         C = self.n_contexts
         for q, t, table in self.edges:
             work[t] += table[ctx[q] * C + ctx[t]]
@@ -395,16 +412,19 @@ class BatchModel:
     def _evaluate(self, contexts: np.ndarray) -> BatchResult:
         s, rate = self._times(contexts)  # (T, P)
         P = s.shape[1]
+        kind = self.context_kind[np.asarray(contexts, dtype=np.intp).T]  # (T, P): each thread's kind
         period = np.empty((self.n_instances, P))
         for i, (a, b) in enumerate(self.blocks):
             np.copyto(period[i], s[a])
             for t in range(a + 1, b):
                 np.maximum(period[i], s[t], out=period[i])
         for i, threads, cycles in self._locks:  # `lock_period` of every plan
-            np.maximum(period[i], (cycles[:, None] / rate[threads]).sum(axis=0), out=period[i])
+            held = np.take_along_axis(cycles, kind[threads], axis=1)
+            np.maximum(period[i], (held / rate[threads]).sum(axis=0), out=period[i])
         per_instance = np.divide(self.clock, period)
         finish = np.empty_like(s)
         emit = finish if self._unsent is None else np.empty_like(s)  # when messages leave
+        after = None if self._unsent is None else np.take_along_axis(self._unsent, kind, axis=1)
         for t in self.order:
             preds = self.preds[t]
             if not preds:
@@ -414,7 +434,7 @@ class BatchModel:
             else:
                 np.add(s[t], np.max(emit[preds], axis=0), out=finish[t])
             if emit is not finish:
-                emit[t] = finish[t] - self._unsent[t] / rate[t]
+                emit[t] = finish[t] - after[t] / rate[t]
         latency = np.empty_like(period)
         for i, sinks in enumerate(self.sinks):
             latency[i] = finish[sinks[0]] if len(sinks) == 1 else np.max(finish[sinks], axis=0)

@@ -13,7 +13,10 @@ A plan is compiled into **groups** and **threads** (docs/design.md, "Vocabulary"
 Per thread, the compiled quantities are the ones the semantics of docs/design.md ("Semantics every
 oracle shares") need:
 
-* ``cycles``: the sum of its tasks' cycles (work per packet before communication);
+* ``cycles``: the sum of its tasks' cycles (work per packet before communication), in cycles of
+  the topology's clock; on a topology with kinds of core (`specs.cpu_kinds`) the cycles on the
+  kind of the thread's context once it is bound (`attach`), and before, the fastest kind's (the
+  least any placement can cost: what a bound may assume), ``kind_cycles`` holding every kind's;
 * ``comm[t][i][r]``: cycles thread ``t`` pays per packet for the messages of its ``i``-th
   predecessor group when they come from that group's replica ``r``:
   ``sum over crossing task edges e of topology.message_cycles(shared_level(ctx_r, ctx_t), bytes_e)``
@@ -40,6 +43,7 @@ import numpy as np
 
 from tasksolve.simulate.errors import InvalidPlanError
 from tasksolve.simulate.locks import speculation_work, sync_tables
+from tasksolve.specs.cpu_kinds import kind_work
 
 
 @dataclass(frozen=True)
@@ -77,6 +81,8 @@ class Structure:
     sink_groups: list[tuple[int, ...]]  # per instance
     locks: list[str] = field(default_factory=list)  # "app#i:lock"
     sync: list[tuple | None] = field(default_factory=list)  # per thread, per task
+    # per thread, per task, per kind of core: cycles of the topology's clock (`specs.cpu_kinds`)
+    task_kind_cycles: list[tuple[tuple[float, ...], ...]] = field(default_factory=list)
 
     @property
     def n_threads(self) -> int:
@@ -85,6 +91,16 @@ class Structure:
     @property
     def cycles(self) -> list[float]:
         return [sum(c) for c in self.task_cycles]
+
+    @property
+    def kind_cycles(self) -> np.ndarray:
+        """(threads, kinds): each thread's cycles per packet on each kind of core."""
+        return np.array([[sum(col) for col in zip(*tasks)] for tasks in self.task_kind_cycles], dtype=float)
+
+    def on_kinds(self, kinds: Sequence[int]) -> Structure:
+        """The structure with each thread's cycles those of kind ``kinds[t]`` (its context's)."""
+        cycles = [tuple(task[k] for task in tasks) for tasks, k in zip(self.task_kind_cycles, kinds)]
+        return replace(self, task_cycles=cycles)
 
 
 @dataclass
@@ -246,6 +262,8 @@ def _assemble(spec, names, instance_names, groups_spec, thread_lists) -> Structu
     replica_of = [0] * n
     instance_of = [0] * n
     task_cycles: list[tuple[float, ...]] = [()] * n
+    task_kind_cycles: list[tuple[tuple[float, ...], ...]] = [()] * n
+    topo = spec.topology
     demand = np.zeros((n, len(resources)))
     idle = np.zeros((n, len(resources)))
     task_group: dict[tuple[int, str], int] = {}
@@ -253,10 +271,11 @@ def _assemble(spec, names, instance_names, groups_spec, thread_lists) -> Structu
         for task in tasks:
             task_group[(inst, task)] = g
         busy_row, idle_row = _demand_rows(spec, app, tasks, resources)
-        cycles = tuple(float(spec.applications[app].tasks[task].work) for task in tasks)
+        per_kind = tuple(kind_work(spec.applications[app].tasks[task], topo.kind_names, topo) for task in tasks)
+        cycles = tuple(min(kinds) for kinds in per_kind)
         for r, t in enumerate(thread_lists[g]):
             group_of[t], replica_of[t], instance_of[t] = g, r, inst
-            task_cycles[t] = cycles
+            task_cycles[t], task_kind_cycles[t] = cycles, per_kind
             demand[t], idle[t] = busy_row, idle_row
     preds: list[dict[int, list[int]]] = [dict() for _ in groups_spec]
     for g, (inst, app, tasks, _stage) in enumerate(groups_spec):
@@ -315,6 +334,7 @@ def _assemble(spec, names, instance_names, groups_spec, thread_lists) -> Structu
         sink_groups=sink_groups,
         locks=locks,
         sync=sync,
+        task_kind_cycles=task_kind_cycles,
     )
 
 
@@ -358,6 +378,8 @@ def attach(spec, structure: Structure, contexts: Sequence[int]) -> ThreadGraph:
     contexts = [int(c) for c in contexts]
     if len(set(contexts)) != len(contexts):
         raise InvalidPlanError("two threads are bound to the same hardware context")
+    if topo.kinds:
+        structure = structure.on_kinds([topo.context_kinds[c] for c in contexts])
     strides = list(topo.strides)
     cache: dict[tuple[int, int], float] = {}
 

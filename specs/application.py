@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import cached_property
 from typing import Annotated
 
-from pydantic import BeforeValidator, Field, WithJsonSchema
+from pydantic import BeforeValidator, Field, WithJsonSchema, model_validator
 
 from tasksolve.specs.fields import (
     Cycles,
@@ -64,9 +64,16 @@ class Task(StrictModel):
     (busy-polling runtimes spin).  `frequency` is how often a packet visits the task on average
     (LATA, DAC'10 §2.4: profiled "average execution time and frequency for each task"), so a packet
     costs it ``cycles * frequency`` (`work`); `code_size` its instructions (DAC'10 §4, Table 1),
-    which a thread's instruction cache must hold (`Topology.icache`)."""
+    which a thread's instruction cache must hold (`Topology.icache`).
+
+    On a topology with kinds of core (`specs.cpu_kinds`) `cycles` may be given per kind
+    (``cycles: {P: 900, E: 1500}``): they go to `cycles_by_kind`, and `cycles` becomes the
+    smallest of them (the figure models that do not know kinds read)."""
 
     cycles: Cycles
+    cycles_by_kind: Annotated[dict[Name, Cycles], Field(min_length=1, max_length=16)] | None = Field(
+        default=None, description="cycles on each kind of core (`cycles: {P: 900, E: 1500}` fills it)"
+    )
     demand: dict[str, Share] = {}
     idle_demand: dict[str, Share] = {}
     frequency: Annotated[Number, Field(gt=0, le=1e6, description="mean visits per packet (default 1)")] = 1.0
@@ -74,6 +81,23 @@ class Task(StrictModel):
     description: Text | None = None
     critical: Critical | None = None  # NPIRE critical section
     signal: Fraction | None = None  # NPIRE §2.6: messages leave after this share of the cycles
+
+    @model_validator(mode="before")
+    @classmethod
+    def _cycles_per_kind(cls, data: object) -> object:
+        """``cycles: {P: 900, E: 1500}`` -> `cycles_by_kind`, `cycles` the smallest."""
+        if isinstance(data, dict) and isinstance(data.get("cycles"), dict):
+            given = data["cycles"]
+            if "cycles_by_kind" in data:
+                raise ValueError("give the cycles per kind in `cycles` or in `cycles_by_kind`, not both")
+            data = {**data, "cycles_by_kind": given, "cycles": 1.0}  # the smallest, once checked
+        return data
+
+    @model_validator(mode="after")
+    def _smallest_cycles(self) -> Task:
+        if self.cycles_by_kind:
+            object.__setattr__(self, "cycles", min(self.cycles_by_kind.values()))
+        return self
 
     @property
     def critical_cycles(self) -> float:

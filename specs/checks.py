@@ -13,6 +13,7 @@ from collections import Counter
 
 from tasksolve.specs.application import Application
 from tasksolve.specs.errors import Problem, did_you_mean
+from tasksolve.specs.kind_checks import check_kinds, check_shape, check_task_kinds
 from tasksolve.specs.spec import Spec
 from tasksolve.specs.topology import MACHINE, CacheCommunication, DirectCommunication, Topology
 
@@ -20,8 +21,11 @@ from tasksolve.specs.topology import MACHINE, CacheCommunication, DirectCommunic
 def check_topology(topo: Topology, prefix: tuple = ()) -> list[Problem]:
     """Every problem of a topology: its levels, its resources, ``os_cpus`` and its
     communication costs (each located under `prefix`)."""
+    shape = check_shape(topo, prefix)
+    if shape:  # the rest reads domains of the tree
+        return shape
     problems = _check_levels(topo, prefix) + _check_resources(topo, prefix) + _check_os_cpus(topo, prefix)
-    problems += _check_usable(topo, prefix)
+    problems += _check_usable(topo, prefix) + check_kinds(topo, prefix)
     comm = topo.communication
     if isinstance(comm, DirectCommunication):
         problems.extend(_check_direct_costs(topo, comm, prefix))
@@ -149,9 +153,10 @@ def _check_os_cpus(topo: Topology, prefix: tuple) -> list[Problem]:
         if cpu in owner:
             problems.append(Problem(prefix + ("os_cpus", name), f"CPU {cpu} is already the CPU of `{owner[cpu]}`"))
         owner.setdefault(cpu, name)
-    missing = topo.n_contexts - len(seen_contexts)
+    absent = [c for c in topo.present_contexts if c not in seen_contexts]
+    missing = len(absent)
     if missing and not problems:
-        first = next(c for c in range(topo.n_contexts) if c not in seen_contexts)
+        first = absent[0]
         problems.append(
             Problem(
                 prefix + ("os_cpus",),
@@ -276,7 +281,7 @@ def check_applications(spec: Spec) -> list[Problem]:
         problem
         for app_name, app in spec.applications.items()
         for problem in check_application(app_name, app, resources, ("applications", app_name))
-    ]
+    ] + check_task_kinds(spec)
 
 
 def check_workload(spec: Spec) -> list[Problem]:

@@ -18,7 +18,7 @@ from fractions import Fraction
 from functools import cache
 from math import factorial, perm
 
-from tasksolve.specs.symmetry import Form, UsableTree
+from tasksolve.specs.symmetry import Form, UsableTree, is_leaf
 
 Poly = tuple[Fraction, ...]
 
@@ -48,7 +48,7 @@ def _class_egf(child: Poly, m: int, degree: int) -> Poly:
 
 
 def _leaves(node: Form, cache: dict) -> int:
-    if node == ():
+    if is_leaf(node):
         return 1
     if node not in cache:
         cache[node] = sum(_leaves(child, cache) for child in node)  # type: ignore[union-attr]
@@ -70,7 +70,7 @@ def _egf(shape: Form, degree: int) -> Poly:
     @cache
     def egf(node: Form) -> Poly:
         top = min(degree, _leaves(node, sizes))
-        if node == ():
+        if is_leaf(node):
             return (Fraction(1), Fraction(1))[: top + 1]
         result: Poly = (Fraction(1),) + (Fraction(0),) * top
         for child, m in _classes(node).items():
@@ -88,7 +88,7 @@ def work_estimate(tree: UsableTree, threads: int) -> int:
     stack = [tree.shapes[(-1, 0)]]
     while stack:
         node = stack.pop()
-        if node == () or node in seen:
+        if is_leaf(node) or node in seen:
             continue
         seen.add(node)
         top = min(threads, _leaves(node, sizes))

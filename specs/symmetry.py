@@ -9,6 +9,12 @@ equivalent iff an automorphism maps one onto the other, iff their canonical form
 Canonical form (the AHU tree-isomorphism encoding): a leaf is its thread index (-1 when empty);
 an inner node is the sorted tuple of its children's forms.  Empty leaves are kept, so a form also
 encodes the shape of the subtree, and sorting only ever exchanges children of equal shape.
+
+Kinds of core (`specs.cpu_kinds`) break symmetry: a context's shape is then its kind's name (a
+string, not ``()``) and its form ``(kind, thread)``, so a P-core and an E-core are never exchanged
+(`is_leaf` tells leaf shapes from inner ones).  An irregular tree is held padded
+(`Topology.present`): its missing domains hold no usable context, so they are pruned like any
+domain without one.
 """
 
 from __future__ import annotations
@@ -21,7 +27,12 @@ from math import perm
 
 from tasksolve.specs.topology import Topology
 
-Form = int | tuple
+Form = int | str | tuple
+
+
+def is_leaf(shape: Form) -> bool:
+    """A context's shape: ``()``, or its kind's name on a topology with kinds."""
+    return not isinstance(shape, tuple) or shape == ()
 
 
 @dataclass
@@ -39,6 +50,12 @@ class UsableTree:
     @cached_property
     def depth(self) -> int:
         return len(self.topology.levels)
+
+    @cached_property
+    def kinds(self) -> dict[int, str] | None:
+        """Each usable context's kind of core (None on a topology without kinds)."""
+        topo = self.topology
+        return {c: topo.kind_of(c) for c in self.usable} if topo.kinds else None
 
     @cached_property
     def children(self) -> dict[tuple[int, int], list[int]]:
@@ -64,8 +81,13 @@ class UsableTree:
         """Shapes of the subtrees when each context carries a label (``()`` when absent):
         two subtrees of equal labelled shape are exchanged by a symmetry that keeps labels."""
         shapes: dict[tuple[int, int], Form] = {}
+        kinds = self.kinds
         for context in self.usable:
-            shapes[(self.depth - 1, context)] = labels.get(context, ())
+            if kinds is None:
+                shapes[(self.depth - 1, context)] = labels.get(context, ())
+            else:
+                kind = kinds[context]
+                shapes[(self.depth - 1, context)] = (kind, labels[context]) if context in labels else kind
         for level in range(self.depth - 2, -2, -1):
             for (lvl, domain), kids in self.children.items():
                 if lvl == level:
@@ -82,9 +104,12 @@ class UsableTree:
     def canonical_form(self, placement: Mapping[int, int]) -> Form:
         """Canonical form of a placement given as {context: thread index}."""
 
+        kinds = self.kinds
+
         def form(level: int, domain: int) -> Form:
             if level == self.depth - 1:
-                return placement.get(domain, -1)
+                thread = placement.get(domain, -1)
+                return thread if kinds is None else (kinds[domain], thread)
             return tuple(sorted(form(level + 1, k) for k in self.children[(level, domain)]))
 
         return form(-1, 0)
@@ -96,8 +121,9 @@ class UsableTree:
 
         def place(level: int, domain: int, content: Form) -> None:
             if level == self.depth - 1:
-                if content != -1:
-                    result[domain] = content  # type: ignore[assignment]
+                thread = content if self.kinds is None else content[1]  # type: ignore[index]
+                if thread != -1:
+                    result[domain] = thread  # type: ignore[assignment]
                 return
             kids = self.children[(level, domain)]
             by_shape: dict[Form, list[int]] = {}
@@ -114,7 +140,7 @@ class UsableTree:
 
     def _shape_of(self, child_form: Form, level: int) -> Form:
         if level == self.depth - 1:
-            return ()
+            return () if self.kinds is None else child_form[0]  # type: ignore[index]
         return tuple(sorted(self._shape_of(f, level + 1) for f in child_form))  # type: ignore[union-attr]
 
     # ------------------------------------------------------------------ enumeration

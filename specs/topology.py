@@ -24,17 +24,29 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
+from tasksolve.specs.cpu_kinds import CpuKind
 from tasksolve.specs.fields import Clock, Count, Label, Name, NonNegativeInt, Number, Share, Size, StrictModel, Text
 
 MACHINE = "machine"
 MAX_CONTEXTS = 65_536
 
 
+LevelCount = Annotated[Count, Field(le=MAX_CONTEXTS)]
+
+
 class Level(StrictModel):
-    """One level of the tree: `count` domains of this level inside each domain of the level above."""
+    """One level of the tree: `count` domains of this level inside each domain of the level above.
+
+    A list gives each domain of the level above its own count, in order (a hybrid package:
+    ``core: [1, 1, 1, 1, 1, 1, 1, 1, 4, 4]`` under ten L2 clusters)."""
 
     name: Name
-    count: Annotated[Count, Field(le=MAX_CONTEXTS)]
+    count: LevelCount | Annotated[list[LevelCount], Field(min_length=1, max_length=MAX_CONTEXTS)]
+
+    @property
+    def widest(self) -> int:
+        """The most domains of this level under one domain of the level above."""
+        return self.count if isinstance(self.count, int) else max(self.count)
 
 
 class Resource(StrictModel):
@@ -102,6 +114,11 @@ class Topology(StrictModel):
         description="the domains (or contexts) plans may use -- on an imported host, the CPUs "
         "allowed to the process and online; none: every context",
     )
+    kinds: Annotated[dict[Name, CpuKind], Field(max_length=16)] | None = Field(
+        default=None,
+        description="kinds of core (a hybrid processor's P and E cores), each with its speed and "
+        "the domains it covers; none: every context alike",
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -117,7 +134,72 @@ class Topology(StrictModel):
 
     @cached_property
     def counts(self) -> list[int]:
-        return [level.count for level in self.levels]
+        """Domains of each level under one domain of the level above; where a level lists its
+        counts (an irregular tree), the largest: the tree is held padded to a uniform one whose
+        extra domains do not exist (`present_contexts`)."""
+        return [level.widest for level in self.levels]
+
+    @cached_property
+    def regular(self) -> bool:
+        return all(isinstance(level.count, int) for level in self.levels)
+
+    @cached_property
+    def present(self) -> list[frozenset[int]] | None:
+        """Per level, the domains that exist in an irregular tree (None for a uniform one).
+
+        A level's list gives one count per existing domain of the level above, in index order;
+        a single count applies to each of them (`specs.checks` checks the list lengths)."""
+        if self.regular:
+            return None
+        parents, out = [0], []
+        for level in self.levels:
+            width = level.widest
+            counts = [level.count] * len(parents) if isinstance(level.count, int) else level.count
+            parents = [p * width + j for p, n in zip(parents, counts) for j in range(n)]
+            out.append(frozenset(parents))
+        return out
+
+    @cached_property
+    def present_contexts(self) -> list[int]:
+        """The contexts that exist (every one of a uniform tree), in index order."""
+        if self.present is None:
+            return list(range(self.n_contexts))
+        return sorted(self.present[-1])
+
+    def exists(self, level: int, domain: int) -> bool:
+        return level < 0 or self.present is None or domain in self.present[level]
+
+    # ----------------------------------------------------------------- kinds of core
+    @cached_property
+    def kind_names(self) -> list[str]:
+        """The kinds of core, in the order given (one unnamed kind when the topology has none)."""
+        return list(self.kinds) if self.kinds else [""]
+
+    @cached_property
+    def kind_speeds(self) -> list[float]:
+        """Each kind's cycles per second relative to `clock` (`CpuKind.relative_speed`)."""
+        if not self.kinds:
+            return [1.0]
+        return [kind.relative_speed(self.clock) for kind in self.kinds.values()]
+
+    @cached_property
+    def context_kinds(self) -> list[int]:
+        """The kind (index into `kind_names`) of every context; the kind without `domains`
+        takes the contexts no other kind names (`specs.checks` refuses overlaps and gaps)."""
+        kinds = [0] * self.n_contexts
+        if not self.kinds:
+            return kinds
+        for index, kind in enumerate(self.kinds.values()):
+            if kind.domains is None:
+                kinds = [index] * self.n_contexts
+        for index, kind in enumerate(self.kinds.values()):
+            for name in kind.domains or ():
+                for context in self.contexts_of(*self.parse_domain(name)):
+                    kinds[context] = index
+        return kinds
+
+    def kind_of(self, context: int) -> str:
+        return self.kind_names[self.context_kinds[context]]
 
     @cached_property
     def n_contexts(self) -> int:
@@ -206,6 +288,12 @@ class Topology(StrictModel):
                     f"`{text}`: {expected} index {index} is out of range ({expected}0..{expected}{self.counts[k] - 1})"
                 )
             domain = domain * self.counts[k] + index
+            if not self.exists(k, domain):
+                parent = ".".join(parts[:k]) or MACHINE
+                have = sum(1 for j in range(self.counts[k]) if self.exists(k, domain - index + j))
+                raise ValueError(
+                    f"`{text}` does not exist: {parent} has {have} {expected}(s) ({expected}0..{have - 1})"
+                )
         return len(parts) - 1, domain
 
     def parse_context(self, text: str) -> int:
@@ -223,6 +311,9 @@ class Topology(StrictModel):
     def os_cpu_list(self) -> list[int]:
         """The OS CPU number of every context in context order (the flat index where none is given)."""
         numbers = list(range(self.n_contexts))
+        if self.present is not None:  # an irregular tree: the existing contexts numbered in order
+            rank = {c: i for i, c in enumerate(self.present_contexts)}
+            numbers = [rank.get(c, len(rank) + c) for c in range(self.n_contexts)]
         for name, cpu in (self.os_cpus or {}).items():
             numbers[self.parse_context(name)] = cpu
         return numbers
@@ -234,12 +325,14 @@ class Topology(StrictModel):
 
     @cached_property
     def usable_contexts(self) -> list[int]:
-        """Context indices inside the `usable` domains (every context when it is absent)."""
+        """The existing contexts inside the `usable` domains (every one when it is absent)."""
         if self.usable is None:
-            return list(range(self.n_contexts))
+            return self.present_contexts
         found: set[int] = set()
         for name in self.usable:
             found.update(self.contexts_of(*self.parse_domain(name)))
+        if self.present is not None:
+            found &= self.present[-1]
         return sorted(found)
 
     # ----------------------------------------------------------------- resources
@@ -309,6 +402,17 @@ class Topology(StrictModel):
 
     def describe(self) -> str:
         """``core: 8 > pipe: 2 > strand: 4 (64 contexts)``."""
-        shape = " > ".join(f"{level.name}: {level.count}" for level in self.levels)
+
+        def count(level: Level) -> str:
+            if isinstance(level.count, int):
+                return str(level.count)
+            low, high = min(level.count), max(level.count)
+            return str(low) if low == high else f"{low}-{high}"
+
+        shape = " > ".join(f"{level.name}: {count(level)}" for level in self.levels)
         usable = f", {len(self.usable_contexts)} usable" if self.usable is not None else ""
-        return f"{shape} ({self.n_contexts} contexts{usable})"
+        kinds = ""
+        if self.kinds:
+            seen = [self.context_kinds[c] for c in self.present_contexts]
+            kinds = "; " + ", ".join(f"{seen.count(k)} {name}" for k, name in enumerate(self.kind_names))
+        return f"{shape} ({len(self.present_contexts)} contexts{usable}{kinds})"

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tasksolve.solver.binding.problem import BindingProblem
+from tasksolve.specs.cpu_kinds import kind_work
 
 MAX_CONFIGURATIONS = 3_000_000
 MAX_ASSIGNMENTS = 4096  # partner assignments enumerated per count vector
@@ -84,7 +85,10 @@ class ThreadTypes:
         for app in apps:
             for edge in spec.applications[app].edges:
                 in_edges[index[(app, edge.target)]].append((index[(app, edge.source)], edge.bytes))
-        cycles = np.array([t.work for t in tasks], dtype=float)  # cycles x frequency, as every model charges
+        # cycles x frequency, as every model charges; with kinds of core the fastest kind's (a bound
+        # may assume every thread runs on it: `specs.cpu_kinds`)
+        topo = problem.topology
+        cycles = np.array([min(kind_work(t, topo.kind_names, topo)) for t in tasks], dtype=float)
         anchor = {app: max(ks, key=lambda k: (cycles[k], -k)) for app, ks in apps.items()}
         return cls(
             names=names,

@@ -181,7 +181,7 @@ class BindingModel:
     def _placement(self) -> dict[int, list]:
         """x[t,c]: one context per thread, one thread per context; the literals of each context."""
         p, m = self.problem, self.model
-        every = list(range(p.topology.n_contexts))
+        every = list(p.topology.usable_contexts)  # the machine's own limits hold even here
         self.x: list[dict[int, object]] = []
         for t in range(p.n_threads):
             row = {c: m.new_bool_var(f"x[{t},{c}]") for c in (every if self._assumptions else p.allowed[t])}
@@ -307,7 +307,7 @@ class BindingModel:
         n, depth = p.n_threads, len(p.topology.levels)
         comm_terms: list[list] = [[] for _ in range(n)]
         comm_const = [0] * n
-        pairs = [(round(c * WORK_SCALE), c * WORK_SCALE) for c in p.cycles]
+        pairs = [(round(c * WORK_SCALE), c * WORK_SCALE) for row in p.kind_cycles for c in row]
         for producer, consumer, size in p.edges:
             exact = [p.edge_cost(level, size) * WORK_SCALE for level in range(-1, depth - 1)]
             costs = [round(c) for c in exact]
@@ -327,10 +327,12 @@ class BindingModel:
                 comm_terms[consumer].append((delta, same))
         self.work: list[object] = []
         for t in range(n):
-            base = round(p.cycles[t] * WORK_SCALE) + comm_const[t]
-            if not comm_terms[t]:
+            base, kind_terms = self._cycles_terms(t)
+            base += comm_const[t]
+            if not comm_terms[t] and not kind_terms:
                 self.work.append(base)
                 continue
+            comm_terms[t] += kind_terms
             low = base + sum(min(0, d) for d, _ in comm_terms[t])
             high = base + sum(max(0, d) for d, _ in comm_terms[t])
             w = self._int(max(0, low), high, f"W[{t}]")
@@ -338,6 +340,19 @@ class BindingModel:
             self.work.append(w)
         # a work is a sum of rounded cycles and costs: within the worst term's ratio of the exact
         self._work_rounding = ratio_range(pairs)
+
+    def _cycles_terms(self, t: int) -> tuple[int, list]:
+        """Thread t's cycles (scaled): a constant, plus, on a topology with kinds of core
+        (`specs.cpu_kinds`), ``(cycles on kind k - the least) * [t runs on a context of kind k]``."""
+        p = self.problem
+        scaled = [round(c * WORK_SCALE) for c in p.kind_cycles[t]]
+        kind_of = p.topology.context_kinds
+        on_kind: dict[int, list] = {}
+        for c, lit in self.x[t].items():
+            on_kind.setdefault(kind_of[c], []).append(lit)
+        low = min(scaled[k] for k in on_kind) if on_kind else scaled[0]
+        terms = [(scaled[k] - low, lit) for k, lits in on_kind.items() if scaled[k] != low for lit in lits]
+        return low, terms
 
     def _timing(self) -> None:
         """E_t = W_t S_t and the period P_i = max over instance i's threads of E_t."""

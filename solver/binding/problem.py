@@ -82,6 +82,14 @@ class BindingProblem:
         return [apps[t.app].tasks[t.task].work for t in self.spec.threads]
 
     @cached_property
+    def kind_cycles(self) -> list[tuple[float, ...]]:
+        """Each thread's cycles on each kind of core (`specs.cpu_kinds`; one column without kinds)."""
+        from tasksolve.specs.cpu_kinds import kind_work
+
+        apps, topo = self.spec.applications, self.topology
+        return [kind_work(apps[t.app].tasks[t.task], topo.kind_names, topo) for t in self.spec.threads]
+
+    @cached_property
     def demands(self) -> list[dict[str, float]]:
         """Resources each thread loads (demand > 0), with the demand."""
         apps = self.spec.applications

@@ -50,11 +50,11 @@ def _summary(loaded) -> tuple[dict, str]:
     if loaded.kind == "topology":
         from tasksolve.specs.display import frequency
 
-        shape = " x ".join(f"{level.count} {level.name}" for level in value.levels)
+        shape = " x ".join(f"{level.widest} {level.name}" for level in value.levels)
         return (
             {
                 "name": value.name,
-                "contexts": value.n_contexts,
+                "contexts": len(value.present_contexts),
                 "levels": [lv.name for lv in value.levels],
                 "clock_hz": value.clock,
                 "resources": value.resource_names,

@@ -91,6 +91,7 @@ from functools import cached_property
 
 from tasksolve.solver.errors import BadProblemError
 from tasksolve.solver.pipeline.sync import TaskSync, has_sync, task_sync
+from tasksolve.specs.cpu_kinds import kind_work
 
 SCALES = (1, 10, 100, 1000)
 DEMAND_SCALE = 1000  # demands and capacities in thousandths (as `solver.binding.model`)
@@ -205,7 +206,9 @@ class PipelineProblem:
         index = {name: i for i, name in enumerate(order)}
         n_levels = len(topo.levels)
         shared = list(range(-1, n_levels - 1))  # levels two distinct contexts can share
-        raw_work = [float(application.tasks[t].work) for t in order]
+        # with kinds of core, each task's work on the fastest kind (`specs.cpu_kinds`): the period
+        # bound stays a bound; plans are measured on the kinds they run on
+        raw_work = [float(min(kind_work(application.tasks[t], topo.kind_names, topo))) for t in order]
         raw_edges = []
         for edge in application.edges:
             costs = [float(topo.message_cycles(level, int(edge.bytes))) for level in shared]
@@ -219,6 +222,9 @@ class PipelineProblem:
             for s, t, b, costs in raw_edges
         )
         contexts = list(spec.usable_contexts)
+        if topo.kinds:  # the fastest kind's contexts first, in topology order within a kind
+            rate = [kind.ipc * speed for kind, speed in zip(topo.kinds.values(), topo.kind_speeds)]
+            contexts.sort(key=lambda c: -rate[topo.context_kinds[c]])
         if cores is not None:
             if cores < 1:
                 raise PipelineError(f"--cores must be at least 1 (got {cores})")

@@ -24,13 +24,14 @@ def plan_tree(spec: Spec, plan: Plan, title: str | None = None) -> Tree:
     def add(node: Tree, level: int, parent: int) -> None:
         child_level = level + 1
         first = parent * topo.counts[child_level] if level >= 0 else 0
-        children = range(first, first + topo.counts[child_level])
+        children = [d for d in range(first, first + topo.counts[child_level]) if topo.exists(child_level, d)]
         empty = 0
         for domain in children:
             name = f"{topo.levels[child_level].name}{domain % topo.counts[child_level]}"
             if child_level == depth - 1:
                 if domain in placed:
-                    node.add(f"{name}: [bold]{placed[domain]}[/]")
+                    kind = f" [dim]({topo.kind_of(domain)})[/]" if topo.kinds else ""
+                    node.add(f"{name}{kind}: [bold]{placed[domain]}[/]")
                 else:
                     empty += 1
                 continue

@@ -46,22 +46,24 @@ def topology_tree(topology: Topology) -> list[str]:
     full = total + 3 <= TREE_MOST_LINES
 
     def walk(level: int, domain: int, indent: str) -> None:
-        name = f"{levels[level].name}{domain % levels[level].count}"
+        name = f"{levels[level].name}{domain % topology.counts[level]}"
         if level == len(levels) - 1:
             unusable = "" if domain in usable else ", not usable"
+            kind = f", {topology.kind_of(domain)}" if topology.kinds else ""
             lines.append(
-                f"{indent}{name}  (CPU {topology.os_cpu(domain)}{unusable})"
+                f"{indent}{name}  (CPU {topology.os_cpu(domain)}{kind}{unusable})"
                 f"{_resources_at(topology, levels[level].name)}"
             )
             return
         lines.append(f"{indent}{name}{_resources_at(topology, levels[level].name)}")
-        children = range(domain * levels[level + 1].count, (domain + 1) * levels[level + 1].count)
+        width = topology.counts[level + 1]
+        children = [c for c in range(domain * width, (domain + 1) * width) if topology.exists(level + 1, c)]
         for child in children if full else children[:1]:
             walk(level + 1, child, indent + "  ")
         if not full and len(children) > 1:
             lines.append(f"{indent}  ... and {len(children) - 1} more {levels[level + 1].name}(s) like it")
 
-    top = range(levels[0].count)
+    top = range(topology.counts[0])
     for domain in top if full else top[:1]:
         walk(0, domain, "  ")
     if not full and len(top) > 1:
