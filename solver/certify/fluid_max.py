@@ -202,15 +202,23 @@ def _limit_rates(rho_min, rho_max, members, cap: float, size: int, alone: bool) 
 
 def _work_bounds(spec, structure) -> tuple[np.ndarray, np.ndarray]:
     """Per thread, its work per packet with every incoming message at its cheapest and at its
-    dearest level (any level, the machine included), failed optimistic sections' mean added."""
+    dearest level (any level, the machine included), failed optimistic sections' mean added; with
+    kinds of core (`specs.cpu_kinds`), its cycles on its fastest and on its slowest kind."""
     from tasksolve.simulate.locks import speculation_work
 
     topo = spec.topology
     levels = range(-1, len(topo.levels))
-    base = np.array(structure.cycles, dtype=float)
-    if any(structure.sync):
-        base = base + speculation_work(structure)
-    lo, hi = base.copy(), base.copy()
+
+    def cycles(on) -> np.ndarray:
+        base = np.array(on.cycles, dtype=float)
+        return base + speculation_work(on) if any(on.sync) else base
+
+    lo = cycles(structure)
+    hi = lo.copy()
+    if topo.kinds:
+        table = structure.kind_cycles
+        lo = cycles(structure.on_kinds(np.argmin(table, axis=1).tolist()))
+        hi = cycles(structure.on_kinds(np.argmax(table, axis=1).tolist()))
     for group in structure.groups:
         for sizes in group.edge_bytes:
             costs = [sum(float(topo.message_cycles(level, b)) for b in sizes) for level in levels]
