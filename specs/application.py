@@ -70,7 +70,19 @@ class Task(StrictModel):
     (``cycles: {P: 900, E: 1500}``): they go to `cycles_by_kind`, and `cycles` becomes the
     smallest of them (the figure models that do not know kinds read)."""
 
-    cycles: Cycles
+    cycles: Annotated[
+        Cycles,
+        WithJsonSchema(
+            {
+                "anyOf": [
+                    {"type": "number", "exclusiveMinimum": 0, "maximum": 1e12},
+                    {"type": "object", "additionalProperties": {"type": "number", "exclusiveMinimum": 0}},
+                ],
+                "description": "cycles of work per packet (0 < cycles <= 1e12), or per kind of core: "
+                "`{P: 900, E: 1500}`",
+            }
+        ),
+    ]
     cycles_by_kind: Annotated[dict[Name, Cycles], Field(min_length=1, max_length=16)] | None = Field(
         default=None, description="cycles on each kind of core (`cycles: {P: 900, E: 1500}` fills it)"
     )
