@@ -313,9 +313,12 @@ class Topology(StrictModel):
         numbers = list(range(self.n_contexts))
         if self.present is not None:  # an irregular tree: the existing contexts numbered in order
             rank = {c: i for i, c in enumerate(self.present_contexts)}
-            numbers = [rank.get(c, len(rank) + c) for c in range(self.n_contexts)]
+            numbers = [rank.get(c, -1) for c in range(self.n_contexts)]
         for name, cpu in (self.os_cpus or {}).items():
             numbers[self.parse_context(name)] = cpu
+        if self.present is not None:  # the missing contexts: numbers above every existing one's
+            spare = max(numbers) + 1
+            numbers = [n if c in rank else spare + c for c, n in enumerate(numbers)]
         return numbers
 
     def os_cpu(self, context: int) -> int:
