@@ -44,6 +44,7 @@ import numpy as np
 from tasksolve.simulate.errors import InvalidPlanError
 from tasksolve.simulate.locks import speculation_work, sync_tables
 from tasksolve.specs.cpu_kinds import kind_work
+from tasksolve.specs.graphs import CycleError, topological_order
 
 
 @dataclass(frozen=True)
@@ -339,26 +340,15 @@ def _assemble(spec, names, instance_names, groups_spec, thread_lists) -> Structu
 
 
 def _topological(n: int, preds: list[list[int]], names, thread_lists) -> list[int]:
-    """Position of each group in a topological order; raises on a cycle between threads."""
-    indegree = [len(p) for p in preds]
-    succs: list[list[int]] = [[] for _ in range(n)]
-    for g, plist in enumerate(preds):
-        for p in plist:
-            succs[p].append(g)
-    ready = [g for g in range(n) if indegree[g] == 0]
+    """Position of each group in a topological order (`specs.graphs`); raises on a cycle between threads."""
+    try:
+        order = topological_order(list(range(n)), preds.__getitem__)
+    except CycleError as exc:
+        stuck = [names[thread_lists[g][0]] for g in exc.args[1][:-1]]
+        raise InvalidPlanError("the thread groups depend on each other in a cycle: " + ", ".join(stuck[:6])) from None
     position = [0] * n
-    count = 0
-    while ready:
-        g = ready.pop(0)
-        position[g] = count
-        count += 1
-        for s in succs[g]:
-            indegree[s] -= 1
-            if indegree[s] == 0:
-                ready.append(s)
-    if count != n:
-        stuck = [names[thread_lists[g][0]] for g in range(n) if indegree[g] > 0]
-        raise InvalidPlanError("the thread groups depend on each other in a cycle: " + ", ".join(stuck[:6]))
+    for rank, g in enumerate(order):
+        position[g] = rank
     return position
 
 

@@ -143,3 +143,21 @@ def test_batch_accepts_one_plan_and_checks_the_shape():
     assert BatchModel(spec).throughput(row).shape == (1,)
     with pytest.raises(ValueError, match="shape"):
         BatchModel(spec).evaluate(np.zeros((2, 5), dtype=int))
+
+
+def test_thread_groups_in_a_cycle_are_refused_with_their_threads():
+    """Thread A runs rx and everything after parse, thread B parse: A feeds B, B feeds A."""
+    from tasksolve.simulate.model import pipeline_structure
+    from tasksolve.specs import Plan
+
+    spec = load_spec("xeon-lata-dag")
+    app = spec.workload[0].app
+    first, second, *rest = spec.applications[app].topological_order
+    threads = {
+        "A": {"app": app, "instance": 0, "stage": 0, "tasks": [first, *rest]},
+        "B": {"app": app, "instance": 0, "stage": 1, "tasks": [second]},
+    }
+    names = spec.topology.context_names
+    plan = Plan.model_validate({"threads": threads, "bindings": {"A": names[0], "B": names[1]}})
+    with pytest.raises(InvalidPlanError, match="depend on each other in a cycle: A, B"):
+        pipeline_structure(spec, plan)
