@@ -11,6 +11,8 @@
   populations, pairs faster (hidden sharing) or slower than their level, unstable pairs, and the
   communication cost of each level of the topology (or of a flat set of CPUs without one);
   `simulate.probe.findings` says it in sentences, with counts and CPU ranges;
+* `simulate.probe.kinds` tells kinds of core apart by the compute loop's rate alone (a hybrid's P
+  and E cores) and writes them as a topology's ``kinds``;
 * `simulate.probe.structure` proposes the sharing domains the latencies show (complete-linkage
   clusters cut between latency populations);
 * `simulate.probe.report` writes the matrices as CSV, renders the findings and the proposal,

@@ -35,6 +35,8 @@ measured, the rate of a compute loop on each while the other runs it too, over i
 * **Costs per level**: the median over the main population's regular pairs of each pair's median
   latency, with the range over those pairs; in cycles at the topology's clock (none without one).
   The tree stays uniform: pairs it cannot express are reported, not averaged in.
+* **Kinds of core**: CPUs whose compute loop runs at different rates alone (a hybrid's P and E
+  cores), told apart from the rates alone where they were kept (`simulate.probe.kinds`).
 """
 
 from __future__ import annotations
@@ -43,6 +45,10 @@ import math
 import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tasksolve.simulate.probe.kinds import Kinds
 
 MACHINE = "machine"
 GAP = 1.3
@@ -54,12 +60,15 @@ Pair = tuple[int, int]
 
 @dataclass(frozen=True)
 class PairSample:
-    """One measurement of one pair: latency (ns, one way) and each CPU's loop rate ratio (None:
-    interference not measured)."""
+    """One measurement of one pair: latency (ns, one way), each CPU's loop rate ratio (None:
+    interference not measured) and each CPU's loop rate alone, measured right before, in
+    iterations per second the loop ran (None: not kept -- a public matrix, an older file)."""
 
     latency_ns: float
     ratio_i: float | None = None
     ratio_j: float | None = None
+    alone_i: float | None = None
+    alone_j: float | None = None
 
     @property
     def ratio(self) -> float | None:
@@ -178,6 +187,7 @@ class Analysis:
     findings: list[str] = field(default_factory=list)
     medians: dict[Pair, float] = field(default_factory=dict, repr=False)
     classes: dict[Pair, int] = field(default_factory=dict, repr=False)
+    kinds: Kinds | None = None
 
     def to_dict(self) -> dict:
         return {
@@ -193,6 +203,7 @@ class Analysis:
             "latency_spread": self.latency_spread,
             "interference_measured": self.worst_ratio is not None,
             "worst_ratio": self.worst_ratio,
+            "kinds": None if self.kinds is None else self.kinds.to_dict(),
             "findings": self.findings,
         }
 
@@ -231,6 +242,7 @@ def analyse(repetitions: list[Repetition], topology=None, clock_hz: float | None
     Without `topology` every pair is of one level, ``machine`` (a flat set of CPUs: never this
     host's tree), and the costs have cycles only at an explicit `clock_hz`."""
     from tasksolve.simulate.probe.findings import findings
+    from tasksolve.simulate.probe.kinds import tell_kinds
 
     pairs = _pairs(repetitions)
     cpus = sorted({c for p in pairs for c in p})
@@ -277,6 +289,7 @@ def analyse(repetitions: list[Repetition], topology=None, clock_hz: float | None
         worst_ratio=None if bursts is None else min(rep[p].ratio for rep in repetitions for p in pairs),
         medians=medians,
         classes=klass,
+        kinds=tell_kinds(repetitions),
     )
     analysis.findings = findings(analysis, topology, SMT_RATIO)
     return analysis

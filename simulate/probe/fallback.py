@@ -64,17 +64,18 @@ def _spin(cpu: int, seconds: float, start, results) -> None:
     os.sched_setaffinity(0, {cpu})
     start.wait()
     count, x = 0, 1
-    t0 = time.perf_counter()
+    c0, t0 = time.process_time(), time.perf_counter()
     deadline = t0 + seconds
     while (now := time.perf_counter()) < deadline:
         for _ in range(2000):
             x = (x * 1103515245 + 12345) & 0x7FFFFFFF
         count += 2000
-    results.put((cpu, count / (now - t0)))
+    results.put((cpu, (count / (now - t0), (time.process_time() - c0) / (now - t0))))
 
 
-def loop(seconds: float, cpus: list[int]) -> list[float]:
-    """Iterations per second of a compute loop run on all `cpus` at once, in their order."""
+def loop(seconds: float, cpus: list[int]) -> list[tuple[float, float]]:
+    """Iterations per second of a compute loop run on all `cpus` at once, in their order, each with
+    the share of the wall time its process ran (below 1: another process shared the CPU)."""
     context = multiprocessing.get_context("fork")
     start, results = context.Barrier(len(cpus)), context.Queue()
     workers = [context.Process(target=_spin, args=(cpu, seconds, start, results)) for cpu in cpus]

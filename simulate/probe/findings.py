@@ -1,6 +1,7 @@
 """The sentences ``tasksolve topology probe`` says about an `Analysis`: one per thing a user should
-know (odd pairs, populations of a level, instability, the order of the costs, interference),
-each with counts and CPU ranges -- never one line per pair: the full lists are in ``--json``.
+know (odd pairs, populations of a level, instability, the order of the costs, interference, kinds
+of core where there are two or more), each with counts and CPU ranges -- never one line per pair:
+the full lists are in ``--json``.
 """
 
 from __future__ import annotations
@@ -61,6 +62,9 @@ def findings(analysis: Analysis, topology, smt_ratio: float) -> list[str]:
             f"interference: the worst pair ran the compute loop at {analysis.worst_ratio:.2f} of its rate alone"
             + ("" if analysis.worst_ratio > smt_ratio else " (SMT-like sharing of execution units)")
         )
+    kinds = None if analysis.kinds is None else analysis.kinds.finding()
+    if kinds is not None:
+        said.append(kinds)
     return said
 
 

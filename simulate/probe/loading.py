@@ -10,8 +10,10 @@ traceback and never a value silently dropped.
 
 The format is told by the first line:
 
-* **the probe's own** (`report.write_csv`): a header naming ``cpu_i,cpu_j,latency_ns`` and,
-  where interference was measured, ``slowdown_i,slowdown_j`` (any order); one pair per row;
+* **the probe's own** (`report.write_csv`): a header naming ``cpu_i,cpu_j,latency_ns``,
+  where interference was measured ``slowdown_i,slowdown_j``, and where the loop's rates alone
+  were kept ``alone_i,alone_j`` (iterations per second, at most `MOST_RATE`; files saved before
+  they were kept have none) -- any order, each optional pair both or neither; one pair per row;
 * **the public core-to-core latency matrix** (nviennot/core-to-core-latency, ``results/``): N
   lines of N comma-separated cells, no header; row i, cell j (j < i) holds the mean one-way
   latency in ns between CPUs i and j; the diagonal and the upper triangle are empty.  CPU i is
@@ -35,8 +37,11 @@ MOST_DIGITS = 40
 #: no one-way message between two CPUs takes 10 ms: a larger figure is not a latency
 MOST_LATENCY_NS = 1e7
 MOST_RATIO = 100.0
+#: no compute loop runs a thousand iterations per nanosecond: a larger figure is not a rate
+MOST_RATE = 1e12
 PROBE_COLUMNS = ("cpu_i", "cpu_j", "latency_ns")
 RATIO_COLUMNS = ("slowdown_i", "slowdown_j")
+ALONE_COLUMNS = ("alone_i", "alone_j")
 _NUMBER = re.compile(r"[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?|\.[0-9]+(?:[eE][+-]?[0-9]+)?")
 _INTEGER = re.compile(r"[0-9]{1,6}")
 
@@ -137,17 +142,20 @@ def _matrix(shown: str, lines: list[tuple[int, list[Cell]]]) -> Repetition:
 def _header(shown: str, cells: list[Cell]) -> dict[str, int]:
     names = [cell for cell, _ in cells]
     missing = [c for c in PROBE_COLUMNS if c not in names]
-    ratios = [c for c in RATIO_COLUMNS if c in names]
-    if missing or len(ratios) == 1:
-        wanted = ", ".join(missing or [c for c in RATIO_COLUMNS if c not in names])
+    for optional in (RATIO_COLUMNS, ALONE_COLUMNS):
+        if sum(c in names for c in optional) == 1:
+            missing += [c for c in optional if c not in names]
+    if missing:
         raise SpecError.at(
             shown,
-            f"missing column(s) {wanted} (expected {', '.join(PROBE_COLUMNS)}, and {', '.join(RATIO_COLUMNS)} "
-            "where interference was measured)",
+            f"missing column(s) {', '.join(missing)} (expected {', '.join(PROBE_COLUMNS)}, "
+            f"{', '.join(RATIO_COLUMNS)} where interference was measured, {', '.join(ALONE_COLUMNS)} where the "
+            "rates alone were kept)",
             1,
             1,
         )
-    return {name: names.index(name) for name in (*PROBE_COLUMNS, *ratios)}
+    chosen = [c for c in (*PROBE_COLUMNS, *RATIO_COLUMNS, *ALONE_COLUMNS) if c in names]
+    return {name: names.index(name) for name in chosen}
 
 
 def _probe_rows(shown: str, lines: list[tuple[int, list[Cell]]]) -> Repetition:
@@ -163,10 +171,13 @@ def _probe_rows(shown: str, lines: list[tuple[int, list[Cell]]]) -> Repetition:
             raise SpecError.at(shown, f"a pair needs two CPUs, got {a} twice", line, 1)
         latency = number(shown, line, cells[index["latency_ns"]], "latency in ns", MOST_LATENCY_NS)
         ratios = [number(shown, line, cells[index[c]], "rate ratio", MOST_RATIO) for c in RATIO_COLUMNS if c in index]
+        rates = [number(shown, line, cells[index[c]], "rate alone", MOST_RATE) for c in ALONE_COLUMNS if c in index]
+        if a > b:  # each figure follows its CPU
+            ratios, rates = ratios[::-1], rates[::-1]
         pair = (min(a, b), max(a, b))
         if pair in found:
             raise SpecError.at(shown, f"the pair {pair[0]}-{pair[1]} is given twice", line, 1)
-        found[pair] = PairSample(latency, *ratios) if ratios else PairSample(latency)
+        found[pair] = PairSample(latency, *(ratios or (None, None)), *(rates or (None, None)))
     if not found:
         raise SpecError.at(shown, "a header and no pair: no latency to analyse", 1, 1)
     _every_pair(shown, found)

@@ -5,7 +5,9 @@ of the host spreads over all pairs instead of landing on a few).
 Per pair and repetition: the latency is the median of ``BATCHES`` batches of round trips (a
 batch during which a thread was descheduled is an outlier, not the figure); the interference is
 the loop's rate on both CPUs at once over its rate on each alone, measured right before, so that
-slow drifts of the host cancel.  The compiled helper (`simulate.probe.helper`) is used where a C
+slow drifts of the host cancel.  The rates alone are kept too, per second the loop ran (its
+iterations over its own CPU time: another process sharing the CPU takes wall time, not speed),
+once per pair a CPU is in: kinds of core are told apart by them (`simulate.probe.kinds`).  The compiled helper (`simulate.probe.helper`) is used where a C
 compiler exists; otherwise the Python fallback, whose coarseness the result says.
 """
 
@@ -59,12 +61,14 @@ class Backend:
             batches = [float(x) for x in out.split()]
         return statistics.median(batches)
 
-    def loop(self, cpus: list[int]) -> list[float]:
+    def loop(self, cpus: list[int]) -> list[tuple[float, float]]:
+        """Per CPU, the loop's iterations per second of wall time and the share of it the loop ran."""
         if self.helper is None:
             from tasksolve.simulate.probe import fallback
 
             return fallback.loop(LOOP_SECONDS, cpus)
-        return [float(x) for x in self._run("loop", LOOP_SECONDS, *cpus).split()]
+        found = [line.split() for line in self._run("loop", LOOP_SECONDS, *cpus).splitlines()]
+        return [(float(rate), float(share)) for rate, share in found]
 
     def _run(self, *args) -> str:
         argv = [str(self.helper), *(str(a) for a in args)]
@@ -94,10 +98,11 @@ def choose_backend(prefer: str = "auto") -> tuple[Backend, str]:
 
 def measure_pair(backend: Backend, a: int, b: int) -> PairSample:
     latency = backend.latency(a, b)
-    alone_a = backend.loop([a])[0]
-    alone_b = backend.loop([b])[0]
-    together = backend.loop([a, b])
-    return PairSample(latency, together[0] / alone_a, together[1] / alone_b)
+    (alone_a, share_a), (alone_b, share_b) = backend.loop([a]) + backend.loop([b])
+    (both_a, _), (both_b, _) = backend.loop([a, b])
+    return PairSample(
+        latency, both_a / alone_a, both_b / alone_b, alone_a / max(share_a, 1e-3), alone_b / max(share_b, 1e-3)
+    )
 
 
 def probe(cpus: list[int], repeats: int = 3, prefer: str = "auto", seed: int = 0, progress=None) -> ProbeData:

@@ -3,7 +3,9 @@
  *   probe lat CPU_A CPU_B ROUNDS BATCHES   one line per batch: one-way latency (ns) of a cache
  *                                          line bounced ROUNDS times between two pinned threads
  *   probe loop SECONDS CPU [CPU ...]       one line per CPU: iterations/s of a compute loop run on
- *                                          all the listed CPUs at once (one pinned thread each)
+ *                                          all the listed CPUs at once (one pinned thread each), and
+ *                                          the share of the wall time the thread ran (its CPU time
+ *                                          over the wall time: below 1, another process shared it)
  *
  * The line is written by one thread and read by the other with release/acquire atomics (no
  * read-modify-write, no pause instruction, which alone costs ~100 cycles on recent cores); a
@@ -72,7 +74,13 @@ static int latency(int a, int b, long rounds, int batches) {
     return 0;
 }
 
-struct loop_args { int cpu; double seconds; double rate; };
+struct loop_args { int cpu; double seconds; double rate; double share; };
+
+static double cpu_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+}
 static atomic_int ready, go;
 
 static void *spin(void *p) {
@@ -81,13 +89,14 @@ static void *spin(void *p) {
     atomic_fetch_add(&ready, 1);
     while (!atomic_load(&go)) {}
     unsigned long x = 88172645463325252UL, count = 0;
-    double t0 = now_ns(), deadline = t0 + a->seconds * 1e9, t = t0;
+    double c0 = cpu_ns(), t0 = now_ns(), deadline = t0 + a->seconds * 1e9, t = t0;
     while (t < deadline) {
         for (int i = 0; i < 4096; i++) { x ^= x << 13; x ^= x >> 7; x ^= x << 17; }
         count += 4096;
         t = now_ns();
     }
     a->rate = (double)count / ((t - t0) / 1e9) + (double)(x & 1) * 1e-9;
+    a->share = (cpu_ns() - c0) / (t - t0);
     return NULL;
 }
 
@@ -102,7 +111,7 @@ static int loop(double seconds, int n, char **cpus) {
     while (atomic_load(&ready) < n) {}
     atomic_store(&go, 1);
     for (int i = 0; i < n; i++) pthread_join(threads[i], NULL);
-    for (int i = 0; i < n; i++) printf("%.1f\n", args[i].rate);
+    for (int i = 0; i < n; i++) printf("%.1f %.4f\n", args[i].rate, args[i].share);
     return 0;
 }
 

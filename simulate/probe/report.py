@@ -1,9 +1,12 @@
 """The probe's files and words: matrices as CSV, the findings and the proposed structure as text,
-the measured costs in a given topology, the proposed structure as a topology of its own.
+the measured costs (and kinds of core, where there are two or more) in a given topology, the
+proposed structure as a topology of its own (with the kinds).
 
 CSV (one repetition per file, the format of ``tests/data/realhost``):
-``cpu_i,cpu_j,latency_ns,slowdown_i,slowdown_j`` -- ``slowdown_*`` being the loop's rate with
-the other CPU busy over its rate alone (below 1: slowed down).  Reading (this format and the
+``cpu_i,cpu_j,latency_ns,slowdown_i,slowdown_j,alone_i,alone_j`` -- ``slowdown_*`` being the
+loop's rate with the other CPU busy over its rate alone (below 1: slowed down), ``alone_*`` its
+rate alone in iterations per second it ran (`simulate.probe.measure`; files saved before it was
+kept end at ``slowdown_j``; a latency-only repetition has the first three columns).  Reading (this format and the
 public latency matrix) is `simulate.probe.loading`.
 """
 
@@ -19,19 +22,23 @@ from tasksolve.simulate.probe.structure import Proposal, ProposedLevel, level_na
 from tasksolve.specs.importers.cpusets import cpu_list
 
 COLUMNS = ("cpu_i", "cpu_j", "latency_ns", "slowdown_i", "slowdown_j")
+ALONE = ("alone_i", "alone_j")
 #: a proposed level of more groups than this shows the first ones, the last and a count
 MOST_GROUP_LINES = 4
 
 
 def write_csv(repetition: Repetition) -> str:
-    """One repetition as the probe's CSV (the slowdown columns only where interference was measured)."""
+    """One repetition as the probe's CSV (the slowdown columns only where interference was
+    measured, the rates alone only where every sample kept them)."""
     measured = all(s.ratio is not None for s in repetition.values())
+    alone = all(s.alone_i is not None and s.alone_j is not None for s in repetition.values())
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(COLUMNS if measured else COLUMNS[:3])
+    writer.writerow((*(COLUMNS if measured else COLUMNS[:3]), *(ALONE if alone else ())))
     for (a, b), s in sorted(repetition.items()):
         ratios = [f"{s.ratio_i:.3f}", f"{s.ratio_j:.3f}"] if measured else []
-        writer.writerow([a, b, f"{s.latency_ns:.1f}", *ratios])
+        rates = [f"{s.alone_i:.7g}", f"{s.alone_j:.7g}"] if alone else []
+        writer.writerow([a, b, f"{s.latency_ns:.1f}", *ratios, *rates])
     return out.getvalue()
 
 
@@ -53,7 +60,37 @@ def with_costs(topology, analysis: Analysis):
     notes += [f"probe: {text}" for text in analysis.findings if not text.startswith("interference")]
     data = topology.model_dump(mode="json", exclude_none=True)
     data["communication"] = {"model": "direct", "cycles": cycles}
+    notes += _kinds_into(data, topology, analysis)
     return Topology.model_validate(data), notes
+
+
+def _kinds_into(data: dict, topology, analysis: Analysis) -> list[str]:
+    """Put the kinds of core the probe told apart into `data` (`topology` dumped), where every
+    usable CPU of it was probed; the notes say what was done or why not."""
+    from tasksolve.simulate.probe.kinds import topology_kinds
+
+    kinds = analysis.kinds
+    if kinds is None or not kinds.several:
+        if kinds is not None and topology.kinds:
+            return ["the probe told no kinds of core apart; the topology's own kinds are kept"]
+        return []
+    usable = {topology.os_cpu(c) for c in topology.usable_contexts}
+    unprobed = sorted(usable - set(analysis.cpus))
+    if unprobed:
+        return [f"kinds of core not written: CPUs {cpu_list(unprobed)} were not probed, their kind is unknown"]
+    data["kinds"] = topology_kinds(kinds, topology)
+    said = [_kinds_note(kinds)]
+    if topology.kinds:
+        said.append("the probe replaced the topology's own kinds of core")
+    return said
+
+
+def _kinds_note(kinds) -> str:
+    names = ", ".join(f"{k.name} (CPUs {cpu_list(k.cpus)}) at {k.speed:.2f}" for k in kinds.kinds)
+    return (
+        f"kinds of core from the compute loop's rate alone: {names}; speeds relative to the fastest kind, "
+        "whose cores run at the clock (the loop's clock x IPC: other code may differ)"
+    )
 
 
 def render_text(analysis: Analysis, data_notes: list[str], seconds: float | None = None) -> list[str]:
@@ -99,7 +136,9 @@ def render_proposal(proposal: Proposal, analysis: Analysis) -> list[str]:
     if proposal.tree:
         names = [level_name(k, len(proposal.levels)) for k in reversed(range(len(proposal.levels)))] + ["cpu"]
         shape = " > ".join(f"{name}: {n}" for name, n in zip(names, _counts(proposal)))
-        lines.append(f"  a uniform tree: {shape}; --write-topology FILE writes it")
+        kinds = proposal.kinds
+        with_kinds = f" with its {len(kinds.kinds)} kinds of core" if kinds is not None and kinds.several else ""
+        lines.append(f"  a uniform tree: {shape}; --write-topology FILE writes it{with_kinds}")
     else:
         lines.append(f"  not a uniform tree: {proposal.why_not_tree}; nothing to write as a topology")
     return lines
@@ -181,6 +220,11 @@ def proposed_topology(proposal: Proposal, clock_hz: float | None, name: str, sou
         f"proposed by `tasksolve topology probe` from the latencies alone ({source}): "
         "complete-linkage clusters cut between latency populations; level names say nothing of what is shared"
     ]
+    if proposal.kinds is not None and proposal.kinds.several:
+        from tasksolve.simulate.probe.kinds import topology_kinds
+
+        data["kinds"] = topology_kinds(proposal.kinds, Topology.model_validate(data))
+        notes.append(_kinds_note(proposal.kinds))
     for k, level in enumerate(proposal.levels):
         text = f"{level_name(k, depth)}: {len(level.groups)} domains of {level.size} CPUs at {level.latency_ns:g} ns"
         if len(level.populations) > 1:

@@ -25,13 +25,15 @@ Method (a pure function of the pairs' median latencies and the latency classes o
    pairs are split into populations and odd pairs as the analysis splits a topology's levels,
    its figure is its main population's median.
 
-Never proposed: a level the latencies do not show, a clock, interference.
+Never proposed: a level the latencies do not show, a clock, interference.  The kinds of core
+the rates alone show (`simulate.probe.kinds`) travel with the proposal into its topology.
 """
 
 from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from tasksolve.simulate.probe.analysis import (
     MACHINE,
@@ -42,6 +44,9 @@ from tasksolve.simulate.probe.analysis import (
     population,
     split_level,
 )
+
+if TYPE_CHECKING:
+    from tasksolve.simulate.probe.kinds import Kinds
 
 Group = list[int]
 
@@ -84,6 +89,7 @@ class Proposal:
     levels: list[ProposedLevel]
     machine: ProposedLevel
     why_not_tree: str | None = None
+    kinds: Kinds | None = None
 
     @property
     def tree(self) -> bool:
@@ -109,7 +115,7 @@ def propose(analysis: Analysis) -> Proposal:
         _judge(level, [p for p, at in innermost.items() if at == k], analysis)
     machine = ProposedLevel(groups=[cpus], size=len(cpus))
     _judge(machine, [p for p, at in innermost.items() if at == len(levels)], analysis)
-    return Proposal(cpus, levels, machine, why)
+    return Proposal(cpus, levels, machine, why, analysis.kinds)
 
 
 def _cut_heights(analysis: Analysis) -> list[float]:
