@@ -69,6 +69,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tasksolve.simulate.errors import OracleError, SimulateError
+from tasksolve.specs.errors import shorten
 
 Chunk = list[tuple[int, Any]]  # (position in the job list, job)
 ChunkFn = Callable[[Any, list[Any]], list[Any]]
@@ -277,6 +278,23 @@ class WorkerStalled(SchedulerLost):
     """No chunk finished within `Executor.stall_seconds`: a worker stopped answering (exit 3)."""
 
 
+def _check_address(address: str) -> None:
+    """A TCP or TLS address names a port 1-65535 (refused at once, not after a connect timeout)."""
+    from distributed.comm.addressing import parse_address, parse_host_port
+
+    try:
+        scheme, location = parse_address(address)
+        if scheme not in ("tcp", "tls"):
+            return
+        _, port = parse_host_port(location)
+    except (ValueError, TypeError) as exc:
+        raise SchedulerAddressError(f"bad Dask scheduler address {shorten(address, 200)!r}: {exc}") from None
+    if not 1 <= int(port) <= 65535:
+        raise SchedulerAddressError(
+            f"bad Dask scheduler address {shorten(address, 200)!r}: port {port} is not in 1-65535"
+        )
+
+
 def _probe_scheduler(address: str, seconds: float = CONNECT_TIMEOUT) -> None:
     """Connect to `address` with distributed's own comm and wait for its handshake, all within
     `seconds`: distributed's connect timeout covers the TCP connection only, and a server that
@@ -284,6 +302,8 @@ def _probe_scheduler(address: str, seconds: float = CONNECT_TIMEOUT) -> None:
     import asyncio
 
     from distributed.comm import connect
+
+    _check_address(address)
 
     async def handshake() -> None:
         # the outer limit leaves distributed's own connect timeout the first word, so that a

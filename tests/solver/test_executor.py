@@ -228,6 +228,16 @@ def test_a_malformed_scheduler_address_is_bad_input():
             list(stream)
 
 
+@pytest.mark.parametrize("port", ["99999", "-1", "0"])
+def test_a_port_out_of_range_is_bad_input_at_once(port):
+    pytest.importorskip("distributed")
+    begin = time.monotonic()
+    with pytest.raises(ValueError, match=f"port {port} is not in 1-65535"):
+        with Executor(scheduler=f"tcp://127.0.0.1:{port}").map(square_chunk, [1, 2]) as stream:
+            list(stream)
+    assert time.monotonic() - begin < 5  # not after the 10 s connect timeout
+
+
 def test_a_frozen_dask_worker_ends_the_map_within_its_stall_deadline():
     """A worker stopped with SIGSTOP never answers and Dask notices only after its worker TTL
     (minutes): the map raises WorkerStalled once no chunk has finished for `stall_seconds`, and
