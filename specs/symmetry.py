@@ -44,7 +44,9 @@ class UsableTree:
 
     @classmethod
     def of(cls, topology: Topology, usable: Sequence[int] | None = None) -> UsableTree:
-        usable = tuple(sorted(set(range(topology.n_contexts) if usable is None else usable)))
+        """The tree of `usable` (None: every existing context -- never a padded one of an
+        irregular tree, `Topology.present_contexts`)."""
+        usable = tuple(sorted(set(topology.present_contexts if usable is None else usable)))
         return cls(topology, usable)
 
     @cached_property
