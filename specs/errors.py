@@ -20,6 +20,10 @@ def format_path(path: Sequence[str | int]) -> str:
     return text
 
 
+#: the most characters of a file path a message shows (escaped: `shorten`)
+PATH_MOST = 4096
+
+
 def shorten(text: str, most: int = 200) -> str:
     """`text` cut to `most` characters, control characters shown escaped (messages stay short and
     never carry a file's content or a terminal escape sequence)."""

@@ -95,3 +95,12 @@ def test_sigterm_is_handled_like_ctrl_c(tmp_path):
         proc.kill()
     assert proc.returncode == errors.EXIT_TERMINATED, err
     assert "Traceback" not in err and "terminated" in err
+
+
+def test_an_escape_in_the_output_path_is_shown_escaped_never_raw(tmp_path, capsys):
+    out = tmp_path / "o\x1b[31mred"
+    code = main(["solve", "t2-ipfwd-l1-x2", "--out", str(out), "--time-limit", "2", "--workers", "1"])
+    printed = capsys.readouterr()
+    assert code in (0, 1) and (out / "plan.yaml").is_file()
+    assert "\x1b" not in printed.out + printed.err
+    assert "o\\x1b[31mred" in printed.out + printed.err

@@ -16,6 +16,7 @@ from tasksolve.solver.cli.common import (
     fail,
     load_spec_or_fail,
 )
+from tasksolve.specs.errors import PATH_MOST, shorten
 from tasksolve.specs.oracles import noun
 
 DEFAULT_OUTPUT = Path("calibrated.yaml")
@@ -135,7 +136,7 @@ def _print(result, out: Path | None) -> None:
     if fit.warning:
         console.print(f"warning: {fit.warning}", markup=False)
     if out is not None:
-        console.print(f"wrote {out}", markup=False)
+        console.print(f"wrote {shorten(str(out), PATH_MOST)}", markup=False)
 
 
 def register(app: typer.Typer) -> None:

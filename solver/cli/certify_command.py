@@ -21,6 +21,7 @@ from tasksolve.solver.cli.common import (
     spec_error_text,
 )
 from tasksolve.solver.cli.progress import Phases
+from tasksolve.specs.errors import PATH_MOST, shorten
 
 
 def _parse_gap(text: str | None) -> float | None:
@@ -111,7 +112,10 @@ def certify_command(
         emit_json(result.certificate_dict())
     else:
         console.print(result.certificate.summary(), markup=False)
-        console.print(f"wrote {result.files['certificate.json']} and {result.files['samples.jsonl']}", markup=False)
+        console.print(
+            f"wrote {shorten(str(result.files['certificate.json']), PATH_MOST)} and {shorten(str(result.files['samples.jsonl']), PATH_MOST)}",
+            markup=False,
+        )
     if not result.positive:
         raise typer.Exit(EXIT_NEGATIVE)
 
@@ -194,7 +198,10 @@ def run_command(
     else:
         _print_solve(spec, result)
         console.print(result.certificate.summary(), markup=False)
-        console.print(f"wrote {out}/plan.yaml, certificate.json, samples.jsonl, report.html, pinning.txt", markup=False)
+        console.print(
+            f"wrote {shorten(str(out), PATH_MOST)}/plan.yaml, certificate.json, samples.jsonl, report.html, pinning.txt",
+            markup=False,
+        )
     if result.failed_steps:
         err_console.print(f"error: solver step(s) failed: {', '.join(result.failed_steps)}", markup=False)
         raise typer.Exit(EXIT_FAILURE)

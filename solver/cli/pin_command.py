@@ -10,6 +10,7 @@ import typer
 
 from tasksolve.solver.cli import options
 from tasksolve.solver.cli.common import console, fail, load_spec_or_fail
+from tasksolve.specs.errors import PATH_MOST, shorten
 from tasksolve.specs.exporters.pinning import FORMATS
 
 
@@ -76,7 +77,7 @@ def pin(
     from tasksolve.specs.files import write_text_atomic
 
     write_text_atomic(out, text)
-    console.print(f"wrote {out}", markup=False)
+    console.print(f"wrote {shorten(str(out), PATH_MOST)}", markup=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -13,6 +13,7 @@ import typer
 
 from tasksolve.solver.cli import common, options
 from tasksolve.specs import display
+from tasksolve.specs.errors import PATH_MOST, shorten
 
 METHOD_HELP = "cpsat|lata|parallel|list|greedy|random|bipar|all (or a comma-separated list)"
 
@@ -377,7 +378,7 @@ def _print_job(job, trace: bool) -> None:
                 soft_wrap=True,
             )
     if job.written is not None:
-        console.print(f"plan written to {job.written}", markup=False, soft_wrap=True)
+        console.print(f"plan written to {shorten(str(job.written), PATH_MOST)}", markup=False, soft_wrap=True)
     if not job.meets_bound:
         common.err_console.print(
             f"the {job.chosen} plan misses the latency bound {problem.describe_bound()} "

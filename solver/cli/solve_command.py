@@ -19,6 +19,7 @@ from tasksolve.solver.cli.common import (
     load_binding_spec_or_fail,
 )
 from tasksolve.solver.cli.progress import Phases
+from tasksolve.specs.errors import PATH_MOST, shorten
 
 RANDOM_PLANS = 5000  # `--random-plans` (`--samples` is the certificate's size in run and certify)
 PLAN_TREE_MAX = 256  # threads: a larger plan is summarised in one line, not drawn as a tree
@@ -193,7 +194,7 @@ def _print_report(spec, report, out) -> None:
     else:
         console.print(plan_tree(spec, report.plan, title=f"chosen plan ({report.method})"))
     if out is not None:
-        console.print(f"plan written to {out}", markup=False)
+        console.print(f"plan written to {shorten(str(out), PATH_MOST)}", markup=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -19,6 +19,7 @@ from tasksolve.solver.cli.common import (
     spec_error_json,
     spec_error_text,
 )
+from tasksolve.specs.errors import PATH_MOST, shorten
 
 JSON_OPTION = typer.Option(False, "--json", help="Print the result as JSON on stdout.")
 
@@ -135,7 +136,7 @@ def schema(
         from tasksolve.specs.files import write_text_atomic
 
         write_text_atomic(out, text + "\n")
-        console.print(f"wrote {out}", markup=False)
+        console.print(f"wrote {shorten(str(out), PATH_MOST)}", markup=False)
 
 
 def _example_rows() -> dict[str, list[dict]]:

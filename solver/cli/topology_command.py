@@ -14,6 +14,7 @@ import typer
 
 from tasksolve.solver.cli import options
 from tasksolve.solver.cli.common import console, emit_json, fail
+from tasksolve.specs.errors import PATH_MOST, shorten
 
 topology_app = typer.Typer(
     help="Real machines as topologies: import this host or an hwloc XML file, show a topology.", no_args_is_help=True
@@ -70,7 +71,7 @@ def _emit(result, out: Path | None, as_json: bool) -> None:
             }
         )
     elif out is not None:
-        console.print(f"wrote {out}: {result.topology.describe()}", markup=False)
+        console.print(f"wrote {shorten(str(out), PATH_MOST)}: {result.topology.describe()}", markup=False)
     else:
         typer.echo(text, nl=False)
 
