@@ -1,5 +1,5 @@
 """What an importer read of a host (`specs.importers.host`): per CPU its groups, the caches, the
-NUMA nodes, and which CPUs a plan may use."""
+NUMA nodes, the kinds of CPU, and which CPUs a plan may use."""
 
 from __future__ import annotations
 
@@ -27,6 +27,23 @@ class Cache:
         return f"l{self.level}{'i' if self.kind == 'instruction' else ''}"
 
 
+@dataclass(frozen=True)
+class HostKind:
+    """A kind of CPU the source reports (hwloc's ``cpukind``, Linux's hybrid PMUs ``cpu_core`` and
+    ``cpu_atom`` or its ``cpu_capacity``): its CPUs, its rank (0 the least powerful, as hwloc
+    ranks kinds), its name where the source gives one, its highest clock (Hz) and its capacity
+    relative to the most capable CPU (Linux's capacity over 1024), where known; `origin` says
+    where it was read, `detail` what else the source says of it."""
+
+    cpus: frozenset[int]
+    rank: int
+    name: str | None = None
+    max_hz: float | None = None
+    capacity: float | None = None
+    origin: str = ""
+    detail: str = ""
+
+
 @dataclass
 class HostDescription:
     """What an importer read: per CPU (OS number) its groups, the caches and the NUMA nodes.
@@ -38,6 +55,7 @@ class HostDescription:
     sysfs has no topology folder for): the tree may be padded for them, and no placeholder
     context takes their numbers. `package` and `siblings` may be empty when the source has no packages or cores.
     `positions` locates a group of CPUs (a package, a core ...) in the source, for messages.
+    `kinds` are the kinds of CPU the source reports (none: every CPU alike).
     """
 
     source: str
@@ -55,6 +73,7 @@ class HostDescription:
     memories: list[Memory] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     positions: dict[frozenset[int], Position] = field(default_factory=dict)
+    kinds: list[HostKind] = field(default_factory=list)
 
     @property
     def cpus(self) -> list[int]:

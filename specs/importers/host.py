@@ -8,16 +8,18 @@ turns that description into a `Topology` (docs/design.md, "Real machines"):
 * the levels are the distinct partitions of the CPUs by their sharing groups, coarsest first,
   each refining the one above; the innermost level is the single CPU (``pu``, hwloc's processing
   unit, or ``core`` without SMT) -- `specs.importers.tree`;
-* the tree must be uniform (tasksolve's topologies are): the whole machine with its ``usable``
-  domains, else the usable CPUs (padded to a uniform tree when CPUs are left out), else one clear
-  error naming the group that differs;
+* the tree is the whole machine with its ``usable`` domains, else the usable CPUs, else one
+  clear error naming the group that does not nest; a level whose domains have different numbers
+  of children (a hybrid processor) gives its count per domain (`Level.count` as a list);
 * children are ordered by their lowest OS CPU number, contexts depth-first, and every context
   keeps its OS CPU number (``os_cpus``);
 * resources default from the caches (``l1``, ``l1i``, ``l2``, ``l3`` at the level of their
   sharing group) and memory (``mem`` per NUMA node, one resource per kind of memory:
   `specs.importers.memory`), each with capacity 1.0 -- the share of the resource a task's
   ``demand`` refers to -- unless overridden; the notes say which values are defaults, and what
-  was left out.
+  was left out;
+* the kinds of CPU the source reports (`HostKind`) become the topology's ``kinds``, each with
+  its clock, speed or IPC where known (`specs.importers.kinds`).
 """
 
 from __future__ import annotations
@@ -26,13 +28,14 @@ from dataclasses import dataclass, field
 
 from tasksolve.specs.errors import SpecError, did_you_mean
 from tasksolve.specs.importers.cpusets import level_of, restricted
-from tasksolve.specs.importers.description import Cache, HostDescription
+from tasksolve.specs.importers.description import Cache, HostDescription, HostKind
+from tasksolve.specs.importers.kinds import topology_kinds
 from tasksolve.specs.importers.memory import MemoryResource, memory_notes, memory_resources
-from tasksolve.specs.importers.tree import Tree, choose_tree, claimed_count, kinds, placeholder_numbers, usable_domains
+from tasksolve.specs.importers.tree import Tree, choose_tree, claimed_count, cover_domains, kinds
 from tasksolve.specs.topology import MAX_CONTEXTS, Topology
 from tasksolve.specs.units import format_size
 
-__all__ = ["Cache", "HostDescription", "HostTopology", "build_topology"]
+__all__ = ["Cache", "HostDescription", "HostKind", "HostTopology", "build_topology"]
 
 DEFAULT_CLOCK_HZ = 1e9
 
@@ -104,11 +107,18 @@ def _resources(
     return resources, memory, claimed
 
 
-def _os_cpus(tree: Tree, names: list[str]) -> dict[str, int]:
-    """Context path -> OS CPU; placeholder contexts (a padded tree) get numbers no CPU has."""
-    cpu_at = {index: cpu for cpu, index in tree.context.items()}
-    spare = iter(placeholder_numbers(tree))
-    return {name: cpu_at[i] if i in cpu_at else next(spare) for i, name in enumerate(names)}
+def _os_cpus(tree: Tree, topology: Topology) -> dict[str, int]:
+    """Context path -> OS CPU, for every CPU of the tree, in context order."""
+    return {topology.context_name(index): cpu for cpu, index in sorted(tree.context.items(), key=lambda kv: kv[1])}
+
+
+def _shape_text(tree: Tree) -> str:
+    """``l2: 10 > core: 1-4 > pu: 1-2`` (a range where the counts differ per domain)."""
+
+    def count(n: int | list[int]) -> str:
+        return str(n) if isinstance(n, int) else f"{min(n)}-{max(n)}"
+
+    return " > ".join(f"{level}: {count(n)}" for (level, _), n in zip(tree.levels, tree.shape))
 
 
 def build_topology(
@@ -132,18 +142,22 @@ def build_topology(
         notes.append("clock 1GHz is a default (the source gives no frequency): override with --clock")
     resources, memory, _ = _resources(tree, dict(capacities or {}), notes)
     notes.append("no communication section: messages between threads cost nothing until one is added")
-    shape = " > ".join(f"{level}: {n}" for (level, _), n in zip(tree.levels, tree.counts))
+    irregular = "" if tree.regular else " (counts per domain: an irregular tree)"
     data = {
         "name": name or host.name,
-        "description": f"imported from {host.source}: {shape}",
+        "description": f"imported from {host.source}: {_shape_text(tree)}{irregular}",
         "clock": clock,
-        "levels": [{"name": level, "count": n} for (level, _), n in zip(tree.levels, tree.counts)],
+        "levels": [{"name": level, "count": n} for (level, _), n in zip(tree.levels, tree.shape)],
         "resources": resources,
     }
     skeleton = Topology.model_validate(data)
-    data["os_cpus"] = _os_cpus(tree, skeleton.context_names)
-    if len(tree.usable) < tree.n_contexts:
-        data["usable"] = usable_domains(skeleton, tree.usable_contexts)
+    data["os_cpus"] = _os_cpus(tree, skeleton)
+    if len(tree.usable) < len(tree.context):
+        data["usable"] = cover_domains(skeleton, tree.usable_contexts)
+    found_kinds, kind_notes = topology_kinds(host.kinds, tree.context, skeleton)
+    if found_kinds:
+        data["kinds"] = found_kinds
+    notes += kind_notes
     topology = Topology.model_validate(data)
     found = kinds(tree)
     summary = {

@@ -17,7 +17,8 @@ hwloc's object model, as its XML writes it (hwloc 1.x, 2.x and 3.0):
   (``MemCache``); in hwloc 1.x it is an ancestor of its CPUs. Several nodes may serve the same
   CPUs, told apart by ``subtype`` (``DRAM``, ``HBM``, ``MCDRAM``, ``NVM``, ``CXL-DRAM`` ...).
 * ``<cpukind cpuset=...>`` elements under ``<topology>`` group CPUs of one kind (hybrid
-  processors), with ``<info name="FrequencyMaxMHz">`` and ``CoreType``, and an efficiency rank.
+  processors), with ``<info name="FrequencyMaxMHz">`` and ``CoreType``, and an efficiency rank:
+  the topology's ``kinds`` (`hwloc_extras.read_kinds`).
 
 What is read is the `HostDescription` the sysfs importer builds, so both make the same topology
 (`specs.importers.host`): the tree is built over every CPU whose place is known, only the CPUs
@@ -35,8 +36,9 @@ from tasksolve.specs.errors import SpecError, shorten
 from tasksolve.specs.files import read_input
 from tasksolve.specs.importers.cpusets import cpus_phrase
 from tasksolve.specs.importers.host import Cache, HostDescription, HostTopology, build_topology
-from tasksolve.specs.importers.hwloc_extras import cpu_kinds, memory_side_caches
+from tasksolve.specs.importers.hwloc_extras import memory_side_caches, read_kinds
 from tasksolve.specs.importers.hwloc_sets import Position, XmlSource
+from tasksolve.specs.importers.kinds import kinds_clock
 from tasksolve.specs.importers.memory import Memory
 
 _CACHE_TYPES = {"0": "unified", "1": "data", "2": "instruction"}
@@ -205,8 +207,8 @@ def read_hwloc(path: str | Path) -> HostDescription:
         _walk(source, machine, host, [])
     _left_out(source, host)
     host.notes += memory_side_caches(source, root)
-    clock, notes = cpu_kinds(source, root, host.usable or frozenset(), host.clock_hz)
-    host.clock_hz = clock
+    host.kinds = read_kinds(source, root)
+    host.clock_hz, notes = kinds_clock(host.kinds, host.clock_hz, "hwloc cpukind FrequencyMaxMHz")
     host.notes += notes
     return host
 

@@ -1,10 +1,11 @@
-"""What an hwloc XML file says that a tasksolve topology does not model, said in notes.
+"""What an hwloc XML file says beside its tree of objects: CPU kinds, and memory-side caches
+(not modelled: said in a note).
 
 * CPU kinds (hwloc's ``<cpukind cpuset=...>`` elements: hybrid processors, P and E cores,
-  big.LITTLE), each with ``<info name="FrequencyMaxMHz">``, ``CoreType`` and an efficiency rank
-  (``efficiency`` or ``forced_efficiency``: 0 is the least powerful kind). A topology's contexts
-  are identical, so the import names each kind, its CPUs and relative speed, and says that plans
-  treat them alike. The frequency is also the clock when nothing else gives one.
+  big.LITTLE), each with ``<info name="FrequencyMaxMHz">`` (else ``FrequencyBaseMHz``),
+  ``CoreType``, ``LinuxCapacity`` (Linux's cpu_capacity, of 1024) and an efficiency rank
+  (``efficiency`` or ``forced_efficiency``: 0 is the least powerful kind; hwloc's cpukinds.h),
+  read as `HostKind`s: the topology's ``kinds`` (`specs.importers.kinds`).
 * memory-side caches (``MemCache`` objects in front of NUMA nodes): part of the way to the
   memory behind them, which is what the memory resources stand for.
 """
@@ -12,84 +13,51 @@
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass
 
+from tasksolve.specs.errors import shorten
 from tasksolve.specs.importers.cpusets import cpus_phrase
+from tasksolve.specs.importers.description import HostKind
 from tasksolve.specs.importers.hwloc_sets import XmlSource
-from tasksolve.specs.units import format_frequency, format_size
-
-
-@dataclass
-class CpuKind:
-    name: str
-    cpus: frozenset[int]
-    mhz: float | None
-    efficiency: str | None
+from tasksolve.specs.units import CLOCK_RANGE, format_frequency, format_size
 
 
 def _mhz(text: str | None) -> float | None:
+    """A frequency in MHz as Hz, within a processor clock's range (None: absent or not one)."""
     try:
-        value = float(text) if text is not None else None
+        value = float(text) * 1e6 if text is not None else None
     except ValueError:
         return None
-    return value if value is not None and 0 < value < 1e6 else None
+    return value if value is not None and CLOCK_RANGE[0] <= value <= CLOCK_RANGE[1] else None
 
 
-def read_kinds(source: XmlSource, root: ET.Element, usable: frozenset[int]) -> list[CpuKind]:
-    """The CPU kinds of the file that hold a usable CPU, in file order."""
-    kinds = []
-    for index, element in enumerate(root.findall("cpukind")):
-        bitmap = source.bitmap(element, "cpuset")
-        cpus = frozenset(bitmap[0] if bitmap else ()) & usable
-        infos = {info.get("name"): info for info in element.findall("info")}
-        name = source.text(infos["CoreType"], "value") if "CoreType" in infos else None
-        efficiency = source.text(element, "efficiency") or source.text(element, "forced_efficiency")
-        frequency = infos["FrequencyMaxMHz"].get("value") if "FrequencyMaxMHz" in infos else None
-        if cpus:
-            kinds.append(CpuKind(name or f"kind {index}", cpus, _mhz(frequency), efficiency))
-    return kinds
+def _efficiency(element: ET.Element) -> int | None:
+    text = element.get("efficiency") or element.get("forced_efficiency") or ""
+    return int(text) if text.isdigit() and len(text) < 10 else None
 
 
-def _kind_phrase(kind: CpuKind, fastest: float | None) -> str:
-    if kind.mhz is not None and fastest:
-        speed = f"{kind.mhz:g} MHz at most, {kind.mhz / fastest:.2g}x the fastest"
-    else:
-        speed = "no frequency given" + (f"; hwloc efficiency rank {kind.efficiency}" if kind.efficiency else "")
-    return f"{kind.name} on {cpus_phrase(kind.cpus)} ({speed})"
+def _kind(source: XmlSource, element: ET.Element, rank: int) -> HostKind:
+    """One ``cpukind``: its CPUs, CoreType, FrequencyMaxMHz (else FrequencyBaseMHz), LinuxCapacity."""
+    infos = {info.get("name"): info.get("value") for info in element.findall("info")}
+    detail = []
+    efficiency = _efficiency(element)
+    if efficiency is not None:
+        detail.append(f"hwloc efficiency {efficiency}")
+    top, base = _mhz(infos.get("FrequencyMaxMHz")), _mhz(infos.get("FrequencyBaseMHz"))
+    if base is not None:
+        detail.append(f"base {format_frequency(base)}" + ("" if top else " (no FrequencyMaxMHz: the clock used)"))
+    capacity = infos.get("LinuxCapacity") or ""
+    relative = int(capacity) / 1024 if capacity.isdigit() and 0 < int(capacity) <= 1024 else None
+    name = shorten(infos["CoreType"], 40) if infos.get("CoreType") else None
+    return HostKind(source.cpus(element), rank, name, top or base, relative, "hwloc cpukind", ", ".join(detail))
 
 
-def kinds_note(kinds: list[CpuKind], usable: frozenset[int]) -> str:
-    """What the import says of a hybrid processor."""
-    fastest = max((kind.mhz for kind in kinds if kind.mhz is not None), default=None)
-    parts = [_kind_phrase(kind, fastest) for kind in kinds]
-    unkinded = usable - frozenset().union(*(kind.cpus for kind in kinds))
-    if unkinded:
-        parts.append(f"{cpus_phrase(unkinded)} in no kind")
-    return (
-        f"{len(kinds)} CPU kinds (hwloc cpukind): {'; '.join(parts)}. This topology treats every context "
-        "as identical, at one clock: plans and predictions do not see the difference -- a thread runs "
-        "slower than predicted on a CPU slower than the clock and faster on a faster one, and a plan may "
-        "put the busiest thread on a slow CPU. Keep heavy threads off the slow CPUs with constraints.forbid "
-        "or constraints.pin, or keep to one kind with constraints.contexts"
-    )
-
-
-def cpu_kinds(
-    source: XmlSource, root: ET.Element, usable: frozenset[int], clock_hz: float | None
-) -> tuple[float | None, list[str]]:
-    """The clock (the one given, else the slowest kind's FrequencyMaxMHz) and the notes on kinds."""
-    kinds = read_kinds(source, root, usable)
-    notes = []
-    known = [kind.mhz for kind in kinds if kind.mhz is not None]
-    if clock_hz is None and known:
-        clock_hz = min(known) * 1e6
-        which = "the slowest CPU kind's" if len(kinds) > 1 else "the CPUs'"
-        notes.append(
-            f"clock {format_frequency(clock_hz)}: {which} FrequencyMaxMHz (hwloc cpukind); override with --clock"
-        )
-    if len(kinds) > 1:
-        notes.append(kinds_note(kinds, usable))
-    return clock_hz, notes
+def read_kinds(source: XmlSource, root: ET.Element) -> list[HostKind]:
+    """The CPU kinds of the file, ranked as hwloc ranks them (by efficiency, 0 the least powerful;
+    in file order, hwloc's, where an efficiency is not known)."""
+    elements = root.findall("cpukind")
+    ranks = [_efficiency(element) for element in elements]
+    order = sorted(range(len(elements)), key=lambda i: (ranks[i], i) if None not in ranks else (0, i))
+    return [_kind(source, elements[i], rank) for rank, i in enumerate(order)]
 
 
 def memory_side_caches(source: XmlSource, root: ET.Element) -> list[str]:

@@ -6,21 +6,18 @@ cores); a partition with one group is the machine itself, and partitions that ar
 level (named after the first of socket, numa, die, core, l3, l2, pu); the levels are the distinct
 partitions, coarsest first, each refining the one above.
 
-A topology is a uniform tree; a process may use only some of the host's CPUs (`usable`: allowed
-and online). The tree is, in this order of preference:
+A level whose domains do not all have the same number of children (a hybrid processor's L2
+clusters of one P-core and of four E-cores, a package with cores offline) gives its count per
+domain of the level above (`Level.count` as a list, `shape`): the topology holds exactly the
+host's CPUs, none made up. A process may use only some of them (`usable`: allowed and online).
+The tree is, in this order of preference:
 
-1. the whole machine, when it is a uniform tree: its ``usable`` domains say which contexts plans
-   may use (a container's cpuset on a regular machine);
-2. the usable CPUs alone, when they are a uniform tree;
-3. the usable CPUs padded to a uniform tree -- each domain given as many children as the largest
-   of its level -- when CPUs are left out (offline or not allowed; with sysfs, an offline CPU
-   is not even in the machine: `HostDescription.absent`) and the usable ones are irregular: the
-   extra contexts are placeholders, outside ``usable``, for CPUs the process cannot use, numbered
-   above every CPU the source knows of. Plans, counts and symmetries see only the usable contexts (`specs.symmetry.UsableTree`
-   prunes domains without one), so the padding changes none of them.
+1. the whole machine: its ``usable`` domains say which contexts plans may use (a container's
+   cpuset);
+2. the usable CPUs alone, when the whole machine is no tree (CPUs the source cannot place, with
+   sysfs an offline one: `HostDescription.absent`; groups known only on the usable CPUs).
 
-A host whose CPUs are all usable and do not form a uniform tree (a hybrid processor) is refused
-with the group that differs, as is one whose groups do not nest.
+A host whose groups do not nest is refused with the group at fault.
 """
 
 from __future__ import annotations
@@ -159,34 +156,49 @@ def layout(levels: list[tuple[str, Partition]], cpus: list[int]) -> tuple[list[i
     return counts, {cpu: sum(position[k][cpu] * strides[k] for k in range(len(counts))) for cpu in cpus}
 
 
+def shape(levels: list[tuple[str, Partition]], cpus: list[int]) -> list[int | list[int]]:
+    """Each level's count: one number where every domain of the level above has as many children,
+    else the count of each existing domain of the level above, in tree order (children by their
+    lowest CPU, depth-first), as `Level.count` takes them."""
+    found: list[int | list[int]] = []
+    outer: Partition = [frozenset(cpus)]
+    for _, partition in levels:
+        children = _children(outer, partition)
+        counts = [len(kids) for kids in children]
+        found.append(counts[0] if len(set(counts)) == 1 else counts)
+        outer = [group for kids in children for group in kids]
+    return found
+
+
 @dataclass
 class Tree:
-    """The host the tree is built on (the whole machine or its usable CPUs), its levels, counts,
-    each CPU's context index, the CPUs plans may use, and the notes saying which."""
+    """The host the tree is built on (the whole machine or its usable CPUs), its levels, counts
+    (`counts` the widest, the tree held padded as `Topology` holds it; `shape` per domain), each
+    CPU's context index, the CPUs plans may use, and the notes saying which."""
 
     host: HostDescription
     levels: list[tuple[str, Partition]]
     counts: list[int]
+    shape: list[int | list[int]]
     context: dict[int, int]
     usable: frozenset[int]
     notes: list[str] = field(default_factory=list)
 
     @classmethod
-    def of(cls, host: HostDescription, pad: bool = False) -> Tree:
+    def of(cls, host: HostDescription) -> Tree:
         levels = levels_of(host)
-        try:
-            uniform_counts(host, levels)
-        except SpecError:
-            if not pad:
-                raise
         counts, context = layout(levels, host.cpus)
         if math.prod(counts) > MAX_CONTEXTS:
             raise host.error(f"{math.prod(counts)} contexts: more than a topology holds ({MAX_CONTEXTS})")
-        return cls(host, levels, counts, context, frozenset(host.cpus))
+        return cls(host, levels, counts, shape(levels, host.cpus), context, frozenset(host.cpus))
 
     @property
     def n_contexts(self) -> int:
         return math.prod(self.counts)
+
+    @property
+    def regular(self) -> bool:
+        return all(isinstance(n, int) for n in self.shape)
 
     @property
     def usable_contexts(self) -> set[int]:
@@ -198,70 +210,50 @@ def _message(error: SpecError) -> str:
 
 
 def _subset(host: HostDescription, usable: frozenset[int], whole: SpecError) -> Tree:
-    """The tree of the usable CPUs alone, padded when they are irregular (module docstring)."""
+    """The tree of the usable CPUs alone (module docstring)."""
     try:
-        tree = Tree.of(host.restricted(usable), pad=True)
+        tree = Tree.of(host.restricted(usable))
     except SpecError as error:
         why = f"{_message(error)}; {'; '.join(host.left_out)}; the whole machine is no tree either: {_message(whole)}"
         raise SpecError(host.source, [(*error.problems[0][:4], why)]) from None
-    tree.notes = [*host.left_out]
-    if tree.n_contexts == len(usable):
-        tree.notes.append(f"the tree holds the {len(usable)} usable CPUs alone ({_message(whole)})")
-        return tree
-    numbers = placeholder_numbers(tree)
-    tree.notes.append(
-        f"the {len(usable)} usable CPUs are not a uniform tree, so the tree holds them padded to one of "
-        f"{tree.n_contexts} contexts: its `usable` list keeps plans on the real CPUs, and the other "
-        f"{len(numbers)} contexts are placeholders for CPUs this process cannot use (numbered "
-        f"{cpu_list(numbers)}: no such CPUs)"
-    )
+    tree.notes = [*host.left_out, f"the tree holds the {len(usable)} usable CPUs alone ({_message(whole)})"]
     return tree
 
 
 def choose_tree(host: HostDescription) -> Tree:
-    """The tree of `host` (module docstring: whole machine, usable CPUs, padded usable CPUs)."""
+    """The tree of `host` (module docstring: the whole machine, else its usable CPUs)."""
     cpus = frozenset(host.cpus)
     usable = cpus if host.usable is None else host.usable & cpus
     if not usable:
         raise host.error(f"no CPU a plan may use: {'; '.join(host.left_out) or 'none is online'}")
-    if usable == cpus:
-        try:
-            tree = Tree.of(host)
-        except SpecError as whole:
-            if not host.absent:
-                raise
-            return _subset(host, usable, whole)  # irregular where CPUs the tree cannot hold are missing
-        tree.notes = list(host.left_out)
-        return tree
     try:
         tree = Tree.of(host)
     except SpecError as whole:
+        if usable == cpus:
+            raise
         return _subset(host, usable, whole)
     tree.usable = usable
-    tree.notes = [
-        *host.left_out,
-        f"the tree is the whole machine ({len(cpus)} CPUs); plans may use only its {len(usable)} usable "
-        f"context{'s' if len(usable) > 1 else ''} ({cpus_phrase(usable)}: the topology's `usable` list)",
-    ]
+    tree.notes = list(host.left_out)
+    if usable != cpus:
+        tree.notes.append(
+            f"the tree is the whole machine ({len(cpus)} CPUs); plans may use only its {len(usable)} usable "
+            f"context{'s' if len(usable) > 1 else ''} ({cpus_phrase(usable)}: the topology's `usable` list)"
+        )
     return tree
 
 
-def placeholder_numbers(tree: Tree) -> list[int]:
-    """OS numbers for the contexts no CPU holds: above every CPU number the host has."""
-    first = max([*tree.host.cpus, *(tree.host.usable or ()), *tree.host.absent], default=-1) + 1
-    return list(range(first, first + tree.n_contexts - len(tree.context)))
-
-
-def usable_domains(topology: Topology, usable: set[int]) -> list[str]:
-    """The fewest domain names whose contexts are exactly the `usable` context indices."""
+def cover_domains(topology: Topology, chosen: set[int]) -> list[str]:
+    """The fewest domain names whose existing contexts are exactly the `chosen` context indices
+    (a domain all of whose contexts are chosen is named whole)."""
+    present = topology.present[-1] if topology.present is not None else range(topology.n_contexts)
 
     def cover(level: int, domain: int) -> list[str]:
-        contexts = topology.contexts_of(level, domain)
-        inside = sum(1 for c in contexts if c in usable)
-        if inside == len(contexts):
-            return [topology.domain_name(level, domain)]
+        contexts = [c for c in topology.contexts_of(level, domain) if c in present]
+        inside = sum(1 for c in contexts if c in chosen)
         if inside == 0:
             return []
+        if inside == len(contexts):
+            return [topology.domain_name(level, domain)]
         width = topology.counts[level + 1]
         return [name for child in range(domain * width, (domain + 1) * width) for name in cover(level + 1, child)]
 

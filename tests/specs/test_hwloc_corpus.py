@@ -24,9 +24,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tasksolve.simulate.oracle import make_oracle
+from tasksolve.solver.binding.cpsat import solve_binding
+from tasksolve.solver.binding.problem import BindingProblem
 from tasksolve.solver.binding.samplers import balanced_plans, uniform_plans
 from tasksolve.solver.cli import main
-from tasksolve.specs import SpecError, load_spec, load_topology
+from tasksolve.specs import Plan, SpecError, load_spec, load_topology
 from tasksolve.specs.exporters.topology_text import topology_yaml
 from tasksolve.specs.importers.hwloc import import_hwloc
 from tasksolve.specs.plan import load_plan
@@ -212,7 +215,15 @@ def test_imported_with_the_true_counts_or_refused(name, tmp_path, capsys):
     assert code == 0, err
     result = import_hwloc(path)
     assert claimed(result) == expected, result.notes
-    assert result.summary["cpus"] == expected["pu"]
+    assert result.summary["cpus"] == expected["pu"] == len(result.topology.usable_contexts)
+    # no context made up: the tree holds exactly the file's PU objects (an irregular one lists its counts)
+    pus = sum(1 for element in ET.parse(path).getroot().iter("object") if element.get("type") == "PU")
+    assert len(result.topology.present_contexts) == pus
+    assert sorted(result.topology.os_cpu(c) for c in result.topology.present_contexts) == sorted(
+        int(element.get("os_index"))
+        for element in ET.parse(path).getroot().iter("object")
+        if element.get("type") == "PU"
+    )
     back = load_topology(tmp_path / "t.yaml")  # the file written loads back, `usable` and all
     assert back.usable_contexts == result.topology.usable_contexts
     assert back.os_cpu_list == result.topology.os_cpu_list
@@ -236,19 +247,74 @@ def test_memory_under_memory_side_caches_and_dram_with_hbm(tmp_path):
     assert "`mem` = NUMA nodes 0-3 (DRAM)" in notes and "`hbm` = NUMA nodes 4-7 (HBM)" in notes
 
 
-def test_cpu_kinds_are_named_with_their_speed(tmp_path):
+def test_cpu_kinds_are_the_topology_kinds(tmp_path):
+    """fakecpukinds: MySmallCore on CPUs 0-1 at 1 GHz, YouBigcore on CPU 2 and IntelCore on CPU 3
+    at 2 GHz (each core holds a small and a big PU): three kinds, the clock the fastest's."""
     result, notes = _notes("fakecpukinds", tmp_path)
-    assert "3 CPU kinds" in notes and "MySmallCore on CPUs 0-1 (1000 MHz at most, 0.5x the fastest)" in notes
-    assert "treats every context as identical" in notes
-    assert result.topology.clock == 1e9 and "slowest CPU kind's FrequencyMaxMHz" in notes
+    topo = result.topology
+    assert topo.clock == 2e9 and "fastest CPU kind's highest frequency" in notes
+    assert list(topo.kinds) == ["IntelCore", "YouBigcore", "MySmallCore"]  # the most powerful first
+    speeds = dict(zip(topo.kind_names, topo.kind_speeds))
+    assert speeds == {"IntelCore": 1.0, "YouBigcore": 1.0, "MySmallCore": 0.5}
+    assert {topo.os_cpu(c): topo.kind_of(c) for c in topo.present_contexts} == {
+        0: "MySmallCore",
+        1: "MySmallCore",
+        2: "YouBigcore",
+        3: "IntelCore",
+    }
+    # what the model does not get from the file is said: IPC unknown, two kinds at one speed
+    assert "`ipc` is 1" in notes and "IntelCore, YouBigcore are ranked apart by the source" in notes
+    back = load_topology(_written(result, tmp_path))
+    assert back.kinds == topo.kinds and back.context_kinds == topo.context_kinds
 
 
-def test_offline_cpus_are_placeholders_plans_cannot_use(tmp_path):
+def _written(result, tmp_path: Path) -> Path:
+    path = tmp_path / "host.yaml"
+    path.write_text(topology_yaml(result.topology, result.notes))
+    return path
+
+
+def test_two_compute_threads_go_to_the_two_fast_cpus(tmp_path):
+    """Acceptance: two pure-compute threads (no resources, no edges) on fakecpukinds, solved by
+    CP-SAT, run on CPUs 2 and 3 (2 GHz), not on the 1 GHz ones."""
+    result = import_hwloc(_unpack("fakecpukinds", tmp_path))
+    _written(result, tmp_path)
+    spec_path = tmp_path / "spec.yaml"
+    spec_path.write_text(
+        "tasksolve: 1\nname: two-compute\ntopology: host.yaml\n"
+        "applications:\n  a: {tasks: {A: {cycles: 1000}}}\nworkload: [{app: a, instances: 2}]\n"
+    )
+    spec = load_spec(spec_path)
+    best = solve_binding(BindingProblem(spec), time_limit=20, workers=1, seed=0).best
+    assert sorted(spec.topology.os_cpu(c) for c in best.contexts) == [2, 3]
+    slow = Plan.from_contexts(
+        spec, [spec.topology.parse_context("core0.pu0"), spec.topology.parse_context("core1.pu0")]
+    )
+    oracle = make_oracle(spec, "analytic")
+    fast = oracle.evaluate(Plan.from_contexts(spec, best.contexts)).throughput
+    assert fast == pytest.approx(2 * oracle.evaluate(slow).throughput)
+
+
+def test_offline_cpus_leave_an_irregular_tree_of_the_online_ones(tmp_path):
+    """16em64t-4s2c2t-offlines: 7 of 16 CPUs online, whole cores offline: the tree is the 7 CPUs,
+    its counts per domain (no placeholder contexts)."""
     result, notes = _notes("16em64t-4s2c2t-offlines", tmp_path)
     topo = result.topology
-    assert "CPUs 2,5,7-11,13-14 are offline" in notes and "placeholders" in notes
+    assert "CPUs 2,5,7-11,13-14 are offline" in notes and "placeholders" not in notes
+    assert topo.usable is None and not topo.regular
+    assert [level.count for level in topo.levels] == [4, [2, 1, 2, 1], [1, 2, 1, 1, 1, 1]]
     assert sorted(topo.os_cpu(c) for c in topo.usable_contexts) == [0, 1, 3, 4, 6, 12, 15]
-    assert min(topo.os_cpu(c) for c in range(topo.n_contexts) if c not in topo.usable_contexts) >= 16
+    assert topo.os_cpus == {
+        "socket0.core0.pu0": 0,
+        "socket0.core1.pu0": 4,
+        "socket0.core1.pu1": 12,
+        "socket1.core0.pu0": 1,
+        "socket2.core0.pu0": 3,
+        "socket2.core1.pu0": 15,
+        "socket3.core0.pu0": 6,
+    }
+    back = load_topology(_written(result, tmp_path))
+    assert back.present_contexts == topo.present_contexts and back.os_cpu_list == topo.os_cpu_list
 
 
 # ----------------------------------------------------------------- a container's cpuset
