@@ -102,15 +102,18 @@ def test_a_container_that_sees_its_cgroup_as_the_root(tmp_path):
 
 
 # ----------------------------------------------------------------- online, offline, isolated
-def test_an_offline_cpu_without_a_topology_folder_pads_the_tree(tmp_path):
+def test_an_offline_cpu_without_a_topology_folder_leaves_an_irregular_tree(tmp_path):
     """As the kernel does: an offline CPU loses its topology folder, so its place is unknown;
-    the usable CPUs are padded to a uniform tree, the placeholder above every CPU number."""
+    the tree holds the 31 others, the core that lost its sibling with one context (counts per
+    domain), no placeholder for the offline CPU."""
     root = _tree(tmp_path, {"devices/system/cpu/online": "0-30\n", "devices/system/cpu/offline": "31\n"})
     shutil.rmtree(root / "devices/system/cpu/cpu31/topology")
     _, topo, usable, notes = _import(root, _process(tmp_path))
-    assert topo.counts == [2, 8, 2] and usable == list(range(31))
-    assert "CPU 31 is offline" in notes and "placeholders" in notes
-    assert [topo.os_cpu(c) for c in range(topo.n_contexts) if c not in topo.usable_contexts] == [32]
+    assert [level.count for level in topo.levels] == [2, 8, [2] * 15 + [1]] and usable == list(range(31))
+    assert "CPU 31 is offline" in notes and "placeholders" not in notes and topo.usable is None
+    assert sorted(topo.os_cpu(c) for c in topo.present_contexts) == list(range(31))
+    missing = [topo.os_cpu(c) for c in range(topo.n_contexts) if c not in topo.present_contexts]
+    assert len(missing) == 1 and missing[0] > 31  # numbered above every CPU: no number taken
 
 
 def test_offline_file_alone_and_cpus_beyond_the_present_ones(tmp_path):
