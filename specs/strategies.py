@@ -15,14 +15,16 @@ file, mutated, or loaded with `specs.load_spec_text`::
 building blocks.  With ``every_field=True`` they also draw every field that changes work or load
 (`frequency`, `idle_demand`, `critical` sections with speculation, `signal`, `code_size` with a
 topology `icache`, capacities and demands across their accepted range, down to 1e-300, the usable
-contexts on the topology's `usable` list as an imported host has them, beside `constraints.contexts`):
-what the property tests of every bound draw from.  Requires the ``hypothesis`` package (the ``test``
+contexts on the topology's `usable` list as an imported host has them, beside `constraints.contexts`,
+kinds of core (0-3, with a `speed` or a `clock` and an `ipc`, and tasks' `cycles` given per kind
+now and then: `specs.cpu_kinds`) and irregular trees (a level's `count` given per domain above):
+what the property tests of every bound draw from.  ``kinds=True`` and ``irregular=True`` draw these
+two without the rest (``kinds=True``: 1-3 kinds, always).  Requires the ``hypothesis`` package (the ``test``
 extra).
 """
 
 from __future__ import annotations
 
-import itertools
 import math
 from typing import Any
 
@@ -46,10 +48,74 @@ WIDE_CAPACITIES = [1e-300, 1e-12, 1e-4, 1e-3, 0.37, 0.5, 1.0, 1.05, 1.27, 2.0, 4
 WIDE_DEMANDS = [0.0, 0.0004, 0.1, 0.1234, 0.35, 0.4, 0.9, 1.0]
 
 
+#: the names of the kinds of core drawn (the first kinds of a hybrid processor)
+KIND_NAMES = ["P", "E", "LP"]
+#: cycles a task may take (also per kind of core)
+CYCLES = [50, 100, 180.5, 600, 1200]
+
+
+def _tree(draw, names: list[str], counts: list[int], irregular: bool) -> tuple[list[dict[str, Any]], list[list[str]]]:
+    """The levels (a level's `count` maybe a list, one count per existing domain above, each at
+    most `counts[k]`) and, per level, the paths of its existing domains in index order."""
+    levels: list[dict[str, Any]] = []
+    by_level: list[list[str]] = []
+    domains = [""]
+    for name, width in zip(names, counts):
+        count: int | list[int] = width
+        if irregular and draw(st.booleans()):
+            count = draw(st.lists(st.integers(1, width), min_size=len(domains), max_size=len(domains)))
+        per = count if isinstance(count, list) else [count] * len(domains)
+        domains = [f"{p}.{name}{i}" if p else f"{name}{i}" for p, n in zip(domains, per) for i in range(n)]
+        levels.append({"name": name, "count": count})
+        by_level.append(domains)
+    return levels, by_level
+
+
+def _kinds(draw, by_level: list[list[str]], mhz: int, least: int) -> dict[str, Any] | None:
+    """0-3 kinds of core (at least `least`) over the existing domains of one level: each kind
+    names its domains, or one kind leaves `domains` out and takes the rest; a `speed` or a
+    `clock` or neither, and an `ipc` now and then."""
+    level = draw(st.integers(0, len(by_level) - 1))
+    domains = by_level[level]
+    n = min(draw(st.integers(least, 3)), len(domains))
+    if n == 0:
+        return None
+    owner = list(draw(st.permutations(range(n)))) + draw(
+        st.lists(st.integers(0, n - 1), min_size=len(domains) - n, max_size=len(domains) - n)
+    )
+    owner = draw(st.permutations(owner))  # every kind holds at least one domain
+    rest = draw(st.sampled_from([None, *range(n)]))
+    kinds: dict[str, Any] = {}
+    for k in range(n):
+        kind: dict[str, Any] = {}
+        form = draw(st.sampled_from(["none", "speed", "clock"]))
+        if form == "speed":
+            kind["speed"] = draw(st.sampled_from([0.5, 0.75, 1, 1.6]))
+        elif form == "clock":
+            kind["clock"] = f"{round(mhz * draw(st.sampled_from([0.6, 1.0, 1.25])))}MHz"
+        if draw(st.booleans()):
+            kind["ipc"] = draw(st.sampled_from([0.5, 0.75, 1.25]))
+        if k != rest:
+            kind["domains"] = [d for d, o in zip(domains, owner) if o == k]
+        kinds[KIND_NAMES[k]] = kind
+    return kinds
+
+
 @st.composite
-def topology_data(draw, max_levels: int = 3, max_contexts: int = 16, every_field: bool = False) -> dict[str, Any]:
+def topology_data(
+    draw,
+    max_levels: int = 3,
+    max_contexts: int = 16,
+    every_field: bool = False,
+    kinds: bool | None = None,
+    irregular: bool | None = None,
+) -> dict[str, Any]:
     """A valid topology mapping: 1..max_levels levels, at most `max_contexts` contexts
-    (`every_field`: capacities from `WIDE_CAPACITIES` and an `icache`)."""
+    (`every_field`: capacities from `WIDE_CAPACITIES`, an `icache`, kinds of core, level counts
+    per domain above; `kinds`, `irregular`: those two alone, see the module docstring)."""
+    least = 1 if kinds else 0  # asked for kinds: at least one
+    kinds = every_field if kinds is None else kinds
+    irregular = every_field if irregular is None else irregular
     depth = draw(st.integers(1, max_levels))
     names = draw(st.lists(st.sampled_from(LEVEL_NAMES), min_size=depth, max_size=depth, unique=True))
     counts: list[int] = []
@@ -59,7 +125,7 @@ def topology_data(draw, max_levels: int = 3, max_contexts: int = 16, every_field
         counts.append(count)
         budget = max(1, budget // count)
     assume(math.prod(counts) <= max_contexts)
-    levels = [{"name": n, "count": c} for n, c in zip(names, counts)]
+    levels, by_level = _tree(draw, names, counts, irregular)
     resource_levels = names + ["machine"]
     resources = []
     for index in range(draw(st.integers(0, 3))):
@@ -80,6 +146,10 @@ def topology_data(draw, max_levels: int = 3, max_contexts: int = 16, every_field
     }
     if every_field and draw(st.booleans()):
         data["icache"] = draw(st.sampled_from([400, 1000, 5000]))
+    if kinds:
+        drawn = _kinds(draw, by_level, mhz, least)
+        if drawn:
+            data["kinds"] = drawn
     form = draw(st.sampled_from(["none", "direct", "cache"]))
     if form == "direct":
         data["communication"] = {level: draw(st.integers(0, 300)) for level in shared}
@@ -93,10 +163,7 @@ def topology_data(draw, max_levels: int = 3, max_contexts: int = 16, every_field
             "hit_rate": hit,
         }
     if draw(st.booleans()):  # OS CPU numbers, as an imported host has: any distinct numbers
-        paths = [
-            ".".join(f"{n}{i}" for n, i in zip(names, index))
-            for index in itertools.product(*(range(c) for c in counts))
-        ]
+        paths = by_level[-1]
         numbers = draw(st.permutations(range(len(paths))))
         data["os_cpus"] = {path: 2 * number for path, number in zip(paths, numbers)}
     return data
@@ -126,7 +193,7 @@ def application_data(draw, resources: list[str], max_tasks: int = 5, every_field
     tasks: dict[str, Any] = {}
     demands = WIDE_DEMANDS if every_field else [0.0, 0.1, 0.4, 0.9, 1.0]
     for index in range(n):
-        task: dict[str, Any] = {"cycles": draw(st.sampled_from([50, 100, 180.5, 600, 1200]))}
+        task: dict[str, Any] = {"cycles": draw(st.sampled_from(CYCLES))}
         if resources:
             chosen = draw(st.lists(st.sampled_from(resources), unique=True, max_size=len(resources)))
             if chosen:
@@ -156,14 +223,23 @@ def application_data(draw, resources: list[str], max_tasks: int = 5, every_field
 
 
 def _context_names(levels: list[dict[str, Any]]) -> list[str]:
+    """The paths of the existing contexts (a level's `count` may be a list: one per domain above)."""
     names = [""]
     for level in levels:
+        count = level["count"]
+        per = count if isinstance(count, list) else [count] * len(names)
         names = [
-            f"{prefix}.{level['name']}{i}" if prefix else f"{level['name']}{i}"
-            for prefix in names
-            for i in range(level["count"])
+            f"{p}.{level['name']}{i}" if p else f"{level['name']}{i}" for p, n in zip(names, per) for i in range(n)
         ]
     return names
+
+
+def _cycles_per_kind(draw, apps: dict[str, Any], kinds: list[str]) -> None:
+    """Now and then a task's `cycles` given per kind of core (``{P: 600, E: 1200}``)."""
+    for app in apps.values():
+        for task in app["tasks"].values():
+            if draw(st.booleans()):
+                task["cycles"] = {kind: draw(st.sampled_from(CYCLES)) for kind in kinds}
 
 
 @st.composite
@@ -174,16 +250,20 @@ def spec_data(
     max_contexts: int = 16,
     max_tasks: int = 5,
     every_field: bool = False,
+    kinds: bool | None = None,
+    irregular: bool | None = None,
 ) -> dict[str, Any]:
     """A valid spec mapping with an inline topology, 1-2 applications, optional constraints
-    (`every_field`: see the module docstring)."""
-    topo = draw(topology_data(max_contexts=max_contexts, every_field=every_field))
+    (`every_field`, `kinds`, `irregular`: see the module docstring)."""
+    topo = draw(topology_data(max_contexts=max_contexts, every_field=every_field, kinds=kinds, irregular=irregular))
     resources = [r["name"] for r in topo["resources"]]
     contexts = _context_names(topo["levels"])
     apps = {
         f"app{i}": draw(application_data(resources, max_tasks=max_tasks, every_field=every_field))
         for i in range(draw(st.integers(1, 2)))
     }
+    if "kinds" in topo:
+        _cycles_per_kind(draw, apps, list(topo["kinds"]))
     workload = []
     threads: list[str] = []
     for name, app in apps.items():
