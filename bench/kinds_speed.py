@@ -1,0 +1,196 @@
+"""Does a hybrid processor (kinds of core, an irregular tree) cost `tasksolve run` time? The main
+job on the hybrid desktop example and on the EPYC example, each beside its uniform twin: the same
+spec with the kinds removed and a regular tree of the same number of contexts.
+
+    python bench/kinds_speed.py --repeats 3
+
+* ``alderlake-ids`` (20 threads on alderlake-12900k: 8 P-cores x 2 hyper-threads + 2 clusters of
+  4 E-cores, 24 contexts held padded to 10 x 4 x 2 = 80) against ``cluster: 12, core: 1,
+  thread: 2`` (24 contexts, every one a P-core's hyper-thread: the same levels, resources and
+  message costs; no `kinds`; each task's cycles its P-core cycles; OS CPUs 0-23 in order);
+* ``epyc-l3fwd-dpi`` (12 threads on epyc-rome-2s, 64 contexts) has no kinds and a regular tree:
+  its twin is the same spec (an A/A pair: the spread between the two is this machine's noise).
+
+Each run is `solver.job.run` in this process (as `bench/main_job.py`), with a fixed amount of work
+so that the wall time measures speed rather than a time budget: CP-SAT on deterministic time
+(``--deterministic``, `TIME_LIMIT`), a fixed certificate sample (`SAMPLES` local-search
+restarts), no comparison sample, one worker, seed 0 (`OPTIONS`). The four specs run in turn in
+every repetition (interleaved, so a change of the machine's load hits all of them); medians of
+the wall time and of each phase (solve, certify, report), and the ratio hybrid / twin. The goal:
+a ratio at most 1 (as fast as the uniform tree of the same size).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+sys.path.insert(0, str(Path(__file__).parent))
+from results import ROOT, markdown_table, write_results
+
+EXAMPLES = ROOT / "specs" / "examples"
+#: the uniform twin's levels per example (None: the example's tree is already regular and has no kinds)
+TWINS = {
+    "alderlake-ids": [{"name": "cluster", "count": 12}, {"name": "core", "count": 1}, {"name": "thread", "count": 2}],
+    "epyc-l3fwd-dpi": None,
+}
+TIME_LIMIT = 0.5  # deterministic seconds of CP-SAT
+SAMPLES = 20
+OPTIONS = {"deterministic": True, "workers": 1, "seed": 0, "compare_samples": 0}
+MODULES = [
+    "specs/topology.py",
+    "specs/cpu_kinds.py",
+    "specs/symmetry.py",
+    "simulate/analytic.py",
+    "simulate/model.py",
+    "solver/binding/model.py",
+    "solver/binding/problem.py",
+    "solver/certify/fluid_max.py",
+]
+NOISY = ["rows.*.median_s", "rows.*.phases_s.*", "ratios.*"]
+IGNORE = ["rows.*.runs_s"]
+
+
+def _reference_kind(topology: dict) -> str:
+    """The kind whose cycles a task's single figure means: the one at the topology's clock, IPC 1."""
+    for name, kind in topology["kinds"].items():
+        if kind.get("clock") is None and kind.get("speed", 1) == 1 and kind.get("ipc", 1) == 1:
+            return name
+    raise ValueError("no kind runs at the topology's clock with IPC 1")
+
+
+def _os_cpus(levels: list[dict]) -> dict[str, int]:
+    names = [[f"{level['name']}{i}" for i in range(level["count"])] for level in levels]
+    return {".".join(path): cpu for cpu, path in enumerate(itertools.product(*names))}
+
+
+def twin_text(name: str) -> str:
+    """The example's spec as YAML text, its topology inline; the uniform twin's for ``name + '@uniform'``."""
+    example, _, variant = name.partition("@")
+    spec = yaml.safe_load((EXAMPLES / f"{example}.yaml").read_text())
+    topology = yaml.safe_load((EXAMPLES / "topologies" / f"{spec['topology']}.yaml").read_text())
+    levels = TWINS[example]
+    if variant == "uniform" and levels is not None:
+        reference = _reference_kind(topology)
+        topology = {k: v for k, v in topology.items() if k not in ("kinds", "os_cpus")}
+        topology |= {"name": f"{topology['name']} (uniform twin)", "levels": levels, "os_cpus": _os_cpus(levels)}
+        for app in spec["applications"].values():
+            for task in app["tasks"].values():
+                if isinstance(task["cycles"], dict):
+                    task["cycles"] = task["cycles"][reference]
+    spec["topology"] = topology
+    spec["name"] = name.replace("@", "-")
+    return yaml.safe_dump(spec, sort_keys=False)
+
+
+def one(name: str) -> dict:
+    """One main job on ``name`` (an example, or its twin): wall time, phases, verdict, value."""
+    from tasksolve.solver.job import run
+    from tasksolve.specs import load_spec_text
+
+    spec = load_spec_text(twin_text(name), f"<{name}>")
+    with tempfile.TemporaryDirectory() as tmp:
+        clock = time.perf_counter()
+        result = run(spec, Path(tmp) / "out", time_limit=TIME_LIMIT, samples=SAMPLES, **OPTIONS)
+        wall = time.perf_counter() - clock
+        cert = json.loads((Path(tmp) / "out" / "certificate.json").read_text())
+    return {
+        "wall_s": wall,
+        "phases_s": dict(result.seconds),
+        "verdict": cert["verdict"],
+        "value": cert["plan_performance"]["value"],
+        "threads": len(spec.threads),
+        "contexts": len(spec.usable_contexts),
+        "held_contexts": spec.topology.n_contexts,
+    }
+
+
+def summarise(name: str, runs: list[dict]) -> dict:
+    phases = sorted({p for r in runs for p in r["phases_s"]})
+    first = runs[0]
+    return {
+        "spec": name,
+        "threads": first["threads"],
+        "contexts": first["contexts"],
+        "held_contexts": first["held_contexts"],
+        "median_s": statistics.median(r["wall_s"] for r in runs),
+        "runs_s": [r["wall_s"] for r in runs],
+        "phases_s": {p: statistics.median(r["phases_s"].get(p, 0.0) for r in runs) for p in phases},
+        "verdicts": sorted({r["verdict"] for r in runs}),
+        "value": first["value"],
+    }
+
+
+def render_markdown(data: dict) -> str:
+    rows = []
+    for r in data["rows"]:
+        phases = " / ".join(f"{r['phases_s'].get(p, 0):.1f}" for p in ("solve", "certify", "report"))
+        rows.append(
+            [
+                f"`{r['spec']}`",
+                f"{r['threads']} / {r['contexts']} ({r['held_contexts']} held)",
+                f"{r['median_s']:.1f} s",
+                " ".join(f"{s:.1f}" for s in r["runs_s"]),
+                phases,
+                ", ".join(r["verdicts"]),
+            ]
+        )
+    ratios = "; ".join(f"{k}: **{v:.2f}**" for k, v in data["ratios"].items())
+    return (
+        f"`tasksolve run` in process, fixed work (CP-SAT {data['time_limit']} deterministic s, "
+        f"{data['samples']} restarts, 1 worker, seed 0, no comparison sample), {data['repeats']} repetitions "
+        f"interleaved; load average {data['load_before']} before and {data['load_after']} after (1 / 5 min), "
+        "2 cores shared.\n\n"
+        + markdown_table(
+            ["spec", "threads / contexts", "wall, median", "runs (s)", "solve / certify / report (s)", "verdict"], rows
+        )
+        + f"\n\nRatio example / uniform twin (median wall): {ratios} (goal: at most 1)."
+    )
+
+
+def _load() -> str:
+    import os
+
+    one_min, five_min, _ = os.getloadavg()
+    return f"{one_min:.1f} / {five_min:.1f}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--name", default="kinds-speed", help="results file name (bench/results/NAME.json)")
+    args = parser.parse_args()
+    names = [n for example in TWINS for n in (example, f"{example}@uniform")]
+    load_before = _load()
+    runs: dict[str, list[dict]] = {n: [] for n in names}
+    for rep in range(args.repeats):
+        for name in names:
+            row = one(name)
+            runs[name].append(row)
+            print(f"{rep} {name}: {row['wall_s']:.1f} s {row['phases_s']} {row['verdict']}", flush=True)
+    rows = [summarise(n, runs[n]) for n in names]
+    by = {r["spec"]: r["median_s"] for r in rows}
+    data = {
+        "rows": rows,
+        "ratios": {e: by[e] / by[f"{e}@uniform"] for e in TWINS},
+        "repeats": args.repeats,
+        "time_limit": TIME_LIMIT,
+        "samples": SAMPLES,
+        "load_before": load_before,
+        "load_after": _load(),
+    }
+    path = write_results(args.name, data, modules=MODULES)
+    print(render_markdown(data))
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()
