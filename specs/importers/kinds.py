@@ -145,7 +145,10 @@ def topology_kinds(
     found: dict[str, dict] = {}
     for name, (kind, cpus), entry in zip(names, held, entries):
         domains = cover_domains(topology, {context[cpu] for cpu in cpus})
-        found[name] = {**entry, "domains": domains, "description": _describe(kind, cpus)}
+        described = _describe(kind, cpus)
+        if "ipc" in entry:
+            described += f"; IPC {entry['ipc']:g} relative: the capacity its clock leaves over"
+        found[name] = {**entry, "domains": domains, "description": described}
     summary = "; ".join(f"{name}: {found[name]['description']}" for name in names)
     notes.append(f"{len(held)} CPU kinds ({summary}): the topology's `kinds` charge each thread its kind's speed")
     if rest:

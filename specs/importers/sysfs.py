@@ -12,7 +12,10 @@ describe them:
 * ``devices/system/cpu/cpuN/cache/indexK/{level,type,shared_cpu_list,size}`` -- the caches
   (``type`` Data, Instruction or Unified; ``size`` in kB, written ``32K``);
 * ``devices/system/node/nodeM/cpulist`` -- NUMA nodes;
-* ``devices/system/cpu/cpuN/cpufreq/cpuinfo_max_freq`` (kHz) -- the clock, when present;
+* ``devices/system/cpu/cpuN/cpufreq/cpuinfo_max_freq`` (kHz) -- the clock, when present (the
+  fastest kind's on a hybrid processor);
+* ``devices/cpu_core/cpus``, ``devices/cpu_atom/cpus`` and ``cpuN/cpu_capacity`` -- kinds of CPU
+  (`specs.importers.sysfs_kinds`);
 * ``devices/system/cpu/{online,offline,present,isolated}`` and, for this host, the process's
   affinity mask and cgroup cpuset -- which CPUs plans may use (`specs.importers.sysfs_usable`).
 
@@ -31,6 +34,8 @@ from tasksolve.specs.errors import SpecError, shorten
 from tasksolve.specs.importers.cpusets import MAX_CPU, CpuListError
 from tasksolve.specs.importers.cpusets import parse_cpu_list as _parse
 from tasksolve.specs.importers.host import Cache, HostDescription, HostTopology, build_topology
+from tasksolve.specs.importers.kinds import kinds_clock
+from tasksolve.specs.importers.sysfs_kinds import max_clock, read_kinds
 from tasksolve.specs.importers.sysfs_usable import (
     Process,
     cpu_list,
@@ -120,15 +125,6 @@ def _nodes(root: Path, host: HostDescription) -> None:
         host.node = {}  # a partial NUMA description is no description
 
 
-def _clock(path: Path) -> float | None:
-    """``cpuinfo_max_freq``: kHz (Documentation/admin-guide/pm/cpufreq.rst), within a clock's range."""
-    khz = integer(path)
-    low, high = CLOCK_RANGE
-    if khz is not None and not low <= khz * 1e3 <= high:
-        raise SpecError.at(str(path), f"{khz} kHz is not a processor clock (1MHz to 100GHz)", 1, 1)
-    return khz * 1e3 if khz is not None else None
-
-
 def read_sysfs(root: str | Path = HOST_ROOT, *, process: Process | None = None) -> HostDescription:
     """Describe the CPUs under a sysfs root (module docstring). `process` (this one for the host,
     `Process.this`; a fake one in tests) says what the process may use; None, for a captured tree
@@ -152,7 +148,11 @@ def read_sysfs(root: str | Path = HOST_ROOT, *, process: Process | None = None) 
         host.siblings[cpu] = frozenset(listed & host.machine) | {cpu}
         host.caches |= _caches(folders[cpu])
     _nodes(root, host)
-    host.clock_hz = _clock(folders[machine[0]] / "cpufreq" / "cpuinfo_max_freq")
+    host.kinds, kind_notes = read_kinds(root, folders, host.machine)
+    first = max_clock(folders[machine[0]] / "cpufreq" / "cpuinfo_max_freq")
+    known = any(kind.max_hz is not None for kind in host.kinds)
+    host.clock_hz, clock_notes = kinds_clock(host.kinds, None if known else first, "cpufreq cpuinfo_max_freq")
+    host.notes += kind_notes + clock_notes
     usable = usable_cpus(cpu_dir, host.machine, frozenset(folders), process)
     host.usable, host.absent = usable.cpus, usable.absent
     host.left_out += usable.left_out
