@@ -252,11 +252,11 @@ def configuration_bound(
             f"enumerating {size:,} configurations would take about {estimate:.0f} s, more than the "
             f"{time_limit:.0f} s left"
         )
-    evaluator = ConfigurationValues(problem, types, layout)
     counts, values, multiplicity = [], [], []
     for sizes, n_domains in layout.kinds.items():
         configs = index_configurations(types, layout, sizes)  # priced by index: no count matrix
         counts.append(configs)
+        evaluator = ConfigurationValues(problem, types, layout, sizes)  # its kinds of core
         values.append(LazyValues(evaluator, configs))  # valued when pricing needs it
         multiplicity.append(n_domains)
     remaining = None if time_limit is None else max(1.0, time_limit - (time.perf_counter() - start))

@@ -63,6 +63,7 @@ class ThreadTypes:
     in_edges: list[list[tuple[int, int]]]  # per type: (producer type, bytes)
     apps: dict[str, list[int]]  # application -> its types, in task order
     anchor: dict[str, int]  # application -> anchor type
+    kind_cycles: np.ndarray | None = None  # (K, kinds of core): cycles on each kind
 
     @classmethod
     def of(cls, problem: BindingProblem) -> ThreadTypes:
@@ -85,10 +86,11 @@ class ThreadTypes:
         for app in apps:
             for edge in spec.applications[app].edges:
                 in_edges[index[(app, edge.target)]].append((index[(app, edge.source)], edge.bytes))
-        # cycles x frequency, as every model charges; with kinds of core the fastest kind's (a bound
-        # may assume every thread runs on it: `specs.cpu_kinds`)
+        # cycles x frequency, as every model charges, on each kind of core (`specs.cpu_kinds`); where
+        # the kind is not known, the fastest kind's (a bound may assume every thread runs on it)
         topo = problem.topology
-        cycles = np.array([min(kind_work(t, topo.kind_names, topo)) for t in tasks], dtype=float)
+        kind_cycles = np.array([kind_work(t, topo.kind_names, topo) for t in tasks], dtype=float)
+        cycles = kind_cycles.min(axis=1)
         anchor = {app: max(ks, key=lambda k: (cycles[k], -k)) for app, ks in apps.items()}
         return cls(
             names=names,
@@ -100,6 +102,7 @@ class ThreadTypes:
             in_edges=in_edges,
             apps=apps,
             anchor=anchor,
+            kind_cycles=kind_cycles,
         )
 
 
@@ -117,6 +120,15 @@ class Layout:
     cost_same_domain: dict[int, float] = field(default_factory=dict)
     cost_across: dict[int, float] = field(default_factory=dict)
     cheapest: dict[int, float] = field(default_factory=dict)  # anywhere
+    # per kind of L-domain, the kinds of core among its usable contexts (`specs.cpu_kinds`)
+    core_kinds: dict[tuple[int, ...], set[int]] = field(default_factory=dict)
+
+    def local_cycles(self, types: ThreadTypes, sizes: tuple[int, ...]) -> np.ndarray:
+        """Each type's cycles inside an L-domain of kind `sizes`: on the fastest kind of core its
+        domains hold (exact where they hold one kind; never more than the truth)."""
+        if types.kind_cycles is None or sizes not in self.core_kinds:
+            return types.cycles
+        return types.kind_cycles[:, sorted(self.core_kinds[sizes])].min(axis=1)
 
     @classmethod
     def of(cls, problem: BindingProblem, types: ThreadTypes) -> Layout:
@@ -128,6 +140,7 @@ class Layout:
         cell_level = level + 1 if level + 1 < depth - 1 else None
         usable = set(problem.usable)
         kinds: dict[tuple[int, ...], int] = {}
+        core_kinds: dict[tuple[int, ...], set[int]] = {}
         for domain in range(topo.domain_count(level)):
             contexts = topo.contexts_of(level, domain)
             if cell_level is None:
@@ -146,6 +159,7 @@ class Layout:
             sizes = tuple(s for s in sizes if s > 0)
             if sizes:
                 kinds[sizes] = kinds.get(sizes, 0) + 1
+                core_kinds.setdefault(sizes, set()).update(topo.context_kinds[c] for c in contexts if c in usable)
         caps = problem.caps
         layout = cls(
             level=level,
@@ -153,6 +167,7 @@ class Layout:
             kinds=kinds,
             domain_cap=caps.get(level),
             cell_cap=caps.get(cell_level) if cell_level is not None else None,
+            core_kinds=core_kinds,
         )
         inner_low = cell_level if cell_level is not None else level
         sizes = {size for edges in types.in_edges for _, size in edges}
@@ -304,11 +319,16 @@ def _by_anchor_cell(options: list[tuple[int, ...]], cells: int) -> list[list[int
 
 
 class ConfigurationValues:
-    """`value(configs)`: the value of each configuration (module docstring)."""
+    """`value(configs)`: the value of each configuration (module docstring).  `sizes` names the
+    kind of L-domain valued: its threads' cycles are those of its kinds of core
+    (`Layout.local_cycles`); threads outside it take the fastest kind's."""
 
-    def __init__(self, problem: BindingProblem, types: ThreadTypes, layout: Layout) -> None:
+    def __init__(
+        self, problem: BindingProblem, types: ThreadTypes, layout: Layout, sizes: tuple[int, ...] | None = None
+    ) -> None:
         topo = problem.topology
         self.types = types
+        self.local_cycles = types.cycles if sizes is None else layout.local_cycles(types, sizes)
         self.layout = layout
         self.clock = float(topo.clock)
         self.capacity = np.array([r.capacity for r in topo.resources], dtype=float)
@@ -382,7 +402,7 @@ class ConfigurationValues:
             for a, (app, roles) in enumerate(self.types.apps.items()):
                 anchor = self.types.anchor[app]
                 floor = max((self.least_time(k) for k in roles if k != anchor), default=0.0)
-                work = self.types.cycles[anchor] + sum(
+                work = self.local_cycles[anchor] + sum(
                     self.layout.cheapest[size] for _, size in self.types.in_edges[anchor]
                 )
                 with np.errstate(divide="ignore"):
@@ -474,7 +494,7 @@ class ConfigurationValues:
         where.update({k: loc for k, loc in zip(others, option[1:]) if loc >= 0})
         worst = np.zeros(len(slow))
         for k, cell in where.items():
-            work = self.types.cycles[k]
+            work = self.local_cycles[k]
             for producer, size in self.types.in_edges[k]:
                 if producer not in where:
                     work += layout.cost_across[size]

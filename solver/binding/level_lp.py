@@ -75,10 +75,10 @@ class LevelLP:
 
     types: ThreadTypes
     modes: list[np.ndarray]  # per mode: lower ends (per L-resource) then upper ends
-    kinds: list[tuple[int, dict[int, int]]]  # (L-domains, {cell size: cells})
-    configs: dict[int, np.ndarray]  # cell size -> (configs, K) counts
-    rates: dict[int, np.ndarray]  # cell size -> (modes, configs, K) summed rates
-    loads: dict[int, np.ndarray]  # cell size -> (configs, R_L) L-level loads
+    kinds: list[tuple[int, dict]]  # (L-domains, {cell key: cells}); a cell key is its size (`cell_key`)
+    configs: dict  # cell key -> (configs, K) counts
+    rates: dict  # cell key -> (modes, configs, K) summed rates
+    loads: dict  # cell key -> (configs, R_L) L-level loads
     domain_cap: int | None
     scale: float  # rates are divided by it
 
@@ -111,10 +111,43 @@ def _modes(
     return resources, modes
 
 
+CellKey = int | tuple[int, tuple[int, ...]]
+
+
+def cell_key(topology, cell: list[int]) -> CellKey:
+    """What tells cells apart: their usable contexts' count, and on a topology with kinds of core
+    (`specs.cpu_kinds`) the kinds among them -- ``(size, kinds)``; a cell's types run at the
+    fastest of its kinds (exact for a cell of one kind, a core; never slower than the truth)."""
+    if not topology.kinds:
+        return len(cell)
+    return len(cell), tuple(sorted({topology.context_kinds[c] for c in cell}))
+
+
+def cell_size(key: CellKey) -> int:
+    return key if isinstance(key, int) else key[0]
+
+
+def domain_classes(problem: BindingProblem, layout: Layout) -> list[tuple[int, dict[CellKey, int]]]:
+    """The L-domains grouped by their cells: (L-domains, {cell key: cells}), in domain order."""
+    topo = problem.topology
+    usable = set(problem.usable)
+    stride = topo.strides[layout.cell_level]
+    classes: dict[tuple, int] = {}
+    for domain in range(topo.domain_count(layout.level)):
+        contexts = topo.contexts_of(layout.level, domain)
+        cells = [[c for c in range(a, a + stride) if c in usable] for a in range(contexts.start, contexts.stop, stride)]
+        keys = [cell_key(topo, cell) for cell in cells if cell]
+        if keys:
+            signature = tuple(sorted({key: keys.count(key) for key in keys}.items(), reverse=True))
+            classes[signature] = classes.get(signature, 0) + 1
+    return [(m, dict(signature)) for signature, m in classes.items()]
+
+
 def _cell_rates(
-    problem: BindingProblem, types: ThreadTypes, layout: Layout, configs: np.ndarray, modes, resources
+    problem: BindingProblem, types: ThreadTypes, layout: Layout, configs: np.ndarray, modes, resources, key: CellKey
 ) -> np.ndarray:
-    """Summed rates ``clock / (W S)`` of each type in each configuration and mode: (modes, configs, K)."""
+    """Summed rates ``clock / (W S)`` of each type in each configuration and mode: (modes, configs, K);
+    a type's cycles are those of the fastest kind of core in the cell (`cell_key`)."""
     topo = problem.topology
     caps = np.array([r.capacity for r in topo.resources], dtype=float)
     levels = [topo.level_index(r.level) for r in topo.resources]
@@ -133,12 +166,13 @@ def _cell_rates(
             load = types.demand[None, :, r]
         ratio = np.broadcast_to(load / caps[r], (n, K))
         slow[:, users] = np.maximum(slow[:, users], ratio[:, users])
+    cycles = types.cycles if isinstance(key, int) else types.kind_cycles[:, list(key[1])].min(axis=1)
     inverse_work = np.zeros((n, K))  # sum over the type's threads in the cell of 1 / W
     outside = {size: min(layout.cost_same_domain[size], layout.cost_across[size]) for size in layout.cost_across}
     for k in range(K):
         for i in range(int(configs[:, k].max(initial=0))):
             has = configs[:, k] > i
-            work = np.full(n, types.cycles[k])
+            work = np.full(n, cycles[k])
             for producer, size in types.in_edges[k]:
                 # a producer of its type in the cell may be another instance's: the thread's own
                 # producer can be elsewhere, so the cheaper of the two (costs may rise inward)
@@ -163,11 +197,11 @@ def build(problem: BindingProblem, max_modes: int | None = None) -> LevelLP:
     if layout.cell_level is None:
         raise NotApplicable("the level LP needs cells (a level between the L-domains and the contexts)")
     resources, modes = _modes(problem, types, layout, max_modes or MAX_MODES)
-    kinds = [(m, {s: sizes.count(s) for s in set(sizes)}) for sizes, m in layout.kinds.items()]
+    kinds = domain_classes(problem, layout)
     cell_sizes = sorted({s for _, cells in kinds for s in cells})
     configs, rates, loads = {}, {}, {}
     for size in cell_sizes:
-        cap = min(size, layout.cell_cap) if layout.cell_cap is not None else size
+        cap = min(cell_size(size), layout.cell_cap) if layout.cell_cap is not None else cell_size(size)
         if math.comb(len(types.names) + cap, cap) * len(kinds) * len(modes) > MAX_COLUMNS:  # before building
             raise NotApplicable(f"cells of {size} contexts have too many configurations for the level LP")
         configs[size] = _multisets(len(types.names), cap, types.count).astype(float)
@@ -175,7 +209,7 @@ def build(problem: BindingProblem, max_modes: int | None = None) -> LevelLP:
     if columns > MAX_COLUMNS:
         raise NotApplicable(f"{columns:,} level-LP columns exceed the limit of {MAX_COLUMNS:,}")
     for size in cell_sizes:
-        rates[size] = _cell_rates(problem, types, layout, configs[size], modes, resources)
+        rates[size] = _cell_rates(problem, types, layout, configs[size], modes, resources, size)
         loads[size] = configs[size] @ types.demand[:, resources] if resources else np.zeros((len(configs[size]), 0))
     scale = max(1.0, max(float(r.max()) for r in rates.values()))
     rates = {s: r / scale for s, r in rates.items()}

@@ -25,7 +25,14 @@ import numpy as np
 
 from tasksolve.solver.binding.configuration_lp import ConfigurationBound, ConfigurationLPFailed
 from tasksolve.solver.binding.configurations import Layout, ThreadTypes
-from tasksolve.solver.binding.level_lp import LP_TOLERANCE, LevelLP, build, integer_modes, level_bound
+from tasksolve.solver.binding.level_lp import (
+    LP_TOLERANCE,
+    LevelLP,
+    build,
+    cell_key,
+    integer_modes,
+    level_bound,
+)
 from tasksolve.solver.binding.problem import BindingProblem
 
 
@@ -43,9 +50,9 @@ def _domains_by_kind(problem: BindingProblem, lp: LevelLP, level: int, cell_leve
             for start in range(contexts.start, contexts.stop, stride)
         ]
         cells = sorted((cell for cell in cells if cell), key=len, reverse=True)
-        sizes: dict[int, int] = {}
+        sizes: dict = {}
         for cell in cells:
-            sizes[len(cell)] = sizes.get(len(cell), 0) + 1
+            sizes[cell_key(topo, cell)] = sizes.get(cell_key(topo, cell), 0) + 1
         key = tuple(sorted(sizes.items(), reverse=True))
         if key in index:
             out[index[key]].append(cells)
@@ -65,7 +72,7 @@ def largest_remainder(counts: np.ndarray, total: int) -> np.ndarray:
 
 
 def cell_contents(
-    lp: LevelLP, x: np.ndarray, domains: list[list[list[list[int]]]]
+    lp: LevelLP, x: np.ndarray, domains: list[list[list[list[int]]]], topology
 ) -> list[tuple[list[int], list[int]]]:
     """(contexts of a cell, thread types it should hold) for every cell of every L-domain."""
     n_apps, M = len(lp.types.apps), len(lp.modes)
@@ -85,7 +92,7 @@ def cell_contents(
                     break
                 domain = queue.pop(0)
                 for s in cells:
-                    slots = [cell for cell in domain if len(cell) == s]
+                    slots = [cell for cell in domain if cell_key(topology, cell) == s]
                     picks = largest_remainder(share[s] / max(1, z[j]), len(slots))
                     configs = [i for i, count in enumerate(picks) for _ in range(count)]
                     for cell, i in zip(slots, configs):
@@ -98,7 +105,9 @@ def cell_contents(
 
 def plan_from_solution(problem: BindingProblem, lp: LevelLP, x: np.ndarray, level: int, cell_level: int) -> list[int]:
     """A context per thread (module docstring)."""
-    return place(problem, lp.types, cell_contents(lp, x, _domains_by_kind(problem, lp, level, cell_level)))
+    return place(
+        problem, lp.types, cell_contents(lp, x, _domains_by_kind(problem, lp, level, cell_level), problem.topology)
+    )
 
 
 def place(problem: BindingProblem, types: ThreadTypes, contents: list[tuple[list[int], list[int]]]) -> list[int]:
