@@ -68,12 +68,16 @@ def _groups(root: Path, capacities: dict[int, int | None], machine: frozenset[in
 def _kind(group: tuple, clocks: dict[int, float | None], capacities: dict[int, int | None]) -> HostKind:
     name, cpus, origin, rank = group
     known = sorted({clocks[c] for c in cpus if clocks[c] is not None})
-    detail = ""
+    detail = []
     if len(known) > 1:
-        detail = f"highest clocks {format_frequency(known[0])} to {format_frequency(known[-1])}: the highest taken"
+        detail.append(
+            f"highest clocks {format_frequency(known[0])} to {format_frequency(known[-1])}: the highest taken"
+        )
     values = [capacities[c] for c in cpus]
     capacity = max(values) / CAPACITY_SCALE if None not in values else None
-    return HostKind(cpus, rank, name, known[-1] if known else None, capacity, origin, detail)
+    if capacity is not None and len(set(values)) > 1:
+        detail.append(f"capacities {min(values)} to {max(values)}: the highest taken")
+    return HostKind(cpus, rank, name, known[-1] if known else None, capacity, origin, "; ".join(detail))
 
 
 def read_kinds(root: Path, folders: dict[int, Path], machine: frozenset[int]) -> tuple[list[HostKind], list[str]]:

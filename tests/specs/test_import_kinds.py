@@ -142,6 +142,20 @@ def test_frequency_alone_says_the_ipc_is_not_known(tmp_path):
     assert "`ipc` is 1 for P, E" in notes
 
 
+def test_clocks_and_capacities_differing_inside_a_kind_are_said(tmp_path):
+    """Two favoured P-cores that turbo higher (5.3 GHz, capacity 1024; the others 5.1 GHz, 990)."""
+    root = _hybrid(tmp_path)
+    for cpu in range(4, 16):
+        _write(root, f"devices/system/cpu/cpu{cpu}/cpufreq/cpuinfo_max_freq", "5100000")
+        _write(root, f"devices/system/cpu/cpu{cpu}/cpu_capacity", "990")
+    for cpu in range(4):
+        _write(root, f"devices/system/cpu/cpu{cpu}/cpufreq/cpuinfo_max_freq", "5300000")
+    _, topo, notes = _import(root)
+    assert topo.clock == pytest.approx(5.3e9) and _kind_cpus(topo)["P"] == list(P_CPUS)
+    assert "highest clocks 5.1GHz to 5.3GHz: the highest taken" in notes
+    assert "capacities 990 to 1024: the highest taken" in notes
+
+
 def test_no_kinds_but_different_clocks_is_said(tmp_path):
     _, topo, notes = _import(_hybrid(tmp_path, capacity=False, pmus=False))
     assert topo.kinds is None and topo.clock == pytest.approx(5.1e9)  # CPU 0's
