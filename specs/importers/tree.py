@@ -121,7 +121,8 @@ def levels_of(host: HostDescription) -> list[tuple[str, Partition]]:
 
 
 def uniform_counts(host: HostDescription, levels: list[tuple[str, Partition]]) -> list[int]:
-    """Children per domain at each level; an error names the first domain that differs."""
+    """Children per domain at each level where the tree is uniform; an error names the first
+    domain that differs (an imported tree need not be uniform: `shape` gives counts per domain)."""
     counts = []
     outer: Partition = [frozenset(host.cpus)]
     outer_name = MACHINE
@@ -132,8 +133,7 @@ def uniform_counts(host: HostDescription, levels: list[tuple[str, Partition]]) -
             raise host.error(
                 f"not a uniform tree: the {outer_name} of CPUs {cpu_list(outer[0])} has "
                 f"{per_outer[0]} {name}(s) but the one of CPUs {cpu_list(outer[odd])} has "
-                f"{per_outer[odd]} (CPUs offline, or a hybrid processor?); tasksolve "
-                "topologies need the same count in every domain of a level",
+                f"{per_outer[odd]} (CPUs offline, or a hybrid processor?)",
                 outer[odd],
             )
         counts.append(per_outer[0])
