@@ -19,6 +19,7 @@ usable contexts (`Spec.usable_contexts`) never leave them.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from functools import cached_property
 from typing import Annotated, Literal
 
@@ -379,14 +380,19 @@ class Topology(StrictModel):
             return 0.0
         if isinstance(comm, CacheCommunication):
             return self.message_cycles(len(self.levels) - 1, size)
-        n, strides = self.n_contexts, self.strides
+        present = self.present_contexts  # an irregular tree's padding holds no context
+        n = len(present)
         if n < 2:
             return self.message_cycles(len(self.levels) - 1, size)
-        total, pairs_inside = 0.0, n * (strides[0] - 1)  # pairs sharing level 0 or deeper
-        total += (n * (n - 1) - pairs_inside) * self.message_cycles(-1, size)
+
+        def pairs_inside(k: int) -> int:  # ordered pairs of distinct contexts sharing level k or deeper
+            sizes = Counter(c // self.strides[k] for c in present).values()
+            return sum(m * (m - 1) for m in sizes)
+
+        inside = [pairs_inside(k) for k in range(len(self.levels))] + [0]
+        total = (n * (n - 1) - inside[0]) * self.message_cycles(-1, size)
         for k in range(len(self.levels)):
-            deeper = n * (strides[k + 1] - 1) if k + 1 < len(self.levels) else 0
-            total += (n * (strides[k] - 1) - deeper) * self.message_cycles(k, size)
+            total += (inside[k] - inside[k + 1]) * self.message_cycles(k, size)
         return total / (n * (n - 1))
 
     def _cache_line_cost(self, shared_level: int) -> float:
