@@ -17,12 +17,14 @@ one group), so the network stays small.  When it does not saturate, constraint g
 one at a time -- contexts, max_threads (level by level), pins, forbids -- and the first group
 that makes the flow fall short is named, with the most threads that fit.
 
-Latency.  No placement is faster than the task graph's critical path at the topology's clock with
-no contention (every rate is at most 1; docs/design.md, "Semantics every oracle shares"): in a
-binding problem each task is a thread and pays, besides its cycles, the cheapest cost any
-placement gives each incoming message (two threads never share a context); in a pipeline problem
-tasks may share a thread, so messages may be free and only cycles count.  ``latency_max`` below
-that bound is refused.
+Latency.  No placement is faster than the task graph's critical path at the topology's clock,
+each task at its fastest kind of core (`specs.cpu_kinds`; docs/design.md, "Semantics every oracle
+shares"): in a binding problem each task is a thread and pays, besides its cycles, the cheapest
+cost any placement gives each incoming message (two threads never share a context), and runs at
+most at the rate the contention no placement avoids leaves it (`least_slowdown`: in the closed
+form every thread loads a machine-wide resource wherever it is, and a thread alone in its domains
+still loads its own demand); in a pipeline problem tasks may share a thread, so messages may be
+free and only cycles count.  ``latency_max`` below that bound is refused.
 """
 
 from __future__ import annotations
@@ -174,24 +176,54 @@ def _cheapest_message(spec: Spec, size: int) -> float:
     return min(topo.message_cycles(level, size) for level in levels)
 
 
+def least_slowdown(spec: Spec, app_name: str, task: str) -> tuple[float, str | None]:
+    """The least ``1 / rate`` a thread of `task` has in any binding placement on the closed form,
+    and the resource that sets it: ``max(1, load / capacity)`` over the resources it loads, the
+    load of a machine-wide one being the whole workload's demand, of any other its own demand."""
+    topo = spec.topology
+    demand = spec.applications[app_name].tasks[task].demand
+    worst, which = 1.0, None
+    for resource in topo.resources:
+        own = demand.get(resource.name, 0.0)
+        if own <= 0:
+            continue
+        load = own
+        if resource.level == MACHINE:
+            apps = spec.applications
+            load = sum(apps[t.app].tasks[t.task].demand.get(resource.name, 0.0) for t in spec.threads)
+        if load / resource.capacity > worst:
+            worst, which = load / resource.capacity, resource.name
+    return worst, which
+
+
 def critical_path(spec: Spec, app_name: str) -> tuple[float, list[str]]:
-    """Cycles of the longest entry-to-exit path of `app_name` with no contention (module
-    docstring), and the path."""
+    """Cycles of the longest entry-to-exit path of `app_name` at the least contention any plan has
+    (module docstring), and the path."""
+    from tasksolve.specs.cpu_kinds import kind_work
+
     app = spec.applications[app_name]
+    topo = spec.topology
     binding = spec.problem == "binding"
-    longest: dict[str, float] = {}
+    longest: dict[str, float] = {}  # when the task finishes
+    emit: dict[str, float] = {}  # when its messages leave (before it finishes with an early signal)
     before: dict[str, str | None] = {}
     for task in app.topological_order:
-        own = app.tasks[task].work
+        spec_task = app.tasks[task]
+        cycles = min(kind_work(spec_task, topo.kind_names, topo))
+        comm, slow = 0.0, 1.0
         if binding:
-            own += sum(_cheapest_message(spec, app.edge_bytes(p, task)) for p in app.predecessors[task])
+            comm = sum(_cheapest_message(spec, app.edge_bytes(p, task)) for p in app.predecessors[task])
+            slow = least_slowdown(spec, app_name, task)[0]
         start, via = 0.0, None
         for p in app.predecessors[task]:
-            if longest[p] > start:
-                start, via = longest[p], p
-        longest[task] = start + own
+            if emit[p] > start:
+                start, via = emit[p], p
+        longest[task] = start + (cycles + comm) * slow
+        # NPIRE §2.6: messages leave after `signal` of the cycles (`simulate.locks.unsent`)
+        sent = cycles if spec_task.signal is None else spec_task.signal * cycles
+        emit[task] = start + (sent + comm) * slow
         before[task] = via
-    end = max(longest, key=longest.__getitem__)
+    end = max(app.exits, key=longest.__getitem__)  # a latency ends at an exit (an early signal lets it end first)
     path = [end]
     while before[path[-1]] is not None:
         path.append(before[path[-1]])  # type: ignore[arg-type]
@@ -211,13 +243,18 @@ def check_latency(spec: Spec) -> list[Problem]:
     from tasksolve.specs.display import frequency, seconds
 
     messages = " and the cheapest message costs" if spec.problem == "binding" else ""
+    if spec.problem == "binding":
+        slowed = {which for task in path if (which := least_slowdown(spec, app, task)[1]) is not None}
+        if slowed:
+            messages += f", slowed by the load no placement avoids on {', '.join(sorted(slowed))}"
+    kinds = " on the fastest kind of core" if spec.topology.kinds else ""
     given = f"{limit:.6g} cycles" if bound.unit == "cycles" else f"{bound} ({limit:.6g} cycles at {frequency(clock)})"
     return [
         Problem(
             ("constraints", "latency_max"),
             f"latency_max {given} is below the shortest latency "
             f"any placement reaches: the critical path of `{app}` ({' -> '.join(path)}) takes "
-            f"{cycles:.6g} cycles ({seconds(cycles / clock)}) with its cycles{messages} and no contention",
+            f"{cycles:.6g} cycles ({seconds(cycles / clock)}) with its cycles{kinds}{messages}",
         )
     ]
 
