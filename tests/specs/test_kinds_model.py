@@ -30,7 +30,7 @@ from hypothesis import strategies as st
 from tasksolve.simulate import AnalyticOracle, SimulationOracle
 from tasksolve.simulate.analytic import BatchModel, evaluate
 from tasksolve.simulate.model import binding_structure, compile_contexts
-from tasksolve.specs import Plan, UsableTree, count_distinct, load_spec_text
+from tasksolve.specs import Plan, Topology, UsableTree, count_distinct, load_spec_text
 from tasksolve.specs import strategies as st_specs
 from tests.simulate import spinning
 
@@ -51,16 +51,20 @@ def _load(data):
 
 
 def hybrid_specs(max_threads: int = 4, max_contexts: int = 8, every_field: bool = False, constraints: bool = True):
-    """Small specs with 1-3 kinds of core on a maybe irregular tree."""
-    return st_specs.spec_data(
-        max_threads=max_threads,
-        constraints=constraints,
-        max_contexts=max_contexts,
-        max_tasks=3,
-        every_field=every_field,
-        kinds=True,
-        irregular=True,
-    ).map(_load)
+    """Small specs with usable contexts of 2-3 kinds of core on a maybe irregular tree."""
+    return (
+        st_specs.spec_data(
+            max_threads=max_threads,
+            constraints=constraints,
+            max_contexts=max_contexts,
+            max_tasks=3,
+            every_field=every_field,
+            kinds=True,
+            irregular=True,
+        )
+        .map(_load)
+        .filter(lambda spec: len({spec.topology.context_kinds[c] for c in spec.usable_contexts}) >= 2)
+    )
 
 
 # ------------------------------------------------------------------------------ symmetry and counting
@@ -139,6 +143,22 @@ def test_a_hybrid_irregular_machine_counted_by_hand():
     tree = UsableTree.of(topo, spec.usable_contexts)
     assert [count_distinct(tree, n) for n in (1, 2)] == [2, 6]
     assert UsableTree.of(topo).usable == tuple(topo.present_contexts)  # never a padded context
+
+
+@SMALL
+@given(st_specs.topology_data(max_contexts=16, irregular=True), st.lists(st.integers(0, 300), min_size=4, max_size=4))
+def test_the_average_message_cost_is_over_pairs_of_existing_contexts(data, costs):
+    """LATA's location-independent cost (direct form): the mean over ordered pairs of distinct
+    existing contexts -- the padding of an irregular tree holds none."""
+    names = [level["name"] for level in data["levels"]]
+    data["communication"] = dict(zip(list(reversed(names[:-1])) + ["machine"], costs))
+    topo = Topology.model_validate(data)
+    present = topo.present_contexts
+    pairs = [(a, b) for a in present for b in present if a != b]
+    expected = np.mean([topo.message_cycles(topo.shared_level(a, b), 64) for a, b in pairs]) if pairs else None
+    if expected is None:
+        expected = topo.message_cycles(len(names) - 1, 64)
+    assert topo.average_message_cycles(64) == pytest.approx(expected, rel=REL)
 
 
 # ------------------------------------------------------------------------------ the closed form
