@@ -135,7 +135,7 @@ def show(
                 "topology": topology_data(topo),
                 "contexts": [
                     {"context": topo.context_name(c), "os_cpu": topo.os_cpu(c), **marks(c)}
-                    for c in range(topo.n_contexts)
+                    for c in topo.present_contexts  # an irregular tree: its padding holds no context
                 ],
                 "os_cpus_given": topo.os_cpus is not None,
             }
