@@ -357,3 +357,19 @@ workload: [{app: a, instances: 1}]
     value = BatchModel(spec).evaluate(np.array([[0], [1], [2]])).total
     # P: 1e9 / 1000 = 1e6; E: 1e9 * 0.5 * 0.8 / 1000 = 4e5; LP: 1e9 * 0.25 * 2 / 1000 = 5e5
     assert value == pytest.approx([1e6, 4e5, 5e5], rel=REL)
+
+
+def test_topology_show_lists_only_the_existing_contexts(tmp_path, capsys):
+    """HYBRID's topology: 24 contexts exist of the padded 80; `topology show --json` lists those
+    24, each with its own OS CPU (numbered in order: 0..23)."""
+    import json
+
+    from tasksolve.solver.cli import main
+
+    path = tmp_path / "hybrid-topology.yaml"
+    path.write_text(yaml.safe_dump(yaml.safe_load(HYBRID)["topology"]))
+    assert main(["topology", "show", str(path), "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)["contexts"]
+    topo = load_spec_text(HYBRID).topology
+    assert [c["context"] for c in listed] == [topo.context_name(c) for c in topo.present_contexts]
+    assert [c["os_cpu"] for c in listed] == list(range(24))
