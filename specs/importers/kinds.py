@@ -1,8 +1,9 @@
 """The kinds of CPU an importer read (`HostKind`) as a topology's ``kinds`` (`specs.cpu_kinds`).
 
 * each kind holding a CPU of the tree is a kind of the topology, the most powerful first, named
-  as the source names it (hwloc's ``CoreType``, ``P``/``E`` for Linux's ``cpu_core``/``cpu_atom``)
-  or by its rank (``kind0`` the least powerful, as hwloc ranks kinds); its ``domains`` are the
+  as the source names it (hwloc's ``CoreType``, ``P``/``E`` for Linux's ``cpu_core``/``cpu_atom``
+  -- and for hwloc's ``IntelCore``/``IntelAtom``, the same cores, so that a spec's cycles per kind
+  carry from one import to the other) or by its rank (``kind0`` the least powerful, as hwloc ranks kinds); its ``domains`` are the
   fewest domain names holding exactly its contexts (`tree.cover_domains`: a whole L2 cluster of
   E-cores is one name);
 * its speed: its own ``clock`` where the source gives its highest frequency (the topology's clock
@@ -29,6 +30,8 @@ from tasksolve.specs.topology import Topology
 from tasksolve.specs.units import format_frequency
 
 REST = "other"
+# hwloc's CoreType of Intel's hybrid cores, named as Linux's PMUs are (`specs.importers.sysfs_kinds`)
+SAME_AS_LINUX = {"IntelCore": "P", "IntelAtom": "E"}
 
 
 def _round(value: float) -> float:
@@ -55,7 +58,8 @@ def kind_names(kinds: list[HostKind]) -> list[str]:
     ``-``), else ``kind<rank>``; a repeated name gets ``_2``, ``_3`` ..."""
     names: list[str] = []
     for kind in kinds:
-        base = re.sub(r"[^A-Za-z0-9_-]", "_", kind.name or "")[:60] or f"kind{kind.rank}"
+        source = SAME_AS_LINUX.get(kind.name or "", kind.name or "")
+        base = re.sub(r"[^A-Za-z0-9_-]", "_", source)[:60] or f"kind{kind.rank}"
         if not re.match(NAME_PATTERN, base):
             base = f"k{base}"
         name, n = base, 1

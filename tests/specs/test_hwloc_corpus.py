@@ -249,21 +249,22 @@ def test_memory_under_memory_side_caches_and_dram_with_hbm(tmp_path):
 
 def test_cpu_kinds_are_the_topology_kinds(tmp_path):
     """fakecpukinds: MySmallCore on CPUs 0-1 at 1 GHz, YouBigcore on CPU 2 and IntelCore on CPU 3
-    at 2 GHz (each core holds a small and a big PU): three kinds, the clock the fastest's."""
+    at 2 GHz (each core holds a small and a big PU): three kinds, the clock the fastest's; hwloc's
+    IntelCore is named P, as Linux names those cores."""
     result, notes = _notes("fakecpukinds", tmp_path)
     topo = result.topology
     assert topo.clock == 2e9 and "fastest CPU kind's highest frequency" in notes
-    assert list(topo.kinds) == ["IntelCore", "YouBigcore", "MySmallCore"]  # the most powerful first
+    assert list(topo.kinds) == ["P", "YouBigcore", "MySmallCore"]  # the most powerful first
     speeds = dict(zip(topo.kind_names, topo.kind_speeds))
-    assert speeds == {"IntelCore": 1.0, "YouBigcore": 1.0, "MySmallCore": 0.5}
+    assert speeds == {"P": 1.0, "YouBigcore": 1.0, "MySmallCore": 0.5}
     assert {topo.os_cpu(c): topo.kind_of(c) for c in topo.present_contexts} == {
         0: "MySmallCore",
         1: "MySmallCore",
         2: "YouBigcore",
-        3: "IntelCore",
+        3: "P",
     }
     # what the model does not get from the file is said: IPC unknown, two kinds at one speed
-    assert "`ipc` is 1" in notes and "IntelCore, YouBigcore are ranked apart by the source" in notes
+    assert "`ipc` is 1" in notes and "P, YouBigcore are ranked apart by the source" in notes
     back = load_topology(_written(result, tmp_path))
     assert back.kinds == topo.kinds and back.context_kinds == topo.context_kinds
 

@@ -232,9 +232,10 @@ def test_hwloc_hybrid_clusters_are_an_irregular_tree_with_kinds(tmp_path):
         ("core", [1, 1, 4]),
         ("pu", [2, 2, 1, 1, 1, 1]),
     ]
-    assert list(topo.kinds) == ["IntelCore", "IntelAtom"] and topo.clock == pytest.approx(5.1e9)
-    assert topo.kinds["IntelCore"].domains == ["l20", "l21"] and topo.kinds["IntelAtom"].domains == ["l22"]
-    assert topo.kinds["IntelAtom"].ipc == pytest.approx(IPC_E, rel=1e-3)
+    # hwloc's IntelCore/IntelAtom are the cores Linux calls cpu_core/cpu_atom: named P and E by both
+    assert list(topo.kinds) == ["P", "E"] and topo.clock == pytest.approx(5.1e9)
+    assert topo.kinds["P"].domains == ["l20", "l21"] and topo.kinds["E"].domains == ["l22"]
+    assert topo.kinds["E"].ipc == pytest.approx(IPC_E, rel=1e-3)
     assert result.summary["cores"] == 6 and len(topo.present_contexts) == 8
 
 
