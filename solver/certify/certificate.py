@@ -226,6 +226,7 @@ class Certificate(_Typed):
     sequential: list[dict[str, object]] | None = None
     designs: list[dict[str, object]] | None = None  # both designs' estimates (`solver.certify.compare`)
     noise: dict[str, object] | None = None  # a stochastic oracle's evidence (`solver.certify.noisy`)
+    latency: dict[str, object] | None = None  # `latency_max` on the plan's oracle (`solver.certify.latency_check`)
     format: int = FORMAT_VERSION
 
     @property

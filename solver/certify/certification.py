@@ -26,6 +26,8 @@ from tasksolve.solver.certify.budget import Budget, budget_sentence
 from tasksolve.solver.certify.certificate import Certificate, PlanPerformance, SamplesSummary, versions
 from tasksolve.solver.certify.designs import probe
 from tasksolve.solver.certify.known import KnownPlan
+from tasksolve.solver.certify.latency_check import LatencyCheck, measure_latency
+from tasksolve.solver.certify.latency_check import apply as apply_latency
 from tasksolve.solver.certify.measure import ClassOracle
 from tasksolve.solver.certify.settings import CertifySettings
 from tasksolve.solver.certify.verdict import SATURATION_SHARE, Decision, Evidence, decide
@@ -118,6 +120,7 @@ class Certification:
     target_gap: float
     budget: Budget = field(default_factory=Budget)
     noisy: NoisyEvidence | None = None
+    latency: LatencyCheck | None = None  # `latency_max` on the plan's oracle (`latency_check`)
 
     @classmethod
     def prepare(
@@ -155,7 +158,10 @@ class Certification:
             if bound.oracle == settings.oracle_kind and bound.objective is not None:
                 found.append(KnownPlan("CP-SAT plan", float(bound.objective)))
         gap = settings.target_gap if settings.target_gap is not None else spec.certify.target_gap or DEFAULT_TARGET_GAP
-        return cls(spec, settings, service, oracle, classes, plan, measured, found, list(bounds), gap, budget)
+        latency = measure_latency(spec, plan, measured, settings.oracle_kind)
+        made = cls(spec, settings, service, oracle, classes, plan, measured, found, list(bounds), gap, budget)
+        made.latency = latency
+        return made
 
     # ------------------------------------------------------------------------------ read-only
     @property
@@ -215,7 +221,7 @@ class Certification:
         )
         best = KnownPlan("best sampled plan", float(self.objective.best(values)), best_hw)
         ev = assemble.evidence(sample, atom, KnownPlan("plan", plan_value, plan_hw), [best, *self.known], judging)
-        return Judgement(ev, decide(ev, show=self.show), atom)
+        return Judgement(ev, apply_latency(decide(ev, show=self.show), self.latency), atom)
 
     # ------------------------------------------------------------------------------ the certificate
     def certificate(
@@ -287,6 +293,7 @@ class Certification:
             evt=sample.analysis.to_dict() if sample.analysis is not None else {"error": sample.why_not},
             sequential=[step.to_dict() for step in history.steps] if history else None,
             noise=None if self.noisy is None else self.noisy.to_dict(),
+            latency=None if self.latency is None else self.latency.to_dict(),
         )
 
     def stopped(self, history: SequentialResult | None) -> str:
