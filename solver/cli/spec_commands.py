@@ -51,7 +51,6 @@ def _summary(loaded) -> tuple[dict, str]:
     if loaded.kind == "topology":
         from tasksolve.specs.display import frequency
 
-        shape = " x ".join(f"{level.widest} {level.name}" for level in value.levels)
         return (
             {
                 "name": value.name,
@@ -60,7 +59,7 @@ def _summary(loaded) -> tuple[dict, str]:
                 "clock_hz": value.clock,
                 "resources": value.resource_names,
             },
-            f"topology {value.name}: {shape} = {value.n_contexts} contexts at {frequency(value.clock)}",
+            f"topology {value.name}: {value.describe()} at {frequency(value.clock)}",
         )
     return (
         {"tasks": len(value.tasks), "edges": len(value.edges)},
@@ -161,7 +160,7 @@ def _example_rows() -> dict[str, list[dict]]:
                 )
                 rows["specs"].append(row)
             elif kind == "topology":
-                row.update(contexts=value.n_contexts, levels=[lv.name for lv in value.levels])
+                row.update(contexts=len(value.present_contexts), levels=[lv.name for lv in value.levels])
                 rows["topologies"].append(row)
             else:
                 row.update(tasks=len(value.tasks))
