@@ -351,7 +351,13 @@ class BindingModel:
         for c, lit in self.x[t].items():
             on_kind.setdefault(kind_of[c], []).append(lit)
         low = min(scaled[k] for k in on_kind) if on_kind else scaled[0]
-        terms = [(scaled[k] - low, lit) for k, lits in on_kind.items() if scaled[k] != low for lit in lits]
+        terms = []
+        for k, lits in on_kind.items():
+            if scaled[k] == low:
+                continue
+            on = self.model.new_bool_var(f"kind[{t},{k}]")  # t runs on kind k: one literal, not one per context
+            self.model.add(on == sum(lits))
+            terms.append((scaled[k] - low, on))
         return low, terms
 
     def _timing(self) -> None:
