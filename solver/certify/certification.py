@@ -29,6 +29,7 @@ from tasksolve.solver.certify.known import KnownPlan
 from tasksolve.solver.certify.latency_check import LatencyCheck, measure_latency
 from tasksolve.solver.certify.latency_check import apply as apply_latency
 from tasksolve.solver.certify.measure import ClassOracle
+from tasksolve.solver.certify.measured_bound import widening
 from tasksolve.solver.certify.settings import CertifySettings
 from tasksolve.solver.certify.verdict import SATURATION_SHARE, Decision, Evidence, decide
 from tasksolve.specs import Plan, Spec
@@ -153,7 +154,8 @@ class Certification:
             )
             if probed is not None:
                 hw = 0.0 if classes is None else classes.evaluate_contexts(probed[1]).natural_half_width(spec.objective)
-                found.append(KnownPlan(f"best of {settings.probes} local-search restarts", probed[0], float(hw or 0.0)))
+                hw = float(hw or 0.0) * widening(settings.probes, settings.confidence or 0.95)  # the best of n
+                found.append(KnownPlan(f"best of {settings.probes} local-search restarts", probed[0], hw))
         for bound in bounds:
             if bound.oracle == settings.oracle_kind and bound.objective is not None:
                 found.append(KnownPlan("CP-SAT plan", float(bound.objective)))
@@ -208,7 +210,10 @@ class Certification:
         atom = self.noisy.atom if self.noisy is not None and self.noisy.atom is not None else atom
         plan_value, plan_hw = self.plan_value(values, self.measured if measured is _OWN else measured)
         best_record = self.service.best(minimize=self.minimize)
+        # the best of n noisy measurements is biased up (the winner's curse): its half-width holds
+        # for it only as a limit simultaneous over all n (`measured_bound.widening`, Bonferroni)
         best_hw = float(best_record.half_width or 0.0) if best_record is not None else 0.0
+        best_hw *= widening(max(1, values.size), self.confidence) if best_hw > 0 else 1.0
         judging = assemble.Judging(
             self.minimize,
             self.target_gap,
