@@ -114,7 +114,7 @@ def simulate(
         out.update(extra)
         emit_json(out)
         return
-    _print_text(spec, plan, measurement, source, extra)
+    _print_text(spec, plan, measurement, source, extra, _latency_meaning(spec, measurement.oracle, overrides))
 
 
 def _overrides(kind: str, *, seed, precision, packets, queue_capacity, arrival, rate, shared_queue) -> dict[str, Any]:
@@ -213,7 +213,20 @@ def _measure(spec, plan, kind: str, overrides: dict[str, Any], ideal: list[Ideal
     return measurement, extra
 
 
-def _print_text(spec, plan, m, source, extra) -> None:
+def _latency_meaning(spec, oracle: str, overrides: dict[str, Any]) -> str:
+    """Which latency the figures are (docs/design.md, "The latency a verdict covers")."""
+    from tasksolve.specs import display
+
+    if oracle == "analytic":
+        return "unloaded critical path with the plan's sharing"
+    process = overrides.get("arrival") or spec.oracle.arrival.process
+    if process == "saturated":
+        return "saturated sources: every queue full, so it grows with oracle.queue_capacity; latency_max is checked at oracle.load"
+    offered = overrides.get("rate") or spec.oracle.arrival.rate
+    return f"{process} arrivals at {display.rate(offered)} per instance"
+
+
+def _print_text(spec, plan, m, source, extra, latency_meaning: str = "") -> None:
     from rich.table import Table
 
     from tasksolve.specs import display
@@ -240,7 +253,7 @@ def _print_text(spec, plan, m, source, extra) -> None:
         return
     console.print(
         f"latency     mean {display.seconds(m.latency_mean)}, p50 {display.seconds(m.latency_p50)}, p99 {display.seconds(m.latency_p99)}"
-        + ("  (unloaded critical path)" if m.oracle == "analytic" else ""),
+        + (f"  ({latency_meaning})" if latency_meaning else ""),
         markup=False,
     )
     table = Table(title_justify="left")

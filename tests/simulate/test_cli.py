@@ -96,3 +96,17 @@ def test_help_documents_the_options(capsys):
     assert code == 0
     for option in ("--plan", "--oracle", "--max-rate", "--ideal", "--seed", "--json"):
         assert option in out
+
+
+@pytest.mark.parametrize(
+    ("args", "meaning"),
+    [
+        (["--oracle", "analytic"], "unloaded critical path with the plan's sharing"),
+        ([], "saturated sources: every queue full"),
+        (["--arrival", "poisson", "--rate", "1Mpps"], "poisson arrivals at 1.000 Mpps per instance"),
+    ],
+)
+def test_the_latency_line_says_which_latency_it_is(capsys, args, meaning):
+    assert main(["simulate", "t2-ipfwd-l1-x2", *args]) == 0
+    text = " ".join(capsys.readouterr().out.split())  # the line may wrap
+    assert meaning in text
