@@ -64,6 +64,42 @@ def explain_infeasible(problem: BindingProblem, time_limit: float = 10.0) -> str
     if not core:
         return "no plan exists even without constraints: more threads than hardware contexts"
     described = "; ".join(describe_group(problem.spec, g) for g in core)
-    if len(core) == 1:
-        return f"no plan satisfies {described}"
-    return f"these constraints conflict: {described}"
+    message = f"no plan satisfies {described}" if len(core) == 1 else f"these constraints conflict: {described}"
+    if "latency_max" in core:  # located at the bound, with how far off it is
+        others = "" if core == ["latency_max"] else " under the other constraints"
+        return located(problem.spec, ("constraints", "latency_max"), f"{message}; {least_latency(problem, others)}")
+    return message
+
+
+def least_latency(problem: BindingProblem, others: str = "", time_limit: float = 10.0) -> str:
+    """The least closed-form latency any plan reaches under the other constraints, in words: what
+    `latency_max` would have to allow (CP-SAT with the latency objective, the bound left out)."""
+    from tasksolve.solver.binding.cpsat import solve_binding
+    from tasksolve.specs.display import seconds
+
+    free = BindingProblem(problem.spec, ignore=problem.ignore | {"latency_max"})
+    result = solve_binding(free, objective="latency", time_limit=time_limit, workers=1, local_search=False)
+    best = result.best
+    if best is None:
+        return f"CP-SAT found no plan without it within {time_limit:g} s to say how far off it is"
+    if best.status == "OPTIMAL":
+        return f"the least latency any plan reaches{others} on the closed form is {seconds(best.objective)} (proven by CP-SAT)"
+    return (
+        f"the least latency any plan reaches{others} on the closed form is between {seconds(best.bound)} and "
+        f"{seconds(best.objective)} (CP-SAT within {time_limit:g} s)"
+    )
+
+
+def located(spec, path: tuple, message: str) -> str:
+    """``file:line:col: constraints.latency_max: message`` where the spec's file says where the field
+    is; the field's path and the message otherwise."""
+    from tasksolve.specs.errors import Problem, SpecsError
+    from tasksolve.specs.yamlio import locate, read_yaml
+
+    if spec.source:
+        try:
+            _, locations = read_yaml(spec.source)
+            return str(locate(spec.source, locations, [Problem(path, message)]))
+        except (SpecsError, OSError):  # the file changed or went away since it was loaded
+            pass
+    return f"{'.'.join(path)}: {message}"

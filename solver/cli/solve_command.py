@@ -108,8 +108,8 @@ def solve_command(
                 progress=progress,
                 started=started,
             )
-    except Infeasible as exc:
-        fail(f"{spec_path}: {exc}", EXIT_BAD_INPUT)
+    except Infeasible as exc:  # located already where it names a field of the spec's file
+        fail(str(exc) if str(exc).startswith(f"{spec.source}:") else f"{spec_path}: {exc}", EXIT_BAD_INPUT)
     if out is not None and report.plan is not None:
         out = out / "plan.yaml"
         report.plan.save(out, spec)
