@@ -85,7 +85,10 @@ def closed_form_optimum(spec) -> float | None:
     if len(rows) == 0:
         return None
     result = BatchModel(spec).evaluate(rows)
-    values = result.values(spec.objective)
+    # natural figures (a latency in seconds, minimised), not `values`' maximised score (minus it)
+    values = {"total_throughput": result.total, "min_throughput": result.min_instance, "latency": result.latency_max}[
+        spec.objective
+    ]
     bound = spec.constraints.latency_max
     if bound is not None:
         ok = result.latency_max <= bound.to_seconds(spec.topology.clock) * (1 + 1e-9)
