@@ -19,7 +19,9 @@ contexts on the topology's `usable` list as an imported host has them, beside `c
 kinds of core (0-3, with a `speed` or a `clock` and an `ipc`, and tasks' `cycles` given per kind
 now and then: `specs.cpu_kinds`) and irregular trees (a level's `count` given per domain above):
 what the property tests of every bound draw from.  ``kinds=True`` and ``irregular=True`` draw these
-two without the rest (``kinds=True``: 1-3 kinds, always).  Requires the ``hypothesis`` package (the ``test``
+two without the rest (``kinds=True``: 1-3 kinds, always).  ``measured=True`` draws capacities in
+GB/s, Gb/s, MiB and Gpps now and then, and demands in bytes and packets on them (`MEASURED`,
+`specs.measured`).  Sizes always carry their unit (``64B``), as a spec file must.  Requires the ``hypothesis`` package (the ``test``
 extra).
 """
 
@@ -46,6 +48,16 @@ def _frequency_text(hz_mhz: int) -> Any:
 WIDE_CAPACITIES = [1e-300, 1e-12, 1e-4, 1e-3, 0.37, 0.5, 1.0, 1.05, 1.27, 2.0, 4.0, 1e6]
 #: demands with more digits than thousandths, and below a thousandth
 WIDE_DEMANDS = [0.0, 0.0004, 0.1, 0.1234, 0.35, 0.4, 0.9, 1.0]
+#: measured capacities (``measured=True``, `specs.measured`), each with measured demands whose shares
+#: stay at most 1 on any drawn task (6.25 cycles a packet at 4GHz at the fastest: 6.4e8 packets/s)
+MEASURED = {
+    "200GB/s": ["64B", "300B"],
+    "100Gb/s": ["8B", "16B"],
+    "32MiB": ["1MiB", "8MiB", "32MiB"],
+    "1Gpps": ["1packet"],
+}
+#: sizes of messages, with their units (a spec file must give them one)
+SIZES = [0, "64B", "1KiB", "1500B"]
 
 
 #: the names of the kinds of core drawn (the first kinds of a hybrid processor)
@@ -109,10 +121,12 @@ def topology_data(
     every_field: bool = False,
     kinds: bool | None = None,
     irregular: bool | None = None,
+    measured: bool = False,
 ) -> dict[str, Any]:
     """A valid topology mapping: 1..max_levels levels, at most `max_contexts` contexts
     (`every_field`: capacities from `WIDE_CAPACITIES`, an `icache`, kinds of core, level counts
-    per domain above; `kinds`, `irregular`: those two alone, see the module docstring)."""
+    per domain above; `kinds`, `irregular`: those two alone, see the module docstring;
+    `measured`: now and then a capacity of `MEASURED`)."""
     least = 1 if kinds else 0  # asked for kinds: at least one
     kinds = every_field if kinds is None else kinds
     irregular = every_field if irregular is None else irregular
@@ -136,6 +150,8 @@ def topology_data(
                 "capacity": draw(st.sampled_from(WIDE_CAPACITIES if every_field else [0.5, 1.0, 2.0, 4.0])),
             }
         )
+        if measured and draw(st.booleans()):
+            resources[-1]["capacity"] = draw(st.sampled_from(list(MEASURED)))
     shared = list(reversed(names[:-1])) + ["machine"]
     mhz = draw(st.integers(100, 4000))
     data: dict[str, Any] = {
@@ -158,7 +174,7 @@ def topology_data(
         hit = {level: draw(st.sampled_from([0.0, 0.5, 0.9, 1.0])) for level in shared if level != "machine"}
         data["communication"] = {
             "model": "cache",
-            "line": draw(st.sampled_from(["64B", 32, "128B"])),
+            "line": draw(st.sampled_from(["64B", "32B", "128B"])),
             "latency": latency,
             "hit_rate": hit,
         }
@@ -185,10 +201,23 @@ def _every_task_field(draw, task: dict[str, Any], resources: list[str]) -> None:
         task["critical"] = critical
 
 
+def _measured_demands(draw, task: dict[str, Any], capacities: dict[str, Any]) -> None:
+    """Now and then a measured demand (`MEASURED`) on a resource with a measured capacity; an
+    idle one only as a working set (a waiting task moves no packets)."""
+    for table in ("demand", "idle_demand"):
+        for resource in task.get(table, {}):
+            options = MEASURED.get(str(capacities.get(resource)))
+            if options and (table == "demand" or options[0].endswith("iB")) and draw(st.booleans()):
+                task[table][resource] = draw(st.sampled_from(options))
+
+
 @st.composite
-def application_data(draw, resources: list[str], max_tasks: int = 5, every_field: bool = False) -> dict[str, Any]:
+def application_data(
+    draw, resources: list[str], max_tasks: int = 5, every_field: bool = False, capacities: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """A valid task graph: task t0 is the single entry; every other task has a predecessor
-    (`every_field`: demands from `WIDE_DEMANDS`, and every field of `_every_task_field`)."""
+    (`every_field`: demands from `WIDE_DEMANDS`, and every field of `_every_task_field`;
+    `capacities`: the resources' capacities, measured demands drawn on measured ones)."""
     n = draw(st.integers(1, max_tasks))
     tasks: dict[str, Any] = {}
     demands = WIDE_DEMANDS if every_field else [0.0, 0.1, 0.4, 0.9, 1.0]
@@ -203,14 +232,14 @@ def application_data(draw, resources: list[str], max_tasks: int = 5, every_field
                 task["idle_demand"] = dict.fromkeys(idle, draw(st.sampled_from(demands)) if every_field else 0.3)
         if every_field:
             _every_task_field(draw, task, resources)
+        if capacities:
+            _measured_demands(draw, task, capacities)
         tasks[f"t{index}"] = task
     edges = []
     for index in range(1, n):
         preds = draw(st.lists(st.integers(0, index - 1), min_size=1, max_size=min(2, index), unique=True))
         for pred in preds:
-            edges.append(
-                {"from": f"t{pred}", "to": f"t{index}", "bytes": draw(st.sampled_from([0, 64, "64B", "1KiB", 1500]))}
-            )
+            edges.append({"from": f"t{pred}", "to": f"t{index}", "bytes": draw(st.sampled_from(SIZES))})
     if every_field:  # an early signal: on a task that sends messages, outside a critical section
         senders = {edge["from"] for edge in edges}
         for name, task in tasks.items():
@@ -252,14 +281,22 @@ def spec_data(
     every_field: bool = False,
     kinds: bool | None = None,
     irregular: bool | None = None,
+    measured: bool = False,
 ) -> dict[str, Any]:
     """A valid spec mapping with an inline topology, 1-2 applications, optional constraints
-    (`every_field`, `kinds`, `irregular`: see the module docstring)."""
-    topo = draw(topology_data(max_contexts=max_contexts, every_field=every_field, kinds=kinds, irregular=irregular))
+    (`every_field`, `kinds`, `irregular`, `measured`: see the module docstring)."""
+    topo = draw(
+        topology_data(
+            max_contexts=max_contexts, every_field=every_field, kinds=kinds, irregular=irregular, measured=measured
+        )
+    )
     resources = [r["name"] for r in topo["resources"]]
+    capacities = {r["name"]: r["capacity"] for r in topo["resources"]} if measured else None
     contexts = _context_names(topo["levels"])
     apps = {
-        f"app{i}": draw(application_data(resources, max_tasks=max_tasks, every_field=every_field))
+        f"app{i}": draw(
+            application_data(resources, max_tasks=max_tasks, every_field=every_field, capacities=capacities)
+        )
         for i in range(draw(st.integers(1, 2)))
     }
     if "kinds" in topo:
@@ -326,6 +363,14 @@ def load(data: dict[str, Any], feasibility: bool = False) -> Spec:
     from tasksolve.specs.loader import load_spec_text
 
     return load_spec_text(yaml.safe_dump(data, sort_keys=False), "<generated>", feasibility=feasibility)
+
+
+def load_for_the_model(data: dict[str, Any]) -> Spec:
+    """`load` without the drawn ``oracle`` and ``search`` settings: the spec as the closed form and
+    the solvers see it (what bound-against-brute-force tests compare)."""
+    data.pop("oracle", None)
+    data.pop("search", None)
+    return load(data)
 
 
 @st.composite

@@ -43,7 +43,7 @@ from tasksolve.solver.errors import SolverFailed
 from tasksolve.specs import Plan
 from tasksolve.specs import strategies as st_specs
 from tasksolve.specs.objective import Objective
-from tests.solver.test_bounds_every_field import FLOAT, SIM, _spec, assert_bounds
+from tests.solver.test_bounds_every_field import FLOAT, SIM, assert_bounds
 
 LARGER = settings(
     max_examples=12,
@@ -63,7 +63,7 @@ def larger_spec(objectives=("total_throughput", "min_throughput", "latency"), le
         .filter(lambda d: d.get("objective") in objectives)
         .filter(lambda d: sum(w["instances"] * len(d["applications"][w["app"]]["tasks"]) for w in d["workload"]) >= 5)
         .filter(lambda d: all(r["capacity"] >= least_capacity for r in d["topology"]["resources"]))
-        .map(_spec)
+        .map(st_specs.load_for_the_model)
     )
 
 

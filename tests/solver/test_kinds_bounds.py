@@ -30,14 +30,16 @@ from tasksolve.solver.binding.level_lp import level_bound
 from tasksolve.solver.binding.problem import BindingProblem
 from tasksolve.solver.certify.fluid_max import enumerated_max, max_bound, relaxed_max
 from tasksolve.solver.cli import main
-from tasksolve.solver.pipeline.bound import closed_form_bound, exact_demands
-from tasksolve.solver.pipeline.problem import PipelineProblem
 from tasksolve.specs import load_spec_text
 from tasksolve.specs import strategies as st_specs
-from tasksolve.specs.errors import SpecError
 from tasksolve.specs.objective import Objective
-from tests.pipeline.test_bound import best_on_the_oracle
-from tests.solver.test_bounds_every_field import FLOAT, _simulated_plans, _spec, assert_bounds, feasible_placements
+from tests.solver.test_bounds_every_field import (
+    FLOAT,
+    _simulated_plans,
+    assert_bounds,
+    check_pipeline_relaxation,
+    feasible_placements,
+)
 
 RESOLUTION = 1e-5  # CP-SAT's throughput resolution (1e-6 per instance) with room for float sums
 FEW = settings(
@@ -57,7 +59,7 @@ def hybrid_specs(every_field: bool, objectives=("total_throughput", "min_through
         )
         .filter(lambda d: d.get("objective") in objectives)
         .filter(lambda d: all(r["capacity"] >= least_capacity for r in d["topology"]["resources"]))
-        .map(_spec)
+        .map(st_specs.load_for_the_model)
         .filter(mixed)
     )
 
@@ -210,18 +212,7 @@ def test_pipeline_relaxation_on_a_hybrid_machine_is_never_below_the_brute_force_
         "applications": {"g": app},
         "workload": [{"app": "g", "instances": 1}],
     }
-    try:  # a task's code larger than the i-cache: a located spec error, nothing to bound
-        spec = st_specs.load(data)
-    except SpecError as exc:
-        assert "code_size" in str(exc) or "icache" in str(exc), exc
-        return
-    problem = PipelineProblem.from_spec(spec, latency_max=None)
-    found, why = closed_form_bound(problem, time_limit=20, exact=exact_demands(spec, problem))
-    if found is None:
-        assert why
-        return
-    best = best_on_the_oracle(spec, problem)
-    assert found.value >= best * (1 - FLOAT), ("pipeline relaxation", found.value, best)
+    check_pipeline_relaxation(data)
 
 
 # ------------------------------------------------------------------------------ tasksolve run
@@ -250,7 +241,7 @@ applications:
     tasks:
       rx: {cycles: {P: 900, E: 1000}, demand: {l2: 0.5, port: 0.6}, idle_demand: {l2: 0.5, port: 0.6}}
       work: {cycles: 2400, demand: {l2: 0.4, port: 0.7}, idle_demand: {l2: 0.4, port: 0.7}}
-    edges: [{from: rx, to: work, bytes: 64}]
+    edges: [{from: rx, to: work, bytes: 64B}]
 workload: [{app: a, instances: 2}]
 oracle: {kind: analytic}
 """

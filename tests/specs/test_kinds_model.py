@@ -44,12 +44,6 @@ SMALL = settings(
 )
 
 
-def _load(data):
-    data.pop("oracle", None)
-    data.pop("search", None)
-    return st_specs.load(data)
-
-
 def hybrid_specs(max_threads: int = 4, max_contexts: int = 8, every_field: bool = False, constraints: bool = True):
     """Small specs with usable contexts of 2-3 kinds of core on a maybe irregular tree."""
     return (
@@ -62,7 +56,7 @@ def hybrid_specs(max_threads: int = 4, max_contexts: int = 8, every_field: bool 
             kinds=True,
             irregular=True,
         )
-        .map(_load)
+        .map(st_specs.load_for_the_model)
         .filter(lambda spec: len({spec.topology.context_kinds[c] for c in spec.usable_contexts}) >= 2)
     )
 
@@ -296,7 +290,7 @@ applications:
     tasks:
       rx: {cycles: {P: 900, E: 1500}, demand: {l2: 0.3}}
       work: {cycles: 3000}
-    edges: [{from: rx, to: work, bytes: 64}]
+    edges: [{from: rx, to: work, bytes: 64B}]
 workload: [{app: a, instances: 2}]
 """
 
