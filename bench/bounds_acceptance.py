@@ -66,8 +66,8 @@ def _rss_spec(name: str, topology: str, workers: int, frequency: float, instance
     for k in range(workers):
         lines.append(f"      W{k}: {{cycles: {round(500 / frequency)}, frequency: {frequency}, demand: {demand}}}")
     lines.append(f"      T: {{cycles: 170, demand: {demand}}}")
-    edges = [f"{{from: R, to: W{k}, bytes: 64}}" for k in range(workers)]
-    edges += [f"{{from: W{k}, to: T, bytes: 64}}" for k in range(workers)]
+    edges = [f"{{from: R, to: W{k}, bytes: 64B}}" for k in range(workers)]
+    edges += [f"{{from: W{k}, to: T, bytes: 64B}}" for k in range(workers)]
     lines.append("    edges: [" + ", ".join(edges) + "]")
     lines.append(f"workload: [{{app: app, instances: {instances}}}]")
     return "\n".join(lines) + "\n"
@@ -89,7 +89,7 @@ applications:
     tasks:
       X: {{cycles: 300, demand: {{a: 0.5, b: 0.4}}}}
       Y: {{cycles: 200, demand: {{a: 0.4}}}}
-    edges: [{{from: X, to: Y, bytes: 64}}]
+    edges: [{{from: X, to: Y, bytes: 64B}}]
 workload: [{{app: app, instances: 2}}]
 """
 

@@ -77,9 +77,9 @@ def contended_spec(draw):
             for k in range(n)
         }
         fork = n == 3 and draw(st.booleans())
-        edges = [{"from": "t0", "to": "t1", "bytes": 64}]
+        edges = [{"from": "t0", "to": "t1", "bytes": "64B"}]
         if n == 3:
-            edges.append({"from": "t0" if fork else "t1", "to": "t2", "bytes": 64})
+            edges.append({"from": "t0" if fork else "t1", "to": "t2", "bytes": "64B"})
         apps[f"app{a}"] = {"tasks": tasks, "edges": edges}
         workload.append({"app": f"app{a}", "instances": draw(st.integers(1, 2))})
     assume(sum(len(apps[w["app"]]["tasks"]) * w["instances"] for w in workload) <= 6)
@@ -232,7 +232,7 @@ applications:
     tasks:
       x: {{cycles: {draw(st.sampled_from([60, 150]))}, demand: {{port: {draw(load)}}}, idle_demand: {{port: {draw(idle)}}}}}
       y: {{cycles: {draw(st.sampled_from([100, 300]))}, demand: {{port: {draw(load)}, bus: 0.3}}, idle_demand: {{port: {draw(idle)}}}{critical}}}
-    edges: [{{from: x, to: y, bytes: 64}}]
+    edges: [{{from: x, to: y, bytes: 64B}}]
 workload: [{{app: a}}]
 problem: pipeline
 """

@@ -19,7 +19,7 @@ from tasksolve.specs.errors import SpecsError
 from tests.pipeline.helpers import dags, make_spec, spec_text
 
 FLAT = [{"name": "cpu", "count": 4}]
-LINE_10 = {"model": "cache", "line": 64, "latency": {"machine": 10}}  # 10 cycles per line, anywhere
+LINE_10 = {"model": "cache", "line": "64B", "latency": {"machine": 10}}  # 10 cycles per line, anywhere
 
 
 def named_groups(p, cand):
@@ -38,7 +38,7 @@ def with_fields(text: str, task_fields: dict, topology_fields: dict | None = Non
 def test_eq2_estimate_by_hand():
     """§2.2: Comm_avg = T_L1*h1 + T_L2*(1-h1)*h2 + T_mem*(1-h1)*(1-h2) per line, times the lines
     (Eq. 1): 3*0.5 + 14*0.5*0.9 + 217*0.5*0.1 = 18.65 cycles a line; 130 B are 3 lines."""
-    comm = {"model": "cache", "line": 64, "latency": {"core": 3, "l2": 14, "machine": 217}}
+    comm = {"model": "cache", "line": "64B", "latency": {"core": 3, "l2": 14, "machine": 217}}
     comm["hit_rate"] = {"core": 0.5, "l2": 0.9}
     levels = [{"name": "l2", "count": 2}, {"name": "core", "count": 2}]
     spec = make_spec({"a": 10, "b": 10}, [("a", "b", 130)], levels=levels, communication=comm)

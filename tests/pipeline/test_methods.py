@@ -19,7 +19,7 @@ from tests.pipeline.helpers import dags, make_spec
 
 SCALE = max(1, int(os.environ.get("TASKSOLVE_PIPELINE_EXAMPLES", "0")) // 25)
 XEON_LIKE = [{"name": "socket", "count": 2}, {"name": "l2", "count": 2}, {"name": "core", "count": 2}]
-CACHE = {"model": "cache", "line": 64, "latency": {"l2": 14, "machine": 217}, "hit_rate": {"l2": 0.9}}
+CACHE = {"model": "cache", "line": "64B", "latency": {"l2": 14, "machine": 217}, "hit_rate": {"l2": 0.9}}
 HEURISTICS = [m for m in METHOD_NAMES if m != "cpsat"]
 
 

@@ -18,7 +18,7 @@ applications:
       a: {cycles: 300, demand: {port: 0.5}}
       b: {cycles: 500, demand: {port: 0.9, bus: 0.3}}
       c: {cycles: 200, demand: {port: 0.2}}
-    edges: [{from: a, to: b, bytes: 64}, {from: b, to: c, bytes: 64}]
+    edges: [{from: a, to: b, bytes: 64B}, {from: b, to: c, bytes: 64B}]
 workload: [{app: app, instances: 2}]
 """
 

@@ -143,7 +143,7 @@ applications:
     tasks:
       x: {cycles: 100%(signal)s}
       y: {cycles: 100}
-    edges: [{from: x, to: y, bytes: 64}]
+    edges: [{from: x, to: y, bytes: 64B}]
 workload: [{app: a}]
 """
 
@@ -242,7 +242,7 @@ applications:
       y: {cycles: 300, demand: {port: 0.5, bus: 0.4}, critical: {lock: heap, cycles: 50%}}
       z: {cycles: 200, demand: {bus: 0.7}, critical: {lock: heap, cycles: 120, speculate: 10%}}
       w: {cycles: 250, demand: {port: 0.3}, critical: {lock: heap, cycles: 200}}
-    edges: [{from: x, to: y, bytes: 64}, {from: x, to: z, bytes: 64}, {from: y, to: w}, {from: z, to: w}]
+    edges: [{from: x, to: y, bytes: 64B}, {from: x, to: z, bytes: 64B}, {from: y, to: w}, {from: z, to: w}]
 workload: [{app: a, instances: 2}]
 """
     )

@@ -27,7 +27,7 @@ applications:
       a: {cycles: %(a)d}
       b: {cycles: %(b)d}
       c: {cycles: %(c)d}
-    edges: [{from: a, to: b, bytes: 64}, {from: b, to: c, bytes: 64}]
+    edges: [{from: a, to: b, bytes: 64B}, {from: b, to: c, bytes: 64B}]
 workload: [{app: app}]
 """
 

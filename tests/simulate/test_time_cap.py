@@ -20,7 +20,7 @@ TEXT = """tasksolve: 1
 name: capped
 topology: ultrasparc-t2
 applications:
-  a: {tasks: {R: {cycles: 100}, P: {cycles: 300}}, edges: [{from: R, to: P, bytes: 64}]}
+  a: {tasks: {R: {cycles: 100}, P: {cycles: 300}}, edges: [{from: R, to: P, bytes: 64B}]}
 workload: [{app: a, instances: 2}]
 oracle: {time_cap: %s, precision: 0.001, packets: 10000000, service: {distribution: exponential}}
 """

@@ -94,7 +94,7 @@ topology: ultrasparc-t2
 applications:
   a:
     tasks: {R: {cycles: 180, demand: {ifu: 0.4}}, P: {cycles: 600, demand: {ifu: 0.9}}, T: {cycles: 170, demand: {ifu: 0.4}}}
-    edges: [{from: R, to: P, bytes: 64}, {from: P, to: T, bytes: 64}]
+    edges: [{from: R, to: P, bytes: 64B}, {from: P, to: T, bytes: 64B}]
 workload: [{app: a, instances: 2}]
 constraints:
 """

@@ -179,12 +179,12 @@ applications:
       t0: {cycles: 1200}
       t1: {cycles: 180.5, demand: {r0: 0.9}, idle_demand: {r0: 0.0004}, signal: 0.5}
       t2: {cycles: 180.5, demand: {r0: 0.0, r2: 1.0, r1: 0.0}, idle_demand: {r2: 0.4}, code_size: 100}
-    edges: [{from: t0, to: t1, bytes: 1KiB}, {from: t1, to: t2, bytes: 64}]
+    edges: [{from: t0, to: t1, bytes: 1KiB}, {from: t1, to: t2, bytes: 64B}]
   app1:
     tasks:
       t0: {cycles: 100, demand: {r2: 0.4, r0: 1.0}, frequency: 2.5, critical: {lock: heap}}
       t1: {cycles: 1200, code_size: 100}
-    edges: [{from: t0, to: t1, bytes: 64}]
+    edges: [{from: t0, to: t1, bytes: 64B}]
 workload: [{app: app0, instances: 1}, {app: app1, instances: 1}]
 """,
         "<wide>",

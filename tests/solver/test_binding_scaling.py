@@ -32,7 +32,7 @@ applications:
     tasks:
       X: {{cycles: {x}, demand: {{a: {da}, b: {db}}}}}
       Y: {{cycles: {y}, demand: {{a: {db}}}}}
-    edges: [{{from: X, to: Y, bytes: 64}}]
+    edges: [{{from: X, to: Y, bytes: 64B}}]
 workload: [{{app: app, instances: 2}}]
 """
 

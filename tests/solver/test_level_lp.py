@@ -37,13 +37,13 @@ applications:
       rx: {{cycles: {a0}, demand: {{l1: {d0}, l3: {e0}}}}}
       work: {{cycles: {a1}, demand: {{fpu: {d1}, l3: {e1}}}}}
       tx: {{cycles: {a2}, demand: {{l1: {d2}}}}}
-    edges: [{{from: rx, to: work, bytes: 64}}, {{from: work, to: tx, bytes: 64}}]
+    edges: [{{from: rx, to: work, bytes: 64B}}, {{from: work, to: tx, bytes: 64B}}]
   b:
     tasks:
       rx: {{cycles: {b0}, demand: {{l1: {f0}, l3: {g0}}}}}
       work: {{cycles: {b1}, demand: {{l1: {f1}, l3: {g1}}}}}
       tx: {{cycles: {b2}, demand: {{fpu: {f2}}}}}
-    edges: [{{from: rx, to: work, bytes: 64}}, {{from: work, to: tx, bytes: 64}}]
+    edges: [{{from: rx, to: work, bytes: 64B}}, {{from: work, to: tx, bytes: 64B}}]
 workload: [{{app: a, instances: 1}}, {{app: b, instances: 1}}]
 """
 

@@ -336,7 +336,7 @@ applications:
     tasks:
       p: {cycles: 100, demand: {l3: 0.75, port: 0.75, mem: 0.3}}
       q: {cycles: 200, demand: {bw: 0.75, alu: 0.625, mem: 0.3}}
-    edges: [{from: p, to: q, bytes: 64}]
+    edges: [{from: p, to: q, bytes: 64B}]
 workload: [{app: a, instances: 2}]
 constraints:
   contexts: [socket0.core0.strand0, socket0.core0.strand1, socket0.core1.strand0, socket0.core1.strand1,

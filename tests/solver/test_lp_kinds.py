@@ -42,7 +42,7 @@ applications:
     tasks:
       rx: {cycles: {P: 900, E: 1000}, demand: {l2: 0.3, alu: 0.6}}
       work: {cycles: 3000, demand: {l2: 0.5, alu: 0.7}}
-    edges: [{from: rx, to: work, bytes: 64}]
+    edges: [{from: rx, to: work, bytes: 64B}]
 workload: [{app: a, instances: 3}]
 """
 

@@ -32,8 +32,8 @@ SPEC_TEXT = textwrap.dedent("""\
           P: {cycles: 600, demand: {ifu: 0.9}}
           T: {cycles: 170, demand: {ifu: 0.4}}
         edges:
-          - {from: R, to: P, bytes: 64}
-          - {from: P, to: T, bytes: 64}
+          - {from: R, to: P, bytes: 64B}
+          - {from: P, to: T, bytes: 64B}
     workload:
       - {app: ipfwd, instances: 2}
     """)
