@@ -9,12 +9,12 @@ from pydantic import BeforeValidator, Field, WithJsonSchema, model_validator
 
 from tasksolve.specs.fields import (
     Cycles,
+    Demand,
     Fraction,
     Name,
     NonNegativeInt,
     Number,
     PositiveNumber,
-    Share,
     Size,
     StrictModel,
     Text,
@@ -68,7 +68,11 @@ class Task(StrictModel):
 
     On a topology with kinds of core (`specs.cpu_kinds`) `cycles` may be given per kind
     (``cycles: {P: 900, E: 1500}``): they go to `cycles_by_kind`, and `cycles` becomes the
-    smallest of them (the figure models that do not know kinds read)."""
+    smallest of them (the figure models that do not know kinds read).
+
+    On a resource with a measured capacity (``200GB/s``, ``32MiB``, ``20Mpps``) a demand may be
+    measured too: bytes moved per packet (``256B``), a working set (``2MiB``) or packets
+    (``1packet``); the spec converts it into the share it is (`specs.measured`)."""
 
     cycles: Annotated[
         Cycles,
@@ -86,8 +90,8 @@ class Task(StrictModel):
     cycles_by_kind: Annotated[dict[Name, Cycles], Field(min_length=1, max_length=16)] | None = Field(
         default=None, description="cycles on each kind of core (`cycles: {P: 900, E: 1500}` fills it)"
     )
-    demand: dict[str, Share] = {}
-    idle_demand: dict[str, Share] = {}
+    demand: dict[str, Demand] = {}
+    idle_demand: dict[str, Demand] = {}
     frequency: Annotated[Number, Field(gt=0, le=1e6, description="mean visits per packet (default 1)")] = 1.0
     code_size: NonNegativeInt | None = Field(default=None, description="instructions (LATA i-cache limit)")
     description: Text | None = None

@@ -14,6 +14,7 @@ from collections import Counter
 from tasksolve.specs.application import Application
 from tasksolve.specs.errors import Problem, did_you_mean
 from tasksolve.specs.kind_checks import check_kinds, check_shape, check_task_kinds
+from tasksolve.specs.measured import check_measured
 from tasksolve.specs.spec import Spec
 from tasksolve.specs.topology import MACHINE, CacheCommunication, DirectCommunication, Topology
 
@@ -425,6 +426,9 @@ def check_spec(spec: Spec) -> list[Problem]:
     if problems:
         return problems
     problems = check_applications(spec) + check_workload(spec)
+    if problems:
+        return problems
+    problems = check_measured(spec)  # GB/s, MiB, Mpps: `specs.measured`
     if problems:
         return problems
     return check_constraints(spec) + check_oracle(spec)

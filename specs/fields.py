@@ -15,6 +15,9 @@ from pydantic import (
     ConfigDict,
     Field,
     PlainSerializer,
+    PlainValidator,
+    SerializationInfo,
+    ValidationInfo,
     WithJsonSchema,
 )
 
@@ -135,14 +138,31 @@ Clock = Annotated[
         }
     ),
 ]
+#: what `specs.loader` passes as the validation context: the spec language's own rules apply
+#: (a size needs its unit); Python code building models may give a number of bytes
+SPEC_FILE = {"spec_file": True}
+
+
+def _size(value: Any, info: ValidationInfo) -> Any:
+    try:
+        if info.context and info.context.get("spec_file"):
+            units.size_needs_unit(value)
+        return units.parse_size(value)
+    except units.UnitError as exc:
+        raise ValueError(str(exc)) from None
+
+
 Size = Annotated[
     int,
-    BeforeValidator(_unit(units.parse_size)),
+    BeforeValidator(_size),
     PlainSerializer(units.format_size, return_type=str),
     WithJsonSchema(
         {
-            "type": ["string", "integer"],
-            "description": "a size: `64B`, `8KiB`, `1MB`; a plain number is bytes",
+            "anyOf": [
+                {"type": "string", "pattern": r"^\s*[0-9.eE+-]+\s*(B|kB|KB|MB|GB|KiB|MiB|GiB)\s*$"},
+                {"const": 0},
+            ],
+            "description": "a size with its unit: `64B`, `8KiB`, `1MB` (only 0 goes without one)",
             "examples": ["64B"],
         }
     ),
@@ -198,6 +218,85 @@ def _positive(value: float) -> float:
 PositiveNumber = Annotated[Number, AfterValidator(_positive)]
 # Cycles of work per packet: positive, at most 1e12 (products with slowdowns and counts stay finite).
 Cycles = Annotated[PositiveNumber, Field(le=1e12, description="cycles of work per packet (0 < cycles <= 1e12)")]
+
+
+def _measured_out(value: float, info: SerializationInfo) -> float | str:
+    """A measured quantity as written in a spec file (`specs.loader.dump_spec`) or before it is
+    converted; as the model's share (a number) otherwise."""
+    from tasksolve.specs.measured import Measured
+
+    if isinstance(value, Measured) and (not value.converted or (info.context or {}).get("units")):
+        return str(value.written)
+    return float(value)
+
+
+def _capacity(value: Any) -> float:
+    from tasksolve.specs.measured import Measured
+
+    try:
+        measure = units.parse_measured_capacity(value)
+    except units.UnitError as exc:
+        raise ValueError(str(exc)) from None
+    if measure is not None:
+        return Measured(1.0, measure)
+    number = _finite(float(_no_bool(value))) if isinstance(value, (int, float)) else None
+    if number is None:
+        raise ValueError(f"expected a capacity such as `1.0`, `200GB/s`, `32MiB` or `20Mpps`, got {value!r}")
+    if not 0 < number <= 1e6:
+        raise ValueError(f"a unitless capacity lies in (0, 1e6], got {value!r}")
+    return number
+
+
+#: A resource's capacity: a unitless number (the share every demand is a fraction of) or a measured
+#: one (`200GB/s`, `100Gb/s`, `32MiB`, `20Mpps`), which the model holds as 1 (`specs.measured`).
+Capacity = Annotated[
+    float,
+    PlainValidator(_capacity),
+    PlainSerializer(_measured_out),
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {"type": "number", "exclusiveMinimum": 0, "maximum": 1e6},
+                {
+                    "type": "string",
+                    "pattern": r"^\s*[0-9.eE+-]+\s*([kKMGT]?(B|b)/s|[kMGT]?bps|[KMG]iB/s|[kKMGT]?B|[KMG]iB|[kMGT]?pps)\s*$",
+                },
+            ],
+            "description": "a unitless capacity (default 1) or a measured one: a bandwidth `200GB/s`, "
+            "`100Gb/s`, a size `32MiB` (a cache), a packet rate `20Mpps`",
+            "examples": [1.0, "200GB/s", "32MiB"],
+        }
+    ),
+]
+
+
+def _demand(value: Any) -> float:
+    from tasksolve.specs.measured import Measured
+
+    try:
+        measure = units.parse_measured_demand(value)
+        return Measured(0.0, measure, converted=False) if measure is not None else units.parse_fraction(value)
+    except units.UnitError as exc:
+        raise ValueError(str(exc)) from None
+
+
+#: A task's demand on a resource: a share of its capacity per cycle of progress (`0.4`, `40%`), or
+#: for a measured capacity bytes per packet (`256B`), a working set (`2MiB`) or packets (`1packet`).
+Demand = Annotated[
+    float,
+    PlainValidator(_demand),
+    PlainSerializer(_measured_out),
+    WithJsonSchema(
+        {
+            "type": ["string", "number"],
+            "description": "a share between 0 and 1 (`0.4`, `40%`); on a resource with a measured capacity also "
+            "bytes per packet (`256B`, bandwidth), a working set (`2MiB`, size) or packets per packet "
+            "(`1packet`, packet rate)",
+            "examples": ["40%", "256B"],
+        }
+    ),
+]
+
 # A share of a resource's capacity per cycle: `0.4` or `40%`.
 Share = Annotated[
     float,

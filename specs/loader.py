@@ -25,6 +25,7 @@ from tasksolve.specs.application import Application
 from tasksolve.specs.checks import check_spec, check_topology
 from tasksolve.specs.errors import Path, Problem, SpecError, did_you_mean, shorten, shown
 from tasksolve.specs.feasibility import check_feasibility
+from tasksolve.specs.fields import SPEC_FILE
 from tasksolve.specs.spec import FORMAT_VERSION, Spec
 from tasksolve.specs.topology import Topology
 from tasksolve.specs.yamlio import Locations, locate, parse_yaml_text, read_yaml
@@ -188,7 +189,7 @@ def validation_problems(exc: ValidationError, data: Any, model: type[BaseModel],
 
 def validate_model(model: type[BaseModel], data: Any, file: str, locations: Locations, prefix: Path = ()):
     try:
-        return model.model_validate(data)
+        return model.model_validate(data, context=SPEC_FILE)
     except ValidationError as exc:
         raise locate(file, locations, validation_problems(exc, data, model, prefix)) from None
 
@@ -455,5 +456,5 @@ def dump_spec(spec: Spec) -> str:
     """YAML text of a spec, with every reference inlined, that loads back to an equal spec."""
     import yaml
 
-    data = spec.model_dump(mode="json", by_alias=True, exclude_none=True)
+    data = spec.model_dump(mode="json", by_alias=True, exclude_none=True, context={"units": True})
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)

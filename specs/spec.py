@@ -255,6 +255,17 @@ class Spec(StrictModel):
     search: SearchSettings = SearchSettings()
     certify: CertifySettings = CertifySettings()
 
+    @model_validator(mode="after")
+    def _measured_demands(self) -> Spec:
+        """Measured demands (``256B``, ``2MiB``, ``1packet``) become shares of their resources'
+        measured capacities (`specs.measured`); the applications given are left alone."""
+        from tasksolve.specs.measured import convert_applications
+
+        converted = convert_applications(self)
+        if converted is not None:
+            self.__dict__["applications"] = converted
+        return self
+
     @property
     def source(self) -> str | None:
         """The file this spec was loaded from, if any (not part of the spec's value)."""

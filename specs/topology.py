@@ -26,7 +26,19 @@ from typing import Annotated, Literal
 from pydantic import Field, model_validator
 
 from tasksolve.specs.cpu_kinds import CpuKind
-from tasksolve.specs.fields import Clock, Count, Label, Name, NonNegativeInt, Number, Share, Size, StrictModel, Text
+from tasksolve.specs.fields import (
+    Capacity,
+    Clock,
+    Count,
+    Label,
+    Name,
+    NonNegativeInt,
+    Number,
+    Share,
+    Size,
+    StrictModel,
+    Text,
+)
 
 MACHINE = "machine"
 MAX_CONTEXTS = 65_536
@@ -51,11 +63,15 @@ class Level(StrictModel):
 
 
 class Resource(StrictModel):
-    """A resource shared by all threads of one domain of `level` (or of the whole `machine`)."""
+    """A resource shared by all threads of one domain of `level` (or of the whole `machine`).
+
+    Its `capacity` is a unitless number, or measured (``200GB/s``, ``100Gb/s``, ``32MiB``,
+    ``20Mpps``): the model then holds it as 1 and converts the tasks' measured demands into
+    shares of it (`specs.measured`)."""
 
     name: Name
     level: str
-    capacity: Annotated[Number, Field(gt=0, le=1e6)] = 1.0
+    capacity: Capacity = 1.0
     description: Text | None = None
 
 

@@ -6,7 +6,11 @@ fraction).  Each ``format_*`` function writes a number back in the shortest form
 exactly the same value, so that a spec dumped and loaded again is equal to the original.
 
 Plain numbers (no unit) mean: Hz for frequencies, **cycles** for times (see `Duration`), bytes for
-sizes, per second for rates.  A unit error raises `UnitError` with a message that names the units
+sizes, per second for rates; a spec file must give a size its unit (`size_needs_unit`).
+
+A resource's capacity and a task's demand may be *measured* (`Measure`): a bandwidth (``200GB/s``,
+``100Gb/s``), a size (``32MiB``) or a packet rate (``20Mpps``) for a capacity; bytes (``256B``) or
+packets (``1packet``) for a demand.  `specs.measured` converts them into the model's shares.  A unit error raises `UnitError` with a message that names the units
 that would have been accepted.
 """
 
@@ -33,6 +37,10 @@ __all__ = [
     "format_size",
     "format_rate",
     "format_fraction",
+    "Measure",
+    "parse_measured_capacity",
+    "parse_measured_demand",
+    "size_needs_unit",
 ]
 
 
@@ -104,6 +112,9 @@ def _at_most(number: float, limit: float, what: str, value: object, limit_text: 
 def _closest_unit(unit: str, units: dict[str, float]) -> str | None:
     import difflib
 
+    same = [u for u in units if u.lower() == unit.lower()]  # `gb/s`, `mib`: the case slipped
+    if same:
+        return "` or `".join(same)  # `gb/s`: `GB/s` or `Gb/s` (bytes or bits)
     found = difflib.get_close_matches(unit, list(units), n=1, cutoff=0.6)
     return found[0] if found else None
 
@@ -247,3 +258,89 @@ def format_duration(duration: Duration) -> str | float:
 
 def format_fraction(fraction: float) -> str:
     return f"{fraction * 100:g}%" if parse_fraction(f"{fraction * 100:g}%") == fraction else repr(fraction)
+
+
+# --------------------------------------------------------------------- sizes in spec files
+def size_needs_unit(value: object) -> None:
+    """Refuse a size written as a plain number other than 0 (``bytes: 64`` is bytes? lines?
+    KiB?), as a clock without its unit is refused: the spec language asks for ``64B``."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value != 0:
+        number = int(value) if float(value).is_integer() else value
+        raise UnitError(f"a size needs a unit: {shown(value)} would be {number} bytes; did you mean `{number}B`?")
+
+
+# --------------------------------------------------------------------- measured capacities and demands
+# A measured capacity is a bandwidth (bytes per second; bits are converted), a size or a packet
+# rate; a measured demand is a size (bytes moved per packet, or a working set) or packets.
+_BANDWIDTH = {
+    **{unit + "/s": scale for unit, scale in _SIZE.items()},
+    **{p + "b/s": f / 8 for p, f in _SI.items()},
+    **{p + "bps": f / 8 for p, f in _SI.items() if p != "K"},
+}
+_PACKETS = {"packet": 1.0, "packets": 1.0, "pkt": 1.0, "pkts": 1.0}
+_PPS = {unit: scale for unit, scale in _RATE.items() if unit != "/s"}
+#: the kinds of measure, each with its units and the base unit figures are printed in
+MEASURES = {
+    "bandwidth": (_BANDWIDTH, "B/s"),
+    "size": (_SIZE, "B"),
+    "rate": (_PPS, "pps"),
+    "packets": (_PACKETS, "packets"),
+}
+MAX_BANDWIDTH = 1e15  # bytes per second: a petabyte per second
+
+
+@dataclass(frozen=True)
+class Measure:
+    """A measured quantity as written: `number` in `unit` (of kind `kind`, see `MEASURES`)."""
+
+    number: float
+    unit: str
+    kind: str
+
+    @property
+    def value(self) -> float:
+        """In the base unit: bytes per second, bytes, packets per second or packets."""
+        return self.number * MEASURES[self.kind][0][self.unit]
+
+    def __str__(self) -> str:
+        text = (
+            repr(int(self.number)) if self.number == int(self.number) and abs(self.number) < 1e15 else repr(self.number)
+        )
+        return f"{text}{self.unit}"
+
+
+def _measure(value: object, what: str, kinds: tuple[str, ...], example: str, share: str) -> Measure | None:
+    """A `Measure` of one of `kinds`, or None for a plain number or one with the unit `share`
+    (a share: ``%`` for a demand)."""
+    if not isinstance(value, str):
+        return None
+    table = {unit: kind for kind in kinds for unit in MEASURES[kind][0]}
+    number, unit = _split(value, what, {**dict.fromkeys(table, 1.0), **({share: 0.01} if share else {})}, example)
+    if unit in ("", share):
+        return None
+    if number < 0:
+        raise UnitError(f"a {what} must not be negative, got {shown(value)}")
+    return Measure(number, unit, table[unit])
+
+
+def parse_measured_capacity(value: object) -> Measure | None:
+    """A measured capacity (``200GB/s``, ``100Gb/s``, ``32MiB``, ``20Mpps``), or None for a plain
+    number (a unitless capacity, parsed by the caller)."""
+    measure = _measure(value, "capacity", ("bandwidth", "size", "rate"), "`200GB/s`, `32MiB`, `20Mpps` or a number", "")
+    if measure is None:
+        return None
+    limits = {"bandwidth": (MAX_BANDWIDTH, "1PB/s"), "size": (MAX_SIZE, "1TiB"), "rate": (MAX_RATE, "1Tpps")}
+    limit, limit_text = limits[measure.kind]
+    if not measure.value > 0:
+        raise UnitError(f"a capacity must be positive, got {shown(value)}")
+    _at_most(measure.value, limit, "capacity", value, limit_text)
+    return measure
+
+
+def parse_measured_demand(value: object) -> Measure | None:
+    """A measured demand: bytes (``256B`` moved per packet, or a working set ``2MiB``) or packets
+    (``1packet``); None for a share (a plain number or a percentage, parsed by the caller)."""
+    measure = _measure(value, "demand", ("size", "packets"), "`0.4`, `40%`, `256B` or `1packet`", "%")
+    if measure is not None:
+        _at_most(measure.value, MAX_SIZE if measure.kind == "size" else 1e6, "demand", value, "1TiB or 1e6 packets")
+    return measure

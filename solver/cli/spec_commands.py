@@ -68,6 +68,16 @@ def _summary(loaded) -> tuple[dict, str]:
     )
 
 
+def _converted(loaded) -> list[str]:
+    """How a spec's measured demands became shares (`specs.measured.explain`); none for a
+    topology or an application alone (the conversion needs both)."""
+    if loaded.kind != "spec":
+        return []
+    from tasksolve.specs.measured import explain
+
+    return explain(loaded.value)
+
+
 def _program(spec) -> str | None:
     """The program a spec's command oracle would run (argv[0] resolved), None for another oracle."""
     if spec.oracle.kind != "command" or not spec.oracle.command:
@@ -80,6 +90,12 @@ def _program(spec) -> str | None:
 def validate(
     specs: list[str] = typer.Argument(..., help="Spec, topology or application files (or built-in names) to check."),
     as_json: bool = JSON_OPTION,
+    explain: bool = typer.Option(
+        False,
+        "--explain",
+        help="Also print how each measured demand (256B on a 200GB/s resource, 2MiB on a 32MiB one) "
+        "became the share of capacity the model uses.",
+    ),
 ) -> None:
     """Check spec, topology and application files: syntax, types, units, references, and that
     the constraints can be met (placements exist, latency_max is above the critical path).
@@ -103,8 +119,13 @@ def validate(
             continue
         summary, line = _summary(loaded)
         results.append({"file": path, "kind": loaded.kind, "valid": True, "errors": [], "summary": summary})
+        converted = _converted(loaded) if explain else []
+        if explain:
+            results[-1]["conversions"] = converted
         if not as_json:
             console.print(f"ok  {path}: {line}", markup=False, soft_wrap=True)
+            for text in converted:
+                console.print(f"    {text}", markup=False, soft_wrap=True)
     if as_json:
         emit_json(results)
     if bad:
