@@ -239,7 +239,10 @@ def _capacity(value: Any) -> float:
         raise ValueError(str(exc)) from None
     if measure is not None:
         return Measured(1.0, measure)
-    number = _finite(float(_no_bool(value))) if isinstance(value, (int, float)) else None
+    try:  # a plain number; YAML reads `1e-12` (no dot) as text
+        number = _finite(float(_no_bool(value))) if isinstance(value, (int, float, str)) else None
+    except (ValueError, OverflowError):
+        number = None
     if number is None:
         raise ValueError(f"expected a capacity such as `1.0`, `200GB/s`, `32MiB` or `20Mpps`, got {value!r}")
     if not 0 < number <= 1e6:

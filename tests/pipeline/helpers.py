@@ -38,7 +38,7 @@ def spec_text(
                     t: {"cycles": c, **({"demand": demand[t]} if demand and demand.get(t) else {})}
                     for t, c in tasks.items()
                 },
-                "edges": [{"from": a, "to": b, "bytes": n} for a, b, n in edges],
+                "edges": [{"from": a, "to": b, "bytes": f"{n}B" if n else 0} for a, b, n in edges],
             }
         },
         "workload": [{"app": "g", "instances": 1}],
