@@ -102,5 +102,6 @@ def test_an_escape_in_the_output_path_is_shown_escaped_never_raw(tmp_path, capsy
     code = main(["solve", "t2-ipfwd-l1-x2", "--out", str(out), "--time-limit", "2", "--workers", "1"])
     printed = capsys.readouterr()
     assert code in (0, 1) and (out / "plan.yaml").is_file()
-    assert "\x1b" not in printed.out + printed.err
-    assert "o\\x1b[31mred" in printed.out + printed.err
+    text = printed.out + printed.err
+    assert "\x1b" not in text
+    assert "o\\x1b[31mred" in text.replace("\n", "")  # a long path may wrap
