@@ -92,8 +92,11 @@ The closed-form model (solver/pipeline/problem.py): a thread's time is its tasks
 its incoming messages (LATA Eq. 1-2 by placement), slowed by the resource contention of its
 domains; period = max over thread groups of time / replicas; latency = longest path of
 thread times. With an oracle, CP-SAT's search.top_k best plans are measured and the best
-measured one within the bound is kept. Exit code 2 when the bound is
-below the minimum achievable latency, 1 when the chosen method misses an achievable bound.
+measured one within the bound is kept. Several instances of the application: each gets its own
+block of contexts (the topology split into blocks of one shape) and the same plan. Exit code 2
+when the bound is below the minimum achievable latency or the instances cannot each get a block,
+1 when the chosen method misses an achievable bound or --app leaves applications of the workload
+out.
 """
 
 OUT_OPTION = options.out_dir_option(
@@ -107,7 +110,11 @@ PLOT_OPTION = typer.Option(
 def pipeline_command(
     spec_path: str = options.spec_argument(),
     app_name: str | None = typer.Option(
-        None, "--app", metavar="NAME", help="Application to pipeline (needed when the workload has several)."
+        None,
+        "--app",
+        metavar="NAME",
+        help="Application to pipeline, every instance of it (needed when the workload has several; "
+        "the plan then leaves the others out, and the exit code is 1).",
     ),
     method: str = typer.Option(
         "all", "--method", "--methods", "-m", metavar="METHOD", help=f"Method(s): {METHOD_HELP}."
@@ -123,7 +130,8 @@ def pipeline_command(
         None,
         "--cores",
         metavar="N|A:B[:S]",
-        help="Use the first N usable contexts; a range A:B[:S] sweeps the core count (LATA Figure 15).",
+        help="Use the first N usable contexts (of each instance's block with several instances); a range "
+        "A:B[:S] sweeps the core count (LATA Figure 15).",
     ),
     sweep_latency: str | None = typer.Option(
         None,
@@ -207,7 +215,7 @@ def pipeline_command(
         _print_job(job, trace)
         for row in (splits or [])[1:]:
             common.console.print(f"split: `{row['split']}` in two -> {display.rate(row['value'])}", markup=False)
-    raise typer.Exit(common.EXIT_OK if job.meets_bound else common.EXIT_NEGATIVE)
+    raise typer.Exit(common.EXIT_OK if job.meets_bound and job.covers_workload else common.EXIT_NEGATIVE)
 
 
 def _split(spec, app_name, latency_max, cores, out):
@@ -343,11 +351,12 @@ def _print_job(job, trace: bool) -> None:
 
     console, problem, result = common.console, job.problem, job.result
     ev = result.evaluation
+    each = f" per instance, {problem.instances} instances" if problem.instances > 1 else ""
     console.print(
         f"{job.spec_name}: `{problem.app}` ({problem.n} tasks, sequential "
         f"{format_cycles(problem.cycles(problem.sequential), problem.clock)}, critical path "
-        f"{format_cycles(problem.cycles(problem.critical_path), problem.clock)}) on {problem.n_contexts} contexts; "
-        f"L0 = {problem.describe_bound()}",
+        f"{format_cycles(problem.cycles(problem.critical_path), problem.clock)}) on {problem.n_contexts} contexts"
+        f"{each}; L0 = {problem.describe_bound()}",
         markup=False,
         soft_wrap=True,
     )
@@ -359,7 +368,8 @@ def _print_job(job, trace: bool) -> None:
         markup=False,
         soft_wrap=True,
     )
-    console.print("stages (tasks, replicas, time per packet, contexts):", markup=False)
+    copies = f" of instance #{problem.instance}, repeated on every instance's block" if problem.instances > 1 else ""
+    console.print(f"stages (tasks, replicas, time per packet, contexts){copies}:", markup=False)
     for line in _diagram(problem, result):
         console.print(line, markup=False, soft_wrap=True)
     table, footnote = _comparison_table(job)
@@ -379,6 +389,11 @@ def _print_job(job, trace: bool) -> None:
             )
     if job.written is not None:
         console.print(f"plan written to {shorten(str(job.written), PATH_MOST)}", markup=False, soft_wrap=True)
+    if not job.covers_workload:
+        common.err_console.print(
+            f"the plan covers `{problem.app}` only: it leaves {', '.join(job.left_out)} of the workload out",
+            markup=False,
+        )
     if not job.meets_bound:
         common.err_console.print(
             f"the {job.chosen} plan misses the latency bound {problem.describe_bound()} "

@@ -18,6 +18,13 @@
    message costs rising inward) or CP-SAT proves nothing in time, the solve's notes say why.
 3. **Report**: the comparison (plans over the bound marked) and the latency table.
 
+With several instances of the application in the workload, the problem is one instance's on its
+block of contexts, and every plan -- the solve's, the samples', the probe's -- is that instance's
+plan repeated on every instance's block (`solver.pipeline.blocks`), measured with all instances
+running (``self.alone`` keeps them all); the bounds are ``instances`` x one block's, bounds over
+those repeated plans (`solver.pipeline.bound`).  A workload of several applications is refused
+(`PipelineProblem.from_spec`): ``run`` has no ``--app``, and its plan would leave the others out.
+
 The certificate's objective is the throughput (LATA's: maximise it under the latency bound); a
 pipeline spec asking for ``objective: latency`` is refused before anything is written.
 """
@@ -77,7 +84,8 @@ class PipelineStrategy(Strategy):
         return self.report
 
     def sampler(self) -> Sampler:
-        """Pipeline plans of the solved problem, drawn for the spec of that application alone;
+        """Pipeline plans of the solved problem, drawn for the spec of that application's
+        instances alone;
         the binding probes are off (`known_plans` measures the pipeline's)."""
         return Sampler(self.alone, self.report.problem, probes=0)
 

@@ -45,6 +45,14 @@ within the contention-free relaxation's.  Refused with a shared queue (a replica
 the next packet, so the slowest replica need not take its share) and with NPIRE synchronisation.
 Checked on every plan of the three truth-study specs: the simulated throughput minus its
 half-width never exceeds the contention-free closed form (`tests/pipeline/test_bound.py`).
+
+**Several instances** (`PipelineProblem.copies`, `solver.pipeline.blocks`): a plan is one
+instance's plan repeated on every instance's block, and the bound is `instances` x the bound on
+one instance's block (`PipelineProblem.throughput`).  Each instance's throughput on either oracle
+is at most its plan's on its block alone -- the other instances' threads only add load to the
+domains the blocks share -- and the oracle's total is the sum over instances; so the bound holds
+for those repeated plans (the certificate's samples), not for plans giving instances different
+groupings.
 """
 
 from __future__ import annotations
@@ -164,7 +172,8 @@ def closed_form_bound(
     if units <= 0:
         return None, "the relaxation's period bound is zero"
     period = Fraction(units, pm.multiplier * pm.unit)
-    value = problem.clock * problem.scale / float(period) * (1 + 1e-12)  # float rounding never lowers it
+    # every instance's (`PipelineProblem.throughput`); float rounding never lowers it
+    value = problem.throughput(period) * (1 + 1e-12)
     return PipelineBound(value, period, status, time.perf_counter() - start), None
 
 

@@ -116,16 +116,18 @@ def compare(
 
 # ------------------------------------------------------------------------------ measurement
 def spec_for_problem(spec, problem: PipelineProblem):
-    """`spec` with its workload reduced to the one instance the problem pipelines (the plan only
-    runs that instance); the spec itself when it already is."""
-    if len(spec.workload) == 1 and spec.workload[0].app == problem.app and spec.workload[0].instances == 1:
+    """`spec` with its workload reduced to the instances the problem's plans run (its
+    application's `PipelineProblem.instances`: one, or every instance of it); the spec itself
+    when it already is."""
+    count = problem.instances
+    if len(spec.workload) == 1 and spec.workload[0].app == problem.app and spec.workload[0].instances == count:
         return spec
     import yaml
 
     from tasksolve.specs import dump_spec, load_spec_text
 
     data = yaml.safe_load(dump_spec(spec))
-    data["workload"] = [{"app": problem.app, "instances": 1}]
+    data["workload"] = [{"app": problem.app, "instances": count}]
     return load_spec_text(yaml.safe_dump(data, sort_keys=False), file=f"{spec.name} ({problem.app} only)")
 
 

@@ -37,6 +37,7 @@ class Evaluation:
     latency_max: int | None
     slowdown: tuple = ()  # per group: its slowest replica's 1/rate (1 without contention)
     contention: bool = False  # whether resource contention was charged (mapped, with demands)
+    instances: int = 1  # instances the plan repeats on (`PipelineProblem.instances`): throughput counts them all
 
     @property
     def period_cycles(self) -> float:
@@ -48,8 +49,8 @@ class Evaluation:
 
     @property
     def throughput(self) -> float:
-        """Packets per second."""
-        return self.clock * self.scale / float(self.period)
+        """Packets per second, every instance's together (`instances` x one instance's)."""
+        return self.instances * self.clock * self.scale / float(self.period)
 
     @property
     def latency_seconds(self) -> float:
@@ -232,6 +233,7 @@ def evaluate(
         latency_max=problem.latency_max,
         slowdown=tuple(slow),
         contention=cand.mapped and problem.contention,
+        instances=problem.instances,
     )
 
 

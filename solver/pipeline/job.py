@@ -2,8 +2,10 @@
 with several methods side by side, or sweep it (LATA, DAC'10).
 
 `solve_pipeline` groups one instance of a task graph into threads, stages and replicas with the
-chosen methods (LATA Section 3, its comparison systems and the exact CP-SAT model), judges every
-answer by the one closed-form model of `solver.pipeline.problem` (period = max over groups of
+chosen methods (LATA Section 3, its comparison systems and the exact CP-SAT model) -- with several
+instances of it in the workload, on one block of contexts per instance, the plan repeated on every
+block (`solver.pipeline.blocks`; the applications `--app` leaves out are `PipelineResult.left_out`)
+--, judges every answer by the one closed-form model of `solver.pipeline.problem` (period = max over groups of
 time / replicas, latency = longest path of thread times; LATA Eq. 1-2 for the messages, the
 binding closed form's contention for mapped plans), picks the reported plan (CP-SAT's when it
 found one, else the best by that model), optionally measures every plan with a cost oracle --
@@ -65,9 +67,45 @@ def build_problem(
 
 
 def instance_note(spec, problem: PipelineProblem) -> str | None:
-    if len(spec.workload) != 1 or spec.workload[0].instances != 1:
-        return f"pipelining one instance of `{problem.app}`; the plan covers that instance only"
-    return None
+    """What the plan covers when the workload is more than one instance: every instance of the
+    application on its own block (`solver.pipeline.blocks`), and the applications it leaves out."""
+    notes = _block_notes(problem) if problem.instances > 1 else []
+    left = left_out(spec, problem)
+    if left:
+        notes.append(f"the plan covers `{problem.app}` only; left out of the workload: {', '.join(left)}")
+    return "; ".join(notes) or None
+
+
+def _block_notes(problem: PipelineProblem) -> list[str]:
+    names, level = problem.context_names, problem.block_level
+    if 0 <= level < problem.n_levels - 1:  # whole domains: their names (``socket1``)
+        names = [".".join(name.split(".")[: level + 1]) for name in names]
+        what = f"contexts, whole `{problem.level_names[level]}` domains"
+    else:
+        what = "contexts"
+    blocks = [(problem.instance, problem.block), *problem.copies]
+    where = "; ".join(f"#{i}: {_span(list(dict.fromkeys(names[c] for c in block)))}" for i, block in blocks)
+    notes = [
+        f"{problem.instances} instances of `{problem.app}`, each on its own block of {len(problem.block)} {what} "
+        f"({where}): one instance's plan, solved on block #{problem.instance}, repeated on every block; "
+        "throughputs count every instance"
+    ]
+    if problem.unused:
+        unused = _span([problem.context_names[c] for c in problem.unused])
+        notes.append(
+            f"{len(problem.unused)} usable contexts in no block (no split into blocks of one shape uses them): {unused}"
+        )
+    return notes
+
+
+def left_out(spec, problem: PipelineProblem) -> list[str]:
+    """The workload's applications the plan does not run (``b x2``), none when it covers it."""
+    apps = dict.fromkeys(item.app for item in spec.workload if item.app != problem.app)
+    return [f"`{a}` x{spec.instance_count(a)}" for a in apps]
+
+
+def _span(names: list[str]) -> str:
+    return ", ".join(names) if len(names) <= 4 else f"{names[0]}, {names[1]}, ... {names[-1]} ({len(names)})"
 
 
 def choose_method(results: dict[str, MethodResult]) -> str:
@@ -207,6 +245,13 @@ class PipelineResult:
     measured: dict[str, Measured] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     written: Path | None = None
+    left_out: list[str] = field(default_factory=list)  # the workload's applications the plan does not run
+
+    @property
+    def covers_workload(self) -> bool:
+        """Whether the plan runs every instance of the workload (not when ``--app`` chose one of
+        several applications)."""
+        return not self.left_out
 
     @property
     def result(self) -> MethodResult:
@@ -243,6 +288,10 @@ class PipelineResult:
             "spec": self.spec_name,
             "app": p.app,
             "contexts": p.n_contexts,
+            "instances": p.instances,
+            "blocks": [[p.context_names[c] for c in block] for block in (p.block, *(b for _, b in p.copies)) if block],
+            "covers_workload": self.covers_workload,
+            "left_out": list(self.left_out),
             "sequential_cycles": p.cycles(p.sequential),
             "critical_path_cycles": p.cycles(p.critical_path),
             "latency_max": p.seconds(p.latency_max) if bounded else None,
@@ -374,6 +423,7 @@ def solve_pipeline(
         plan=to_plan(problem, results[chosen].candidate, chosen),
         measured=measured,
         notes=notes,
+        left_out=left_out(spec, problem),
     )
     if out_dir is not None:
         job.written = prepare_out_dir(out_dir) / "plan.yaml"

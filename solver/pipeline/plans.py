@@ -17,7 +17,9 @@ from tasksolve.specs import Plan, PlanThread, check_plan
 
 
 def to_plan(problem: PipelineProblem, cand: Candidate, method: str | None = None) -> Plan:
-    """The `Plan` of a mapped candidate."""
+    """The `Plan` of a mapped candidate: its threads for `problem`'s instance and, with several
+    instances, the same threads for every other one on the corresponding contexts of its block
+    (`PipelineProblem.placements`)."""
     if not cand.mapped:
         raise PipelineError("a candidate needs contexts before it becomes a plan")
     stages = cand.stages if cand.stages is not None else depth_stages(problem, cand)
@@ -26,21 +28,22 @@ def to_plan(problem: PipelineProblem, cand: Candidate, method: str | None = None
         by_stage[s].append(g)
     threads: dict[str, PlanThread] = {}
     bindings: dict[str, str] = {}
-    prefix = f"{problem.app}#{problem.instance}"
-    for s in sorted(by_stage):
-        members = sorted(by_stage[s], key=lambda g: min(cand.groups[g].tasks))
-        for branch, g in enumerate(members):
-            group = cand.groups[g]
-            for r, c in enumerate(group.contexts or ()):
-                name = f"{prefix}.s{s}r{r}" if len(members) == 1 else f"{prefix}.s{s}.b{branch}r{r}"
-                threads[name] = PlanThread(
-                    app=problem.app,
-                    instance=problem.instance,
-                    tasks=[problem.tasks[t] for t in group.tasks],
-                    stage=s,
-                    replica=r,
-                )
-                bindings[name] = problem.context_names[c]
+    for instance, where in problem.placements():
+        prefix = f"{problem.app}#{instance}"
+        for s in sorted(by_stage):
+            members = sorted(by_stage[s], key=lambda g: min(cand.groups[g].tasks))
+            for branch, g in enumerate(members):
+                group = cand.groups[g]
+                for r, c in enumerate(group.contexts or ()):
+                    name = f"{prefix}.s{s}r{r}" if len(members) == 1 else f"{prefix}.s{s}.b{branch}r{r}"
+                    threads[name] = PlanThread(
+                        app=problem.app,
+                        instance=instance,
+                        tasks=[problem.tasks[t] for t in group.tasks],
+                        stage=s,
+                        replica=r,
+                    )
+                    bindings[name] = problem.context_names[c if where is None else where[c]]
     return Plan(spec=problem.name, method=method, bindings=bindings, threads=threads)
 
 

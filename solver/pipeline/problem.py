@@ -62,6 +62,13 @@ context.  Every task is in exactly one group; the order inside a group respects 
   bound of any mapping's, the absent contention a lower bound.  Every reported answer is mapped,
   so every figure a method reports carries contention.
 
+* **Several instances** of the application in the workload (`solver.pipeline.blocks`): the
+  problem is one instance's on block 0 of isomorphic blocks of contexts, one per instance, and a
+  plan repeats its candidate on every block (`copies`, `placements`, `plans.to_plan`).  Throughput
+  counts every instance (``instances x clock / P``), exact when the blocks share no demanded
+  resource domain and an overestimate otherwise (the contention of the other blocks' threads is
+  not charged); the oracles measure every instance together.
+
 * **NPIRE's synchronisation** (`solver.pipeline.sync`): a lock's busy time per packet bounds
   the period, optimistic sections add their mean retries to the work, an early signal lets the
   successors start earlier -- as `simulate.analytic` charges them; the CP-SAT model leaves them
@@ -90,6 +97,7 @@ from fractions import Fraction
 from functools import cached_property
 
 from tasksolve.solver.errors import BadProblemError
+from tasksolve.solver.pipeline.blocks import NoBlocks, instance_blocks
 from tasksolve.solver.pipeline.sync import TaskSync, has_sync, task_sync
 from tasksolve.specs.cpu_kinds import kind_work
 
@@ -169,6 +177,12 @@ class PipelineProblem:
     code: tuple[int, ...] = ()  # per task: instructions (`Task.code_size`, 0 when not given)
     icache: int | None = None  # instructions a context's i-cache holds (`Topology.icache`)
     sync: tuple[TaskSync | None, ...] = ()  # per task: NPIRE's synchronisation (`solver.pipeline.sync`); () if none
+    # the workload's other instances of `app` (`solver.pipeline.blocks`): (instance, its block's contexts), each
+    # block position by position the image of `block`, the block `contexts` is drawn from; () with one instance
+    block: tuple[int, ...] = ()
+    copies: tuple[tuple[int, tuple[int, ...]], ...] = ()
+    unused: tuple[int, ...] = ()  # usable contexts in no instance's block
+    block_level: int = -1  # the level whose domains the blocks are made of (-1: one instance)
 
     # ----------------------------------------------------------------- construction
     @classmethod
@@ -182,24 +196,17 @@ class PipelineProblem:
         instance: int = 0,
     ) -> PipelineProblem:
         """The problem of pipelining one instance of `app` (the only application of the
-        workload when omitted) over `spec.usable_contexts`.
+        workload when omitted) over `spec.usable_contexts` -- with several instances of `app` in
+        the workload, over block 0 of `solver.pipeline.blocks.find_blocks`, the other instances
+        being `copies` that repeat its plan on their blocks (`instances`).
 
         `latency_max`: ``"spec"`` takes ``constraints.latency_max``; a float is cycles; a string
         is ``75%`` (a fraction of the sequential time, the sum of the works) or a duration
         (``1.4us``, ``2800`` cycles); None means no bound.  `cores` keeps the first `cores`
-        usable contexts (in topology order, so they fill the innermost domains first).
+        usable contexts (in topology order, so they fill the innermost domains first) -- of each
+        instance's block with several instances.
         """
-        if app is None:
-            apps = sorted({item.app for item in spec.workload})
-            if len(apps) != 1:
-                raise PipelineError(
-                    f"the workload holds several applications ({', '.join(apps)}); choose one with --app"
-                )
-            app = apps[0]
-        if app not in spec.applications:
-            from tasksolve.specs.errors import did_you_mean
-
-            raise PipelineError(f"unknown application `{app}`{did_you_mean(app, spec.applications)}")
+        app = _choose_app(spec, app)
         application = spec.applications[app]
         topo = spec.topology
         order = list(application.topological_order)
@@ -221,17 +228,13 @@ class PipelineProblem:
             PipelineEdge(s, t, b, tuple(round(c * scale) for c in costs[:-1]), round(costs[-1] * scale))
             for s, t, b, costs in raw_edges
         )
-        contexts = list(spec.usable_contexts)
-        if topo.kinds:  # the fastest kind's contexts first, in topology order within a kind
-            rate = [kind.ipc * speed for kind, speed in zip(topo.kinds.values(), topo.kind_speeds)]
-            contexts.sort(key=lambda c: -rate[topo.context_kinds[c]])
-        if cores is not None:
-            if cores < 1:
-                raise PipelineError(f"--cores must be at least 1 (got {cores})")
-            if cores > len(contexts):
-                raise PipelineError(f"--cores {cores}: the spec has only {len(contexts)} usable contexts")
-            contexts = contexts[:cores]
         caps = tuple((topo.level_index(level), int(cap)) for level, cap in spec.constraints.max_threads.items())
+        try:
+            placed = instance_blocks(spec, app, caps, instance)
+        except NoBlocks as exc:
+            raise PipelineError(str(exc)) from None
+        contexts = _contexts(spec, placed, cores)
+        caps = placed.pop("caps", caps)
         resources, demand = _resource_tables(topo, [application.tasks[t] for t in order])
         problem = cls(
             name=spec.name,
@@ -253,6 +256,7 @@ class PipelineProblem:
             code=tuple(application.tasks[t].code_size or 0 for t in order),
             icache=topo.icache,
             sync=_sync_table([application.tasks[t] for t in order], scale),
+            **placed,
         )
         bound = resolve_latency(spec, problem, latency_max)
         return replace(problem, latency_max=bound)
@@ -264,6 +268,17 @@ class PipelineProblem:
         if not 1 <= cores <= len(self.contexts):
             raise PipelineError(f"--cores {cores}: between 1 and {len(self.contexts)}")
         return replace(self, contexts=self.contexts[:cores])
+
+    # ----------------------------------------------------------------- instances
+    @property
+    def instances(self) -> int:
+        """Instances the plans cover: this one and its `copies`."""
+        return 1 + len(self.copies)
+
+    def placements(self) -> list[tuple[int, dict[int, int] | None]]:
+        """(instance, its context of each of block 0's contexts; None: the identity), this
+        instance first."""
+        return [(self.instance, None)] + [(i, dict(zip(self.block, mapped))) for i, mapped in self.copies]
 
     # ----------------------------------------------------------------- structure
     @property
@@ -377,8 +392,9 @@ class PipelineProblem:
         return int(math.floor(cycles * self.scale + 1e-9))
 
     def throughput(self, period_ticks: Fraction | float) -> float:
-        """Packets per second for a period in ticks."""
-        return self.clock * self.scale / float(period_ticks) if period_ticks else math.inf
+        """Packets per second of every instance together (`instances` x one instance's) for a
+        period in ticks."""
+        return self.instances * self.clock * self.scale / float(period_ticks) if period_ticks else math.inf
 
     def seconds(self, ticks: float | Fraction) -> float:
         return float(ticks) / self.scale / self.clock
@@ -387,6 +403,42 @@ class PipelineProblem:
         if self.latency_max is None:
             return "none"
         return format_cycles(self.cycles(self.latency_max), self.clock)
+
+
+def _choose_app(spec, app: str | None) -> str:
+    """`app`, or the workload's one application; refuses several without a choice."""
+    if app is None:
+        apps = sorted({item.app for item in spec.workload})
+        if len(apps) != 1:
+            counts = ", ".join(f"`{a}` x{spec.instance_count(a)}" for a in apps)
+            raise PipelineError(
+                f"the workload holds several applications ({counts}); a pipeline plan covers the instances of "
+                "one: choose it with `tasksolve pipeline --app` (the plan then leaves the others out)"
+            )
+        app = apps[0]
+    if app not in spec.applications:
+        from tasksolve.specs.errors import did_you_mean
+
+        raise PipelineError(f"unknown application `{app}`{did_you_mean(app, spec.applications)}")
+    return app
+
+
+def _contexts(spec, placed: dict, cores: int | None) -> list[int]:
+    """The problem's contexts: the usable ones, or block 0's with several instances; the fastest
+    kind's first; the first `cores` of them."""
+    topo = spec.topology
+    contexts = list(placed.get("block") or spec.usable_contexts)
+    if topo.kinds:  # the fastest kind's contexts first, in topology order within a kind
+        rate = [kind.ipc * speed for kind, speed in zip(topo.kinds.values(), topo.kind_speeds)]
+        contexts.sort(key=lambda c: -rate[topo.context_kinds[c]])
+    if cores is not None:
+        if cores < 1:
+            raise PipelineError(f"--cores must be at least 1 (got {cores})")
+        if cores > len(contexts):
+            each = " in each instance's block" if placed else ""
+            raise PipelineError(f"--cores {cores}: the spec has only {len(contexts)} usable contexts{each}")
+        contexts = contexts[:cores]
+    return contexts
 
 
 def _sync_table(tasks, scale: int) -> tuple[TaskSync | None, ...]:

@@ -252,6 +252,7 @@ def sweep_pipeline(
     if cores and max(cores) > problem.n_contexts:
         raise PipelineError(
             f"--cores {min(cores)}:{max(cores)}: the spec has only {problem.n_contexts} usable contexts"
+            + (" in each instance's block" if problem.instances > 1 else "")
         )
     steps = Steps(progress, (len(fractions or ()) + len(cores or ())) * len(methods))
     options = dict(time_limit=limit, workers=workers, seed=seed, steps=steps)
