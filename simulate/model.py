@@ -43,8 +43,8 @@ import numpy as np
 
 from tasksolve.simulate.errors import InvalidPlanError
 from tasksolve.simulate.locks import speculation_work, sync_tables
-from tasksolve.specs.cpu_kinds import kind_work
 from tasksolve.specs.graphs import CycleError, topological_order
+from tasksolve.specs.kind_work import kind_work
 
 
 @dataclass(frozen=True)
@@ -256,6 +256,13 @@ def pipeline_structure(spec, plan) -> Structure:
     return _assemble(spec, names, instance_names, groups, thread_lists)
 
 
+def _task_cycles(spec, app: str, tasks) -> tuple[tuple[float, ...], tuple[tuple[float, ...], ...]]:
+    """The tasks' cycles on the fastest kind of core, and on every kind (`specs.kind_work`)."""
+    topo = spec.topology
+    per_kind = tuple(kind_work(spec.applications[app].tasks[task], topo.kind_names, topo) for task in tasks)
+    return tuple(min(kinds) for kinds in per_kind), per_kind
+
+
 def _assemble(spec, names, instance_names, groups_spec, thread_lists) -> Structure:
     resources, capacity, levels = _resource_tables(spec)
     n = len(names)
@@ -264,7 +271,6 @@ def _assemble(spec, names, instance_names, groups_spec, thread_lists) -> Structu
     instance_of = [0] * n
     task_cycles: list[tuple[float, ...]] = [()] * n
     task_kind_cycles: list[tuple[tuple[float, ...], ...]] = [()] * n
-    topo = spec.topology
     demand = np.zeros((n, len(resources)))
     idle = np.zeros((n, len(resources)))
     task_group: dict[tuple[int, str], int] = {}
@@ -272,8 +278,7 @@ def _assemble(spec, names, instance_names, groups_spec, thread_lists) -> Structu
         for task in tasks:
             task_group[(inst, task)] = g
         busy_row, idle_row = _demand_rows(spec, app, tasks, resources)
-        per_kind = tuple(kind_work(spec.applications[app].tasks[task], topo.kind_names, topo) for task in tasks)
-        cycles = tuple(min(kinds) for kinds in per_kind)
+        cycles, per_kind = _task_cycles(spec, app, tasks)
         for r, t in enumerate(thread_lists[g]):
             group_of[t], replica_of[t], instance_of[t] = g, r, inst
             task_cycles[t], task_kind_cycles[t] = cycles, per_kind

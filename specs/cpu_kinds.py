@@ -14,7 +14,7 @@ to the most capable one, 1024 for the biggest), which are the two ways machines 
   ``cycles / ipc`` here, unless the task gives its cycles per kind (``cycles: {P: 900, E: 1500}``).
 
 Every model counts time in cycles of the topology's clock: a task of ``c`` cycles on a kind runs
-``c / ipc / speed`` of them (`kind_work`).  Messages cost what the topology's communication
+``c / ipc / speed`` of them (`specs.kind_work`).  Messages cost what the topology's communication
 section says, whatever the kinds (memory latency does not scale with a core's clock).
 """
 
@@ -53,18 +53,3 @@ class CpuKind(StrictModel):
         if self.clock is not None:
             return self.clock / reference_clock
         return 1.0 if self.speed is None else self.speed
-
-
-def kind_work(task, kinds: list[str], topology) -> tuple[float, ...]:
-    """Cycles of `topology.clock` that one packet of `task` takes on each kind (in `kinds`
-    order): its cycles on the kind (given per kind, or its reference cycles over the kind's
-    `ipc`) times its `frequency`, over the kind's speed."""
-    if not topology.kinds:
-        return (float(task.work),)
-    out = []
-    for name, speed in zip(kinds, topology.kind_speeds):
-        kind = topology.kinds[name]
-        given = (task.cycles_by_kind or {}).get(name)
-        cycles = given if given is not None else task.cycles / kind.ipc
-        out.append(cycles * task.frequency / speed)
-    return tuple(out)

@@ -199,7 +199,7 @@ def least_slowdown(spec: Spec, app_name: str, task: str) -> tuple[float, str | N
 def critical_path(spec: Spec, app_name: str) -> tuple[float, list[str]]:
     """Cycles of the longest entry-to-exit path of `app_name` at the least contention any plan has
     (module docstring), and the path."""
-    from tasksolve.specs.cpu_kinds import kind_work
+    from tasksolve.specs.kind_work import kind_work
 
     app = spec.applications[app_name]
     topo = spec.topology

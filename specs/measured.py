@@ -17,7 +17,7 @@ on the resource progresses at ``min(1, capacity / demand)``.  So, with the topol
   speed, so its share is ``S / C``.
 
 The resource's capacity becomes 1 in the model.  ``W`` is the least work any kind of core does on
-a packet (`specs.cpu_kinds.kind_work`: the task's ``work`` without kinds): the model holds one
+a packet (`specs.kind_work`: the task's ``work`` without kinds): the model holds one
 demand per task whatever the kind, and the fastest kind moves the bytes fastest, so the share is
 the load the task can put on the resource; on a slower kind, and while it pays for incoming
 messages (which depend on the plan), it loads the resource less than the model says -- the
@@ -82,7 +82,7 @@ class Conversion:
 
 def _fastest_work(task, topology) -> tuple[float, str]:
     """The least cycles of the topology's clock a packet of `task` takes on any kind of core."""
-    from tasksolve.specs.cpu_kinds import kind_work
+    from tasksolve.specs.kind_work import kind_work
 
     works = kind_work(task, topology.kind_names, topology)
     best = min(range(len(works)), key=works.__getitem__)

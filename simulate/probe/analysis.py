@@ -41,17 +41,17 @@ measured, the rate of a compute loop on each while the other runs it too, over i
 
 from __future__ import annotations
 
-import math
 import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from tasksolve.simulate.probe.classes import class_boundaries, class_of
+
 if TYPE_CHECKING:
     from tasksolve.simulate.probe.kinds import Kinds
 
 MACHINE = "machine"
-GAP = 1.3
 SMT_RATIO = 0.75
 POPULATION_SHARE = 0.1
 
@@ -206,17 +206,6 @@ class Analysis:
             "kinds": None if self.kinds is None else self.kinds.to_dict(),
             "findings": self.findings,
         }
-
-
-def class_boundaries(values: list[float], gap: float = GAP) -> list[float]:
-    """Thresholds between latency classes: the geometric mean of the two values on either side of
-    every gap of at least `gap` times in the sorted values (module docstring)."""
-    ordered = sorted(v for v in values if v > 0 and math.isfinite(v))
-    return [math.sqrt(a * b) for a, b in zip(ordered, ordered[1:]) if b >= gap * a]
-
-
-def class_of(value: float, boundaries: list[float]) -> int:
-    return sum(1 for b in boundaries if value > b)
 
 
 def pair_levels(cpus: list[int], topology=None) -> dict[Pair, str]:

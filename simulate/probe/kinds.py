@@ -14,7 +14,7 @@ The rule (a pure function of the runs):
   on a 2-CPU guest at load 9, rates per wall second made one CPU's median 0.52 of the other's,
   spreads 42% and 13%: the median spread would have made up a kind);
 * the CPUs' rates, sorted, are cut wherever one is more than ``1 + step`` times the one below it
-  (`analysis.class_boundaries`, the latency classes' gap logic, with ``gap = 1 + step``), where
+  (`classes.class_boundaries`, the latency classes' gap logic, with ``gap = 1 + step``), where
   ``step = max(FLOOR, NOISE_TIMES x noise)``: CPUs of one kind lie within the noise of each
   other (their rates are medians of many runs, far closer than ``NOISE_TIMES`` single runs),
   while kinds differ by a step (an E-core runs this loop at ~0.5-0.7 of a P-core).  The
@@ -42,7 +42,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from tasksolve.simulate.probe.analysis import class_boundaries, class_of
+from tasksolve.simulate.probe.classes import class_boundaries, class_of
 from tasksolve.specs.importers.cpusets import cpu_list
 
 if TYPE_CHECKING:

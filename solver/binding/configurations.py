@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tasksolve.solver.binding.problem import BindingProblem
-from tasksolve.specs.cpu_kinds import kind_work
+from tasksolve.solver.binding.thread_types import ThreadTypes
 
 MAX_CONFIGURATIONS = 3_000_000
 MAX_ASSIGNMENTS = 4096  # partner assignments enumerated per count vector
@@ -49,61 +49,6 @@ CHUNK = 131_072  # configurations evaluated at once
 
 class NotApplicable(Exception):
     """The configuration bound does not apply to this problem (the message says why)."""
-
-
-# ----------------------------------------------------------------------------- thread types
-@dataclass
-class ThreadTypes:
-    """Thread types (application, task) with counts, demands, cycles and in-edges."""
-
-    names: list[tuple[str, str]]
-    count: np.ndarray  # (K,) threads of each type in the spec
-    cycles: np.ndarray  # (K,)
-    demand: np.ndarray  # (K, R) demand per resource
-    in_edges: list[list[tuple[int, int]]]  # per type: (producer type, bytes)
-    apps: dict[str, list[int]]  # application -> its types, in task order
-    anchor: dict[str, int]  # application -> anchor type
-    kind_cycles: np.ndarray | None = None  # (K, kinds of core): cycles on each kind
-
-    @classmethod
-    def of(cls, problem: BindingProblem) -> ThreadTypes:
-        spec = problem.spec
-        resources = [r.name for r in problem.topology.resources]
-        names: list[tuple[str, str]] = []
-        count: dict[tuple[str, str], int] = {}
-        for thread in spec.threads:
-            key = (thread.app, thread.task)
-            if key not in count:
-                names.append(key)
-                count[key] = 0
-            count[key] += 1
-        index = {key: k for k, key in enumerate(names)}
-        apps: dict[str, list[int]] = {}
-        for k, (app, _) in enumerate(names):
-            apps.setdefault(app, []).append(k)
-        tasks = [spec.applications[app].tasks[task] for app, task in names]
-        in_edges: list[list[tuple[int, int]]] = [[] for _ in names]
-        for app in apps:
-            for edge in spec.applications[app].edges:
-                in_edges[index[(app, edge.target)]].append((index[(app, edge.source)], edge.bytes))
-        # cycles x frequency, as every model charges, on each kind of core (`specs.cpu_kinds`); where
-        # the kind is not known, the fastest kind's (a bound may assume every thread runs on it)
-        topo = problem.topology
-        kind_cycles = np.array([kind_work(t, topo.kind_names, topo) for t in tasks], dtype=float)
-        cycles = kind_cycles.min(axis=1)
-        anchor = {app: max(ks, key=lambda k: (cycles[k], -k)) for app, ks in apps.items()}
-        return cls(
-            names=names,
-            count=np.array([count[key] for key in names]),
-            cycles=cycles,
-            demand=np.array([[t.demand.get(r, 0.0) for r in resources] for t in tasks], dtype=float).reshape(
-                len(tasks), len(resources)
-            ),
-            in_edges=in_edges,
-            apps=apps,
-            anchor=anchor,
-            kind_cycles=kind_cycles,
-        )
 
 
 # ----------------------------------------------------------------------------- layout

@@ -52,6 +52,7 @@ from functools import reduce
 from ortools.sat.python import cp_model
 
 from tasksolve.solver import cpsat
+from tasksolve.solver.binding.kind_terms import cycles_terms
 from tasksolve.solver.binding.problem import BindingProblem
 from tasksolve.solver.binding.rounding import Rounding, ratio_range, resource_scales, sync_fields
 from tasksolve.solver.binding.symmetry_breaking import SiblingClasses, add_value_precedence
@@ -327,7 +328,8 @@ class BindingModel:
                 comm_terms[consumer].append((delta, same))
         self.work: list[object] = []
         for t in range(n):
-            base, kind_terms = self._cycles_terms(t)
+            scaled = [round(c * WORK_SCALE) for c in p.kind_cycles[t]]
+            base, kind_terms = cycles_terms(self.model, self.x[t], scaled, p.topology.context_kinds, t)
             base += comm_const[t]
             if not comm_terms[t] and not kind_terms:
                 self.work.append(base)
@@ -340,25 +342,6 @@ class BindingModel:
             self.work.append(w)
         # a work is a sum of rounded cycles and costs: within the worst term's ratio of the exact
         self._work_rounding = ratio_range(pairs)
-
-    def _cycles_terms(self, t: int) -> tuple[int, list]:
-        """Thread t's cycles (scaled): a constant, plus, on a topology with kinds of core
-        (`specs.cpu_kinds`), ``(cycles on kind k - the least) * [t runs on a context of kind k]``."""
-        p = self.problem
-        scaled = [round(c * WORK_SCALE) for c in p.kind_cycles[t]]
-        kind_of = p.topology.context_kinds
-        on_kind: dict[int, list] = {}
-        for c, lit in self.x[t].items():
-            on_kind.setdefault(kind_of[c], []).append(lit)
-        low = min(scaled[k] for k in on_kind) if on_kind else scaled[0]
-        terms = []
-        for k, lits in on_kind.items():
-            if scaled[k] == low:
-                continue
-            on = self.model.new_bool_var(f"kind[{t},{k}]")  # t runs on kind k: one literal, not one per context
-            self.model.add(on == sum(lits))
-            terms.append((scaled[k] - low, on))
-        return low, terms
 
     def _timing(self) -> None:
         """E_t = W_t S_t and the period P_i = max over instance i's threads of E_t."""

@@ -84,7 +84,7 @@ class BindingProblem:
     @cached_property
     def kind_cycles(self) -> list[tuple[float, ...]]:
         """Each thread's cycles on each kind of core (`specs.cpu_kinds`; one column without kinds)."""
-        from tasksolve.specs.cpu_kinds import kind_work
+        from tasksolve.specs.kind_work import kind_work
 
         apps, topo = self.spec.applications, self.topology
         return [kind_work(apps[t.app].tasks[t.task], topo.kind_names, topo) for t in self.spec.threads]

@@ -99,7 +99,7 @@ from functools import cached_property
 from tasksolve.solver.errors import BadProblemError
 from tasksolve.solver.pipeline.blocks import NoBlocks, instance_blocks
 from tasksolve.solver.pipeline.sync import TaskSync, has_sync, task_sync
-from tasksolve.specs.cpu_kinds import kind_work
+from tasksolve.specs.kind_work import kind_work
 
 SCALES = (1, 10, 100, 1000)
 DEMAND_SCALE = 1000  # demands and capacities in thousandths (as `solver.binding.model`)

@@ -15,7 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tasksolve.simulate.probe import helper
-from tasksolve.simulate.probe.analysis import GAP, PairSample, analyse, class_boundaries
+from tasksolve.simulate.probe.analysis import PairSample, analyse
+from tasksolve.simulate.probe.classes import GAP, class_boundaries
 from tasksolve.simulate.probe.measure import choose_backend, probe
 from tasksolve.simulate.probe.report import read_csv, with_costs, write_csv
 from tasksolve.simulate.probe.structure import propose
