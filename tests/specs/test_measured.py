@@ -236,6 +236,6 @@ def test_the_schema_asks_sizes_for_a_unit_and_offers_measured_capacities():
 @given(spec_st.spec_data(measured=True, every_field=True))
 def test_drawn_measured_specs_round_trip_and_equal_their_twins(data):
     spec = spec_st.load(data)
-    assert load_spec_text(dump_spec(spec)) == spec
+    assert load_spec_text(dump_spec(spec), feasibility=False) == spec
     twin = yaml.safe_dump(spec.model_dump(mode="json", by_alias=True, exclude_none=True), sort_keys=False)
-    assert load_spec_text(twin) == spec
+    assert load_spec_text(twin, feasibility=False) == spec
