@@ -106,6 +106,7 @@ class Judging:
     draws: str
     show: Callable[[float], str] = str
     noisy: NoisyEvidence | None = None
+    space: str = ""  # the plans judged, where not every plan (`verdict.Evidence.space`)
 
 
 def evidence(
@@ -158,6 +159,7 @@ def evidence(
         failed_steps=sorted(set(failed)),
         oracle=judging.oracle_kind,
         noisy=noisy,
+        space=judging.space,
     )
 
 

@@ -167,6 +167,15 @@ class Certification:
 
     # ------------------------------------------------------------------------------ read-only
     @property
+    def space(self) -> str:
+        """The plans the sample and the bounds range over where not every plan: a pipeline spec of
+        several instances repeats one instance's plan on each one's block (`solver.pipeline.blocks`)."""
+        problem = self.service.pipeline  # a `PipelineProblem`, or None for binding plans
+        if problem is None or problem.instances < 2:
+            return ""
+        return f"plans repeating one instance's plan on each of its {problem.instances} blocks"
+
+    @property
     def objective(self) -> Objective:
         return Objective.of(self.spec.objective)
 
@@ -223,6 +232,7 @@ class Certification:
             self.draws,
             self.show,
             self.noisy,
+            self.space,
         )
         best = KnownPlan("best sampled plan", float(self.objective.best(values)), best_hw)
         ev = assemble.evidence(sample, atom, KnownPlan("plan", plan_value, plan_hw), [best, *self.known], judging)

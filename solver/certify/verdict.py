@@ -129,6 +129,7 @@ class Evidence:
     top_atom: str | None = None  # `evt.TopAtom.sentence()` when the best value is hit twice or more
     saturation: Saturation | None = None
     noisy: NoisyEvidence | None = None  # on a stochastic oracle
+    space: str = ""  # the plans the sample and the bounds range over, where not every plan ("plans that ...")
 
     @property
     def yardstick(self) -> PairedGap | None:
@@ -258,6 +259,10 @@ class _Judge:
 
     def done(self, verdict: str, basis: str, sentence: str) -> Decision:
         return Decision(verdict, basis, sentence, self.reasons, self.gaps, self.words)
+
+    def best(self, words: str) -> str:
+        """``the best possible`` / ``the optimum``, among the plans judged where not every plan."""
+        return f"{words} among {self.ev.space}" if self.ev.space else words
 
     def plan_text(self) -> str:
         ev = self.ev
@@ -445,8 +450,8 @@ def _proven(j: _Judge) -> Decision | None:
         if lost <= ev.target_gap:
             hw = ", counting its half-width against it" if ev.plan_half_width else ""
             sentence = (
-                f"proven: the plan ({j.plan_text()}) is within the {j.target} target of the best possible "
-                f"on the {noun(ev.oracle)}{hw}: the {b.source} bound proves no plan exceeds "
+                f"proven: the plan ({j.plan_text()}) is within the {j.target} target of {j.best('the best possible')} "
+                f"on the {noun(ev.oracle)}{hw}: the {b.source} bound proves no {'such ' if ev.space else ''}plan exceeds "
                 f"{j.show(b.value)} ({max(lost, 0.0) + 0.0:.2%} above the plan)"
             )
             return j.done("proven", "bound", sentence)
@@ -468,11 +473,9 @@ def _evt(j: _Judge) -> Decision | None:
     )
     if not valid:
         return None
+    target = f"the {j.target} target of {j.best('the optimum')} at {ev.confidence:.0%} confidence"
     return j.done(
-        "certified",
-        "EVT estimate",
-        f"certified: the plan is within the {j.target} target of the optimum at {ev.confidence:.0%} confidence "
-        f"({j.words[1]}, {j.show(ev.far)})",
+        "certified", "EVT estimate", f"certified: the plan is within {target} ({j.words[1]}, {j.show(ev.far)})"
     )
 
 

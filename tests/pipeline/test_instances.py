@@ -174,6 +174,11 @@ def test_run_places_and_certifies_every_instance(tmp_path, capsys):
         assert {t.instance for t in drawn.threads.values()} == {0, 1, 2}
         assert sample["value"] == pytest.approx(make_oracle(spec, "analytic").evaluate(drawn).throughput, rel=1e-12)
     assert cert["solve"]["instances"] == 3 and len(cert["solve"]["blocks"]) == 3
+    # the bounds and the sample range over repeated plans only: a positive verdict says so
+    assert (
+        cert["exit_code"] == 0
+        and "among plans repeating one instance's plan on each of its 3 blocks" in cert["sentence"]
+    )
 
 
 def test_pipeline_command_says_where_each_instance_runs(tmp_path, capsys):
