@@ -251,25 +251,29 @@ def test_pipeline_relaxation_is_never_below_the_brute_force_best(app):
     sections, signals, demands below a thousandth) on a 2 x 2 machine with a per-pair port and a
     machine bus: the relaxation's bound is at least the best plan's closed-form throughput over
     every grouping, replica count and mapping -- or it refuses, saying why."""
-    data = {
+    check_pipeline_relaxation(pipeline_data(app, [{"name": "pair", "count": 2}, {"name": "core", "count": 2}]))
+
+
+def pipeline_data(app: dict, levels: list[dict], kinds: dict | None = None) -> dict:
+    """A pipeline spec of `app` on a 2-pair machine (`levels`) with a per-pair port, a machine bus,
+    message costs and an i-cache (and `kinds` of core when given)."""
+    topology = {"name": "t", "clock": "1GHz", "levels": levels, **({"kinds": kinds} if kinds else {})}
+    topology |= {
+        "resources": [
+            {"name": "port", "level": "pair", "capacity": 1.0},
+            {"name": "bus", "level": "machine", "capacity": 1.5},
+        ],
+        "communication": {"pair": 5, "machine": 40},
+        "icache": 1000,
+    }
+    return {
         "tasksolve": 1,
-        "name": "every-field-pipeline",
-        "topology": {
-            "name": "t",
-            "clock": "1GHz",
-            "levels": [{"name": "pair", "count": 2}, {"name": "core", "count": 2}],
-            "resources": [
-                {"name": "port", "level": "pair", "capacity": 1.0},
-                {"name": "bus", "level": "machine", "capacity": 1.5},
-            ],
-            "communication": {"pair": 5, "machine": 40},
-            "icache": 1000,
-        },
+        "name": "pipeline",
+        "topology": topology,
         "problem": "pipeline",
         "applications": {"g": app},
         "workload": [{"app": "g", "instances": 1}],
     }
-    check_pipeline_relaxation(data)
 
 
 def check_pipeline_relaxation(data: dict) -> None:

@@ -39,6 +39,7 @@ from tests.solver.test_bounds_every_field import (
     assert_bounds,
     check_pipeline_relaxation,
     feasible_placements,
+    pipeline_data,
 )
 
 RESOLUTION = 1e-5  # CP-SAT's throughput resolution (1e-6 per instance) with room for float sums
@@ -193,26 +194,8 @@ def test_pipeline_relaxation_on_a_hybrid_machine_is_never_below_the_brute_force_
     for task in app["tasks"].values():
         task.pop("critical", None)
         task.pop("signal", None)
-    data = {
-        "tasksolve": 1,
-        "name": "hybrid-pipeline",
-        "topology": {
-            "name": "t",
-            "clock": "1GHz",
-            "levels": [{"name": "pair", "count": 2}, {"name": "core", "count": [2, 1]}],
-            "kinds": {"P": {}, "E": {**slow, "domains": ["pair1"]}},
-            "resources": [
-                {"name": "port", "level": "pair", "capacity": 1.0},
-                {"name": "bus", "level": "machine", "capacity": 1.5},
-            ],
-            "communication": {"pair": 5, "machine": 40},
-            "icache": 1000,
-        },
-        "problem": "pipeline",
-        "applications": {"g": app},
-        "workload": [{"app": "g", "instances": 1}],
-    }
-    check_pipeline_relaxation(data)
+    levels = [{"name": "pair", "count": 2}, {"name": "core", "count": [2, 1]}]
+    check_pipeline_relaxation(pipeline_data(app, levels, {"P": {}, "E": {**slow, "domains": ["pair1"]}}))
 
 
 # ------------------------------------------------------------------------------ tasksolve run
