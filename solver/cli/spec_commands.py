@@ -68,6 +68,12 @@ def _summary(loaded) -> tuple[dict, str]:
     )
 
 
+def _nothing_converted(kind: str) -> str:
+    if kind == "spec":
+        return "no measured demand to convert: every share is as the spec gives it"
+    return f"nothing to convert in {kind} alone: a conversion needs a spec's topology and its tasks"
+
+
 def _converted(loaded) -> list[str]:
     """How a spec's measured demands became shares (`specs.measured.explain`); none for a
     topology or an application alone (the conversion needs both)."""
@@ -126,6 +132,8 @@ def validate(
             console.print(f"ok  {path}: {line}", markup=False, soft_wrap=True)
             for text in converted:
                 console.print(f"    {text}", markup=False, soft_wrap=True)
+            if explain and not converted:
+                console.print(f"    {_nothing_converted(loaded.kind)}", markup=False)
     if as_json:
         emit_json(results)
     if bad:

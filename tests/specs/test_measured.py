@@ -223,6 +223,13 @@ def test_validate_explain_prints_each_conversion(capsys, tmp_path):
     assert len(result["conversions"]) == 7
 
 
+def test_validate_explain_says_when_there_is_nothing_to_convert(capsys):
+    assert main(["validate", "--explain", "t2-constrained", "ultrasparc-t2"]) == 0
+    out = capsys.readouterr().out
+    assert "no measured demand to convert: every share is as the spec gives it" in out
+    assert "nothing to convert in topology alone" in out
+
+
 def test_the_schema_asks_sizes_for_a_unit_and_offers_measured_capacities():
     defs = spec_json_schema()["$defs"]
     size = defs["Edge"]["properties"]["bytes"]
