@@ -176,27 +176,34 @@ def _cheapest_message(spec: Spec, size: int) -> float:
     return min(topo.message_cycles(level, size) for level in levels)
 
 
-def least_slowdown(spec: Spec, app_name: str, task: str) -> tuple[float, str | None]:
+def machine_loads(spec: Spec) -> dict[str, float]:
+    """Each machine-wide resource's load in the closed form: the whole workload's demand on it,
+    wherever the threads run."""
+    apps = spec.applications
+    return {
+        r.name: sum(apps[t.app].tasks[t.task].demand.get(r.name, 0.0) for t in spec.threads)
+        for r in spec.topology.resources
+        if r.level == MACHINE
+    }
+
+
+def least_slowdown(spec: Spec, app_name: str, task: str, machine: dict[str, float]) -> tuple[float, str | None]:
     """The least ``1 / rate`` a thread of `task` has in any binding placement on the closed form,
     and the resource that sets it: ``max(1, load / capacity)`` over the resources it loads, the
-    load of a machine-wide one being the whole workload's demand, of any other its own demand."""
-    topo = spec.topology
+    load of a machine-wide one being `machine`'s (`machine_loads`), of any other its own demand."""
     demand = spec.applications[app_name].tasks[task].demand
     worst, which = 1.0, None
-    for resource in topo.resources:
+    for resource in spec.topology.resources:
         own = demand.get(resource.name, 0.0)
         if own <= 0:
             continue
-        load = own
-        if resource.level == MACHINE:
-            apps = spec.applications
-            load = sum(apps[t.app].tasks[t.task].demand.get(resource.name, 0.0) for t in spec.threads)
+        load = machine.get(resource.name, own)
         if load / resource.capacity > worst:
             worst, which = load / resource.capacity, resource.name
     return worst, which
 
 
-def critical_path(spec: Spec, app_name: str) -> tuple[float, list[str]]:
+def critical_path(spec: Spec, app_name: str, machine: dict[str, float] | None = None) -> tuple[float, list[str]]:
     """Cycles of the longest entry-to-exit path of `app_name` at the least contention any plan has
     (module docstring), and the path."""
     from tasksolve.specs.kind_work import kind_work
@@ -204,6 +211,8 @@ def critical_path(spec: Spec, app_name: str) -> tuple[float, list[str]]:
     app = spec.applications[app_name]
     topo = spec.topology
     binding = spec.problem == "binding"
+    if machine is None:
+        machine = machine_loads(spec) if binding else {}
     longest: dict[str, float] = {}  # when the task finishes
     emit: dict[str, float] = {}  # when its messages leave (before it finishes with an early signal)
     before: dict[str, str | None] = {}
@@ -213,7 +222,7 @@ def critical_path(spec: Spec, app_name: str) -> tuple[float, list[str]]:
         comm, slow = 0.0, 1.0
         if binding:
             comm = sum(_cheapest_message(spec, app.edge_bytes(p, task)) for p in app.predecessors[task])
-            slow = least_slowdown(spec, app_name, task)[0]
+            slow = least_slowdown(spec, app_name, task, machine)[0]
         start, via = 0.0, None
         for p in app.predecessors[task]:
             if emit[p] > start:
@@ -236,7 +245,8 @@ def check_latency(spec: Spec) -> list[Problem]:
         return []
     clock = spec.topology.clock
     limit = bound.to_cycles(clock)
-    worst = max(((critical_path(spec, item.app), item.app) for item in spec.workload), key=lambda x: x[0][0])
+    machine = machine_loads(spec) if spec.problem == "binding" else {}
+    worst = max(((critical_path(spec, item.app, machine), item.app) for item in spec.workload), key=lambda x: x[0][0])
     (cycles, path), app = worst
     if limit >= cycles * (1 - 1e-9):
         return []
@@ -244,7 +254,7 @@ def check_latency(spec: Spec) -> list[Problem]:
 
     messages = " and the cheapest message costs" if spec.problem == "binding" else ""
     if spec.problem == "binding":
-        slowed = {which for task in path if (which := least_slowdown(spec, app, task)[1]) is not None}
+        slowed = {which for task in path if (which := least_slowdown(spec, app, task, machine)[1]) is not None}
         if slowed:
             messages += f", slowed by the load no placement avoids on {', '.join(sorted(slowed))}"
     kinds = " on the fastest kind of core" if spec.topology.kinds else ""

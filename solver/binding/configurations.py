@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -83,28 +84,12 @@ class Layout:
         local = [level for level in used if level >= 0]
         level = min(local) if local else 0
         cell_level = level + 1 if level + 1 < depth - 1 else None
-        usable = set(problem.usable)
         kinds: dict[tuple[int, ...], int] = {}
         core_kinds: dict[tuple[int, ...], set[int]] = {}
-        for domain in range(topo.domain_count(level)):
-            contexts = topo.contexts_of(level, domain)
-            if cell_level is None:
-                sizes = (sum(c in usable for c in contexts),)
-            else:
-                stride = topo.strides[cell_level]
-                sizes = tuple(
-                    sorted(
-                        (
-                            sum(c in usable for c in range(start, start + stride))
-                            for start in range(contexts.start, contexts.stop, stride)
-                        ),
-                        reverse=True,
-                    )
-                )
-            sizes = tuple(s for s in sizes if s > 0)
-            if sizes:
-                kinds[sizes] = kinds.get(sizes, 0) + 1
-                core_kinds.setdefault(sizes, set()).update(topo.context_kinds[c] for c in contexts if c in usable)
+        for cells in domain_cells(problem, level, cell_level):
+            sizes = tuple(sorted((len(cell) for cell in cells), reverse=True))
+            kinds[sizes] = kinds.get(sizes, 0) + 1
+            core_kinds.setdefault(sizes, set()).update(topo.context_kinds[c] for cell in cells for c in cell)
         caps = problem.caps
         layout = cls(
             level=level,
@@ -125,6 +110,21 @@ class Layout:
                 layout.cost_same_cell[size], layout.cost_same_domain[size], layout.cost_across[size]
             )
         return layout
+
+
+def domain_cells(problem: BindingProblem, level: int, cell_level: int | None) -> Iterator[list[list[int]]]:
+    """The cells of every domain of `level` holding a usable context, in domain order: each cell
+    the usable contexts of one domain of `cell_level` (the domain itself where that is None)."""
+    topo = problem.topology
+    usable = set(problem.usable)
+    stride = topo.strides[cell_level] if cell_level is not None else None
+    for domain in range(topo.domain_count(level)):
+        contexts = topo.contexts_of(level, domain)
+        step = stride or len(contexts)
+        cells = [[c for c in range(a, a + step) if c in usable] for a in range(contexts.start, contexts.stop, step)]
+        cells = [cell for cell in cells if cell]
+        if cells:
+            yield cells
 
 
 # ----------------------------------------------------------------------------- enumeration

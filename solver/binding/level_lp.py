@@ -52,12 +52,13 @@ from __future__ import annotations
 import itertools
 import math
 import time
+from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
 
 from tasksolve.solver.binding.configuration_lp import ConfigurationBound, ConfigurationLPFailed
-from tasksolve.solver.binding.configurations import Layout, NotApplicable, ThreadTypes, _multisets
+from tasksolve.solver.binding.configurations import Layout, NotApplicable, ThreadTypes, _multisets, domain_cells
 from tasksolve.solver.binding.problem import BindingProblem
 
 MAX_MODES = 400  # modes per L-domain kind (the grid's ratio grows to fit)
@@ -127,20 +128,17 @@ def cell_size(key: CellKey) -> int:
     return key if isinstance(key, int) else key[0]
 
 
+def cell_signature(topology, cells: list[list[int]]) -> tuple:
+    """An L-domain's cells as ((cell key, how many), ...), largest key first (`cell_key`)."""
+    return tuple(sorted(Counter(cell_key(topology, cell) for cell in cells).items(), reverse=True))
+
+
 def domain_classes(problem: BindingProblem, layout: Layout) -> list[tuple[int, dict[CellKey, int]]]:
     """The L-domains grouped by their cells: (L-domains, {cell key: cells}), in domain order."""
-    topo = problem.topology
-    usable = set(problem.usable)
-    stride = topo.strides[layout.cell_level]
-    classes: dict[tuple, int] = {}
-    for domain in range(topo.domain_count(layout.level)):
-        contexts = topo.contexts_of(layout.level, domain)
-        cells = [[c for c in range(a, a + stride) if c in usable] for a in range(contexts.start, contexts.stop, stride)]
-        keys = [cell_key(topo, cell) for cell in cells if cell]
-        if keys:
-            signature = tuple(sorted({key: keys.count(key) for key in keys}.items(), reverse=True))
-            classes[signature] = classes.get(signature, 0) + 1
-    return [(m, dict(signature)) for signature, m in classes.items()]
+    signatures = Counter(
+        cell_signature(problem.topology, cells) for cells in domain_cells(problem, layout.level, layout.cell_level)
+    )
+    return [(m, dict(signature)) for signature, m in signatures.items()]
 
 
 def _cell_rates(

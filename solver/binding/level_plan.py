@@ -24,12 +24,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tasksolve.solver.binding.configuration_lp import ConfigurationBound, ConfigurationLPFailed
-from tasksolve.solver.binding.configurations import Layout, ThreadTypes
+from tasksolve.solver.binding.configurations import Layout, ThreadTypes, domain_cells
 from tasksolve.solver.binding.level_lp import (
     LP_TOLERANCE,
     LevelLP,
     build,
     cell_key,
+    cell_signature,
     integer_modes,
     level_bound,
 )
@@ -38,24 +39,12 @@ from tasksolve.solver.binding.problem import BindingProblem
 
 def _domains_by_kind(problem: BindingProblem, lp: LevelLP, level: int, cell_level: int) -> list[list[list[list[int]]]]:
     """Per kind of `lp.kinds`: its L-domains, each a list of cells (usable contexts, largest first)."""
-    topo = problem.topology
-    usable = set(problem.usable)
-    stride = topo.strides[cell_level]
     index = {tuple(sorted(cells.items(), reverse=True)): g for g, (_, cells) in enumerate(lp.kinds)}
     out: list[list[list[list[int]]]] = [[] for _ in lp.kinds]
-    for domain in range(topo.domain_count(level)):
-        contexts = topo.contexts_of(level, domain)
-        cells = [
-            [c for c in range(start, start + stride) if c in usable]
-            for start in range(contexts.start, contexts.stop, stride)
-        ]
-        cells = sorted((cell for cell in cells if cell), key=len, reverse=True)
-        sizes: dict = {}
-        for cell in cells:
-            sizes[cell_key(topo, cell)] = sizes.get(cell_key(topo, cell), 0) + 1
-        key = tuple(sorted(sizes.items(), reverse=True))
+    for cells in domain_cells(problem, level, cell_level):
+        key = cell_signature(problem.topology, cells)
         if key in index:
-            out[index[key]].append(cells)
+            out[index[key]].append(sorted(cells, key=len, reverse=True))
     return out
 
 

@@ -161,9 +161,9 @@ class Certification:
                 found.append(KnownPlan("CP-SAT plan", float(bound.objective)))
         gap = settings.target_gap if settings.target_gap is not None else spec.certify.target_gap or DEFAULT_TARGET_GAP
         latency = measure_latency(spec, plan, measured, settings.oracle_kind)
-        made = cls(spec, settings, service, oracle, classes, plan, measured, found, list(bounds), gap, budget)
-        made.latency = latency
-        return made
+        return cls(
+            spec, settings, service, oracle, classes, plan, measured, found, list(bounds), gap, budget, latency=latency
+        )
 
     # ------------------------------------------------------------------------------ read-only
     @property

@@ -213,12 +213,13 @@ def _work_bounds(spec, structure) -> tuple[np.ndarray, np.ndarray]:
         base = np.array(on.cycles, dtype=float)
         return base + speculation_work(on) if any(on.sync) else base
 
-    lo = cycles(structure)
-    hi = lo.copy()
     if topo.kinds:
         table = structure.kind_cycles
         lo = cycles(structure.on_kinds(np.argmin(table, axis=1).tolist()))
         hi = cycles(structure.on_kinds(np.argmax(table, axis=1).tolist()))
+    else:
+        lo = cycles(structure)
+        hi = lo.copy()
     for group in structure.groups:
         for sizes in group.edge_bytes:
             costs = [sum(float(topo.message_cycles(level, b)) for b in sizes) for level in levels]

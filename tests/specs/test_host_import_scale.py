@@ -4,7 +4,9 @@ scans they replaced (docs/design.md, "Real machines"; bench/host_import_speed.py
 from __future__ import annotations
 
 import math
+import sys
 import time
+from pathlib import Path
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -13,26 +15,14 @@ from tasksolve.specs import SpecError
 from tasksolve.specs.importers.host import Cache, HostDescription, build_topology
 from tasksolve.specs.importers.tree import _cache_groups, layout, levels_of, uniform_counts
 
-
-def _host(sockets: int, cores: int, smt: int) -> HostDescription:
-    """sockets x cores x smt, Linux's numbering, L2 per core, L3 and a NUMA node per socket."""
-    package, siblings, node, caches = {}, {}, {}, set()
-    for socket in range(sockets):
-        in_socket: list[int] = []
-        for core in range(socket * cores, (socket + 1) * cores):
-            threads = frozenset(core + t * sockets * cores for t in range(smt))
-            for cpu in threads:
-                package[cpu], siblings[cpu], node[cpu] = socket, threads, socket
-            in_socket += threads
-            caches.add(Cache(2, "unified", 1 << 20, threads))
-        caches.add(Cache(3, "unified", 32 << 20, frozenset(in_socket)))
-    return HostDescription(source="<scale>", package=package, siblings=siblings, node=node, caches=caches)
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+from host_import_speed import synthetic_host
 
 
 def test_32k_pus_build_in_seconds():
     """2 x 8192 x 2 = 32,768 PUs: the nested scans took minutes (16k PUs: 17 s); the group-bys a
     second or two. The bound leaves a wide margin for a loaded machine."""
-    host = _host(2, 8192, 2)
+    host = synthetic_host(32768)  # the benchmark's host: 2 sockets x 8192 cores x 2 SMT
     start = time.process_time()
     result = build_topology(host)
     spent = time.process_time() - start
