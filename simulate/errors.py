@@ -12,6 +12,11 @@ class OracleError(SimulateError):
     """An oracle could not measure a plan (the message says why and what to do)."""
 
 
+class TooFewPackets(OracleError):
+    """A simulation reached its ``packets`` cap (departures of every instance together) before the
+    slowest instance left enough windows for a confidence interval."""
+
+
 class InvalidPlanError(OracleError, ValueError):
     """The plan cannot be evaluated for this spec (a bad input rather than an oracle failure):
     a task run by no thread or by two groups, tasks of a thread out of dependency order, a cycle

@@ -192,6 +192,59 @@ problem: pipeline
     assert free.throughput == pytest.approx(3e9 / 100, rel=1e-6)
 
 
+def test_a_random_run_never_stops_on_a_zero_half_width():
+    """x's optimistic section fails half the time (geometric retries: 2 x 180.5 = 361 cycles a
+    packet on average), y takes 50 plus 251 to receive: x bounds `a` at 1e8 / 361 pps, and b's
+    lone task adds a steady 2 Mpps.  Early in the run x's luck fed y back to back, so every batch
+    of the total held the same count: the run stopped on that zero spread and measured
+    2.332 Mpps +- 3e-9 pps (the truth 2.277; a spec hypothesis found)."""
+    spec = spec_from(
+        """
+applications:
+  a:
+    tasks:
+      x: {cycles: 180.5, critical: {lock: table, speculate: 50%, rollback: 0}}
+      y: {cycles: 50}
+    edges: [{from: x, to: y}]
+  b:
+    tasks:
+      z: {cycles: 50}
+workload: [{app: a}, {app: b}]
+""",
+        topology="""
+  name: three
+  clock: 100MHz
+  levels:
+    - {name: socket, count: 1}
+    - {name: core, count: 3}
+  communication: {socket: 251, machine: 35}
+""",
+    )
+    m = simulate(spec, Plan.from_contexts(spec, [0, 1, 2]), precision=1e-6, packets=3000, warmup=300)
+    assert m.half_width > 0
+    assert within(m.throughput, 1e8 / 361 + 2e6, 2 * m.half_width)
+
+
+def test_a_random_run_whose_randomness_never_binds_stops_on_a_lasting_zero_spread():
+    """x's failures (20%) never reach y's 300-cycle pace once the queue between them is full: the
+    output is y's, exact, and the run ends at its second zero check, far below the packet cap."""
+    spec = spec_from(
+        """
+applications:
+  a:
+    tasks:
+      x: {cycles: 60, critical: {lock: table, speculate: 20%}}
+      y: {cycles: 300}
+    edges: [{from: x, to: y}]
+workload: [{app: a}]
+""",
+        topology=BARE,
+    )
+    m = simulate(spec, Plan.from_contexts(spec, [0, 2]), precision=0.01)
+    assert m.throughput == pytest.approx(1e9 / 300, rel=1e-9)
+    assert m.packets < 1000 and not m.notes
+
+
 def test_the_simulation_with_locks_is_deterministic_for_a_seed():
     spec = spec_from(ENTRY_AND_LOCKED % {"x": 20, "y": 100, "crit": 60}, topology=BARE)
     plan = replicated(spec, 2)

@@ -22,9 +22,10 @@ import itertools
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 
 from tasksolve.simulate.analytic import BatchModel
+from tasksolve.simulate.errors import TooFewPackets
 from tasksolve.solver.binding.configuration_lp import configuration_bound
 from tasksolve.solver.binding.configurations import NotApplicable
 from tasksolve.solver.binding.cpsat import MODEL_TOO_LARGE, solve_binding
@@ -171,7 +172,10 @@ def _simulated_plans(spec, limit: int = 12):
     picked = rows[np.linspace(0, len(rows) - 1, min(limit, len(rows))).astype(int)]
     for row in picked:
         plan = Plan.from_contexts(spec, [int(c) for c in row])
-        m = oracle.evaluate(plan)
+        try:
+            m = oracle.evaluate(plan)
+        except TooFewPackets:  # one instance 150x faster than another fills the 3000-packet cap
+            continue
         half = m.half_width if spec.objective == "total_throughput" else max(m.per_instance_half_width.values())
         yield plan, m.value(spec.objective), widening(COMPARISONS, CONFIDENCE) * half, oracle.settings
 
@@ -188,10 +192,42 @@ def test_fluid_lp_plan_bound_is_never_below_the_simulation(spec):
 
 @SIMULATION
 @given(every_field_spec(objectives=("total_throughput", "min_throughput"), least_capacity=1e-3))
+# the simulation stopped on a zero half-width before t0's failed speculations showed (2.332 Mpps
+# +- 3e-9 where the truth is 2.277; `simulate.des.run`'s `_variation_seen`)
+@example(
+    spec=st_specs.load_for_the_model(
+        {
+            "tasksolve": 1,
+            "name": "generated",
+            "topology": {
+                "name": "box",
+                "clock": "100MHz",
+                "levels": [{"name": "socket", "count": 1}, {"name": "core", "count": [3]}],
+                "resources": [],
+                "kinds": {"P": {"speed": 1, "domains": ["socket0.core0", "socket0.core1", "socket0.core2"]}},
+                "communication": {"socket": 251, "machine": 35},
+                "os_cpus": {"socket0.core0": 4, "socket0.core1": 0, "socket0.core2": 2},
+            },
+            "applications": {
+                "app0": {
+                    "tasks": {
+                        "t0": {"cycles": {"P": 180.5}, "critical": {"lock": "table", "speculate": 0.5, "rollback": 0}},
+                        "t1": {"cycles": 50},
+                    },
+                    "edges": [{"from": "t0", "to": "t1", "bytes": 0}],
+                },
+                "app1": {"tasks": {"t0": {"cycles": 50}}},
+            },
+            "workload": [{"app": "app0", "instances": 1}, {"app": "app1", "instances": 1}],
+            "objective": "total_throughput",
+        }
+    )
+)
 def test_fluid_lp_maximum_is_never_below_a_simulated_plan(spec):
     from tasksolve.solver.certify.bounds import simulation_bound
 
     plans = list(_simulated_plans(spec))
+    assume(plans)
     found = simulation_bound(spec, settings=plans[0][3])
     if found is None:
         return

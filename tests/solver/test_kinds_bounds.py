@@ -19,7 +19,7 @@ import json
 import numpy as np
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from tasksolve.simulate.analytic import BatchModel
@@ -162,8 +162,34 @@ def test_cpsat_bound_on_every_field_is_never_past_the_brute_force_optimum(spec):
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )
 @given(hybrid_specs(every_field=True, objectives=("total_throughput", "min_throughput"), least_capacity=1e-3))
+# app0 on the E-core runs 240x slower than app1: its plans cannot be measured at the test's
+# packet cap (they are skipped, not errors)
+@example(
+    spec=st_specs.load_for_the_model(
+        {
+            "tasksolve": 1,
+            "name": "generated",
+            "topology": {
+                "name": "box",
+                "clock": "100MHz",
+                "levels": [{"name": "socket", "count": 2}, {"name": "core", "count": 1}],
+                "resources": [],
+                "kinds": {"P": {"domains": ["socket0"]}, "E": {"domains": ["socket1"]}},
+            },
+            "applications": {
+                "app0": {
+                    "tasks": {"t0": {"cycles": {"P": 50, "E": 1200}, "frequency": 2.5, "critical": {"lock": "heap"}}}
+                },
+                "app1": {"tasks": {"t0": {"cycles": 50, "frequency": 0.25}}},
+            },
+            "workload": [{"app": "app0", "instances": 1}, {"app": "app1", "instances": 1}],
+            "objective": "total_throughput",
+        }
+    )
+)
 def test_fluid_maximum_is_never_below_a_simulated_plan(spec):
     plans = list(_simulated_plans(spec, limit=6))
+    assume(plans)
     sim_settings = plans[0][3]
     found = [
         (name, bound)
