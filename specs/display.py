@@ -3,7 +3,8 @@
 `specs.units` writes values back into specs (exact, round-trip text such as ``0.0109375Gpps``);
 this module writes them for reading: a unit chosen so that the number lies in [1, 1000), four
 significant digits, no scientific notation, and a half-width shown with the digits of the value
-it qualifies (so ``10.94 Mpps ± 0.03``, never ``± 3.56931e-09``).
+it qualifies in two significant digits and its own unit (so ``10.94 Mpps ± 31 kpps``, never
+``± 3.56931e-09``).
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ def _scaled(value: float, scales, digits: int) -> tuple[str, str, float]:
     magnitude = abs(value)
     for unit, scale in scales:
         if magnitude >= scale * 0.9995 or scale == scales[-1][1]:
-            number = value / scale
-            exponent = int(math.floor(math.log10(abs(float(f"{number:.{digits - 1}e}")))))
+            number = float(f"{value / scale:.{digits - 1}e}")  # `digits` significant digits
+            exponent = int(math.floor(math.log10(abs(number))))
             decimals = max(0, digits - 1 - exponent)
             return f"{number:.{decimals}f}", unit, scale
     raise AssertionError("unreachable")  # pragma: no cover
@@ -56,18 +57,35 @@ def share(fraction: float | None, decimals: int = 2) -> str:
 
 _UNITS = {"packets/s": (rate, _RATE), "s": (seconds, _TIME)}
 
+# a half-width under this share of its value is a deterministic run's float noise, not a spread
+FLOAT_NOISE = 1e-9
 
-def quantity(value: float | None, unit: str, half_width: float | None = None, digits: int = 4) -> str:
+
+def half_width(value: float, unit: str) -> str:
+    """A 95% half-width on its own: two significant digits in its own unit (``31 kpps``,
+    ``15 ns``): a spread has no more digits worth reading."""
+    show, _ = _UNITS[unit]
+    return show(abs(value), 2)
+
+
+def quantity(value: float | None, unit: str, half_width_: float | None = None, digits: int = 4) -> str:
     """A value in `unit` (``packets/s`` or ``s``, `specs.objective.Objective.unit`), with its
-    half-width in the value's unit: ``10.94 Mpps ± 0.03``; the ± part is left out when it is below
-    the value's last digit (float noise of a deterministic oracle). `Objective.format` calls it."""
-    show, scales = _UNITS[unit]
+    half-width in its own unit and two significant digits: ``10.94 Mpps ± 31 kpps``; the ± part
+    is left out when it is a deterministic run's float noise (under `FLOAT_NOISE` of the value).
+    `Objective.format` calls it."""
+    show, _ = _UNITS[unit]
     main = show(value, digits)
-    if value is None or not half_width or not math.isfinite(half_width):
+    if value is None or not half_width_ or not math.isfinite(half_width_):
         return main
-    text, _, scale = _scaled(value, scales, digits)
-    decimals = len(text.split(".")[1]) if "." in text else 0
-    shown = abs(half_width) / scale
-    if shown < 0.5 * 10 ** (-decimals):
+    if abs(half_width_) <= FLOAT_NOISE * abs(value):
         return main
-    return f"{main} ± {shown:.{decimals}f}"
+    return f"{main} ± {half_width(half_width_, unit)}"
+
+
+def count(n: int, noun: str) -> str:
+    """``1 placement class``, ``3 placement classes``, ``2 empty strands``: English plurals of the
+    nouns the tool counts (levels, classes, plans, samples)."""
+    if n == 1:
+        return f"{n} {noun}"
+    plural = noun + ("es" if noun.endswith(("s", "x", "ch", "sh")) else "s")
+    return f"{n} {plural}"

@@ -76,7 +76,7 @@ class Objective:
 
     def format(self, value: float | None, half_width: float | None = None, digits: int = 4) -> str:
         """The one formatter of an objective's value: ``10.94 Mpps``, ``2.130 us``, ``-`` for None,
-        ``10.94 Mpps ± 0.03`` with a half-width (`specs.display.quantity` does the scaling)."""
+        ``10.94 Mpps ± 31 kpps`` with a half-width (`specs.display.quantity` does the scaling)."""
         return display.quantity(value, self.unit, half_width, digits)
 
     def axis(self) -> tuple[float, str]:

@@ -144,8 +144,8 @@ class SolveReport:
     def summary(self) -> str:
         """The answer first (method, measured value), then CP-SAT's status and the comparison."""
         objective = self.kind
-        half = "" if not self.measured_half_width else f" ± {objective.format(self.measured_half_width)}"
-        lines = [f"{self.method} plan: {self.objective} {objective.format(self.value)}{half} measured"]
+        shown = objective.format(self.value, self.measured_half_width)
+        lines = [f"{self.method} plan: {self.objective} {shown} measured"]
         if self.noise is not None:
             lines.insert(0, self.noise.headline(objective))
         if self.status != "NOT_RUN":

@@ -27,6 +27,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
+from tasksolve.specs import display
+
 #: a relative gap this small between CP-SAT's objective and bound is a proof of optimality
 #: (CP-SAT's own tolerance on the scaled integer model, see `solver.binding.cpsat`)
 PROVEN_GAP = 1e-6
@@ -231,7 +233,11 @@ class SimulationBound:
 
     @property
     def source(self) -> str:
-        over = f"{self.classes} placement classes" if self.method == "enumeration" else "a relaxation over every plan"
+        over = (
+            display.count(self.classes, "placement class")
+            if self.method == "enumeration"
+            else "a relaxation over every plan"
+        )
         return f"fluid LP ({over})"
 
     def applies_to(self, oracle_kind: str) -> bool:

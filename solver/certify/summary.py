@@ -63,7 +63,7 @@ def summary_text(cert: Certificate) -> str:
         f"verdict: {cert.verdict} (exit {cert.exit_code}; basis: {cert.basis})",
         f"plan: {Objective.of(cert.objective).format(perf.value, perf.half_width)} on the " + noun(perf.oracle),
         f"sample: {samples.n} {samples.draws} ({samples.failed} failed)"
-        + (f", {samples.classes} placement classes" if samples.classes else ""),
+        + (f", {display.count(samples.classes, 'placement class')}" if samples.classes else ""),
     ]
     if samples.covers:
         lines.append(f"the draw bound covers {samples.covers}")

@@ -202,8 +202,11 @@ def register(app: typer.Typer) -> None:
 
 
 def half_width_cell(row, objective) -> str:
-    """A comparison row's 95% half-width as printed: empty where there is none or where it is a
-    deterministic run's float noise (under a millionth of the figure: "0.000000005457 pps")."""
+    """A comparison row's 95% half-width as printed (two significant digits, `specs.display`):
+    empty where there is none or where it is a deterministic run's float noise (under a millionth
+    of the figure: "0.000000005457 pps")."""
+    from tasksolve.specs import display
+
     if not row.half_width or not row.simulated or abs(row.half_width) <= 1e-6 * abs(row.simulated):
         return ""
-    return objective.format(row.half_width)
+    return display.half_width(row.half_width, objective.unit)

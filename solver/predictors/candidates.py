@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tasksolve.solver.binding.samplers import PlacementConstraints, uniform_plans
-from tasksolve.specs import UsableTree
+from tasksolve.specs import UsableTree, display
 from tasksolve.specs.counting import count_distinct
 
 CLASS_LIMIT = 200_000
@@ -59,7 +59,7 @@ class Candidates:
     @property
     def label(self) -> str:
         if self.exhaustive:
-            return f"all {self.classes} placement classes"
+            return f"all {display.count(self.classes, 'placement class')}"
         cover = self.describe()["coverage_at_most"]
         return f"{self.samples} random plans (of {self.classes:.3g} classes, coverage <= {cover:.2g})"
 

@@ -296,7 +296,7 @@ def _evidence_table(cert) -> str:
     flags = "<br>".join(
         f"<b>{e(f)}</b>: {e(FLAG_NOTES.get(f, 'EVT could not analyse the sample'))}" for f in cert.flags
     )
-    measured = f", {samples.classes} placement classes" if samples.classes else ""
+    measured = f", {display.count(samples.classes, 'placement class')}" if samples.classes else ""
     # a proof beside "unanalysable" reads as a contradiction: say which the verdict rests on
     flags_heading = "EVT flags" if cert.basis == "EVT estimate" else "EVT flags (the verdict does not rest on EVT)"
     return f"""<table>

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rich.tree import Tree
 
-from tasksolve.specs import Plan, Spec
+from tasksolve.specs import Plan, Spec, display
 
 
 def plan_tree(spec: Spec, plan: Plan, title: str | None = None) -> Tree:
@@ -40,7 +40,7 @@ def plan_tree(spec: Spec, plan: Plan, title: str | None = None) -> Tree:
             else:
                 empty += 1
         if empty:
-            node.add(f"[dim]+{empty} empty {topo.levels[child_level].name}[/]")
+            node.add(f"[dim]+{display.count(empty, 'empty ' + topo.levels[child_level].name)}[/]")
 
     add(root, -1, 0)
     return root

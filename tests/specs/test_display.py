@@ -17,7 +17,9 @@ def test_examples():
     assert display.quantity(2.5e-6, "s") == "2.500 us"
     assert display.share(-0.015) == "-1.50%"
     assert display.quantity(10937500.0, "packets/s", 3.56931e-09) == "10.94 Mpps"
-    assert display.quantity(10937500.0, "packets/s", 31000) == "10.94 Mpps ± 0.03"
+    assert display.quantity(10937500.0, "packets/s", 31000) == "10.94 Mpps ± 31 kpps"
+    assert display.quantity(10937500.0, "packets/s", 131.7) == "10.94 Mpps ± 130 pps"
+    assert display.quantity(2.13e-6, "s", 1.53e-8) == "2.130 us ± 15 ns"
 
 
 @given(st.floats(min_value=1e-3, max_value=1e12, allow_nan=False))
@@ -28,3 +30,18 @@ def test_rates_read_back_within_the_shown_digits(value):
     scale = {"Gpps": 1e9, "Mpps": 1e6, "kpps": 1e3, "pps": 1.0}[unit]
     assert math.isclose(float(number) * scale, value, rel_tol=1e-3)
     assert float(number) < 1000 or unit == "Gpps"
+
+
+def test_counts_agree_with_their_number():
+    assert display.count(1, "placement class") == "1 placement class"
+    assert display.count(1526, "placement class") == "1526 placement classes"
+    assert display.count(2, "empty strand") == "2 empty strands"
+    assert display.count(0, "sample") == "0 samples"
+
+
+@given(st.floats(min_value=1e-3, max_value=1e12), st.floats(min_value=1e-6, max_value=0.5))
+def test_a_half_width_has_two_significant_digits_and_its_unit(value, share):
+    text = display.quantity(value, "packets/s", value * share)
+    number, unit = text.split(" ± ")[1].split()
+    digits = number.replace(".", "").lstrip("0")
+    assert len(digits) <= 3 and unit.endswith("pps")  # "130" has two significant digits and a 0
