@@ -110,13 +110,10 @@ def makespan_command(
     processors: int = typer.Option(
         ..., "--processors", "-P", metavar="P", show_default=False, help="Number of identical processors (at least 1)."
     ),
-    time_limit: float | None = typer.Option(
-        None,
-        "--time-limit",
-        metavar="SECONDS",
-        help="Time limit of the CP-SAT search; the best schedule found so far (never worse than the list "
-        "schedule) is returned when it expires. Default: the spec's search.time_limit, "
-        f"else {DEFAULT_TIME_LIMIT:g}.",
+    time_limit: float | None = options.time_limit_option(
+        "Time limit of the CP-SAT search (the best schedule found so far, never worse than the list "
+        "schedule, is returned when it expires)",
+        f"the spec's search.time_limit, else {DEFAULT_TIME_LIMIT:g}s",
     ),
     seed: int | None = options.seed_option(),
     workers: int | None = options.workers_option(),
@@ -152,8 +149,6 @@ def makespan_command(
 
     if processors < 1:
         common.fail(f"--processors must be at least 1 (got {processors})")
-    if time_limit is not None and not time_limit > 0:
-        common.fail(f"--time-limit must be positive (got {time_limit:g})")
     task_graph, spec = load_graph(graph, app_name)
     if time_limit is None:
         time_limit = float(spec.search.time_limit) if spec is not None else DEFAULT_TIME_LIMIT

@@ -7,7 +7,7 @@
 | ``--seed N`` | seed of everything random (N >= 0) | the spec's ``search.seed`` |
 | ``--workers N`` | worker processes and CP-SAT workers; 0 = every core | ``search.workers``, else every core |
 | ``--oracle KIND`` | the cost oracle that measures plans | the spec's ``oracle.kind`` |
-| ``--time-limit S`` | CP-SAT's time limit, seconds | the spec's ``search.time_limit`` |
+| ``--time-limit T`` | CP-SAT's time limit: seconds (``60``) or a duration (``60s``, ``2min``, ``500ms``) | the spec's ``search.time_limit`` |
 | ``--method/-m M`` | a method, a comma-separated list, or ``all`` | per command |
 | ``--plan/-p FILE`` | a plan file to read | -- |
 | ``--out/-o DIR`` | the directory results are written into (always a directory) | per command |
@@ -87,9 +87,35 @@ def allow_commands_option() -> typer.models.OptionInfo:
     )
 
 
-def time_limit_option() -> typer.models.OptionInfo:
+#: the shortest ``--time-limit``, seconds
+MIN_TIME_LIMIT = 0.1
+
+
+def parse_time_limit(text: str) -> float:
+    """``--time-limit``: a number of seconds (``60``) or a duration with its unit (``60s``,
+    ``2min``, ``500ms``), read by `specs.units.parse_seconds` as a spec's ``search.time_limit``
+    is, at least `MIN_TIME_LIMIT`; bad text is Click's usage error naming the option (exit 2)."""
+    from tasksolve.specs.units import UnitError, parse_seconds
+
+    try:
+        seconds = parse_seconds(text)
+    except UnitError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    if seconds < MIN_TIME_LIMIT:
+        raise typer.BadParameter(f"must be at least {MIN_TIME_LIMIT:g}s, got {text!r}")
+    return seconds
+
+
+def time_limit_option(
+    what: str = "CP-SAT's time limit", default: str = "the spec's search.time_limit"
+) -> typer.models.OptionInfo:
+    """``--time-limit T``: `what` T is, read by `parse_time_limit`; `default` when not given."""
     return typer.Option(
-        None, "--time-limit", min=0.1, help="CP-SAT time limit in seconds. Default: the spec's search.time_limit."
+        None,
+        "--time-limit",
+        metavar="T",
+        parser=parse_time_limit,
+        help=f"{what}: seconds (60) or a duration with its unit (60s, 2min, 500ms). Default: {default}.",
     )
 
 

@@ -37,13 +37,11 @@ def solve_command(
     top_k: int | None = typer.Option(
         None, "--top-k", "-k", min=1, help="CP-SAT: how many best distinct plans to measure. Default: search.top_k."
     ),
-    time_limit: float | None = typer.Option(
-        None,
-        "--time-limit",
-        min=0.1,
-        help="Time limit in seconds of the whole solve with CP-SAT: loading the spec, the random sample "
+    time_limit: float | None = options.time_limit_option(
+        "Time limit of the whole solve with CP-SAT: loading the spec, the random sample "
         "(at most 10%), CP-SAT's steps and K solves (the oracle's measurements and the predictors' "
-        "profiling excepted). Default: search.time_limit.",
+        "profiling excepted)",
+        "search.time_limit",
     ),
     workers: int | None = options.workers_option(),
     seed: int | None = options.seed_option(),

@@ -59,7 +59,7 @@ def test_human_output(stg: Path, capsys) -> None:
         ("4\n0 0 0\n1 x 1 0\n", [], "bad.stg:3: field 2 is 'x'"),
         ("", [], "bad.stg: empty file"),
         (GRAPH, ["-P", "0"], "--processors must be at least 1"),
-        (GRAPH, ["--time-limit", "0"], "--time-limit must be positive"),
+        (GRAPH, ["--time-limit", "0"], "'--time-limit': a duration must be positive"),
         (GRAPH, ["--app", "x"], "--app applies only to spec files"),
     ],
 )
