@@ -51,17 +51,33 @@ class _Interval:
 
 
 def summary_text(cert: Certificate) -> str:
-    from tasksolve.specs import display
+    """The answer (`answer_lines`), then the evidence (`evidence_lines`)."""
+    return "\n".join(answer_lines(cert) + evidence_lines(cert))
+
+
+def answer_lines(cert: Certificate) -> list[str]:
+    """What a person reads first: the verdict's sentence, the verdict with its exit code, the plan's
+    value with its half-width on its oracle."""
     from tasksolve.specs.objective import Objective
+
+    perf = cert.plan_performance
+    return [
+        cert.sentence,
+        f"verdict: {cert.verdict} (exit {cert.exit_code}; basis: {cert.basis})",
+        f"plan: {Objective.of(cert.objective).format(perf.value, perf.half_width)} on the " + noun(perf.oracle),
+    ]
+
+
+def evidence_lines(cert: Certificate) -> list[str]:
+    """The evidence behind the verdict: the sample, the estimated optimum and its interval, the
+    other designs, the bounds, the gaps, the oracle's noise and the reasons."""
+    from tasksolve.specs import display
 
     def show(value) -> str:
         return show_value(value, cert.objective)
 
-    perf, opt, samples = cert.plan_performance, cert.optimum, cert.samples
+    opt, samples = cert.optimum, cert.samples
     lines = [
-        cert.sentence,
-        f"verdict: {cert.verdict} (exit {cert.exit_code}; basis: {cert.basis})",
-        f"plan: {Objective.of(cert.objective).format(perf.value, perf.half_width)} on the " + noun(perf.oracle),
         f"sample: {samples.n} {samples.draws} ({samples.failed} failed)"
         + (f", {display.count(samples.classes, 'placement class')}" if samples.classes else ""),
     ]
@@ -101,7 +117,7 @@ def summary_text(cert: Certificate) -> str:
         lines.append(noise_text(cert.noise, show))
     for reason in cert.reasons:
         lines.append(f"  - {reason.sentence}")
-    return "\n".join(lines)
+    return lines
 
 
 def noise_text(noise: dict[str, object], show: Callable[[float | None], str]) -> str:

@@ -158,6 +158,9 @@ def run_command(
         "(plans within it of the best are ties).",
     ),
     as_json: bool = options.json_option(),
+    quiet: bool = typer.Option(
+        False, "--quiet", "-q", help="Print only the answer: the verdict's sentence, the verdict and the plan's value."
+    ),
 ) -> None:
     """The main job: solve (CP-SAT + selection on the oracle), compare methods, certify, report.
 
@@ -196,12 +199,7 @@ def run_command(
     if as_json:
         emit_json(result.to_dict())
     else:
-        _print_solve(spec, result)
-        console.print(result.certificate.summary(), markup=False)
-        console.print(
-            f"wrote {shorten(str(out), PATH_MOST)}/plan.yaml, certificate.json, samples.jsonl, report.html, pinning.txt",
-            markup=False,
-        )
+        _print_run(spec, result, out, quiet)
     if result.failed_steps:
         err_console.print(f"error: solver step(s) failed: {', '.join(result.failed_steps)}", markup=False)
         raise typer.Exit(EXIT_FAILURE)
@@ -209,8 +207,21 @@ def run_command(
         raise typer.Exit(EXIT_NEGATIVE)
 
 
-def _print_solve(spec, result) -> None:
-    """The solve's table, as ``tasksolve solve`` or ``tasksolve pipeline`` prints it."""
+def _print_run(spec, result, out: Path, quiet: bool) -> None:
+    """The answer first -- the verdict's sentence, the verdict and its exit code, the plan's value,
+    the files -- then, unless `quiet`, the comparison table and the plan tree as ``solve`` prints
+    them, and the certificate's evidence."""
+    from tasksolve.solver.certify.summary import answer_lines, evidence_lines
+
+    cert = result.certificate
+    console.print("\n".join(answer_lines(cert)), markup=False)
+    console.print(
+        f"wrote {shorten(str(out), PATH_MOST)}/plan.yaml, certificate.json, samples.jsonl, report.html, pinning.txt",
+        markup=False,
+    )
+    if quiet:
+        return
+    console.print()
     if result.kind == "pipeline":
         from tasksolve.solver.cli.pipeline_command import _print_job
 
@@ -218,7 +229,9 @@ def _print_solve(spec, result) -> None:
     else:
         from tasksolve.solver.cli.solve_command import _print_report
 
-        _print_report(spec, result.solve, result.files["plan.yaml"])
+        _print_report(spec, result.solve, None)
+    console.print()
+    console.print("\n".join(evidence_lines(cert)), markup=False)
 
 
 def register(app: typer.Typer) -> None:

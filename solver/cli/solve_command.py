@@ -137,10 +137,11 @@ def _print_report(spec, report, out) -> None:
         console.print(report.noise.headline(objective), markup=False)
         if report.noise.noise_floor is not None:
             floor = f", host noise floor {report.noise.noise_floor:.1%}"
-    table = Table(
-        title=f"{spec.name}: {objective.name} ({len(spec.threads)} threads on {spec.topology.name}{floor})",
-        title_justify="left",
+    # a line of its own, not the table's title: rich wraps a title to the table's width
+    console.print(
+        f"{spec.name}: {objective.name} ({len(spec.threads)} threads on {spec.topology.name}{floor})", markup=False
     )
+    table = Table()
     show_hw = any(half_width_cell(row, objective) for row in report.comparison)
     columns = ["method", "model", "measured"] + (["±"] if show_hw else []) + ["loss"]
     for column in columns:
