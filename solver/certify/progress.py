@@ -52,12 +52,18 @@ class Progress:
         self.bar.update(self.task, advance=k, description=f"{text}  estimate {self.estimate}")
 
     def set_total(self, total: int) -> None:
+        """Grow the total to `total` (a total never shrinks: the count would read backwards)."""
         if self.enabled:
-            self.bar.update(self.task, total=total)
+            self.bar.update(self.task, total=max(total, self.total()))
 
     def set_completed(self, done: int) -> None:
+        """`done` measured (a resumed sample's records), the total grown to hold them."""
         if self.enabled:
-            self.bar.update(self.task, completed=done)
+            self.bar.update(self.task, completed=done, total=max(done, self.total()))
+
+    def total(self) -> int:
+        """The bar's current total (0 when hidden)."""
+        return int(self.bar.tasks[0].total or 0) if self.enabled else 0
 
 
 def refresh_estimate(bar: Progress, service, minimize: bool, confidence: float, unit) -> None:

@@ -196,7 +196,10 @@ def _draw(cert: Certification) -> tuple[SequentialResult | None, int]:
     None, samples used)."""
     service, s = cert.service, cert.settings
     n_fixed = s.fixed_size(cert.spec)
-    bar = Progress(s.progress, s.n_init if s.mode == "sequential" else n_fixed, cert.minimize, cert.show)
+    # the bar's total is the first batch and grows with each batch the design asks for: it never
+    # shrinks (it showed 0/1000, then 0/100, on the adaptive path)
+    first = {"sequential": s.n_init, "adaptive": min(ADAPTIVE_INIT, n_fixed)}.get(s.mode, n_fixed)
+    bar = Progress(s.progress, first, cert.minimize, cert.show)
     with bar:
         bar.set_completed(len(service.records))
         if s.mode == "sequential":
