@@ -93,10 +93,25 @@ def ecdf_figure(values, plan_value: float, objective: str, what: str, estimate: 
     scale, name = unit(objective)
     x = np.sort(np.asarray(values, dtype=float)) * scale
     fig, ax = plt.subplots(figsize=(7, 3.4))
-    ax.step(x, np.arange(1, x.size + 1) / x.size, where="post", color="#4a78b0", lw=1.2, label=f"{what} (n = {x.size})")
-    ax.axvline(plan_value * scale, color="#7b2cbf", lw=2, ls=":", label="the plan")
+    # the marks go behind the steps, and the axis runs past the largest of them all, so that the
+    # sample's final jump (often at the plan's value) stays in sight
+    marks = [plan_value * scale] + ([estimate * scale] if estimate is not None else [])
+    ax.axvline(marks[0], color="#7b2cbf", lw=2, ls=":", alpha=0.7, zorder=1, label="the plan")
     if estimate is not None:
-        ax.axvline(estimate * scale, color="#b3261e", lw=1.2, ls="--", label="estimated optimum")
+        ax.axvline(marks[1], color="#b3261e", lw=1.2, ls="--", alpha=0.7, zorder=1, label="estimated optimum")
+    ends = [float(x[0]), float(x[-1])] + [m for m in marks if np.isfinite(m)]
+    pad = 0.05 * ((max(ends) - min(ends)) or abs(max(ends)) or 1.0)
+    ax.step(
+        np.concatenate([x, [max(ends) + pad]]),
+        np.concatenate([np.arange(1, x.size + 1) / x.size, [1.0]]),
+        where="post",
+        color="#4a78b0",
+        lw=1.5,
+        zorder=3,
+        label=f"{what} (n = {x.size})",
+    )
+    ax.set_xlim(min(ends) - pad, max(ends) + pad)
+    ax.set_ylim(0, 1.05)
     ax.set_xlabel(name)
     ax.set_ylabel("share of the sample at or below")
     ax.set_title(f"Distribution of the sample: {what}")
@@ -138,7 +153,7 @@ def estimates_figure(cert):
     fig, ax = plt.subplots(figsize=(7.5, 0.4 * len(rows) + 1.2))
     finite = [v for row in rows for v in row[1:4] if v is not None]
     low_edge, high_edge = (min(finite), max(finite)) if finite else (0.0, 1.0)
-    pad = 0.04 * ((high_edge - low_edge) or abs(high_edge) or 1.0)
+    pad = 0.08 * ((high_edge - low_edge) or abs(high_edge) or 1.0)  # an open end's arrow shows past the points
     edges = (low_edge - pad, high_edge + pad)
     for y, (_, value, low, high, colour) in enumerate(rows):
         if value is not None:

@@ -45,3 +45,21 @@ def check(fig):
     labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
     assert labels[-1] == "the plan" and any(label.startswith("bound") for label in labels)
     assert not any(label.startswith("EVT") for label in labels[:1]) or "samples" in labels[0]
+
+
+def test_the_distribution_shows_its_final_jump_past_the_plan_and_the_estimate():
+    """The sample's largest values sit at the plan's value: the step is drawn above the plan's
+    and the estimate's lines, and the axis runs past all three."""
+    import numpy as np
+
+    from tasksolve.solver.report.figures import ecdf_figure
+
+    values = np.concatenate([np.linspace(3.0e6, 3.9e6, 80), np.full(20, 3.966e6)])
+    fig = ecdf_figure(values, 3.966e6, "total_throughput", "local optima", 3.97e6)
+    ax = fig.axes[0]
+    low, high = ax.get_xlim()
+    assert low < 3.0 and high > 3.97  # Mpps
+    step = next(line for line in ax.lines if line.get_label().startswith("local optima"))
+    marks = [line for line in ax.lines if line is not step]
+    assert all(step.get_zorder() > mark.get_zorder() for mark in marks)
+    assert step.get_xdata()[-1] > 3.97  # the top of the final jump reaches past the marks
