@@ -79,8 +79,10 @@ def certify_command(
     """Certify a plan against the optimum estimated by Extreme Value Theory, and against CP-SAT's
     bound on the closed form (--oracle analytic).
 
-    Exit code 0 when the verdict is positive (`proven`, `certified`, `best_found`), 1 otherwise
-    (not certified, estimate refuted, no finite optimum).
+    Exit code 0 when the verdict is positive (proven, certified, best_found), 1 when it is
+    negative (not_certified, refuted, no_finite_optimum), 2 on bad input, 3 when the oracle fails
+    or every sample does, 130 when interrupted (the finished samples are kept: continue with
+    --resume).
     """
     from tasksolve.solver.job import Job, JobSettings
     from tasksolve.solver.job.given import GivenPlan
@@ -169,8 +171,10 @@ def run_command(
     optima (--design).
 
     Writes OUT/plan.yaml, OUT/certificate.json, OUT/samples.jsonl and OUT/report.html (one
-    self-contained page).  Exit code 0 only when the plan is certified, 1 when not (or when the
-    estimate is refuted), 2 on bad input, 3 when an oracle or a solver step fails.
+    self-contained page).  Exit code 0 when the verdict is positive (proven, certified,
+    best_found), 1 when it is negative (not_certified, refuted, no_finite_optimum), 2 on bad
+    input, 3 when an oracle or a solver step fails (whatever the verdict), 130 when interrupted
+    (the finished samples are kept: continue with --resume).
     """
     from tasksolve.solver.job import Job, JobSettings
 
