@@ -93,10 +93,11 @@ its incoming messages (LATA Eq. 1-2 by placement), slowed by the resource conten
 domains; period = max over thread groups of time / replicas; latency = longest path of
 thread times. With an oracle, CP-SAT's search.top_k best plans are measured and the best
 measured one within the bound is kept. Several instances of the application: each gets its own
-block of contexts (the topology split into blocks of one shape) and the same plan. Exit code 2
-when the bound is below the minimum achievable latency or the instances cannot each get a block,
-1 when the chosen method misses an achievable bound or --app leaves applications of the workload
-out.
+block of contexts (the topology split into blocks of one shape) and the same plan. Exit code 0
+when the chosen plan meets the bound for the whole workload (and after a sweep), 1 when the
+chosen method misses an achievable bound or --app leaves applications of the workload out, 2 on
+bad input: a bound below the minimum achievable latency, instances that cannot each get a block,
+3 when an oracle or a solver fails, 130 when interrupted.
 """
 
 OUT_OPTION = options.out_dir_option(

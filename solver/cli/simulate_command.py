@@ -86,8 +86,8 @@ def simulate(
     The des oracle simulates until the 95% confidence half-width of the total throughput is
     below the precision (or the packet cap); analytic evaluates the closed form, which assumes
     every co-located thread always loads its resources; command runs the spec's program pinned
-    to the plan's CPUs and reads its figure.  Exit code 2 for a bad spec or plan,
-    3 when the oracle fails.
+    to the plan's CPUs and reads its figure.  Exit code 0 with the measurement, 2 for a bad spec
+    or plan, 3 when the oracle fails, 130 when interrupted.
     """
     spec = load_spec_or_fail(spec_path)
     kind = chosen_oracle(oracle, spec, allow_commands)
