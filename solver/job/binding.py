@@ -35,7 +35,7 @@ class BindingStrategy(Strategy):
             list(s.methods),
             oracle_kind=s.oracle_kind,
             top_k=s.top_k,
-            time_limit=s.time_limit,
+            time_limit=s.solve_seconds(),
             workers=s.workers,
             seed=s.seed,
             samples=s.solve_sample_size(self.spec),

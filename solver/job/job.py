@@ -66,6 +66,7 @@ class Job:
         self.out_dir = Path(out_dir)
         self.settings = settings or JobSettings.resolve(spec, **options)
         self.strategy = strategy or strategy_for(spec, self.settings)
+        self.started: float | None = None  # `run`'s start: the time limit is the whole job's
         self.say = say
         self.seconds: dict[str, float] = {}
 
@@ -74,6 +75,7 @@ class Job:
         the report. The plan files come after the certificate's samples, so a ``--resume``
         refused for a changed spec leaves a finished run's files alone."""
         self.strategy.check()
+        self.started = time.monotonic()
         taken = self.take_out_dir()
         try:
             with self._timed("solve"):
@@ -100,9 +102,9 @@ class Job:
         return take_output_dir(self.out_dir, resume=self.settings.resume, force=self.settings.force)
 
     def write_plan_files(self) -> dict[str, Path]:
-        """plan.yaml and pinning.txt (taskset lines), each atomically, when the strategy writes
-        them; the paths of every file by name."""
-        from tasksolve.specs.exporters.pinning import pinning_text
+        """plan.yaml and pinning.txt (one taskset line per thread: `pinning.summary_text`), each
+        atomically, when the strategy writes them; the paths of every file by name."""
+        from tasksolve.specs.exporters.pinning import summary_text
         from tasksolve.specs.files import write_text_atomic
 
         self.out_dir.mkdir(parents=True, exist_ok=True)
@@ -111,7 +113,7 @@ class Job:
         plan = self.strategy.plan
         if "plan.yaml" in files and plan is not None:
             plan.save(files["plan.yaml"], self.spec)  # records where the spec is: `pin` finds it again
-            write_text_atomic(files["pinning.txt"], pinning_text(self.spec, plan, "taskset"))
+            write_text_atomic(files["pinning.txt"], summary_text(self.spec, plan))
         return files
 
     def certify(self):
@@ -124,7 +126,7 @@ class Job:
         clock = time.perf_counter()  # the bounds and the strategy's own probe, timed as "bounds"
         rigorous = strategy.bound()
         bounds = ([rigorous] if rigorous is not None else []) + strategy.oracle_bounds()
-        settings = self.settings.certify_settings()
+        settings = self.settings.certify_settings(elapsed=started - (self.started or started))
         balanced = self.settings.balanced if self.settings.balanced is not None else strategy.balanced
         if balanced is not None:
             settings = replace(settings, balanced=balanced)

@@ -73,7 +73,7 @@ class PipelineStrategy(Strategy):
         self.report = solve_pipeline(
             self.spec,
             methods=list(s.methods),
-            time_limit=s.time_limit,
+            time_limit=s.solve_seconds(),
             workers=s.workers,
             seed=s.seed,
             oracle=s.oracle_kind,
@@ -115,12 +115,14 @@ class PipelineStrategy(Strategy):
         from tasksolve.solver.pipeline.bound import closed_form_bound, exact_demands, simulation_bound
 
         s, job = self.settings, self.report
-        problem, options = job.problem, {"time_limit": s.time_limit, "workers": s.workers, "seed": s.seed}
+        # the bound runs inside the certify phase: at most its share of the job's limit
+        limit = s.time_limit - s.solve_seconds() or s.time_limit
+        problem, options = job.problem, {"time_limit": limit, "workers": s.workers, "seed": s.seed}
         if s.oracle_kind == "analytic":
             exact = exact_demands(self.spec, problem)
             found, why = closed_form_bound(problem, hint=job.result.candidate, exact=exact, **options)
         elif s.oracle_kind == "des":
-            options["time_limit"] = min(s.time_limit, SIMULATION_RELAXATION_S)
+            options["time_limit"] = min(limit, SIMULATION_RELAXATION_S)
             found, why = simulation_bound(
                 problem, DesSettings.from_spec(self.alone), hint=job.result.candidate, **options
             )

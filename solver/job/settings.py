@@ -24,10 +24,12 @@ if TYPE_CHECKING:
 BINDING_DEFAULT_METHODS = ("cpsat", "random", "balanced")
 #: the most random plans the binding comparison draws (CP-SAT's hint, the random method)
 SOLVE_SAMPLES_MAX = 2000
-#: the certify phase's time budget as a share of the time limit, and its floor (seconds)
+#: the time limit is the job's: the solve gets the rest after `CERTIFY_SHARE`; the certify phase
+#: what the solve left, less `REPORT_SHARE` for the report, and at least `CERTIFY_FLOOR_SHARE`
 #: (docs/design.md, "The certify phase's time budget")
 CERTIFY_SHARE = 1 / 3
-CERTIFY_MIN_S = 15.0
+REPORT_SHARE = 0.05
+CERTIFY_FLOOR_SHARE = 1 / 6
 
 
 @dataclass(frozen=True)
@@ -107,18 +109,30 @@ class JobSettings:
         ``certify.samples`` (or the random design's default) up to `SOLVE_SAMPLES_MAX`."""
         return self.solve_samples or min(SOLVE_SAMPLES_MAX, spec.certify.samples or DEFAULT_SAMPLES["random"])
 
-    def certify_seconds(self) -> float:
+    def _budgeted(self) -> bool:
+        """Whether the time limit is the whole job's (not with ``deterministic``, whose certify
+        phase has no wall-clock budget, nor with a ``certify_budget`` the caller set)."""
+        return self.certify_budget is None and not self.deterministic
+
+    def solve_seconds(self) -> float:
+        """The solve's time limit (CP-SAT's steps and the measurement of its plans): the job's
+        limit less `CERTIFY_SHARE` of it when the job is budgeted, else the whole limit."""
+        return (1.0 - CERTIFY_SHARE) * self.time_limit if self._budgeted() else self.time_limit
+
+    def certify_seconds(self, elapsed: float = 0.0) -> float:
         """The certify phase's time budget (`solver.certify.budget`): ``certify_budget`` when
-        given (0: none), none with ``deterministic``, else `CERTIFY_SHARE` of the time limit, at
-        least `CERTIFY_MIN_S`; the main job then takes about the time limit (the solve: CP-SAT's
-        limit and the measurement of its plans) plus this."""
+        given (0: none), none with ``deterministic``, else what is left of the job's time limit
+        after `elapsed` seconds (the solve), less `REPORT_SHARE` of it for the report, and at
+        least `CERTIFY_FLOOR_SHARE` of it (a solve that overran still leaves the certify phase
+        time to measure the plan and decide)."""
         if self.certify_budget is not None:
             return float(self.certify_budget)
         if self.deterministic:  # the same certificate on every run: no wall-clock budget
             return 0.0
-        return max(CERTIFY_MIN_S, CERTIFY_SHARE * self.time_limit)
+        left = (1.0 - REPORT_SHARE) * self.time_limit - elapsed
+        return max(CERTIFY_FLOOR_SHARE * self.time_limit, left)
 
-    def certify_settings(self) -> CertifySettings:
+    def certify_settings(self, elapsed: float = 0.0) -> CertifySettings:
         """The settings of `solver.certify.run.certify` these fix (the strategy adds the plan, the
         bounds, the known plans and the sampler, and may set ``balanced`` and ``probes``)."""
         from tasksolve.solver.certify.settings import CertifySettings
@@ -139,7 +153,7 @@ class JobSettings:
             progress=self.progress,
             scheduler=self.scheduler,
             compare_samples=self.compare_samples,
-            budget_s=self.certify_seconds(),
+            budget_s=self.certify_seconds(elapsed),
         )
 
 

@@ -56,13 +56,20 @@ def test_a_budget_does_not_cut_a_decided_verdict_or_a_fixed_sample(tmp_path):
 
 
 def test_the_job_derives_the_budget_from_the_time_limit():
-    from tasksolve.solver.job.settings import CERTIFY_MIN_S, CERTIFY_SHARE, JobSettings
+    """The time limit is the whole job's: the solve gets two thirds, the certify phase what the
+    solve left less 5% for the report, never under a sixth."""
+    from tasksolve.solver.job.settings import CERTIFY_SHARE, JobSettings
 
     spec = load_spec("t2-ipfwd-x20")  # search.time_limit: 60 s
-    assert JobSettings.resolve(spec).certify_settings().budget_s == CERTIFY_SHARE * 60
-    assert JobSettings.resolve(spec, time_limit=3).certify_seconds() == CERTIFY_MIN_S
-    assert JobSettings.resolve(spec, certify_budget=7).certify_seconds() == 7
+    settings = JobSettings.resolve(spec)
+    assert settings.solve_seconds() == (1 - CERTIFY_SHARE) * 60
+    assert settings.certify_settings(elapsed=40).budget_s == 0.95 * 60 - 40
+    assert settings.certify_seconds(elapsed=10) == 0.95 * 60 - 10  # a solve done early leaves more
+    assert settings.certify_seconds(elapsed=100) == 60 / 6  # an overrun solve still leaves a floor
+    assert JobSettings.resolve(spec, certify_budget=7).certify_seconds(elapsed=50) == 7
+    assert JobSettings.resolve(spec, certify_budget=7).solve_seconds() == 60  # the caller split it
     assert JobSettings.resolve(spec, deterministic=True).certify_seconds() == 0  # no wall-clock budget
+    assert JobSettings.resolve(spec, deterministic=True).solve_seconds() == 60
 
 
 def test_ensure_keeps_a_prefix_and_starts_nothing_after_its_deadline(tmp_path):
