@@ -70,12 +70,16 @@ def check_out_path(out: Path) -> None:
         try:
             out.mkdir(parents=True, exist_ok=True)
         except (FileExistsError, NotADirectoryError):
-            raise SamplingError(f"--out {out}: a part of the path is a file, not a directory") from None
+            raise SamplingError.worded(
+                "{out} {path}: a part of the path is a file, not a directory", path=out
+            ) from None
         return
     if not stat.S_ISDIR(mode):
-        raise SamplingError(
-            f"--out {out} is {kind_of(mode)}, not a directory: the output folder holds several "
-            "files; name a directory (made if missing)"
+        raise SamplingError.worded(
+            "{out} {path} is {kind}, not a directory: the output folder holds several "
+            "files; name a directory (made if missing)",
+            path=out,
+            kind=kind_of(mode),
         )
 
 

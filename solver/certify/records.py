@@ -53,7 +53,7 @@ _KEYS = {
     "steps",
     "pipeline",
 }
-_DAMAGED = "the file is damaged or was edited: start afresh with --force"
+_DAMAGED = "the file is damaged or was edited: start afresh with {force}"  # `SolverError.worded`
 
 
 class RecordError(BadProblemError):
@@ -80,7 +80,7 @@ def checked_record(
     """The fields of the record on line `lineno` of `path` (module docstring), checked."""
 
     def bad(why: str) -> RecordError:
-        return RecordError(f"{path}:{lineno}: {why}; {_DAMAGED}")
+        return RecordError.worded("{path}:{lineno}: {why}; " + _DAMAGED, path=path, lineno=lineno, why=why)
 
     try:
         data = json.loads(line)
@@ -151,9 +151,14 @@ def check_spread(path: Path | str, lines: list[str], first: int = 2) -> None:
     for lineno, value in values:
         ratio = spread_ratio(value, everything)
         if ratio is not None:
-            raise RecordError(
-                f"{path}:{lineno}: `value` {value:g} is {ratio:.3g} times the median of the file's measured "
-                f"values, over {SPREAD:g} times away; {_DAMAGED}"
+            raise RecordError.worded(
+                "{path}:{lineno}: `value` {value:g} is {ratio:.3g} times the median of the file's measured "
+                "values, over {spread:g} times away; " + _DAMAGED,
+                path=path,
+                lineno=lineno,
+                value=value,
+                ratio=ratio,
+                spread=SPREAD,
             )
 
 

@@ -3,7 +3,8 @@
 * What identifies a sample (the samples file's header): the hash of the spec's problem
   (`spec_hash`), the oracle's kind and settings (`oracle_identity`); `header_changes` says in words
   what differs between a file's header and this run's, and `check_start` refuses a fresh start
-  over finished samples without ``--force``.
+  over finished samples without ``force`` (``--force``).  Messages name the settings in the
+  library's words and the command line's (`solver.errors.SolverError.worded`).
 * The output directory's lock (``.tasksolve.lock``): `acquire_lock` (re-entrant in the thread of one job,
   naming the other holder's PID; the lock file opened with ``O_NOFOLLOW``), `release_lock`.
 """
@@ -122,14 +123,16 @@ def check_start(path: Path, resume: bool, force: bool) -> None:
     """Refuse contradictory options, and a fresh start (no `resume`) over finished samples
     unless `force` (callers that run long before sampling check this first)."""
     if resume and force:
-        raise SamplingError(
-            "--resume and --force contradict each other: --resume continues the samples "
-            "in the file, --force discards them"
+        raise SamplingError.worded(
+            "{resume} and {force} contradict each other: {resume} continues the samples "
+            "in the file, {force} discards them"
         )
     finished = 0 if resume else _finished_lines(Path(path))
     if finished and not force:
-        raise SamplingError(
-            f"{path} already holds {finished} measured plans; continue them with --resume or discard them with --force"
+        raise SamplingError.worded(
+            "{path} already holds {finished} measured plans; continue them with {resume} or discard them with {force}",
+            path=path,
+            finished=finished,
         )
 
 
@@ -165,9 +168,11 @@ def _acquire(directory: Path, key: str) -> str:
     held = _HELD.get(key)
     if held is not None:
         if held[2] != threading.get_ident():
-            raise SamplingError(
-                f"{directory} is in use by another tasksolve job in this process (thread {held[2]}); wait for "
-                "it to finish or choose another --out"
+            raise SamplingError.worded(
+                "{directory} is in use by another tasksolve job in this process (thread {thread}); wait for "
+                "it to finish or choose another {out}",
+                directory=directory,
+                thread=held[2],
             )
         held[1] += 1
         return key
@@ -177,9 +182,11 @@ def _acquire(directory: Path, key: str) -> str:
     except OSError:
         holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "unknown"
         os.close(fd)
-        raise SamplingError(
-            f"{directory} is in use by another tasksolve run (PID {holder}); wait for it to "
-            "finish or choose another --out"
+        raise SamplingError.worded(
+            "{directory} is in use by another tasksolve run (PID {holder}); wait for it to "
+            "finish or choose another {out}",
+            directory=directory,
+            holder=holder,
         ) from None
     os.ftruncate(fd, 0)
     os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)

@@ -321,16 +321,17 @@ class SamplingService:
         except json.JSONDecodeError:
             found = None
         if not isinstance(found, dict) or "tasksolve_samples" not in found:
-            raise SamplingError(
-                f"{self.path}:1: no samples header (written by an older tasksolve or another "
-                "program); start afresh with --force"
+            raise SamplingError.worded(
+                "{path}:1: no samples header (written by an older tasksolve or another "
+                "program); start afresh with {force}",
+                path=self.path,
             )
         changes = header_changes(found, expected)
         if changes:
-            raise SamplingError(
-                f"{self.path}: cannot resume: "
-                + "; ".join(changes)
-                + "; start afresh with --force or choose another --out"
+            raise SamplingError.worded(
+                "{path}: cannot resume: {changes}; start afresh with {force} or choose another {out}",
+                path=self.path,
+                changes="; ".join(changes),
             )
         for lineno, line in enumerate(lines[1:], start=2):
             if line.strip():
@@ -346,18 +347,24 @@ class SamplingService:
             record = Record(**checked_record(line, self.path, lineno, self.objective, self.spec.oracle.range))
             index = int(record.index)
         except RecordError as exc:  # checked like spec input (`solver.certify.records`)
-            raise SamplingError(str(exc)) from None
+            raise SamplingError(str(exc), command_line=exc.command_line) from None
         except (json.JSONDecodeError, TypeError, ValueError) as exc:
-            raise SamplingError(
-                f"{self.path}:{lineno}: not a sample record ({exc}); the file is damaged: start afresh with --force"
+            raise SamplingError.worded(
+                "{path}:{lineno}: not a sample record ({exc}); the file is damaged: start afresh with {force}",
+                path=self.path,
+                lineno=lineno,
+                exc=exc,
             ) from None
         drawn = record.contexts if self.design == "random" or record.status == "failed" else record.start
         if self.pipeline is not None:
             drawn = record.pipeline if self.design == "random" or record.status == "failed" else record.start
         if index < 0 or drawn != self.contexts(index):
-            raise SamplingError(
-                f"{self.path}:{lineno}: plan {index} is not the plan the header's stream "
-                "draws; the file is damaged: start afresh with --force"
+            raise SamplingError.worded(
+                "{path}:{lineno}: plan {index} is not the plan the header's stream "
+                "draws; the file is damaged: start afresh with {force}",
+                path=self.path,
+                lineno=lineno,
+                index=index,
             )
         self.records.setdefault(index, record)
 

@@ -78,8 +78,8 @@ def classify(exc: BaseException) -> ErrorReport:
         return ErrorReport(common.EXIT_FAILURE, f"the oracle failed: {exc}")
     if isinstance(exc, SimulateError):  # a bad setting is a ValueError too; anything else failed
         return ErrorReport(common.EXIT_BAD_INPUT if isinstance(exc, ValueError) else common.EXIT_FAILURE, str(exc))
-    if isinstance(exc, SolverError):
-        return ErrorReport(exc.exit_code, str(exc))
+    if isinstance(exc, SolverError):  # in the command line's words (`SolverError.worded`)
+        return ErrorReport(exc.exit_code, exc.for_command_line())
     if isinstance(exc, evt.EVTError):
         return ErrorReport(common.EXIT_BAD_INPUT, str(exc))
     if isinstance(exc, OSError):

@@ -95,7 +95,7 @@ def test_the_output_directory_is_taken_before_solving(tmp_path):
     assert first.kind == "plan" and first.solve is None and set(first.files) == {"certificate.json", "samples.jsonl"}
     written = json.loads((out / "certificate.json").read_text())
     assert written["verdict"] == first.verdict == first.to_dict()["verdict"] and "solve" not in written
-    with pytest.raises(Exception, match="--resume"):
+    with pytest.raises(Exception, match="resume=True"):
         tasksolve.run(spec, out, oracle_kind="analytic", samples=30, time_limit=2)
     assert not (out / "plan.yaml").exists()  # refused before the solve wrote anything
 
