@@ -196,7 +196,19 @@ class OracleSettings(StrictModel):
 class SearchSettings(StrictModel):
     """How plans are searched."""
 
-    method: Literal["cpsat", "blackbox", "tsbsched", "random", "balanced", "all"] = "cpsat"
+    method: Literal[
+        "cpsat",
+        "blackbox",
+        "tsbsched",
+        "random",
+        "balanced",
+        "compact",
+        "compact-cores",
+        "scatter",
+        "distrib",
+        "os",
+        "all",
+    ] = "cpsat"
     time_limit: Seconds = 30.0
     top_k: Annotated[Count, Field(le=1000)] = 5
     seed: NonNegativeInt = 0

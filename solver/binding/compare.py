@@ -6,6 +6,9 @@ Methods (docs/design.md, "Methods and their sources"):
   baseline: the average and the worst of a few random plans measured on the oracle;
 * ``balanced`` -- the Linux/Solaris-like aim (equal thread counts per domain at every level):
   average and worst of a few balanced plans measured on the oracle;
+* ``compact``, ``compact-cores``, ``scatter``, ``distrib``, ``os`` -- the pinning policies people
+  use (likwid-pin, OpenMP's close, hwloc-distrib, the OS scheduler unpinned), one plan each
+  (`solver.binding.policies`); the report says the answer's gain over the best of them;
 * ``tsbsched`` / ``blackbox`` -- profile with the oracle, predict every placement class (a random
   sample when there are too many, `solver.predictors.candidates`), measure the predicted top N
   (the papers' N: 10 and 5), keep the best measured (selection phase); the top 1 is reported
@@ -43,9 +46,11 @@ from tasksolve.simulate.analytic import BatchModel
 from tasksolve.simulate.measurement import Measurement
 from tasksolve.simulate.oracle import make_oracle
 from tasksolve.simulate.registry import DEFAULT_KIND
+from tasksolve.solver.binding import policies
 from tasksolve.solver.binding.conflicts import explain_infeasible
 from tasksolve.solver.binding.cpsat import solve_binding
 from tasksolve.solver.binding.noisy import UNPINNED, Finalist, race_finalists, stochastic, with_figure
+from tasksolve.solver.binding.policies import POLICIES
 from tasksolve.solver.binding.problem import BindingProblem
 from tasksolve.solver.binding.report import CpsatDetails, PredictorDetails, Row, SolveDetails, SolveReport, half_width
 from tasksolve.solver.binding.samplers import SamplerError, balanced_plans, uniform_plans
@@ -55,7 +60,7 @@ from tasksolve.specs import Plan, Spec
 from tasksolve.specs.objective import Objective
 from tasksolve.specs.oracles import noun
 
-METHODS = ("cpsat", "blackbox", "tsbsched", "random", "balanced")
+METHODS = ("cpsat", "blackbox", "tsbsched", "random", "balanced", *POLICIES)
 SAMPLE_SHARE = 0.1  # at most this share of the time limit goes to the random sample
 PILOT = 100  # plans drawn and valued to time the sample
 MIN_SAMPLE = 20  # fewer affordable plans than this: no sample
@@ -108,15 +113,19 @@ class _Comparison:
             note,
         )
 
-    def measure(self, plans: list[list[int]], label: str) -> list[Measurement]:
-        """Measure `plans` on the oracle; each is remembered with the method that produced it."""
-        self.say(f"measuring {len(plans)} {label} plan(s) on the {noun(self.oracle_kind)}")
+    def measure(self, plans: list[list[int]], label: str | list[str]) -> list[Measurement]:
+        """Measure `plans` on the oracle; each is remembered with the method that produced it
+        (`label`, or one label per plan)."""
+        labels = [label] * len(plans) if isinstance(label, str) else label
+        self.say(f"measuring {len(plans)} {'/'.join(dict.fromkeys(labels))} plan(s) on the {noun(self.oracle_kind)}")
         results = self.oracle.evaluate_many(
-            [Plan.from_contexts(self.spec, c, method=label) for c in plans], seed=self.seed, workers=self.workers
+            [Plan.from_contexts(self.spec, c, method=m) for c, m in zip(plans, labels)],
+            seed=self.seed,
+            workers=self.workers,
         )
-        for contexts, measurement in zip(plans, results):
+        for contexts, measurement, method in zip(plans, results, labels):
             self.measured.setdefault(tuple(contexts), measurement)
-            self.labels.setdefault(tuple(contexts), label)
+            self.labels.setdefault(tuple(contexts), method)
         return results
 
     def sample(self, samples: int, methods: list[str], budget: float | None = None) -> list[str]:
@@ -124,7 +133,10 @@ class _Comparison:
 
         With a `budget` (seconds), a pilot of `PILOT` plans drawn and valued with another seed
         times one plan, and the sample is cut to what the budget allows (said so), or skipped
-        when not even `MIN_SAMPLE` plans fit."""
+        when not even `MIN_SAMPLE` plans fit; the policies alone need none."""
+        if all(m in POLICIES for m in methods):
+            self.plans, self.values = np.empty((0, len(self.spec.threads)), dtype=np.intp), np.empty(0)
+            return methods
         try:
             if budget is not None:
                 samples, why = self._affordable(samples, budget, methods)
@@ -141,7 +153,7 @@ class _Comparison:
                 raise Infeasible(f"{exc}; try --method cpsat") from None
             self.say(f"no random sample ({exc}); CP-SAT runs without a hint, sampling methods are skipped")
             self.no_sample = str(exc)
-            methods = ["cpsat"]
+            methods = ["cpsat", *(m for m in methods if m in POLICIES)]
             self.plans = np.empty((0, len(self.spec.threads)), dtype=np.intp)
         self.values = self.batch.evaluate(self.plans).values(self.objective) if len(self.plans) else np.empty(0)
         self.details.samples = int(len(self.plans))
@@ -233,6 +245,8 @@ class _Comparison:
             tables=tables,
             say=self.count,
         )
+        self.measured.setdefault(tuple(result.best_contexts), result.best_measured)
+        self.labels.setdefault(tuple(result.best_contexts), method)
         n, top1 = len(result.measured), result.measured[0]
         self.finalists += [(f"{method} top {n}", result.best_contexts), (f"{method} top 1", result.ranked[0][1])]
         self.rows.append(self.row(f"{method} top 1", result.ranked[0][1], top1, "no selection phase"))
@@ -305,6 +319,9 @@ class _Comparison:
         """The best measured plan of the comparison (module docstring): the `model`'s answer
         (CP-SAT's best measured plan) unless a row's plan beats it beyond both half-widths."""
         plans = [(key, self.natural(m), half_width(m, self.kind) or 0.0) for key, m in self.measured.items()]
+        if not plans:  # no method produced a plan (the policies alone, each infeasible)
+            notes = [f"{r.method}: {r.note}" for r in self.rows if r.note and r.simulated is None]
+            _no_plan(self.spec, "no method produced a plan" + (f" ({'; '.join(notes)})" if notes else ""))
         if model is None:
             key = max(plans, key=lambda p: self.kind.score(p[1]))[0]
             return self.labels[key].split(" ")[0], list(key), self.measured[key]
@@ -424,19 +441,17 @@ def solve(
     count = getattr(progress, "update", None) or say  # counts inside a phase (Phases.update)
     run = _Comparison(spec, oracle_kind, seed, workers, say, count)
     timed = "cpsat" in methods and not deterministic  # a sample cut by the clock would not repeat
-    budget = max(MIN_SAMPLE_SECONDS, SAMPLE_SHARE * time_limit) if timed else None
-    methods = run.sample(samples, methods, budget)
+    methods = run.sample(samples, methods, max(MIN_SAMPLE_SECONDS, SAMPLE_SHARE * time_limit) if timed else None)
     if "random" in methods:
         run.random(baseline_plans)
     if "balanced" in methods:
         run.balanced(baseline_plans)
+    policies.measure(run, [m for m in methods if m in POLICIES])
     answer: tuple[str, list[int], Measurement] | None = None
     tables = None
     for method in ("tsbsched", "blackbox"):
         if method in methods:
             result, tables = run.predictor(method, samples, top_n, tables)
-            run.measured.setdefault(tuple(result.best_contexts), result.best_measured)
-            run.labels.setdefault(tuple(result.best_contexts), method)
             if answer is None or result.best_measured.value(run.objective) > answer[2].value(run.objective):
                 answer = (method, result.best_contexts, result.best_measured)
     status, value, bound, gap = "NOT_RUN", None, None, None
@@ -469,4 +484,5 @@ def solve(
         measured=measurement,
         comparison=run.rows,
         details=run.details,
+        policy_gain=policies.gain_over_policies(spec, run.rows, measurement, run.kind, noise.ties if noise else ()),
     )

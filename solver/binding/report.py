@@ -1,5 +1,6 @@
 """The answer of `tasksolve solve` as typed objects: `SolveReport`, its comparison `Row`s and its
-`SolveDetails` (the sample's size, each predictor's `PredictorDetails`, CP-SAT's `CpsatDetails`).
+`SolveDetails` (the sample's size, each predictor's `PredictorDetails`, CP-SAT's `CpsatDetails`),
+and the chosen plan's gain over the best pinning policy (`PolicyGain`, `solver.binding.policies`).
 
 Every figure is in the objective's natural orientation (packets/s, or seconds for ``latency``;
 `specs.objective`). Readers use the attributes; the JSON (``tasksolve solve --json``, the
@@ -15,6 +16,7 @@ from typing import Any
 
 from tasksolve.simulate.measurement import Measurement
 from tasksolve.specs import Plan
+from tasksolve.specs.files import finite_or_none
 from tasksolve.specs.objective import Objective
 
 
@@ -110,6 +112,35 @@ class SolveDetails:
 
 
 @dataclass
+class PolicyGain:
+    """How much the chosen plan gains over the best measured pinning policy
+    (`solver.binding.policies`): `gain` is ``(plan - best) / best`` in the objective's better
+    direction (0.05: 5% better; negative: the policy's plan is better), `beyond_noise` whether the
+    plan beats it beyond both half-widths (`solver.certify.verdict.beats`); `infeasible` the
+    policies whose plan breaks the spec's constraints (not measured)."""
+
+    best: str
+    value: float
+    half_width: float | None
+    gain: float
+    beyond_noise: bool
+    infeasible: list[str] = field(default_factory=list)
+
+    def sentence(self, objective: Objective) -> str:
+        """One line: the gain, over which policy, and whether it is beyond the noise."""
+        word = "beyond the noise" if self.beyond_noise else "within the noise"
+        return (
+            f"gain over the best pinning policy ({self.best}, {objective.format(self.value)}): "
+            f"{self.gain:+.1%} ({word})"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["half_width"] = finite_or_none(self.half_width)
+        return data
+
+
+@dataclass
 class SolveReport:
     """The chosen plan (`method`'s), CP-SAT's status, model value, bound and gap (its own
     orientation, `solver.binding.cpsat`), the measured answer and the comparison."""
@@ -127,6 +158,7 @@ class SolveReport:
     details: SolveDetails = field(default_factory=SolveDetails)
     failed_steps: list[str] = field(default_factory=list)  # solver steps that failed: the answer may be weaker
     noise: Any = None  # `solver.binding.noisy.NoiseVerdict` on a stochastic oracle: the race, the OS baseline
+    policy_gain: PolicyGain | None = None  # over the best pinning policy measured (None: no policy row)
 
     @property
     def kind(self) -> Objective:
@@ -153,6 +185,8 @@ class SolveReport:
             lines.append(f"CP-SAT: {self.status}, gap {gap} on the closed form")
         for row in self.comparison:
             lines.append(f"  {row.method}: {objective.format(row.simulated)} measured")
+        if self.policy_gain is not None:
+            lines.append(self.policy_gain.sentence(objective))
         if self.failed_steps:
             lines.append(f"failed solver steps: {', '.join(self.failed_steps)}")
         return "\n".join(lines)
@@ -183,6 +217,7 @@ class SolveReport:
             "comparison": rows,
             "details": self.details.to_dict(objective, best),
             "failed_steps": self.failed_steps,
+            "policy_gain": None if self.policy_gain is None else self.policy_gain.to_dict(),
             "noise": None
             if self.noise is None
             else {"headline": self.noise.headline(objective), **self.noise.to_dict()},

@@ -31,8 +31,9 @@ def solve_command(
         None,
         "--method",
         "-m",
-        help="cpsat, blackbox, tsbsched, random, balanced, or all (comma-separated list "
-        "allowed). Default: the spec's search.method.",
+        help="cpsat, blackbox, tsbsched, random, balanced, the pinning policies compact, compact-cores, "
+        "scatter, distrib and os (unpinned), or all (comma-separated list allowed). Default: the spec's "
+        "search.method.",
     ),
     top_k: int | None = typer.Option(
         None, "--top-k", "-k", min=1, help="CP-SAT: how many best distinct plans to measure. Default: search.top_k."
@@ -162,6 +163,8 @@ def _print_report(spec, report, out) -> None:
     for row in report.comparison:
         if row.note:
             console.print(f"  {row.method}: {row.note}", markup=False)
+    if report.policy_gain is not None:
+        console.print(f"{report.method} plan's {report.policy_gain.sentence(objective)}", markup=False)
     if report.status != "NOT_RUN":
         gap = display.share(report.gap)
         cpsat = report.details.cpsat

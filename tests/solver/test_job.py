@@ -42,7 +42,11 @@ def test_unset_options_take_the_spec_values_once():
     )
     assert JobSettings.resolve(spec, design="random", samples=300).certify_settings().samples == 300
     assert given.methods == ("cpsat", "random")  # CP-SAT always runs: its plan is the answer
-    assert JobSettings.resolve(spec, "all").methods == ("cpsat", "blackbox", "tsbsched", "random", "balanced")
+    assert JobSettings.resolve(spec, "all").methods == (
+        *("cpsat", "blackbox", "tsbsched", "random", "balanced"),
+        *("compact", "compact-cores", "scatter", "distrib", "os"),  # the pinning policies
+    )
+    assert JobSettings.resolve(spec, "scatter,cpsat").methods == ("cpsat", "scatter")
     assert JobSettings.resolve(spec, seed=0).seed == 0  # 0 is a value, not "unset"
 
 
