@@ -1,6 +1,7 @@
-"""``tasksolve pin PLAN.yaml --format FORMAT``: the plan as pinning lines for another tool
-(`specs.exporters.pinning`: taskset, numactl, DPDK --lcores, likwid-pin, OpenMP places,
-systemd CPUAffinity, JSON), with the OS CPU numbers of the spec's topology."""
+"""``tasksolve pin PLAN.yaml --format FORMAT [--json]``: the plan in another tool's terms
+(`specs.exporters.pinning`: a taskset launcher script that pins each thread by name, numactl,
+likwid-pin and OpenMP launchers, DPDK --lcores, a systemd drop-in, JSON), with the OS CPU numbers
+of the spec's topology; ``--json`` prints the text with every thread's CPU and NUMA node."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 import typer
 
 from tasksolve.solver.cli import options
-from tasksolve.solver.cli.common import console, fail, load_spec_or_fail
+from tasksolve.solver.cli.common import console, emit_json, fail, load_spec_or_fail
 from tasksolve.specs.errors import PATH_MOST, shorten
 from tasksolve.specs.exporters.pinning import FORMATS
 
@@ -40,11 +41,19 @@ def _spec_for(plan_path: Path, spec_path: str | None):
     )
 
 
+def _formats_help() -> str:
+    """The formats, one line each, for ``pin --help`` (Click keeps a paragraph after ``\\b`` as is)."""
+    width = max(len(name) for name in FORMATS)
+    return "\b\nFormats (--format):\n" + "\n".join(
+        f"  {name:<{width}}  {form.summary}" for name, form in FORMATS.items()
+    )
+
+
 def pin(
     plan_path: Path = typer.Argument(
         ..., metavar="PLAN.yaml", help="A plan file (solve/run/pipeline --out DIR write DIR/plan.yaml)."
     ),
-    form: str = typer.Option(..., "--format", "-f", help=f"One of {', '.join(FORMATS)}."),
+    form: str = typer.Option(..., "--format", "-f", help=f"One of {', '.join(FORMATS)} (below)."),
     spec_path: str | None = typer.Option(
         None,
         "--spec",
@@ -55,14 +64,10 @@ def pin(
     ),
     output: Path | None = options.output_file_option("the lines"),
     old_out: Path | None = options.old_out_file_option(),
+    as_json: bool = options.json_option(),
 ) -> None:
-    """How to run each thread of a plan on its hardware context: pinning lines with OS CPU numbers.
-
-    CPU numbers come from the topology's os_cpus (`tasksolve topology host` imports them); a
-    topology without them gives flat context indices, and the output says so.
-    """
     from tasksolve.specs.errors import did_you_mean
-    from tasksolve.specs.exporters.pinning import pinning_text
+    from tasksolve.specs.exporters.pinning import pinning_data
     from tasksolve.specs.plan import load_plan
 
     out = options.deprecated(output, old_out, "--out FILE", "--output FILE")
@@ -70,14 +75,25 @@ def pin(
         fail(f"unknown format `{form}` (one of {', '.join(FORMATS)}){did_you_mean(form, FORMATS)}")
     spec = _spec_for(plan_path, spec_path)
     plan = load_plan(plan_path, spec)
-    text = pinning_text(spec, plan, form)
-    if out is None:
-        typer.echo(text, nl=False)
-        return
-    from tasksolve.specs.files import write_text_atomic
+    data = pinning_data(spec, plan, form)
+    if out is not None:
+        from tasksolve.specs.files import write_text_atomic
 
-    write_text_atomic(out, text)
-    console.print(f"wrote {shorten(str(out), PATH_MOST)}", markup=False)
+        write_text_atomic(out, data["text"])
+    if as_json:
+        emit_json({**data, **({"written": str(out)} if out is not None else {})})
+    elif out is not None:
+        console.print(f"wrote {shorten(str(out), PATH_MOST)}", markup=False)
+    else:
+        typer.echo(data["text"], nl=False)
+
+
+pin.__doc__ = (
+    "How to run each thread of a plan on its hardware context, in another tool's terms: a launcher script, "
+    "an option or a configuration file, with the topology's OS CPU numbers.\n\n"
+    "CPU numbers come from the topology's os_cpus (`tasksolve topology host` imports them); a topology without "
+    "them gives flat context indices, and the output says so. docs/pinning.md shows each format.\n\n" + _formats_help()
+)
 
 
 def register(app: typer.Typer) -> None:

@@ -1,145 +1,99 @@
-"""Pinning lines: how to run each thread of a plan on its hardware context, in another tool's terms.
+"""Pinning: how to run each thread of a plan on its hardware context, in another tool's terms.
 
-CPU numbers are the operating system's, from the topology's ``os_cpus`` (`Topology.os_cpu`:
-imported with ``tasksolve topology host`` or from an hwloc XML); a topology without them gives
-the flat context index, and every format says which it used (a comment, or a field in JSON).
+Every format is something a person runs or pastes (docs/pinning.md shows each), with the
+topology's OS CPU numbers (`pin_threads`: which numbers, which NUMA nodes, names escaped):
 
-Formats (one function each, `FORMATS` maps the names):
+* ``taskset`` -- a launcher script that starts the program and pins each of its threads, found
+  by name or creation order, with ``taskset -cp CPU TID`` (`pin_script`);
+* ``numactl``, ``likwid-pin``, ``omp`` -- launcher scripts running the program under numactl
+  (the plan's CPUs and NUMA nodes), likwid-pin (creation order), OpenMP places (`pin_tools`);
+* ``dpdk`` -- DPDK EAL's ``--lcores`` map, lcore i running the plan's thread i;
+* ``systemd`` -- a ``[Service]`` drop-in with ``CPUAffinity=``, ``AllowedCPUs=`` and
+  ``AllowedMemoryNodes=``;
+* ``json`` -- every thread with its context, CPU and NUMA node.
 
-* ``taskset`` -- per thread ``taskset -c CPU`` (util-linux: a CPU list);
-* ``numactl`` -- per thread ``numactl --physcpubind=CPU --localalloc``;
-* ``dpdk`` -- one EAL option ``--lcores=0@CPU,1@CPU,...`` (lcore id ``@`` CPU set), lcore i
-  running the plan's i-th thread;
-* ``likwid-pin`` -- ``likwid-pin -c CPU,CPU,...``: threads are pinned in creation order;
-* ``omp`` -- ``OMP_PLACES={CPU},{CPU},...`` with ``OMP_PROC_BIND=close``: OpenMP thread i
-  on place i;
-* ``systemd`` -- a ``[Service]`` ``CPUAffinity=`` line of the plan's CPUs (a unit's process may
-  run on those; per-thread pinning stays with the program), threads listed as comments;
-* ``json`` -- every thread with its context and CPU.
-
+`FORMATS` maps each name to its writer and a one-line description (``tasksolve pin --help``);
+`pinning_data` is what ``pin --json`` prints. `taskset_lines` is the plan as one
+``taskset -c CPU`` line per thread, for people to read (``pinning.txt`` of ``run``, the report).
 Threads are in the plan's order (``bindings``), the order the program is expected to create them.
-
-Names (the spec's, the topology's, the plan's method, threads, contexts) appear only in comments
-and labels, never where a shell, systemd or DPDK would interpret them: the loader refuses control
-characters, line breaks and bidi controls in them (`specs.fields.Label`), and `_printable`
-escapes any such character of a spec or plan built in memory, so a name cannot end a comment and
-start a command.  What a shell does read (``OMP_PLACES``) is quoted with `shlex.quote`; CPU numbers
-are integers.
 """
 
 from __future__ import annotations
 
 import json
-import shlex
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
+
+from tasksolve.specs.exporters.pin_script import taskset_script
+from tasksolve.specs.exporters.pin_threads import header, numa_note, numbering, pins
+from tasksolve.specs.exporters.pin_tools import dpdk_lines, likwid_pin_lines, numactl_lines, omp_lines, systemd_lines
 
 if TYPE_CHECKING:  # annotations only: `tasksolve pin --help` lists FORMATS without loading pydantic
     from tasksolve.specs.plan import Plan
     from tasksolve.specs.spec import Spec
 
-OS_NUMBERS = "OS CPU numbers from the topology"
-FLAT_NUMBERS = (
-    "flat context indices: the topology has no OS CPU numbers (import the machine with "
-    "`tasksolve topology host` for real ones)"
-)
-
-
-def _printable(text: object) -> str:
-    """`text` with every control, line-break or bidi character escaped (``\\u000a``)."""
-    from tasksolve.specs.fields import unsafe_character
-
-    text = str(text)
-    while (found := unsafe_character(text)) is not None:
-        position, ch = found
-        text = text[:position] + f"\\u{ord(ch):04x}" + text[position + 1 :]
-    return text
-
-
-def pinned_cpus(spec: Spec, plan: Plan) -> list[tuple[str, str, int]]:
-    """(thread, context path, CPU number) for every thread of the plan, in the plan's order."""
-    topo = spec.topology
-    return [
-        (_printable(thread), _printable(context), topo.os_cpu(topo.parse_context(context)))
-        for thread, context in plan.bindings.items()
-    ]
-
-
-def numbering(spec: Spec) -> str:
-    """Which CPU numbers the lines carry."""
-    return OS_NUMBERS if spec.topology.os_cpus else FLAT_NUMBERS
-
-
-def _header(spec: Spec, plan: Plan) -> list[str]:
-    return [
-        f"# plan {_printable(plan.spec or spec.name)}{f' ({_printable(plan.method)})' if plan.method else ''} "
-        f"on {_printable(spec.topology.name)}",
-        f"# CPU numbers: {numbering(spec)}",
-    ]
-
-
-def taskset_lines(spec: Spec, plan: Plan) -> list[str]:
-    """``app#0.R: taskset -c 3   # core0.pipe0.strand3`` for every thread."""
-    return [f"{thread}: taskset -c {cpu}   # {context}" for thread, context, cpu in pinned_cpus(spec, plan)]
-
-
-def numactl_lines(spec: Spec, plan: Plan) -> list[str]:
-    return [
-        f"{thread}: numactl --physcpubind={cpu} --localalloc   # {context}"
-        for thread, context, cpu in pinned_cpus(spec, plan)
-    ]
-
-
-def dpdk_lines(spec: Spec, plan: Plan) -> list[str]:
-    pins = pinned_cpus(spec, plan)
-    lines = [f"# lcore {i}: {thread} on {context}" for i, (thread, context, _) in enumerate(pins)]
-    return lines + ["--lcores=" + ",".join(f"{i}@{cpu}" for i, (_, _, cpu) in enumerate(pins))]
-
-
-def likwid_pin_lines(spec: Spec, plan: Plan) -> list[str]:
-    pins = pinned_cpus(spec, plan)
-    lines = [f"# thread {i} (in creation order): {thread} on {context}" for i, (thread, context, _) in enumerate(pins)]
-    return lines + ["likwid-pin -c " + ",".join(str(cpu) for _, _, cpu in pins)]
-
-
-def omp_lines(spec: Spec, plan: Plan) -> list[str]:
-    pins = pinned_cpus(spec, plan)
-    lines = [f"# OpenMP thread {i}: {thread} on {context}" for i, (thread, context, _) in enumerate(pins)]
-    places = ",".join(f"{{{int(cpu)}}}" for _, _, cpu in pins)
-    return lines + [f"OMP_NUM_THREADS={len(pins)} OMP_PLACES={shlex.quote(places)} OMP_PROC_BIND=close"]
-
-
-def systemd_lines(spec: Spec, plan: Plan) -> list[str]:
-    pins = pinned_cpus(spec, plan)
-    lines = [f"# {thread} on {context}: CPU {cpu}" for thread, context, cpu in pins]
-    return lines + ["[Service]", "CPUAffinity=" + " ".join(str(cpu) for cpu in sorted({cpu for _, _, cpu in pins}))]
-
 
 def json_lines(spec: Spec, plan: Plan) -> list[str]:
+    """The plan's threads as JSON: thread, context path, CPU and NUMA node (null: none known)."""
     data = {
         "spec": plan.spec or spec.name,
         "topology": spec.topology.name,
         "os_cpu_numbers": bool(spec.topology.os_cpus),
         "numbering": numbering(spec),
-        "threads": [{"thread": t, "context": c, "cpu": cpu} for t, c, cpu in pinned_cpus(spec, plan)],
+        "numa": numa_note(spec),
+        "threads": [{"thread": p.thread, "context": p.context, "cpu": p.cpu, "node": p.node} for p in pins(spec, plan)],
     }
     return json.dumps(data, indent=2).splitlines()
 
 
-FORMATS: dict[str, Callable[[Spec, Plan], list[str]]] = {
-    "taskset": taskset_lines,
-    "numactl": numactl_lines,
-    "dpdk": dpdk_lines,
-    "likwid-pin": likwid_pin_lines,
-    "omp": omp_lines,
-    "systemd": systemd_lines,
-    "json": json_lines,
+class Format(NamedTuple):
+    """A pinning format: its writer (every line, header included) and what it is, in one line."""
+
+    lines: Callable[[Spec, Plan], list[str]]
+    summary: str
+
+
+FORMATS: dict[str, Format] = {
+    "taskset": Format(taskset_script, "launcher script: starts the program, pins each thread by name with taskset -cp"),
+    "numactl": Format(numactl_lines, "launcher script: numactl --physcpubind (plan's CPUs) --membind (their nodes)"),
+    "dpdk": Format(dpdk_lines, "DPDK EAL option --lcores='0@CPU,1@CPU,...': lcore i runs thread i"),
+    "likwid-pin": Format(
+        likwid_pin_lines, "launcher script: likwid-pin -c CPUs -s SKIPMASK, threads in creation order"
+    ),
+    "omp": Format(omp_lines, "launcher or sourced script: OMP_PLACES={CPU},... OMP_PROC_BIND=close"),
+    "systemd": Format(systemd_lines, "systemd drop-in [Service]: CPUAffinity=, AllowedCPUs=, AllowedMemoryNodes="),
+    "json": Format(json_lines, "every thread with its context, CPU and NUMA node"),
 }
 
 
 def pinning_text(spec: Spec, plan: Plan, form: str) -> str:
-    """The whole output of one format: a header saying which CPU numbers (JSON: a field), the lines."""
-    lines = FORMATS[form](spec, plan)
-    if form != "json":
-        lines = _header(spec, plan) + lines
+    """The whole output of one format (`FORMATS`)."""
+    return "\n".join(FORMATS[form].lines(spec, plan)) + "\n"
+
+
+def pinning_data(spec: Spec, plan: Plan, form: str) -> dict:
+    """What ``pin --json`` prints: the format, its text, the CPU numbering and NUMA note, and every
+    thread with its context, CPU, NUMA node and the name the taskset launcher looks for."""
+    return {
+        "format": form,
+        "text": pinning_text(spec, plan, form),
+        "os_cpu_numbers": bool(spec.topology.os_cpus),
+        "numbering": numbering(spec),
+        "numa": numa_note(spec),
+        "threads": [p.to_dict() for p in pins(spec, plan)],
+    }
+
+
+def taskset_lines(spec: Spec, plan: Plan) -> list[str]:
+    """``app#0.R: taskset -c 3   # core0.pipe0.strand3`` for every thread: a summary to read."""
+    return [f"{p.thread}: taskset -c {p.cpu}   # {p.context}" for p in pins(spec, plan)]
+
+
+def summary_text(spec: Spec, plan: Plan) -> str:
+    """``pinning.txt``: the header, where the launcher comes from, one `taskset_lines` line each."""
+    lines = [
+        *header(spec, plan, None),
+        "# one line per thread; a launcher that pins a running program: tasksolve pin plan.yaml -f taskset",
+        *taskset_lines(spec, plan),
+    ]
     return "\n".join(lines) + "\n"

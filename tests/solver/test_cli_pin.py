@@ -54,24 +54,28 @@ def _lines(text: str) -> list[str]:
     return [line for line in text.splitlines() if line and not line.startswith("#")]
 
 
-def test_taskset_and_numactl(server):
+def _node(cpu: int) -> int:
+    """The server's NUMA node of a CPU (tests/data/sysfs/server-2s: node0 0-7,16-23, node1 the rest)."""
+    return 0 if cpu % 16 < 8 else 1
+
+
+def test_taskset_script_table_and_numactl(server):
+    """The launcher's table pins each thread's 15-byte name to the thread's OS CPU; numactl binds
+    the plan's CPUs and the NUMA nodes sysfs gives them."""
     _, spec, plan, expected = server
     text = pinning_text(spec, plan, "taskset")
     assert "# CPU numbers: OS CPU numbers from the topology" in text
-    got = [re.fullmatch(rf"(\S+): taskset -c ({CPU_LIST})   # \S+", line).groups() for line in _lines(text)]
-    assert [(t, int(c)) for t, c in got] == expected
-    got = [
-        re.fullmatch(rf"(\S+): numactl --physcpubind=({CPU_LIST}) --localalloc   # \S+", line).groups()
-        for line in _lines(pinning_text(spec, plan, "numactl"))
-    ]
-    assert [(t, int(c)) for t, c in got] == expected
+    table = re.search(r"^threads='([^']*)'$", text, re.M).group(1).splitlines()
+    assert [(name, int(cpu)) for cpu, name in (row.split(" ", 1) for row in table)] == expected
+    (_, line) = _lines(pinning_text(spec, plan, "numactl"))
+    match = re.fullmatch(rf'exec numactl --physcpubind=({CPU_LIST}) --membind=({CPU_LIST}) -- "\$@"', line)
+    assert _expand(match.group(1)) == sorted(cpu for _, cpu in expected)
+    assert _expand(match.group(2)) == sorted({_node(cpu) for _, cpu in expected})
 
 
-def _dpdk_sets(text: str) -> list[int]:
-    """DPDK's set grammar: a number, a range a-b, or a parenthesised list of those."""
-    text = text[1:-1] if text.startswith("(") else text
+def _expand(cpu_list: str) -> list[int]:
     out = []
-    for item in text.split(","):
+    for item in cpu_list.split(","):
         first, _, last = item.partition("-")
         out.extend(range(int(first), int(last or first) + 1))
     return out
@@ -82,10 +86,10 @@ def test_dpdk_lcores_grammar(server):
     (line,) = _lines(pinning_text(spec, plan, "dpdk"))
     dpdk_set = r"(?:\d+(?:-\d+)?|\((?:\d+(?:-\d+)?)(?:,\d+(?:-\d+)?)*\))"
     item = rf"{dpdk_set}(?:@{dpdk_set})?"
-    assert re.fullmatch(rf"--lcores={item}(?:,{item})*", line)
-    items = re.findall(rf"({dpdk_set})@({dpdk_set})", line[len("--lcores=") :])
-    lcores = [_dpdk_sets(a) for a, _ in items]
-    cpus = [_dpdk_sets(b) for _, b in items]
+    match = re.fullmatch(rf"--lcores='({item}(?:,{item})*)'", line)
+    items = re.findall(rf"({dpdk_set})@({dpdk_set})", match.group(1))
+    lcores = [_expand(a.strip("()")) for a, _ in items]
+    cpus = [_expand(b.strip("()")) for _, b in items]
     assert lcores == [[i] for i in range(len(expected))]
     assert cpus == [[cpu] for _, cpu in expected]
 
@@ -93,23 +97,21 @@ def test_dpdk_lcores_grammar(server):
 def test_likwid_omp_systemd(server):
     _, spec, plan, expected = server
     cpus = [cpu for _, cpu in expected]
-    (line,) = _lines(pinning_text(spec, plan, "likwid-pin"))
-    match = re.fullmatch(rf"likwid-pin -c ({CPU_LIST})", line)
+    (_, line) = _lines(pinning_text(spec, plan, "likwid-pin"))
+    match = re.fullmatch(rf'exec likwid-pin -c ({CPU_LIST}) -s 0x0 "\$@"', line)
     assert [int(c) for c in match.group(1).split(",")] == cpus
-    (line,) = _lines(pinning_text(spec, plan, "omp"))
-    match = re.fullmatch(
-        r"OMP_NUM_THREADS=(\d+) OMP_PLACES='(\{\d+(?:,\d+)*\}(?:,\{\d+(?:,\d+)*\})*)' "
-        r"OMP_PROC_BIND=close",
-        line,
-    )
-    assert int(match.group(1)) == len(cpus)
-    assert [[int(n) for n in place.split(",")] for place in re.findall(r"\{([^}]*)\}", match.group(2))] == [
+    lines = _lines(pinning_text(spec, plan, "omp"))
+    assert lines[0] == f"OMP_NUM_THREADS={len(cpus)}; export OMP_NUM_THREADS"
+    match = re.fullmatch(r"OMP_PLACES='(\{\d+(?:,\d+)*\}(?:,\{\d+(?:,\d+)*\})*)'; export OMP_PLACES", lines[1])
+    assert [[int(n) for n in place.split(",")] for place in re.findall(r"\{([^}]*)\}", match.group(1))] == [
         [c] for c in cpus
     ]
-    section, line = _lines(pinning_text(spec, plan, "systemd"))
+    assert lines[2] == "OMP_PROC_BIND=close; export OMP_PROC_BIND"
+    section, *settings = _lines(pinning_text(spec, plan, "systemd"))
     assert section == "[Service]"
-    match = re.fullmatch(r"CPUAffinity=((?:\d+(?:-\d+)?)(?:[ ,]\d+(?:-\d+)?)*)", line)
-    assert sorted(int(c) for c in re.split("[ ,]", match.group(1))) == sorted(cpus)
+    values = dict(line.split("=", 1) for line in settings)
+    assert _expand(values["CPUAffinity"]) == _expand(values["AllowedCPUs"]) == sorted(cpus)
+    assert _expand(values["AllowedMemoryNodes"]) == sorted({_node(cpu) for cpu in cpus})
 
 
 def test_json_and_flat_numbers():
@@ -120,7 +122,8 @@ def test_json_and_flat_numbers():
     assert [t["cpu"] for t in data["threads"]] == [spec.topology.parse_context(c) for c in plan.bindings.values()]
     for form in FORMATS:
         if form != "json":
-            assert "flat context indices" in pinning_text(spec, plan, form).splitlines()[1]
+            comments = [line for line in pinning_text(spec, plan, form).splitlines() if line.startswith("#")]
+            assert any("flat context indices, not Linux CPU numbers" in line for line in comments), form
 
 
 def test_cli_pin(capsys, server, tmp_path):
@@ -140,7 +143,7 @@ def test_cli_pin(capsys, server, tmp_path):
         "--output",
         str(target),
     )
-    assert code == 0 and "taskset -c 16" in target.read_text()
+    assert code == 0 and re.search(r"^(?:threads=')?16 \S+$", target.read_text(), re.M)
     # without --spec: on-server is not a built-in example
     code, _, err = run(capsys, "pin", str(folder / "plan.yaml"), "-f", "taskset")
     assert code == 2 and "--spec" in err
@@ -153,7 +156,7 @@ def test_cli_pin_builtin_spec_by_name(capsys, tmp_path):
     Plan.from_contexts(spec, spec.usable_contexts[: len(spec.threads)]).save(tmp_path / "plan.yaml")
     code, out, err = run(capsys, "pin", str(tmp_path / "plan.yaml"), "-f", "dpdk")
     assert code == 0, err
-    assert out.splitlines()[-1].startswith("--lcores=0@")
+    assert out.splitlines()[-1].startswith("--lcores='0@")
     bad = tmp_path / "bad.yaml"
     bad.write_text((tmp_path / "plan.yaml").read_text().replace("core", "kore", 1))
     code, _, err = run(capsys, "pin", str(bad), "-f", "dpdk")
@@ -177,4 +180,5 @@ def test_a_plan_written_by_run_pins_with_its_own_spec(tmp_path, capsys):
     assert (out / spec_file).resolve() == mine.resolve()
     capsys.readouterr()
     assert main(["pin", str(out / "plan.yaml"), "-f", "taskset"]) == 0
-    assert "taskset -c" in capsys.readouterr().out
+    script = capsys.readouterr().out
+    assert script.startswith("#!/bin/sh\n") and "ipfwd#0." in script
