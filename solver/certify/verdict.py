@@ -269,7 +269,7 @@ class _Judge:
         # a half-width under 0.005% of the value is float noise of a deterministic run: not shown
         noise = not ev.plan_half_width or abs(ev.plan_half_width) < 5e-5 * abs(ev.plan_value)
         shown = "" if noise else self.show(ev.plan_half_width)
-        hw = f" +/- {shown}" if shown and shown != self.show(0.0) else ""
+        hw = f" ± {shown}" if shown and shown != self.show(0.0) else ""
         return f"{self.show(ev.plan_value)}{hw}"
 
     # ---------------------------------------------------------------- the evidence, in sentences

@@ -141,7 +141,7 @@ def test_the_half_width_counts_against_the_plan_at_the_target():
     at = decide(proven_case(96.0, plan_half_width=1.0))
     assert at.verdict == "proven"
     assert at.sentence.startswith(
-        "proven: the plan (96 +/- 1) is within the 5.00% target of the best possible on the closed form, "
+        "proven: the plan (96 ± 1) is within the 5.00% target of the best possible on the closed form, "
         "counting its half-width against it: "
     )
     beyond = decide(proven_case(96.0, plan_half_width=1.01))
@@ -186,7 +186,7 @@ def test_rule_3_at_the_target_after_the_noise_allowance():
     it beyond noise, which rule 9 says."""
     at = decide(beaten_case(8.0, KnownPlan("CP-SAT plan", 128.0, 8.0)))
     assert at.verdict == "not_certified" and at.basis == "EVT estimate"
-    assert reason(at, "beaten") == "the CP-SAT plan (128) beats the plan (64 +/- 8) beyond noise"
+    assert reason(at, "beaten") == "the CP-SAT plan (128) beats the plan (64 ± 8) beyond noise"
 
 
 def test_rule_3_just_beyond_the_target_after_the_noise_allowance():
@@ -195,7 +195,7 @@ def test_rule_3_just_beyond_the_target_after_the_noise_allowance():
     beyond = decide(beaten_case(7.9, KnownPlan("CP-SAT plan", 128.0, 8.0)))
     assert beyond.verdict == "not_certified" and beyond.basis == "known plan"
     assert beyond.sentence == (
-        "not certified: the CP-SAT plan (128) beats the plan (64 +/- 7.9) by 50.00%, more than the 25.00% target"
+        "not certified: the CP-SAT plan (128) beats the plan (64 ± 7.9) by 50.00%, more than the 25.00% target"
     )
     assert beyond.reasons[0]["code"] == "beaten"
     inside = decide(beaten_case(8.1, KnownPlan("CP-SAT plan", 128.0, 8.0)))  # allowance 25.16%: loss 24.84%
@@ -612,10 +612,10 @@ def simulation_bound_case(plan: float, half_width: float):
 def test_a_half_width_of_at_least_5e_5_of_the_value_is_shown():
     """5e-5 x 100000 = 5: a half-width of 5 is shown, 4.99 is float noise (not shown, still counted),
     5.02 is shown."""
-    assert "the plan (100000 +/- 5) is within" in decide(simulation_bound_case(100000.0, 5.0)).sentence
+    assert "the plan (100000 ± 5) is within" in decide(simulation_bound_case(100000.0, 5.0)).sentence
     hidden = decide(simulation_bound_case(100000.0, 4.99)).sentence
     assert "the plan (100000) is within" in hidden and "counting its half-width against it" in hidden
-    assert "the plan (100000 +/- 5.02) is within" in decide(simulation_bound_case(100000.0, 5.02)).sentence
+    assert "the plan (100000 ± 5.02) is within" in decide(simulation_bound_case(100000.0, 5.02)).sentence
 
 
 def test_a_half_width_that_shows_as_zero_is_not_shown():
