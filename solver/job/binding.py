@@ -8,12 +8,14 @@
    bound is CP-SAT's (`solver.certify.bounds.from_report`: a proof on the closed form, for
    information on another oracle); every measured plan of the comparison is a known plan, and
    the certificate measures its own local-search probe (`solver.certify.designs.probe`).
-3. **Report**: the comparison and the predictors' selection curves (TPDS Figure 8).
+3. **Report**: the comparison, the predictors' selection curves (TPDS Figure 8) and the answer's
+   gain over the best pinning policy when policies ran (`solver.binding.policies`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from html import escape
 from typing import Any
 
 from tasksolve.solver.binding.report import SolveReport
@@ -79,11 +81,14 @@ class BindingStrategy(Strategy):
             if losses and all(loss is not None for loss in losses):
                 curves[name] = losses
         sections = {"comparison": self.report.to_dict()["comparison"], "selection_curves": curves}
+        paragraphs = []
         if self.report.noise is not None:  # whether pinning helps, the OS baseline, the host's noise floor
-            from html import escape
-
-            headline = self.report.noise.headline(objective)
-            sections["methods_html"] = f"<p><strong>{escape(headline)}</strong></p>"
+            paragraphs.append(f"<p><strong>{escape(self.report.noise.headline(objective))}</strong></p>")
+        if self.report.policy_gain is not None:  # over the best pinning policy (solver.binding.policies)
+            gain = f"{self.report.method} plan's {self.report.policy_gain.sentence(objective)}"
+            paragraphs.append(f"<p>{escape(gain)}</p>")
+        if paragraphs:
+            sections["methods_html"] = "".join(paragraphs)
         return sections
 
 

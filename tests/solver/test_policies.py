@@ -256,3 +256,16 @@ def test_os_is_the_program_unpinned_on_the_command_oracle(tmp_path, capsys):
     row = next(r for r in result["comparison"] if r["method"] == "os (unpinned)")
     assert row["note"].startswith("TASKSOLVE_PINNING=none")
     assert abs(row["simulated"] - truth.unpinned_rate()) <= 3 * max(row["half_width"], 0.02 * row["simulated"])
+
+
+def test_run_carries_the_policy_rows_and_the_gain_to_the_certificate_and_the_report(tmp_path, capsys):
+    out = tmp_path / "out"
+    args = ["run", "t2-ipfwd-intadd-x2", "--out", str(out), "--samples", "100", "--oracle", "analytic"]
+    args += ["--method", "cpsat,compact,scatter,distrib", "--time-limit", "10", "--workers", "1", "--json"]
+    main([*args, "--design", "random", "--deterministic"])
+    result = json.loads(capsys.readouterr().out)
+    rows = {row["method"] for row in result["solve"]["comparison"]}
+    assert {"compact", "scatter", "distrib"} <= rows
+    gain = json.loads((out / "certificate.json").read_text())["solve"]["policy_gain"]
+    assert gain == result["solve"]["policy_gain"] and gain["best"] in ("compact", "scatter", "distrib")
+    assert "gain over the best pinning policy" in (out / "report.html").read_text()
