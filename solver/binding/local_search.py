@@ -2,9 +2,14 @@
 
 Lourenco, Martin & Stuetzle, "Iterated local search" (Handbook of Metaheuristics, 2003):
 
-* **descent** -- steepest ascent over the *move* neighbourhood: one thread goes to another context
-  it may use, swapping with the thread already there (if that thread may use the freed context).
-  Every neighbour of a plan is evaluated at once by `simulate.analytic.BatchModel`;
+* **descent** -- ascent over the *move* neighbourhood: one thread goes to another context it may
+  use, swapping with the thread already there (if that thread may use the freed context).  A step
+  evaluates the neighbours (`simulate.analytic.BatchModel`) in batches of `STEP_BATCH`, in a random
+  order, and takes the best improving neighbour of the first batch that has one: steepest ascent
+  wherever the neighbourhood fits one batch (every example up to 24 threads), a best-of-batch
+  ascent on servers, where a steepest step over 20,000 neighbours of 192 threads cost 0.45 s and
+  a climb from a random start 40 s (the first batches of a random start almost always improve);
+  a plan is a local optimum when no batch improves on it;
 * **perturbation** -- a few random moves applied to the current plan, then descent again; the
   new local optimum becomes current unless it is worse than the current one by more than a small
   slack (an acceptance that lets the search drift across plateaus), and the best plan met is kept.
@@ -29,6 +34,7 @@ MAX_NEIGHBOURS = 20_000  # larger neighbourhoods are sampled
 MAX_PAIRS = 1_000_000  # more (thread, context) pairs: the moves are drawn before they are checked
 MAX_NEIGHBOUR_ENTRIES = 8_000_000  # neighbours x threads of one step (64 MB; 4,000 neighbours at 2000 threads)
 MAX_ENTRIES = 2_000_000  # plans x threads evaluated at once by the batch closed form
+STEP_BATCH = 2048  # neighbours one ascent step evaluates before taking the best improving one
 
 
 @dataclass
@@ -114,17 +120,30 @@ class LocalSearch:
         """The neighbours one step evaluates at most."""
         return min(MAX_NEIGHBOURS, max(1, MAX_NEIGHBOUR_ENTRIES // self.n_threads))
 
-    def descend(self, plan: np.ndarray, value: float, deadline: float | None = None) -> tuple[np.ndarray, float]:
-        """Steepest ascent until no move improves (relative 1e-12) or the `deadline` (perf_counter) passes."""
-        while deadline is None or time.perf_counter() < deadline:
-            candidates = self.neighbours(plan)
-            if len(candidates) == 0:
-                return plan, value
-            values = self.values(candidates, deadline)
+    def step(self, plan: np.ndarray, value: float, deadline: float | None = None) -> tuple[np.ndarray, float] | None:
+        """One ascent step (see the module docstring): the best neighbour improving on `value`
+        (relative 1e-12) in the first batch of `STEP_BATCH` neighbours, in a random order, that
+        holds one; None at a local optimum, or once the `deadline` (perf_counter) passes."""
+        candidates = self.neighbours(plan)
+        if len(candidates) > STEP_BATCH:
+            candidates = candidates[self.rng.permutation(len(candidates))]
+        for i in range(0, len(candidates), STEP_BATCH):
+            if i and deadline is not None and time.perf_counter() >= deadline:
+                return None
+            batch = candidates[i : i + STEP_BATCH]
+            values = self.values(batch, deadline)
             best = int(np.argmax(values))
-            if not values[best] > value + 1e-12 * abs(value):
+            if values[best] > value + 1e-12 * abs(value):
+                return batch[best], float(values[best])
+        return None
+
+    def descend(self, plan: np.ndarray, value: float, deadline: float | None = None) -> tuple[np.ndarray, float]:
+        """Ascent steps (`step`) until none improves or the `deadline` (perf_counter) passes."""
+        while deadline is None or time.perf_counter() < deadline:
+            found = self.step(plan, value, deadline)
+            if found is None:
                 return plan, value
-            plan, value = candidates[best], float(values[best])
+            plan, value = found
         return plan, value
 
     def perturb(self, plan: np.ndarray, moves: int) -> np.ndarray:

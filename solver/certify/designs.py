@@ -7,8 +7,9 @@
   endpoint (the global optimum is a local optimum) and puts far more mass near it (Golden & Alt
   1979, "Interval estimation of a global optimum for large combinatorial problems"; Derigs 1985;
   Wilson, King & Wilson, EJOR 2004).  Sample ``i`` starts from plan ``i`` of the same uniform
-  stream and climbs by steepest ascent over the move/swap neighbourhood of
-  `solver.binding.local_search` on the closed form (`simulate.analytic.BatchModel`) until no
+  stream and climbs by the ascent of `solver.binding.local_search` (steepest wherever the
+  move/swap neighbourhood fits one batch of `STEP_BATCH`, best of the first improving batch
+  beyond) on the closed form (`simulate.analytic.BatchModel`) until no
   move improves; its random choices (neighbourhood sampling beyond `MAX_NEIGHBOURS`) use the
   sample's own seed ``plan_seed(seed, i)``, so samples are iid and reproducible whatever the
   executor.  With the closed form as oracle the local optimum's value is the sample.  With the
@@ -23,7 +24,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from tasksolve.solver.binding.local_search import LocalSearch
+from tasksolve.solver.binding.local_search import STEP_BATCH, LocalSearch
 from tasksolve.specs import Plan
 
 if TYPE_CHECKING:
@@ -55,6 +56,7 @@ def identity(screen: bool) -> dict[str, object]:
     return {
         "start": "uniform stream",
         "climb": "steepest ascent, move/swap neighbourhood, closed form",
+        "batch": STEP_BATCH,
         "screened": SCREEN if screen else 1,
     }
 
@@ -76,15 +78,9 @@ class Climber:
         if not np.isfinite(value):
             raise ValueError("the start plan breaks a cap or the latency bound")
         steps = 0
-        while True:
-            candidates = search.neighbours(plan)
-            if len(candidates) == 0:
-                return plan, value, steps
-            values = search.values(candidates)
-            best = int(np.argmax(values))
-            if not values[best] > value + 1e-12 * abs(value):
-                return plan, value, steps
-            plan, value, steps = candidates[best], float(values[best]), steps + 1
+        while (found := search.step(plan, value)) is not None:
+            (plan, value), steps = found, steps + 1
+        return plan, value, steps
 
     def sample(self, oracle: PlanOracle, start: list[int], seed: int) -> tuple[list[int], int, Measurement]:
         """(the plan measured, improving moves, its measurement on `oracle` with `seed`)."""
