@@ -127,12 +127,10 @@ class PolicyGain:
     infeasible: list[str] = field(default_factory=list)
 
     def sentence(self, objective: Objective) -> str:
-        """One line: the gain, over which policy, and whether it is beyond the noise."""
+        """One line: the gain, over which policy, and whether it is beyond the noise
+        (``+11.9% over the best pinning policy, compact-cores (3.544 Mpps), beyond the noise``)."""
         word = "beyond the noise" if self.beyond_noise else "within the noise"
-        return (
-            f"gain over the best pinning policy ({self.best}, {objective.format(self.value)}): "
-            f"{self.gain:+.1%} ({word})"
-        )
+        return f"{self.gain:+.1%} over the best pinning policy, {self.best} ({objective.format(self.value)}), {word}"
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)

@@ -218,7 +218,13 @@ def _print_run(spec, result, out: Path, quiet: bool) -> None:
     from tasksolve.solver.certify.summary import answer_lines, evidence_lines
 
     cert = result.certificate
-    console.print("\n".join(answer_lines(cert)), markup=False)
+    lines = answer_lines(cert)
+    gain = result.solve.policy_gain if result.kind == "binding" else None
+    if gain is not None:  # what the plan gives over the pinning a person would otherwise use
+        from tasksolve.specs.objective import Objective
+
+        lines.append(f"the {result.solve.method} plan: {gain.sentence(Objective.of(cert.objective))}")
+    console.print("\n".join(lines), markup=False)
     console.print(
         f"wrote {shorten(str(out), PATH_MOST)}/plan.yaml, certificate.json, samples.jsonl, report.html, pinning.txt",
         markup=False,

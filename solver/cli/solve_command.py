@@ -164,7 +164,7 @@ def _print_report(spec, report, out) -> None:
         if row.note:
             console.print(f"  {row.method}: {row.note}", markup=False)
     if report.policy_gain is not None:
-        console.print(f"{report.method} plan's {report.policy_gain.sentence(objective)}", markup=False)
+        console.print(f"the {report.method} plan: {report.policy_gain.sentence(objective)}", markup=False)
     if report.status != "NOT_RUN":
         gap = display.share(report.gap)
         cpsat = report.details.cpsat

@@ -85,7 +85,7 @@ class BindingStrategy(Strategy):
         if self.report.noise is not None:  # whether pinning helps, the OS baseline, the host's noise floor
             paragraphs.append(f"<p><strong>{escape(self.report.noise.headline(objective))}</strong></p>")
         if self.report.policy_gain is not None:  # over the best pinning policy (solver.binding.policies)
-            gain = f"{self.report.method} plan's {self.report.policy_gain.sentence(objective)}"
+            gain = f"the {self.report.method} plan: {self.report.policy_gain.sentence(objective)}"
             paragraphs.append(f"<p>{escape(gain)}</p>")
         if paragraphs:
             sections["methods_html"] = "".join(paragraphs)
