@@ -58,6 +58,7 @@ yielding ``(indices, results)`` and cleaning up in its ``finally``; `Executor.ma
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import signal
 import threading
@@ -167,6 +168,9 @@ def _inline_chunks(executor: Executor, fn: ChunkFn, chunks: list[Chunk], init: I
 
 
 # ------------------------------------------------------------------ local processes
+#: chunks submitted per worker process at a time (a worker never waits for its next chunk; waiting
+#: for the first of thousands of submitted chunks would cost a pass over all of them each time)
+IN_FLIGHT = 4
 _STATE: dict[str, Any] = {}
 _STATE_LOCK = threading.Lock()
 
@@ -210,13 +214,18 @@ def _process_chunks(executor: Executor, fn: ChunkFn, chunks: list[Chunk], init: 
     )
     pending: set = set()
     finished = False
+    waiting = iter(chunks)  # submitted `IN_FLIGHT` per worker at a time: each wait is over a few futures
     try:
-        pending = {pool.submit(_process_chunk, key, fn, *_split(chunk)) for chunk in chunks}
+        pending = {
+            pool.submit(_process_chunk, key, fn, *_split(chunk))
+            for chunk in itertools.islice(waiting, IN_FLIGHT * executor.workers)
+        }
         while pending:
             done, pending = wait(pending, return_when=FIRST_COMPLETED)
             for future in done:
                 try:
                     result = future.result()
+                    pending |= {pool.submit(_process_chunk, key, fn, *_split(c)) for c in itertools.islice(waiting, 1)}
                 except BrokenProcessPool:
                     raise ExecutorError("a worker process died (killed, or out of memory)") from None
                 yield result
