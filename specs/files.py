@@ -114,9 +114,10 @@ def write_text_atomic(path: str | Path, text: str) -> None:
     write_bytes_atomic(path, text.encode("utf-8"))
 
 
-def append_text(path: str | Path, text: str) -> None:
-    """Append `text` to the regular file `path` (created if missing), flushed and fsync'ed; a link,
-    FIFO or device at `path` is refused, never opened for writing."""
+def append_text(path: str | Path, text: str, sync: bool = True) -> None:
+    """Append `text` to the regular file `path` (created if missing) in one write, fsync'ed
+    unless not `sync` (then it is in the file for every reader at once, on the disk when the
+    system flushes it); a link, FIFO or device at `path` is refused, never opened for writing."""
     flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | os.O_NONBLOCK
     try:
         fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0), 0o666)
@@ -131,7 +132,8 @@ def append_text(path: str | Path, text: str) -> None:
         data = memoryview(text.encode("utf-8"))
         while data:
             data = data[os.write(fd, data) :]
-        os.fsync(fd)
+        if sync:
+            os.fsync(fd)
     except OSError as exc:
         if exc.errno in _NO_SPACE:
             raise no_space(path, exc) from None

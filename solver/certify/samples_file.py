@@ -19,7 +19,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from tasksolve.solver.errors import BadProblemError
+from tasksolve.solver.errors import COMMAND_LINE_WORDS, LIBRARY_WORDS, BadProblemError
 from tasksolve.specs import Spec
 from tasksolve.specs.files import open_regular, read_regular
 
@@ -28,6 +28,21 @@ LOCK_NAME = ".tasksolve.lock"
 
 class SamplingError(BadProblemError):
     """The samples file cannot be used as asked (another run's, damaged, locked): bad input."""
+
+
+class SamplingInterrupted(KeyboardInterrupt):
+    """Ctrl-C (or SIGTERM) while sampling: `kept` finished measurements are in `path`, each
+    written there as its chunk finished; the message says how many and how to continue, in the
+    library's words (``command_line``: the command line's, `solver.errors.SolverError.worded`)."""
+
+    def __init__(self, kept: int, path: Path) -> None:
+        from tasksolve.specs.display import count
+
+        template = "interrupted: {kept} in {path}; continue them with {resume}"
+        values = {"kept": count(kept, "finished measurement"), "path": path}
+        super().__init__(template.format(**values, **LIBRARY_WORDS._asdict()))
+        self.kept, self.path = kept, path
+        self.command_line = template.format(**values, **COMMAND_LINE_WORDS._asdict())
 
 
 # ------------------------------------------------------------------ what identifies a sample

@@ -8,11 +8,14 @@
   processes, Dask) nor on interruptions.
 * The samples file (JSON lines) starts with a header naming what produced it -- the hash of the
   spec's problem (`spec_hash`), the oracle's kind and settings, the design and plan stream, the
-  seed -- then one line per finished measurement, appended (one write, flushed, fsync'ed) as
-  chunks finish, so Ctrl-C or kill -9 loses at most the running chunks.  `open` refuses to
-  resume a file whose header differs (naming what changed), refuses to overwrite finished samples
-  without ``force``, repairs a last line cut by a crash before appending, and holds an exclusive
-  lock on the output directory (``.tasksolve.lock``, naming the holder's PID).
+  seed -- then one line per finished measurement, appended as each chunk of `CHUNK` plans
+  finishes (one write: in the file for every reader at once; fsync'ed at most every
+  `SYNC_SECONDS` and when sampling stops), so Ctrl-C or kill -9 loses at most the running chunks
+  (a power failure the last `SYNC_SECONDS` too); Ctrl-C raises `SamplingInterrupted`, saying how
+  many measurements the file holds.  `open` refuses to resume a file whose header differs
+  (naming what changed), refuses to overwrite finished samples without ``force``, repairs a last
+  line cut by a crash before appending, and holds an exclusive lock on the output directory
+  (``.tasksolve.lock``, naming the holder's PID).
 * A pipeline problem (``pipeline=``) samples pipeline plans instead of bindings
   (`solver.certify.pipeline_samples`): each record then also holds its plan as JSON under
   ``pipeline`` (a binding record has no such key, so binding files read as before).
@@ -40,7 +43,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from tasksolve.simulate.errors import SimulationTimeout
-from tasksolve.simulate.executor import MAX_CHUNK, Executor
+from tasksolve.simulate.executor import Executor
 from tasksolve.simulate.measurement import known_half_width
 from tasksolve.simulate.oracle import make_oracle, plan_seed
 from tasksolve.solver.binding.samplers import uniform_plans
@@ -48,6 +51,7 @@ from tasksolve.solver.certify.records import RecordError, check_spread, checked_
 from tasksolve.solver.certify.samples_file import (  # noqa: F401  (re-exported: the service's vocabulary)
     LOCK_NAME,
     SamplingError,
+    SamplingInterrupted,
     acquire_lock,
     check_start,
     header_changes,
@@ -68,8 +72,12 @@ FORMAT = 1
 #: how plans are measured (the samples header records it: a change refuses --resume)
 MEASURE = "once per placement class, seeded by the class"
 PLAN_BLOCK = 1024
-#: plans per chunk when `SamplingService.ensure` has a deadline (how far past it a chunk may run)
-DEADLINE_CHUNK = 2
+#: plans per chunk: a finished measurement waits at most for its chunk's other plans before it
+#: reaches the file, and a deadline is overrun by at most one chunk
+CHUNK = 2
+#: the longest a finished measurement stays in the file unsynced (fsync once per this, not per chunk:
+#: a fast oracle finishes hundreds of chunks a second)
+SYNC_SECONDS = 1.0
 #: the sampling designs (`solver.certify.designs`): what one sample is
 DESIGNS = ("random", "local-optima")
 
@@ -245,6 +253,7 @@ class SamplingService:
         self.objective = self.objective or self.spec.objective
         self._blocks: dict[int, np.ndarray] = {}
         self._drawn: dict[int, PlanJSON] = {}
+        self._synced, self._unsynced = time.monotonic(), False  # the last fsync; records written since
         if self.timeout and self.scheduler is not None:
             raise SamplingError("a measurement timeout needs local worker processes, not a Dask scheduler")
 
@@ -369,18 +378,30 @@ class SamplingService:
         self.records.setdefault(index, record)
 
     def _append(self, records: list[Record]) -> None:
-        append_text(self.path, "".join(record.to_json() + "\n" for record in records))
+        """`records` into the file at once, fsync'ed when `SYNC_SECONDS` have passed since the
+        last fsync (`_sync` does the rest when sampling stops)."""
+        now = time.monotonic()
+        sync = now - self._synced >= SYNC_SECONDS
+        append_text(self.path, "".join(record.to_json() + "\n" for record in records), sync=sync)
+        self._synced, self._unsynced = (now, False) if sync else (self._synced, True)
         for record in records:
             self.records[record.index] = record
+
+    def _sync(self) -> None:
+        """fsync the file if records were written since the last fsync."""
+        if self._unsynced:
+            append_text(self.path, "")  # nothing written, the file fsync'ed
+            self._synced, self._unsynced = time.monotonic(), False
 
     # -- measuring
     def ensure(self, n: int, on_progress: Callable[[int], None] | None = None, deadline: float | None = None) -> int:
         """Make sure plans 0..n-1 are measured (with `workers` processes or on `scheduler`);
         returns how many of the first plans are measured without a gap (`measured_prefix`).
         With a `deadline` (`time.monotonic()` seconds) no chunk starts after it: the chunks are
-        small (`DEADLINE_CHUNK` plans), the running ones finish, and the rest is cancelled, so the
-        prefix may end before `n` (a sample is always a prefix of the stream: plans that finished
-        early never stand in for the ones before them)."""
+        small (`CHUNK` plans), the running ones finish, and the rest is cancelled, so the prefix
+        may end before `n` (a sample is always a prefix of the stream: plans that finished early
+        never stand in for the ones before them).  Ctrl-C raises `SamplingInterrupted`: every
+        chunk that came back is in the file."""
         n = min(n, self.max_samples)
         deadline = self.deadline if deadline is None else deadline
         jobs = [(i, self.contexts(i), self.seed) for i in range(n) if i not in self.records]
@@ -402,29 +423,30 @@ class SamplingService:
         executor = Executor(
             workers=1 if alone else self.workers,
             scheduler=None if alone else self.scheduler,
-            chunk_size=DEADLINE_CHUNK if deadline is not None else None,
-            stall_seconds=self.stall_seconds(deadline),
+            chunk_size=CHUNK,
+            stall_seconds=self.stall_seconds(),
         )
-        with executor.map(_measure_chunk, jobs, init=_make_worker, init_args=init_args) as stream:
-            for _, records in stream:
-                self._append(records)
-                if on_progress:
-                    on_progress(len(records))
-                if deadline is not None and time.monotonic() >= deadline:
-                    break
+        try:
+            with executor.map(_measure_chunk, jobs, init=_make_worker, init_args=init_args) as stream:
+                for _, records in stream:
+                    self._append(records)
+                    if on_progress:
+                        on_progress(len(records))
+                    if deadline is not None and time.monotonic() >= deadline:
+                        break
+        except KeyboardInterrupt as exc:
+            raise SamplingInterrupted(len(self.records), self.path) from exc
+        finally:
+            self._sync()
         return self.measured_prefix(n)
 
-    def stall_seconds(self, deadline: float | None) -> float:
+    def stall_seconds(self) -> float:
         """The longest a Dask map waits for its next chunk (`simulate.executor.WorkerStalled`): a
         chunk's plans each within the oracle's own cap (the simulation's `time_cap`, the command's
-        `timeout` per repeat), twice over, and past the deadline at most that."""
+        `timeout` per repeat), twice over."""
         oracle = self.spec.oracle
         per_plan = max(float(oracle.time_cap), float(oracle.timeout) * oracle.repeats)
-        plans = DEADLINE_CHUNK if deadline is not None else MAX_CHUNK
-        stall = 2.0 * plans * per_plan
-        if deadline is not None:
-            stall = min(stall, max(0.0, deadline - time.monotonic()) + 2.0 * DEADLINE_CHUNK * per_plan)
-        return max(stall, 10.0)
+        return max(2.0 * CHUNK * per_plan, 10.0)
 
     def measured_prefix(self, n: int) -> int:
         """How many of plans 0..n-1 are measured (ok or failed) before the first gap."""

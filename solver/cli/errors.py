@@ -68,8 +68,9 @@ def classify(exc: BaseException) -> ErrorReport:
         return ErrorReport(exc.code, exc.message)
     if isinstance(exc, Terminated):
         return ErrorReport(EXIT_TERMINATED, "terminated; finished work has been kept")
-    if isinstance(exc, KeyboardInterrupt):
-        return ErrorReport(common.EXIT_INTERRUPTED, "interrupted; finished work has been kept")
+    if isinstance(exc, KeyboardInterrupt):  # `SamplingInterrupted` says how many samples are kept
+        said = getattr(exc, "command_line", None)
+        return ErrorReport(common.EXIT_INTERRUPTED, said or "interrupted; finished work has been kept")
     if isinstance(exc, SpecError):
         return ErrorReport(common.EXIT_BAD_INPUT, common.spec_error_text(exc), common.spec_error_json(exc))
     if isinstance(exc, InvalidPlanError):
