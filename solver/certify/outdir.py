@@ -36,6 +36,7 @@ OUTPUT_NAMES = (
     "samples.jsonl.tmp",
     "plan.yaml",
     "pinning.txt",
+    "solve.pickle",  # solver.job.solve_record
     "certificate.json",
     "report.html",
 )

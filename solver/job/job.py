@@ -9,7 +9,9 @@ the benchmarks run (docs/design.md, "Purpose"). It writes into one output direct
 * ``samples.jsonl`` -- every sample measured for the certificate (resumable; random plans or
   local optima, see `solver.certify.designs`);
 * ``certificate.json`` -- the certificate, with the solve's report under ``"solve"``;
-* ``report.html`` -- one self-contained page (plan, comparison, certificate and plots).
+* ``report.html`` -- one self-contained page (plan, comparison, certificate and plots);
+* ``solve.pickle`` -- the finished solve, which ``--resume`` reuses when the spec and the
+  solve's settings are unchanged (`solver.job.solve_record`).
 
 What differs between problem kinds -- the solve, the bound, the known plans, the sampler, the
 report's sections -- is the `Strategy`'s (`solver.job.strategy`); the settings are resolved once
@@ -33,6 +35,7 @@ from tasksolve.solver.job.binding import BindingStrategy
 from tasksolve.solver.job.pipeline import PipelineStrategy
 from tasksolve.solver.job.result import JobResult
 from tasksolve.solver.job.settings import JobSettings
+from tasksolve.solver.job.solve_record import reuse_or_solve
 from tasksolve.solver.job.strategy import Strategy
 from tasksolve.specs import Spec
 
@@ -78,8 +81,8 @@ class Job:
         self.started = time.monotonic()
         taken = self.take_out_dir()
         try:
-            with self._timed("solve"):
-                self.strategy.solve(self.say)
+            with self._timed("solve"):  # --resume: the solve recorded in the directory, when it is this job's
+                reuse_or_solve(self.strategy, self.out_dir, self.say)
             design = self.settings.design.replace("-", " ")
             self._say(f"certifying the plan: bounds, then a sample of {self.strategy.samples_name} plans ({design})")
             with self._timed("certify"):
