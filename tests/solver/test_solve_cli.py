@@ -120,7 +120,7 @@ def test_a_large_plan_is_summarised_not_drawn(capsys, monkeypatch):
 
 def test_the_comparison_table_shows_only_half_widths_that_are_noise():
     """A deterministic run's float noise (5e-9 pps on 4.4 Mpps) prints as no half-width, a
-    simulated one as the objective's figure, none as nothing."""
+    simulated one in two significant digits and its unit, none as nothing."""
     from types import SimpleNamespace
 
     from tasksolve.solver.cli.solve_command import half_width_cell
@@ -129,5 +129,5 @@ def test_the_comparison_table_shows_only_half_widths_that_are_noise():
     objective = Objective.of("total_throughput")
     row = SimpleNamespace(simulated=4.4e6, half_width=5.457e-9)
     assert half_width_cell(row, objective) == ""
-    assert half_width_cell(SimpleNamespace(simulated=4.4e6, half_width=19342.2), objective) == "19.34 kpps"
+    assert half_width_cell(SimpleNamespace(simulated=4.4e6, half_width=19342.2), objective) == "19 kpps"  # two significant digits
     assert half_width_cell(SimpleNamespace(simulated=None, half_width=None), objective) == ""
