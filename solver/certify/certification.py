@@ -31,7 +31,7 @@ from tasksolve.solver.certify.latency_check import apply as apply_latency
 from tasksolve.solver.certify.measure import ClassOracle
 from tasksolve.solver.certify.measured_bound import widening
 from tasksolve.solver.certify.settings import CertifySettings
-from tasksolve.solver.certify.verdict import SATURATION_SHARE, Decision, Evidence, decide
+from tasksolve.solver.certify.verdict import SATURATION_SHARE, Decision, Evidence, beats, decide
 from tasksolve.specs import Plan, Spec
 from tasksolve.specs.objective import Objective
 
@@ -155,7 +155,8 @@ class Certification:
             if probed is not None:
                 hw = 0.0 if classes is None else classes.evaluate_contexts(probed[1]).natural_half_width(spec.objective)
                 hw = float(hw or 0.0) * widening(settings.probes, settings.confidence or 0.95)  # the best of n
-                found.append(KnownPlan(f"best of {settings.probes} local-search restarts", probed[0], hw))
+                label = f"best of {settings.probes} local-search restarts"
+                found.append(KnownPlan(label, probed[0], hw, tuple(int(c) for c in probed[1])))
         for bound in bounds:
             if bound.oracle == settings.oracle_kind and bound.objective is not None:
                 found.append(KnownPlan("CP-SAT plan", float(bound.objective)))
@@ -234,9 +235,30 @@ class Certification:
             self.noisy,
             self.space,
         )
-        best = KnownPlan("best sampled plan", float(self.objective.best(values)), best_hw)
+        contexts = None  # a pipeline sample's record is not a binding
+        if best_record is not None and self.service.pipeline is None:
+            contexts = tuple(int(c) for c in best_record.contexts)
+        best = KnownPlan("best sampled plan", float(self.objective.best(values)), best_hw, contexts)
         ev = assemble.evidence(sample, atom, KnownPlan("plan", plan_value, plan_hw), [best, *self.known], judging)
         return Judgement(ev, apply_latency(decide(ev, show=self.show), self.latency), atom)
+
+    def better_plan(self, judged: Judgement) -> KnownPlan | None:
+        """The known binding plan that beats the certified plan by the most, beyond both
+        half-widths (`solver.certify.verdict.beats`): what the main job adopts in its place.  None
+        when none does, on pipelines, and on a noisy oracle (there only the re-measured yardstick
+        is compared, `solver.certify.noisy`)."""
+        if self.noisy is not None or self.plan is None or self.service.pipeline is not None:
+            return None
+        ev, own = judged.evidence, tuple(self.plan.contexts(self.spec))
+        better = [
+            k
+            for k in ev.known
+            if k.contexts is not None
+            and k.contexts != own
+            and beats(k.value, k.half_width, ev.plan_value, ev.plan_half_width, ev.minimize)
+        ]
+        pick = min if ev.minimize else max
+        return pick(better, key=lambda k: k.value, default=None)
 
     # ------------------------------------------------------------------------------ the certificate
     def certificate(

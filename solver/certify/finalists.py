@@ -97,9 +97,10 @@ def climb_finalists(
         if key in done or (deadline is not None and time.monotonic() >= deadline):
             continue
         done.add(key)
-        _, measured, moves = climb(spec, oracle, contexts, objective, seed=seed, deadline=deadline)
+        reached, measured, moves = climb(spec, oracle, contexts, objective, seed=seed, deadline=deadline)
         hw = float(measured.natural_half_width(objective) or 0.0)
-        out.append(KnownPlan(f"{label} climbed on the {where} ({moves} moves)", measured.natural(objective), hw))
+        label = f"{label} climbed on the {where} ({moves} moves)"
+        out.append(KnownPlan(label, measured.natural(objective), hw, tuple(reached)))
     return out
 
 

@@ -13,8 +13,11 @@ from typing import NamedTuple
 
 
 class KnownPlan(NamedTuple):
-    """Which plan (in words), its value in the samples' orientation, and its 95% half-width."""
+    """Which plan (in words), its value in the samples' orientation, its 95% half-width, and the
+    binding plan itself where it is one (each thread's context: the main job adopts a known plan
+    that beats its answer beyond noise, `solver.job.job.Job.run`)."""
 
     plan: str
     value: float
     half_width: float = 0.0
+    contexts: tuple[int, ...] | None = None

@@ -74,6 +74,7 @@ class CertifyOutcome:
     history: SequentialResult | None  # the sequential algorithm's steps (None: a fixed sample)
     service: SamplingService
     seconds: dict[str, float] | None = None  # wall time per step: prepare (plan, probes), sampling, verdict, ...
+    better: KnownPlan | None = None  # a known binding plan that beats the plan beyond noise (`better_plan`)
 
 
 def certify(
@@ -149,11 +150,12 @@ def _run(cert: Certification, seconds: dict[str, float]) -> CertifyOutcome:
             cert.classes, contexts, cert.measured, cert.spec.objective, lambda m: cert.judge(sample, m)
         )
     certificate = cert.certificate(judged, sample, history, n_used)
+    better = cert.better_plan(judged)
     seconds["verdict"] = time.perf_counter() - clock
     clock = time.perf_counter()
     certificate.baselines = _baselines(cert, sample.values)
     seconds["baselines"] = time.perf_counter() - clock
-    return CertifyOutcome(certificate, sample.analysis, history, service, seconds)
+    return CertifyOutcome(certificate, sample.analysis, history, service, seconds, better)
 
 
 def _baselines(cert: Certification, values: np.ndarray):

@@ -300,7 +300,7 @@ class _Judge:
             )
         refuters = self.refuters()
         if refuters:
-            label, value, _ = max(refuters, key=lambda r: _score(r.value, ev.minimize))
+            label, value = max(refuters, key=lambda r: _score(r.value, ev.minimize))[:2]
             self.say(
                 "refuted",
                 f"the {label} ({self.show(value)}) is better than the EVT interval's far limit "
@@ -353,7 +353,7 @@ class _Judge:
         measured = [KnownPlan("plan", ev.plan_value, ev.plan_half_width or 0.0), *ev.known]
         for b in self.applicable:
             limits = [(f"{b.source} bound", b.value), (f"{b.source} proven optimum", b.proven_optimum)]
-            for label, value, hw in measured:
+            for label, value, hw, _ in measured:
                 for what, limit in limits:
                     if limit is not None and beats(value, hw, limit, 0.0, ev.minimize):
                         return (

@@ -129,7 +129,9 @@ def solve_command(
         raise typer.Exit(EXIT_FAILURE)
 
 
-def _print_report(spec, report, out) -> None:
+def _print_report(spec, report, out, plan=None, label: str | None = None) -> None:
+    """The comparison table, CP-SAT's line and the plan's tree: the report's answer, or `plan`
+    (`label` naming it) where the main job adopted another."""
     from rich.table import Table
 
     from tasksolve.solver.report.render import plan_tree
@@ -191,14 +193,15 @@ def _print_report(spec, report, out) -> None:
             f"within oracle.budget): {', '.join(report.noise.ties)}",
             markup=False,
         )
-    if len(report.plan.bindings) > PLAN_TREE_MAX:  # a tree of thousands of lines takes seconds and no one reads it
+    plan, label = (plan, label) if plan is not None else (report.plan, report.method)
+    if len(plan.bindings) > PLAN_TREE_MAX:  # a tree of thousands of lines takes seconds and no one reads it
         console.print(
-            f"chosen plan ({report.method}): {len(report.plan.bindings)} threads, not listed above "
+            f"chosen plan ({label}): {len(plan.bindings)} threads, not listed above "
             f"{PLAN_TREE_MAX}; --out DIR writes plan.yaml, --json prints it",
             markup=False,
         )
     else:
-        console.print(plan_tree(spec, report.plan, title=f"chosen plan ({report.method})"))
+        console.print(plan_tree(spec, plan, title=f"chosen plan ({label})"))
     if out is not None:
         console.print(f"plan written to {shorten(str(out), PATH_MOST)}", markup=False)
 

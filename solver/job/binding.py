@@ -21,12 +21,35 @@ from typing import Any
 from tasksolve.solver.binding.report import SolveReport
 from tasksolve.solver.certify.known import KnownPlan
 from tasksolve.solver.job.strategy import Strategy
+from tasksolve.specs import Plan
 from tasksolve.specs.objective import Objective
 
 
 class BindingStrategy(Strategy):
     kind = "binding"
     report: SolveReport
+    adopted: KnownPlan | None = None  # a plan met while certifying that beat the answer (`adopt`)
+
+    @property
+    def plan(self) -> Plan | None:
+        """The solve's answer, or the plan adopted in its place."""
+        if self.adopted is not None:
+            return Plan.from_contexts(self.spec, list(self.adopted.contexts))
+        return self.report.plan
+
+    def adopt(self, better: KnownPlan) -> str | None:
+        """Certify `better` in the answer's place (once): the job's answer is the best plan it
+        measured, not the solve's when the certification met a better one."""
+        if self.adopted is not None or better.contexts is None:
+            return None
+        self.adopted = better
+        objective = Objective.of(self.spec.objective)
+        old = objective.format(self.report.value, self.report.measured_half_width)
+        self.adoption = (
+            f"the plan is the {better.plan} ({objective.format(better.value, better.half_width)}), met while "
+            f"certifying: it beat the {self.report.method} answer ({old}) beyond noise"
+        )
+        return self.adoption
 
     def solve(self, say: Callable[[str], None] | None) -> SolveReport:
         from tasksolve.solver.binding.compare import solve
@@ -63,7 +86,7 @@ class BindingStrategy(Strategy):
         plan's figure a little above a true bound, within its half-width, is no contradiction)."""
         report = self.report
         out = [
-            KnownPlan(f"{row.method} plan", float(row.simulated), _half_width(row.half_width))
+            KnownPlan(f"{row.method} plan", float(row.simulated), _half_width(row.half_width), tuple(row.contexts))
             for row in report.comparison
             if row.contexts is not None and row.simulated is not None
         ]
@@ -81,7 +104,7 @@ class BindingStrategy(Strategy):
             if losses and all(loss is not None for loss in losses):
                 curves[name] = losses
         sections = {"comparison": self.report.to_dict()["comparison"], "selection_curves": curves}
-        paragraphs = []
+        paragraphs = [] if self.adopted is None else [f"<p><strong>{escape(self.adoption)}</strong></p>"]
         if self.report.noise is not None:  # whether pinning helps, the OS baseline, the host's noise floor
             paragraphs.append(f"<p><strong>{escape(self.report.noise.headline(objective))}</strong></p>")
         if self.report.policy_gain is not None:  # over the best pinning policy (solver.binding.policies)

@@ -87,8 +87,21 @@ class Job:
             self._say(f"certifying the plan: bounds, then a sample of {self.strategy.samples_name} plans ({design})")
             with self._timed("certify"):
                 outcome = self.certify()
+                adopted = outcome.better and self.strategy.adopt(outcome.better)
+                if adopted:  # the job's answer is the best plan it measured
+                    self._say(f"{adopted}; certifying it")
+                    outcome = self.certify(resume=True)
             files = self.write_plan_files()
-            result = JobResult(self.spec.name, self.strategy.kind, self.strategy.report, outcome, files, self.seconds)
+            result = JobResult(
+                self.spec.name,
+                self.strategy.kind,
+                self.strategy.report,
+                outcome,
+                files,
+                self.seconds,
+                adopted or None,
+                self.strategy.plan,
+            )
             with self._timed("report"):
                 self.write_results(result)
             return result
@@ -119,9 +132,11 @@ class Job:
             write_text_atomic(files["pinning.txt"], summary_text(self.spec, plan))
         return files
 
-    def certify(self):
+    def certify(self, resume: bool = False):
         """The certificate of the strategy's plan (`solver.certify.run.certify`), the sampler,
-        bound and known plans the strategy's; a sample EVT cannot analyse is a solver failure."""
+        bound and known plans the strategy's; a sample EVT cannot analyse is a solver failure.
+        `resume`: continue the samples of an earlier certification in this job (of another
+        plan: the samples do not depend on it)."""
         from tasksolve.solver.certify.run import certify
 
         strategy = self.strategy
@@ -130,6 +145,8 @@ class Job:
         rigorous = strategy.bound()
         bounds = ([rigorous] if rigorous is not None else []) + strategy.oracle_bounds()
         settings = self.settings.certify_settings(elapsed=started - (self.started or started))
+        if resume:
+            settings = replace(settings, resume=True, force=False)
         balanced = self.settings.balanced if self.settings.balanced is not None else strategy.balanced
         if balanced is not None:
             settings = replace(settings, balanced=balanced)

@@ -19,7 +19,9 @@ class JobResult:
     without solving), `solve` (`solver.binding.report.SolveReport`,
     `solver.pipeline.job.PipelineResult` or None), `outcome` (`solver.certify.run.CertifyOutcome`:
     the certificate, the EVT analysis, the sampling service), `files` (each file's path by name)
-    and `seconds` (each phase's wall time: ``solve``, ``certify``, ``report``)."""
+    and `seconds` (each phase's wall time: ``solve``, ``certify``, ``report``); `adopted` says,
+    where a plan met while certifying beat the solve's answer beyond noise and became the plan
+    (`solver.job.job.Job.run`), which plan and what it replaced."""
 
     spec: str
     kind: str
@@ -27,6 +29,8 @@ class JobResult:
     outcome: Any
     files: dict[str, Path] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
+    adopted: str | None = None
+    plan: Any = None  # the plan certified (`specs.Plan`; None where the certificate took the best sample)
 
     @property
     def certificate(self):
@@ -51,13 +55,15 @@ class JobResult:
     def certificate_dict(self) -> dict[str, Any]:
         """What certificate.json holds: the certificate, the solve's report under ``"solve"``."""
         data = self.certificate.to_dict()
+        if self.adopted:
+            data["adopted"] = self.adopted
         if self.solve is not None:
             data["solve"] = self.solve.to_dict()
         return data
 
     def summary(self) -> str:
         """The certificate's summary (its verdict's sentence first), the solve's, the files."""
-        parts = [self.certificate.summary()]
+        parts = [self.certificate.summary()] + ([self.adopted] if self.adopted else [])
         if self.solve is not None and hasattr(self.solve, "summary"):
             parts.append(self.solve.summary())
         if self.files:
@@ -74,4 +80,5 @@ class JobResult:
             "solve": None if self.solve is None else self.solve.to_dict(),
             "files": {name: str(path) for name, path in self.files.items()},
             "seconds": dict(self.seconds),
+            "adopted": self.adopted,
         }

@@ -67,6 +67,12 @@ class Strategy:
         """The plan to certify (None: the certificate takes the best random plan)."""
         return self.report.plan
 
+    def adopt(self, better: KnownPlan) -> str | None:
+        """Take `better` -- a known plan the certification found beating the plan beyond noise
+        -- as the plan, and say so in one sentence; None where this strategy keeps its own plan
+        (pipelines: their known plans are no bindings)."""
+        return None
+
     def sampler(self) -> Sampler:
         """What the samples are (`Sampler`)."""
         return Sampler(self.spec)

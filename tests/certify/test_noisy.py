@@ -87,7 +87,7 @@ def test_assemble_replaces_the_sampled_best_by_its_re_measurement():
         [KnownPlan("best sampled plan", 120.0, 1.0), KnownPlan("CP-SAT plan", 95.0)],
         assemble.Judging(False, 0.05, 0.95, [], "command", "restarts", noisy=NoisyEvidence(yard, None)),
     )
-    assert ev.known[0][1:] == (101.0, 1.0) and "re-measured" in ev.known[0][0]
+    assert ev.known[0][1:3] == (101.0, 1.0) and "re-measured" in ev.known[0][0]
     assert ev.known[1] == KnownPlan("CP-SAT plan", 95.0)
     decision = decide(ev)
     assert "unpaired" in codes(decision)  # the CP-SAT plan has no half-width: not compared, said so
