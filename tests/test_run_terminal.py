@@ -44,6 +44,8 @@ def test_the_answer_comes_first(printed, which):
     assert re.search(r"^proven: the plan \(\d\.\d{3} Mpps\)", head, re.M), head
     assert re.search(r"^plan: \d\.\d{3} Mpps on the simulation", head, re.M), head
     assert "verdict: proven (exit 0" in head
+    # the gain over the pinning a person would otherwise use (the default compares the policies)
+    assert re.search(r"^the cpsat plan: \+\d+\.\d% over the best pinning policy, [\w-]+ \(", head, re.M), head
     # the table and the tree come after the answer
     first_table = next(i for i, line in enumerate(lines) if "method" in line and "measured" in line)
     assert first_table > next(i for i, line in enumerate(lines) if line.startswith("verdict:"))

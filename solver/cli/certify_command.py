@@ -134,7 +134,8 @@ def run_command(
         "-m",
         show_default=False,
         help="Methods to compare: all, or a comma-separated list (cpsat always runs). Default: "
-        "cpsat,random,balanced on a binding spec (tsbsched and blackbox profile on the oracle first and "
+        "cpsat,random,balanced and the pinning policies compact,compact-cores,scatter,distrib on a binding spec "
+        "(os, the unpinned run, where named; tsbsched and blackbox profile on the oracle first and "
         "take minutes), every pipeline method on a pipeline spec.",
     ),
     time_limit: float | None = options.time_limit_option(),
@@ -224,6 +225,8 @@ def _print_run(spec, result, out: Path, quiet: bool) -> None:
         from tasksolve.specs.objective import Objective
 
         lines.append(f"the {result.solve.method} plan: {gain.sentence(Objective.of(cert.objective))}")
+    if result.adopted:
+        lines.append(result.adopted)
     console.print("\n".join(lines), markup=False)
     console.print(
         f"wrote {shorten(str(out), PATH_MOST)}/plan.yaml, certificate.json, samples.jsonl, report.html, pinning.txt",
@@ -239,7 +242,8 @@ def _print_run(spec, result, out: Path, quiet: bool) -> None:
     else:
         from tasksolve.solver.cli.solve_command import _print_report
 
-        _print_report(spec, result.solve, None)
+        adopted = (result.plan, "met while certifying") if result.adopted else ()
+        _print_report(spec, result.solve, None, *adopted)
     console.print()
     console.print("\n".join(evidence_lines(cert)), markup=False)
 

@@ -20,8 +20,11 @@ if TYPE_CHECKING:
     from tasksolve.solver.certify.settings import CertifySettings
 
 #: what `tasksolve run` compares on a binding spec unless told otherwise: the methods that finish
-#: in about a minute on the 24-thread examples (TSBSched and BlackBox profile first: minutes)
-BINDING_DEFAULT_METHODS = ("cpsat", "random", "balanced")
+#: in about a minute on the 24-thread examples (TSBSched and BlackBox profile first: minutes),
+#: and the pinning policies a person would otherwise use (one plan each; `solver.binding.policies`:
+#: the answer's gain over the best of them is the terminal's fourth line); ``os`` only where named
+#: (on the models it is not measured; on the command oracle the race runs the program unpinned)
+BINDING_DEFAULT_METHODS = ("cpsat", "random", "balanced", "compact", "compact-cores", "scatter", "distrib")
 #: the most random plans the binding comparison draws (CP-SAT's hint, the random method)
 SOLVE_SAMPLES_MAX = 2000
 #: the time limit is the job's: the solve gets the rest after `CERTIFY_SHARE`; the certify phase

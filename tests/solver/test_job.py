@@ -29,7 +29,8 @@ def test_unset_options_take_the_spec_values_once():
         spec.search.top_k,
         spec.oracle.kind,
     )
-    assert s.methods == ("cpsat", "random", "balanced") and s.workers == (spec.search.workers or 1)
+    policies = ("compact", "compact-cores", "scatter", "distrib")  # what a person would otherwise pin
+    assert s.methods == ("cpsat", "random", "balanced", *policies) and s.workers == (spec.search.workers or 1)
     given = JobSettings.resolve(spec, "random", seed=7, time_limit=2, oracle_kind="analytic", samples=None)
     assert (given.seed, given.time_limit, given.oracle_kind) == (7, 2.0, "analytic")
     # unset: the certifier's own rule (local optima stop once the verdict is decided; the spec's
