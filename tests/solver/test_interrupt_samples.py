@@ -74,7 +74,7 @@ def _certify(out: Path, *extra: str) -> subprocess.Popen:
     of a second), its progress bar on stderr."""
     command = [sys.executable, "-m", "tasksolve.solver.cli", "certify", "t2-asplos12-mix", "--oracle", "des"]
     command += ["--design", "random", "--workers", "2", "--compare-samples", "0", "--seed", "1", "--out", str(out)]
-    env = {**os.environ, "PYTHONPATH": str(ROOT.parent), "COLUMNS": "120"}
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "120"}
     return subprocess.Popen([*command, *extra], cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
 
 
