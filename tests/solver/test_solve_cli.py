@@ -129,5 +129,7 @@ def test_the_comparison_table_shows_only_half_widths_that_are_noise():
     objective = Objective.of("total_throughput")
     row = SimpleNamespace(simulated=4.4e6, half_width=5.457e-9)
     assert half_width_cell(row, objective) == ""
-    assert half_width_cell(SimpleNamespace(simulated=4.4e6, half_width=19342.2), objective) == "19 kpps"  # two significant digits
+    assert (
+        half_width_cell(SimpleNamespace(simulated=4.4e6, half_width=19342.2), objective) == "19 kpps"
+    )  # two significant digits
     assert half_width_cell(SimpleNamespace(simulated=None, half_width=None), objective) == ""
