@@ -38,12 +38,14 @@ def _load_plan(path: Path, spec):
 
 
 def _run_job(job, out: Path):
-    """`job.run()`; Ctrl-C becomes one message saying how to continue."""
+    """`job.run()`; Ctrl-C becomes one message saying how to continue (while sampling: how many
+    finished measurements the samples file keeps, `SamplingInterrupted`)."""
     try:
         return job.run()
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         fail(
-            f"interrupted: every finished measurement is in {out / 'samples.jsonl'}; "
+            getattr(exc, "command_line", None)
+            or f"interrupted: every finished measurement is in {out / 'samples.jsonl'}; "
             "continue with the same command and --resume",
             EXIT_INTERRUPTED,
         )
