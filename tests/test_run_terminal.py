@@ -32,7 +32,8 @@ def printed(tmp_path_factory):
     narrow = _run(out, 80)
     wide = _run(out, 100, "--resume")
     quiet = _run(out, 100, "--resume", "--quiet")
-    return narrow, wide, quiet
+    tight = _run(out, 60, "--resume")
+    return narrow, wide, quiet, tight
 
 
 @pytest.mark.parametrize("which", [0, 1])
@@ -57,6 +58,16 @@ def test_quiet_prints_the_answer_alone(printed):
     assert "method" not in quiet.stdout and "chosen plan" not in quiet.stdout
     assert quiet.stdout.splitlines()[0] == wide.stdout.splitlines()[0]
     assert len([line for line in quiet.stdout.splitlines() if line.strip()]) <= 8
+
+
+def test_a_terminal_narrower_than_the_table_gets_one_line_per_method(printed):
+    """At 60 columns the table would cut every figure (``3.966 M…``): the comparison comes as one
+    line per method instead, every figure whole."""
+    tight = printed[3]
+    assert tight.returncode == 0, tight.stderr
+    assert "…" not in tight.stdout and "┃" not in tight.stdout
+    assert re.search(r"^cpsat top \d+: measured \d\.\d{3} Mpps \(model \d\.\d{3} Mpps\)", tight.stdout, re.M)
+    assert max(len(line) for line in tight.stdout.splitlines()) <= 60
 
 
 @pytest.mark.parametrize("which", [0, 1])

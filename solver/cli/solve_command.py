@@ -153,15 +153,14 @@ def _print_report(spec, report, out, plan=None, label: str | None = None) -> Non
     columns = ["method", "model", "measured"] + (["±"] if show_hw else []) + ["loss"]
     for column in columns:
         table.add_column(column, justify="left" if column == "method" else "right", no_wrap=True)
-    data = report.to_dict()["comparison"]
-    for row, entry in zip(report.comparison, data):
+    rows = []
+    for row, entry in zip(report.comparison, report.to_dict()["comparison"]):
         loss = entry.get("loss")
         cells = [row.method, objective.format(row.predicted), objective.format(row.simulated)]
-        if show_hw:
-            cells.append(half_width_cell(row, objective))
-        cells.append(f"{loss:.1%}" if loss is not None else "")
+        cells += ([half_width_cell(row, objective)] if show_hw else []) + [f"{loss:.1%}" if loss is not None else ""]
         table.add_row(*cells)
-    console.print(table)
+        rows.append(dict(zip(columns, cells)))
+    _print_table_or_list(table, rows)
     for row in report.comparison:
         if row.note:
             console.print(f"  {row.method}: {row.note}", markup=False)
@@ -208,6 +207,20 @@ def _print_report(spec, report, out, plan=None, label: str | None = None) -> Non
 
 def register(app: typer.Typer) -> None:
     app.command("solve")(solve_command)
+
+
+def _print_table_or_list(table, rows: list[dict[str, str]]) -> None:
+    """The comparison as a table where the terminal holds it, else one line per method (a table
+    squeezed below its width cuts every figure to ``3.966 M…``)."""
+    from rich.measure import Measurement
+
+    if Measurement.get(console, console.options.update_width(10_000), table).maximum <= console.width:
+        console.print(table)
+        return
+    for row in rows:
+        hw = f" ± {row['±']}" if row.get("±") else ""
+        loss = f", loss {row['loss']}" if row["loss"] else ""
+        console.print(f"{row['method']}: measured {row['measured']}{hw} (model {row['model']}){loss}", markup=False)
 
 
 def half_width_cell(row, objective) -> str:
