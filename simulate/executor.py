@@ -30,8 +30,9 @@ SIGTERM (turned into KeyboardInterrupt while a stream runs in the main thread) o
 stream is closed early, pending chunks are cancelled and the workers terminated without waiting
 for the running chunks.  (PR_SET_PDEATHSIG fires when the *thread* that started the pool ends:
 iterate a stream in a thread that outlives it.)  On Dask, pending chunks are cancelled (running
-tasks cannot be stopped), the per-worker state is dropped at the end of the map (without waiting
-for the workers to answer: a frozen one never would), and a client the executor made is closed.
+tasks cannot be stopped), the per-worker state is dropped at the end of the map (waiting at most
+`FORGET_SECONDS` for the workers to answer: a frozen one never would), and a client the executor
+made is closed.
 Every Dask wait has a deadline: ``stall_seconds`` (`Executor`) is the longest the map waits for
 the next chunk; past it the map raises `WorkerStalled` (a worker stopped answering -- frozen,
 partitioned -- which Dask notices only after its worker TTL, minutes later), and what finished
@@ -278,6 +279,9 @@ MAX_CHUNK = 25
 #: seconds to connect to a Dask scheduler *and* receive its handshake
 CONNECT_TIMEOUT = 10.0
 
+#: seconds the end of a map waits for the workers to drop its state (a frozen worker never answers)
+FORGET_SECONDS = 2.0
+
 
 class SchedulerLost(ExecutorError):
     """The Dask scheduler or all its workers went away during a map (exit 3; finished chunks kept)."""
@@ -382,15 +386,18 @@ def _dask_chunks(executor: Executor, fn: ChunkFn, chunks: list[Chunk], init: Ini
         raise _lost(client, executor.scheduler, exc) from None
     finally:
         with _quiet_if_lost(client):  # a lost scheduler: our message says it, not distributed's tracebacks
-
-            def tidy() -> None:
-                client.cancel([f for f in futures if not f.done()])
-                client.run(_dask_forget, key, wait=False)
-
-            try:  # a frozen worker never answers `run`, whatever `wait` says: the tidying has a deadline
-                _within(CONNECT_TIMEOUT, tidy)
-            except Exception:
-                pass
+            unfinished = [f for f in futures if not f.done()]
+            # cancelling asks the scheduler only; dropping the state asks every worker, and `run`
+            # returns when all have answered (``wait=False`` only spares waiting for a coroutine),
+            # which a frozen worker never does: the others drop it within FORGET_SECONDS
+            for seconds, call in (
+                (CONNECT_TIMEOUT, lambda: client.cancel(unfinished)),
+                (FORGET_SECONDS, lambda: client.run(_dask_forget, key, on_error="ignore")),
+            ):
+                try:
+                    _within(seconds, call)
+                except Exception:
+                    pass
             if owned:
                 client.close(timeout=CONNECT_TIMEOUT)
 
