@@ -21,7 +21,8 @@ Pinning is the program's job (``sched_setaffinity``, ``taskset``-like runtimes, 
 ``--lcores``, ``OMP_PLACES``); this oracle only says where.
 
 The figure is read on standard output: with ``regex``, the first group (else the whole match) of
-the *last* match; with ``json``, the key (dotted for nested objects) of the *last* line that is a
+the *last* match, refused when the pattern takes only part of a number or letters are glued to it
+(``rate=12.5M``); with ``json``, the key (dotted for nested objects) of the *last* line that is a
 JSON object; with ``instances`` too (a key of the same line), an object giving every instance's
 own figure (``{"app#0": ..., "app#1": ...}``), which TSBSched's and BlackBox's profiling need.  It is the objective's figure: packets (or work items) per second for the
 throughput objectives, seconds per packet for ``latency``.  The measurement is the *mean* of the
@@ -298,7 +299,7 @@ class CommandOracle:
                 value = float(text)
             except (TypeError, ValueError):
                 raise MetricNotFound(f"{where}: metric.regex matched {str(text)[:80]!r}, not a number") from None
-            _whole_number(stdout, *last.span(group), metric.regex, where)
+            _whole_number(stdout, *last.span(group), metric.regex, where, last.end())
         else:
             value = _json_value(stdout, metric.json_key, where)
         if not math.isfinite(value):
@@ -411,9 +412,11 @@ _GOES_ON = re.compile(r"[0-9.]|[eE][-+]?[0-9]")
 _NUMBER = "0123456789.-+"
 
 
-def _whole_number(stdout: str, start: int, end: int, pattern: str, where: str) -> None:
+def _whole_number(stdout: str, start: int, end: int, pattern: str, where: str, match_end: int) -> None:
     """Refuse a figure the regex took only part of: ``rate=([0-9.]+)`` on ``rate=1.25e6`` reads
-    1.25, and on ``rate=-5`` reads 5 (the digits go on after it, or a sign or digit stands before it)."""
+    1.25, and on ``rate=-5`` reads 5 (the digits go on after it, or a sign or digit stands before it);
+    and a figure with letters glued to it that the pattern does not take (``rate=12.5abc``,
+    ``rate=12.5M``: 12.5 of what?)."""
     before = stdout[start - 1] if start > 0 else ""
     if _GOES_ON.match(stdout, end) or (before and before in _NUMBER):
         left, right = start, end
@@ -426,6 +429,14 @@ def _whole_number(stdout: str, start: int, end: int, pattern: str, where: str) -
             f"{where}: metric.regex {pattern!r} matched {stdout[start:end][:40]!r}, part of the number "
             f"{token[:40]!r} in its output; widen the pattern to the whole figure, e.g. "
             "'rate=([-+0-9.eE]+)'"
+        )
+    after = stdout[end] if end < len(stdout) else ""
+    if match_end == end and (after.isalpha() or after == "_"):
+        glued = re.match(r"\w{1,40}", stdout[end:]).group()
+        raise MetricNotFound(
+            f"{where}: metric.regex {pattern!r} matched {stdout[start:end][:40]!r}, followed by {glued!r} in its "
+            f"output: a figure with letters glued to it is not read as a number; print the figure alone, in "
+            "the objective's unit (packets per second, not Mpps)"
         )
 
 

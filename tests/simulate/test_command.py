@@ -136,6 +136,10 @@ def test_the_figure_is_the_mean_of_the_repeats_with_its_t_interval_read_by_regex
         # the old README pattern on scientific notation read 1.25 pps for 1.25e6
         ("print('rate=1.25e6')", {"regex": "rate=([0-9.]+)"}, MetricNotFound, "part of the number '1.25e6'"),
         ("print('rate=-5')", {"regex": "rate=-?([0-9.]+)"}, MetricNotFound, "part of the number '-5'"),
+        # a figure with letters glued on: 12.5 of what? (12.5M read as 12.5 pps)
+        ("print('rate=12.5abc')", {"regex": "rate=([-+0-9.eE]+)"}, MetricNotFound, "'12.5', followed by 'abc'"),
+        ("print('rate=12.5M')", {"regex": "rate=([-+0-9.eE]+)"}, MetricNotFound, "followed by 'M'"),
+        ("print('12.5abc')", {"regex": "[0-9.]+"}, MetricNotFound, "followed by 'abc'"),
         ("print('{\"speed\": 1}')", {"json": "rate"}, MetricNotFound, "no key 'rate'"),
         ("print('{\"rate\": true}')", {"json": "rate"}, MetricNotFound, "not a number"),
     ],
@@ -149,7 +153,8 @@ def test_failures_name_the_command_and_the_plan(code, metric, error, words):
 
 
 @pytest.mark.parametrize(
-    "printed, value", [("rate=1.25e6", 1.25e6), ("rate=2.5E+06 pps", 2.5e6), ("rate=1500.", 1500.0)]
+    "printed, value",
+    [("rate=1.25e6", 1.25e6), ("rate=2.5E+06 pps", 2.5e6), ("rate=1500.", 1500.0), ("rate=1.2e6;", 1.2e6)],
 )
 def test_the_documented_pattern_reads_scientific_notation_whole(printed, value):
     spec = spec_with(
