@@ -37,7 +37,7 @@ from tasksolve.specs.files import read_input
 from tasksolve.specs.importers.cpusets import cpus_phrase
 from tasksolve.specs.importers.host import Cache, HostDescription, HostTopology, build_topology
 from tasksolve.specs.importers.hwloc_extras import memory_side_caches, read_kinds
-from tasksolve.specs.importers.hwloc_sets import Position, XmlSource
+from tasksolve.specs.importers.hwloc_sets import MAX_DEPTH, Position, XmlSource
 from tasksolve.specs.importers.kinds import kinds_clock
 from tasksolve.specs.importers.memory import Memory
 
@@ -55,10 +55,23 @@ def _parse(path: Path, file: str) -> tuple[ET.Element, dict[int, Position]]:
     builder = ET.TreeBuilder()
     positions: dict[int, Position] = {}
     parser = expat.ParserCreate()
+    depth = [0]  # elements open: refused past MAX_DEPTH while parsing, before a deep tree is built
 
     def start(tag: str, attributes: dict[str, str]) -> None:
+        depth[0] += 1
+        if depth[0] > MAX_DEPTH:
+            raise SpecError.at(
+                file,
+                f"elements nested more than {MAX_DEPTH} deep: not an hwloc topology",
+                parser.CurrentLineNumber,
+                parser.CurrentColumnNumber + 1,
+            )
         element = builder.start(tag, attributes)
         positions[id(element)] = (parser.CurrentLineNumber, parser.CurrentColumnNumber + 1)
+
+    def end(tag: str) -> None:
+        depth[0] -= 1
+        builder.end(tag)
 
     def no_entities(*_: object) -> None:
         raise SpecError.at(
@@ -69,10 +82,11 @@ def _parse(path: Path, file: str) -> tuple[ET.Element, dict[int, Position]]:
         )
 
     parser.StartElementHandler = start
-    parser.EndElementHandler = builder.end
+    parser.EndElementHandler = end
     parser.EntityDeclHandler = no_entities
+    data = read_input(path, XML_LIMIT)  # a FIFO without a writer, an endless pipe, a huge file: refused by name
     try:
-        parser.Parse(read_input(path, XML_LIMIT), True)  # a FIFO without a writer, an endless pipe: given up
+        parser.Parse(data, True)
         return builder.close(), positions
     except expat.ExpatError as exc:
         message = f"not well-formed XML: {shorten(expat.ErrorString(exc.code), 80)}"

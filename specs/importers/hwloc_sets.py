@@ -21,31 +21,41 @@ Position = tuple[int, int]
 Bitmap = tuple[frozenset[int], int | None]  # the bits, and where the infinite rest starts
 MAX_WORDS = 4096  # 131072 CPUs: far beyond what a topology holds (65536 contexts)
 MAX_DEPTH = 200
-_WORD = re.compile(r"^0x[0-9a-fA-F]{1,8}$")
+_WORD = re.compile(r"0x([0-9a-fA-F]{1,8})")
+_BLANK = re.compile(r"\s")
 _INFINITE = "0xf...f"
 
 
 @lru_cache(maxsize=4096)
 def parse_bitmap(text: str) -> Bitmap | None:
-    """hwloc's bitmap text -> (bits, start of the infinite rest or None); None when malformed."""
-    words = [word.strip() for word in text.strip().split(",")]
-    infinite = bool(words) and words[0] == _INFINITE
-    if infinite:
-        words = words[1:]
-    if len(words) > MAX_WORDS or (not words and not infinite):
+    """hwloc's bitmap text -> (bits, start of the infinite rest or None); None when malformed.
+
+    Linear in the text, and only the non-empty words are visited (a core's set on a 60k-CPU host
+    is a word or two among 1,900 empty ones, and there are 30k cores): each is found by a pattern,
+    must stand between commas, and the words and commas must cover the whole text."""
+    if _BLANK.search(text):  # blanks around the words are allowed
+        text = ",".join(word.strip() for word in text.strip().split(","))
+    infinite = text == _INFINITE or text.startswith(_INFINITE + ",")
+    body = text[len(_INFINITE) + 1 :] if infinite else text
+    count = 0 if text == _INFINITE else body.count(",") + 1  # words after the infinite mark
+    if count > MAX_WORDS:
         return None
     bits: set[int] = set()
-    for index, word in enumerate(reversed(words)):
-        if word == "":
-            continue
-        if not _WORD.match(word):
+    commas = seen = covered = 0
+    for word in _WORD.finditer(body):
+        start, end = word.span()
+        if (start and body[start - 1] != ",") or (end < len(body) and body[end] != ","):
             return None
-        value = int(word, 16)
+        commas += body.count(",", seen, start)
+        seen, covered = start, covered + end - start
+        value, index = int(word.group(1), 16), count - 1 - commas
         while value:
             low = value & -value
             bits.add(index * 32 + low.bit_length() - 1)
             value ^= low
-    return frozenset(bits), (32 * len(words) if infinite else None)
+    if count and covered + count - 1 != len(body):  # something else than words and commas
+        return None
+    return frozenset(bits), (32 * count if infinite else None)
 
 
 def holds(bitmap: Bitmap | None, number: int) -> bool:
@@ -64,6 +74,7 @@ class XmlSource:
     file: str
     positions: dict[int, Position]
     pus_under: dict[int, frozenset[int]] = field(default_factory=dict)
+    pu_elements: dict[int, ET.Element] = field(default_factory=dict)  # os_index -> its PU object
     machine: frozenset[int] = frozenset()
     present: frozenset[int] = frozenset()
     allowed_cpus: Bitmap | None = None
@@ -88,7 +99,8 @@ class XmlSource:
         return source
 
     def _collect(self, element: ET.Element, depth: int) -> frozenset[int]:
-        """The OS numbers of the PUs below every object (each PU's os_index checked)."""
+        """The OS numbers of the PUs below every object (each PU's os_index checked: a number,
+        and one PU object per number -- two PUs of one CPU would be one context placed twice)."""
         if depth > MAX_DEPTH:
             raise self.error(element, f"objects nested more than {MAX_DEPTH} deep: not an hwloc topology")
         found: set[int] = set()
@@ -96,6 +108,12 @@ class XmlSource:
             index = element.get("os_index")
             if index is None or not index.isdigit() or len(index) > 9:
                 raise self.error(element, f"a PU object without a numeric os_index (got {shorten(repr(index), 30)})")
+            first = self.pu_elements.setdefault(int(index), element)
+            if first is not element:
+                line = self.position(first)[0]
+                raise self.error(
+                    element, f"a second PU object with os_index {int(index)} (the first is on line {line})"
+                )
             found.add(int(index))
         for child in element.findall("object"):
             found |= self._collect(child, depth + 1)
@@ -135,7 +153,8 @@ class XmlSource:
             if bitmap is not None:
                 bits, rest = bitmap
                 found.update(bits)
-                found.update(cpu for cpu in self.machine if rest is not None and cpu >= rest)
+                if rest is not None:  # an infinite set: every CPU from `rest` on (a scan per object else)
+                    found.update(cpu for cpu in self.machine if cpu >= rest)
         return frozenset(found & self.machine)
 
     def text(self, element: ET.Element, name: str) -> str | None:

@@ -117,5 +117,75 @@ def test_a_fifo_or_an_oversized_file_is_refused_not_read_forever(tmp_path, monke
     big = tmp_path / "big.xml"
     big.write_text('<?xml version="1.0"?>\n<topology>' + " " * 4096 + "</topology>\n")
     monkeypatch.setattr(hwloc, "XML_LIMIT", 1024)
-    with pytest.raises(SpecError, match="big.xml"):
+    with pytest.raises(SpecError, match="big.xml") as caught:
         import_hwloc(big)
+    assert "too large" in str(caught.value) and "not readable XML" not in str(caught.value)
+
+
+def test_two_pu_objects_of_one_cpu_are_refused_at_the_second(tmp_path):
+    """A CPU is one context: a second PU object with its os_index is refused where it stands
+    (it had been merged silently into the first, in another core)."""
+    path = tmp_path / "dup.xml"
+    path.write_text(
+        '<topology><object type="Machine" os_index="0">\n'
+        '<object type="Core" os_index="0"><object type="PU" os_index="0"/><object type="PU" os_index="1"/></object>\n'
+        '<object type="Core" os_index="1"><object type="PU" os_index="1"/><object type="PU" os_index="3"/></object>\n'
+        "</object></topology>\n"
+    )
+    with pytest.raises(SpecError, match=r"a second PU object with os_index 1 \(the first is on line 2\)") as caught:
+        import_hwloc(path)
+    assert (caught.value.file, caught.value.line) == (str(path), 3)
+
+
+def test_a_nesting_bomb_is_refused_while_parsing(tmp_path):
+    """200,000 nested elements (6 MB) are refused at the 201st, before a tree of them is built
+    (the check after parsing had held 1.5 GB for a 60 MB file)."""
+    import tracemalloc
+
+    depth = 200_000
+    path = tmp_path / "deep.xml"
+    path.write_text("<topology>" + '<object type="Group">' * depth + "</object>" * depth + "</topology>")
+    tracemalloc.start()
+    try:
+        with pytest.raises(SpecError, match="nested more than 200 deep") as caught:
+            import_hwloc(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert caught.value.line == 1 and peak < 40 << 20  # the file's bytes, not 200,000 elements
+
+
+def _old_parse_bitmap(text):
+    """The word-by-word reading `parse_bitmap` replaced (quadratic over a host's objects)."""
+    import re
+
+    words = [word.strip() for word in text.strip().split(",")]
+    infinite = bool(words) and words[0] == "0xf...f"
+    if infinite:
+        words = words[1:]
+    if len(words) > 4096 or (not words and not infinite):
+        return None
+    bits = set()
+    for index, word in enumerate(reversed(words)):
+        if word == "":
+            continue
+        if not re.match(r"^0x[0-9a-fA-F]{1,8}$", word):
+            return None
+        value = int(word, 16)
+        bits |= {index * 32 + b for b in range(32) if value >> b & 1}
+    return frozenset(bits), (32 * len(words) if infinite else None)
+
+
+def test_bitmaps_read_as_word_by_word():
+    """hwloc bitmaps, sound and broken, read as the word-by-word reference reads them."""
+    import random
+
+    from tasksolve.specs.importers.hwloc_sets import parse_bitmap
+
+    pieces = ["0x00000001", "0xffffffff", "0x3", "", " 0x10 ", "0x", "0X1", "0x123456789", "0xg", "x1", "0xf...f", "1"]
+    rng = random.Random(7)
+    cases = ["", "0xf...f", "0xf...f,", "0xf...f,0x1", ",", "0x1,", ",0x1", "0x1,,0x2", " 0x1 , 0x2 ", "0x1\n"]
+    cases += [",".join(rng.choice(pieces) for _ in range(rng.randint(1, 8))) for _ in range(3000)]
+    cases += ["0x1" + "," * 5000, "0x00010000" + "," * 1919]
+    for text in cases:
+        assert parse_bitmap(text) == _old_parse_bitmap(text), repr(text)
