@@ -153,7 +153,8 @@ def test_pin_finds_the_spec_of_a_plan_written_by_solve(capsys, tmp_path, monkeyp
     monkeypatch.chdir(elsewhere)  # resolved against the plan's folder, not the working directory
     code, text, err = run(capsys, "pin", str(out / "plan.yaml"), "-f", "taskset")
     assert code == 0, err
-    assert text.count("taskset -c") == len(load_spec(spec_file).threads)
+    threads = len(load_spec(spec_file).threads)  # the launcher's table: one "thread i:" line each
+    assert len(re.findall(r"^#   thread \d+: ", text, re.M)) == threads and "taskset -cp" in text
 
 
 def test_a_plan_of_a_builtin_records_its_name_and_old_plans_still_load(tmp_path):
