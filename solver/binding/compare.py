@@ -67,6 +67,7 @@ MIN_SAMPLE = 20  # fewer affordable plans than this: no sample
 MIN_SAMPLE_SECONDS = 2.0  # the sample's budget is never below this (short limits keep their sample)
 RESERVE_SHARE = 0.03  # of the time limit, kept for measuring CP-SAT's plans and the report
 MIN_CPSAT_SHARE = 0.1  # CP-SAT's steps get at least this share of the limit, however late they start
+BASELINE_SHARE = 0.25  # the naive and balanced plans past the first are measured until this share
 
 
 @dataclass
@@ -86,6 +87,7 @@ class _Comparison:
     measured: dict[tuple[int, ...], Measurement] = field(default_factory=dict)  # every plan measured
     labels: dict[tuple[int, ...], str] = field(default_factory=dict)  # the method that first measured it
     no_sample: str = ""  # why the random sample has no plan (constraints too tight for rejection sampling)
+    deadline: float | None = None  # perf_counter: the baselines' plans past their first stop here (`measure`)
 
     def __post_init__(self) -> None:
         self.objective = self.spec.objective
@@ -113,10 +115,17 @@ class _Comparison:
             note,
         )
 
-    def measure(self, plans: list[list[int]], label: str | list[str]) -> list[Measurement]:
+    def measure(self, plans: list[list[int]], label: str | list[str], least: int | None = None) -> list[Measurement]:
         """Measure `plans` on the oracle; each is remembered with the method that produced it
-        (`label`, or one label per plan)."""
+        (`label`, or one label per plan).  With `least`, once the `deadline` passes no plan after
+        the first `least` is measured: the measurements of a prefix of `plans` (a server's
+        simulation takes seconds a plan, and the baselines' ten plans took a minute)."""
         labels = [label] * len(plans) if isinstance(label, str) else label
+        if least is not None and self.deadline is not None:
+            out, step = self.measure(plans[:least], labels[:least]), max(1, self.workers)
+            while len(out) < len(plans) and time.perf_counter() < self.deadline:
+                out += self.measure(plans[len(out) : len(out) + step], labels[len(out) : len(out) + step])
+            return out
         self.say(f"measuring {len(plans)} {'/'.join(dict.fromkeys(labels))} plan(s) on the {noun(self.oracle_kind)}")
         results = self.oracle.evaluate_many(
             [Plan.from_contexts(self.spec, c, method=m) for c, m in zip(plans, labels)],
@@ -186,7 +195,8 @@ class _Comparison:
         best_index = int(np.argmax(self.values))
         naive = [list(map(int, r)) for r in sample[:baseline_plans]]
         chosen = [list(map(int, sample[best_index]))] + naive
-        results = self.measure(chosen, "random")
+        results = self.measure(chosen, "random", least=2)
+        naive = naive[: len(results) - 1]
         self.rows.append(self.row(f"random best of {len(sample)}", chosen[0], results[0]))
         self.finalists.append(("random best", chosen[0]))
         values = [self.natural(m) for m in results[1:]]
@@ -209,7 +219,8 @@ class _Comparison:
         except SamplerError as exc:
             self.say(f"balanced: {exc}")
             return
-        results = self.measure(plans, "balanced")
+        results = self.measure(plans, "balanced", least=1)
+        plans = plans[: len(results)]
         values = [self.natural(m) for m in results]
         preds = self.kind.score(self.batch.evaluate(np.array(plans)).values(self.objective))
         worst = _worst(values, self.kind)
@@ -441,6 +452,7 @@ def solve(
     count = getattr(progress, "update", None) or say  # counts inside a phase (Phases.update)
     run = _Comparison(spec, oracle_kind, seed, workers, say, count)
     timed = "cpsat" in methods and not deterministic  # a sample cut by the clock would not repeat
+    run.deadline = started + BASELINE_SHARE * time_limit if timed else None
     methods = run.sample(samples, methods, max(MIN_SAMPLE_SECONDS, SAMPLE_SHARE * time_limit) if timed else None)
     if "random" in methods:
         run.random(baseline_plans)
