@@ -56,7 +56,7 @@ from tasksolve.solver.binding.report import CpsatDetails, PredictorDetails, Row,
 from tasksolve.solver.binding.samplers import SamplerError, balanced_plans, uniform_plans
 from tasksolve.solver.certify.verdict import beats
 from tasksolve.solver.errors import Infeasible, SolverFailed
-from tasksolve.specs import Plan, Spec
+from tasksolve.specs import Plan, Spec, display
 from tasksolve.specs.objective import Objective
 from tasksolve.specs.oracles import noun
 
@@ -283,7 +283,7 @@ class _Comparison:
 
     def cpsat(self, problem: BindingProblem, top_k: int, time_limit: float, deterministic: bool):
         """CP-SAT's K best plans of the closed form, measured; the best measured one first."""
-        self.say(f"cpsat: solving the closed form (time limit {time_limit:g}s, {self.workers} workers)")
+        self.say(f"cpsat: solving the closed form (limit {display.seconds(time_limit, 3)}, {self.workers} workers)")
         hint = list(map(int, self.plans[int(np.argmax(self.values))])) if len(self.plans) else None
         result = solve_binding(
             problem,
