@@ -323,9 +323,24 @@ def test_dpdk_lcores_follow_the_eal_grammar(short):
     assert pairs == [[str(i), cpu] for i, cpu in enumerate(_pinned_by_name(plan, spec).values())]
 
 
+@needs_two_cpus
+@pytest.mark.skipif(shutil.which("likwid-pin") is None, reason="likwid-pin is not installed (Debian: likwid)")
+def test_likwid_pin_launcher_pins_the_main_thread_then_each_created_one(short):
+    """likwid-pin pins the main thread to the first CPU of ``-c`` and each thread it creates to the
+    next (its LD_PRELOAD wrapper of pthread_create): the program's main thread is the plan's
+    thread 0 (CPU 1), the one thread it creates the plan's thread 1 (CPU 0)."""
+    folder, spec, plan = short
+    cpus = list(_pinned_by_name(plan, spec).values())
+    code, err, threads = _launch(
+        folder, pinning_text(spec, plan, "likwid-pin"), ["W"], settle=lambda found: len(found) >= 2
+    )
+    assert code == 7, err  # the program's own exit status
+    assert [cpu for _, _, cpu in threads] == cpus
+
+
 def test_likwid_pin_command_parses(short):
-    """Not executed: likwid-pin is not installed here (and pins through an LD_PRELOAD library).
-    ``-c`` lists the plan's CPUs in thread order (the main thread first), ``-s`` is a hex mask."""
+    """``-c`` lists the plan's CPUs in thread order (the main thread first), ``-s`` is a hex mask
+    (executed above where likwid-pin is installed)."""
     folder, spec, plan = short
     line = pinning_text(spec, plan, "likwid-pin").splitlines()[-1]
     match = re.fullmatch(r'exec likwid-pin -c (\d+(?:,\d+)*) -s (0x[0-9a-fA-F]+) "\$@"', line)
