@@ -14,7 +14,6 @@ BENCHMARKS.md section between ``<!-- BEGIN adversarial -->`` and ``<!-- END adve
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import io
 import json
@@ -31,7 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.results import write_results
+from bench import attack_cli
 from tasksolve.solver.cli import main as cli
 from tests.solver.test_failure_paths import SPEC as SPIN
 from tests.solver.test_outdir import FAST, SPEC_TEXT
@@ -479,19 +478,7 @@ MODULES = (  # the files whose code the figures measure
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--tries", type=int, default=3)
-    ap.add_argument("--only", default="", help="comma-separated words: run the attacks whose name has one")
-    ap.add_argument("--no-write", action="store_true", help="print the table only")
-    args = ap.parse_args()
-    words = [w for w in args.only.split(",") if w]
-    names = [n for n in ATTACKS if not words or any(w.lower() in n.lower() for w in words)]
-    print(f"{'attack':55s} {'tries':>3s} {'fail':>3s}  median")
-    data = run(names, args.tries)
-    if not args.no_write and not words:
-        print(f"wrote {write_results('adversarial', data, modules=MODULES)}")
-    print(render_markdown(data))
-    sys.exit(1 if any(r["failures"] for r in data["rows"]) else 0)
+    attack_cli.main(__doc__, list(ATTACKS), run, render_markdown, "adversarial", MODULES, width=55)
 
 
 if __name__ == "__main__":
