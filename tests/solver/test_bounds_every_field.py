@@ -193,7 +193,7 @@ def test_fluid_lp_plan_bound_is_never_below_the_simulation(spec):
 @SIMULATION
 @given(every_field_spec(objectives=("total_throughput", "min_throughput"), least_capacity=1e-3))
 # the simulation stopped on a zero half-width before t0's failed speculations showed (2.332 Mpps
-# +- 3e-9 where the truth is 2.277; `simulate.des.run`'s `_variation_seen`)
+# ± 3e-9 where the truth is 2.277; `simulate.des.run`'s `_zero_spread`)
 @example(
     spec=st_specs.load_for_the_model(
         {
