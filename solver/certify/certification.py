@@ -242,23 +242,23 @@ class Certification:
         ev = assemble.evidence(sample, atom, KnownPlan("plan", plan_value, plan_hw), [best, *self.known], judging)
         return Judgement(ev, apply_latency(decide(ev, show=self.show), self.latency), atom)
 
-    def better_plan(self, judged: Judgement) -> KnownPlan | None:
-        """The known binding plan that beats the certified plan by the most, beyond both
-        half-widths (`solver.certify.verdict.beats`): what the main job adopts in its place.  None
-        when none does, on pipelines, and on a noisy oracle (there only the re-measured yardstick
-        is compared, `solver.certify.noisy`)."""
-        if self.noisy is not None or self.plan is None or self.service.pipeline is not None:
-            return None
-        ev, own = judged.evidence, tuple(self.plan.contexts(self.spec))
+    def better_plans(self, judged: Judgement) -> list[KnownPlan]:
+        """The known plans that beat the certified plan beyond both half-widths
+        (`solver.certify.verdict.beats`), the best first: what the main job may adopt in its
+        place (a binding plan with its contexts; a pipeline plan its strategy kept,
+        `solver.job.strategy.Strategy.adopt`).  None on a noisy oracle (there only the
+        re-measured yardstick is compared, `solver.certify.noisy`)."""
+        if self.noisy is not None or self.plan is None:
+            return []
+        ev, binding = judged.evidence, self.service.pipeline is None
+        own = tuple(self.plan.contexts(self.spec)) if binding else None
         better = [
             k
             for k in ev.known
-            if k.contexts is not None
-            and k.contexts != own
+            if (not binding or (k.contexts is not None and k.contexts != own))
             and beats(k.value, k.half_width, ev.plan_value, ev.plan_half_width, ev.minimize)
         ]
-        pick = min if ev.minimize else max
-        return pick(better, key=lambda k: k.value, default=None)
+        return sorted(better, key=lambda k: k.value, reverse=not ev.minimize)
 
     # ------------------------------------------------------------------------------ the certificate
     def certificate(

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -74,7 +74,7 @@ class CertifyOutcome:
     history: SequentialResult | None  # the sequential algorithm's steps (None: a fixed sample)
     service: SamplingService
     seconds: dict[str, float] | None = None  # wall time per step: prepare (plan, probes), sampling, verdict, ...
-    better: KnownPlan | None = None  # a known binding plan that beats the plan beyond noise (`better_plan`)
+    better: list[KnownPlan] = field(default_factory=list)  # known plans that beat the plan beyond noise
 
 
 def certify(
@@ -137,7 +137,8 @@ def _run(cert: Certification, seconds: dict[str, float]) -> CertifyOutcome:
     found = measured_bound_for(cert, sample)
     if found is not None:
         cert.bounds.append(found)
-    if cert.noisy is None and cert.plan is not None and not cert.judge(sample).decided:
+    binding = cert.classes is not None  # the finalists' climbs move threads of binding plans
+    if binding and cert.noisy is None and cert.plan is not None and not cert.judge(sample).decided:
         best = service.best(n_used, minimize=cert.minimize)
         finalists = [("the plan", cert.plan.contexts(cert.spec))] + (
             [("the best sample", best.contexts)] if best else []
@@ -150,7 +151,7 @@ def _run(cert: Certification, seconds: dict[str, float]) -> CertifyOutcome:
             cert.classes, contexts, cert.measured, cert.spec.objective, lambda m: cert.judge(sample, m)
         )
     certificate = cert.certificate(judged, sample, history, n_used)
-    better = cert.better_plan(judged)
+    better = cert.better_plans(judged)
     seconds["verdict"] = time.perf_counter() - clock
     clock = time.perf_counter()
     certificate.baselines = _baselines(cert, sample.values)

@@ -87,7 +87,7 @@ class Job:
             self._say(f"certifying the plan: bounds, then a sample of {self.strategy.samples_name} plans ({design})")
             with self._timed("certify"):
                 outcome = self.certify()
-                adopted = outcome.better and self.strategy.adopt(outcome.better)
+                adopted = next(filter(None, map(self.strategy.adopt, outcome.better)), None)
                 if adopted:  # the job's answer is the best plan it measured
                     self._say(f"{adopted}; certifying it")
                     outcome = self.certify(resume=True)

@@ -57,6 +57,26 @@ SIMULATION_RELAXATION_S = 2.0
 class PipelineStrategy(Strategy):
     kind = "pipeline"
     samples_name = "pipeline"
+    probed: tuple[KnownPlan, Any] | None = None  # the probe's known plan and its pipeline plan (`probe`)
+    adopted: Any = None  # the probe's plan, adopted in the answer's place (`adopt`)
+
+    @property
+    def plan(self):
+        """The solve's chosen plan, or the probe's where it beat it (`adopt`)."""
+        return self.adopted if self.adopted is not None else self.report.plan
+
+    def adopt(self, better: KnownPlan) -> str | None:
+        """Certify the local-search probe's plan in the answer's place (once) when it is the
+        known plan that beat the answer beyond noise: the only known pipeline plan kept whole."""
+        if self.adopted is not None or self.probed is None or better.plan != self.probed[0].plan:
+            return None
+        self.adopted = self.probed[1]
+        throughput = Objective.of("total_throughput")
+        return (
+            f"the plan is the {better.plan} ({throughput.format(better.value)}), met while certifying: it "
+            f"beat the {self.report.chosen} plan ({throughput.format(self.report.measured[self.report.chosen].throughput)})"
+            " beyond noise"
+        )
 
     def check(self) -> None:
         if Objective.of(self.spec.objective).minimize:
@@ -146,16 +166,21 @@ class PipelineStrategy(Strategy):
         ]
 
     def probe(self) -> KnownPlan | None:
-        """The best of `PROBES` local optima of the pipeline closed form, measured."""
-        best = probe(self.alone, self.report.problem, self.settings.oracle_kind, self.settings.seed)
-        return None if best is None else KnownPlan(f"best of {PROBES} local-search restarts", best)
+        """The best of `PROBES` local optima of the pipeline closed form, measured (once a job:
+        a second certification reuses it)."""
+        if self.probed is None:
+            best = probe(self.alone, self.report.problem, self.settings.oracle_kind, self.settings.seed)
+            if best is not None:
+                self.probed = (KnownPlan(f"best of {PROBES} local-search restarts", best[0]), best[1])
+        return None if self.probed is None else self.probed[0]
 
     def report_sections(self) -> dict[str, Any]:
         return {"comparison": comparison_rows(self.report), "methods_html": latency_table(self.report)}
 
 
-def probe(spec, problem, oracle_kind: str, seed: int, restarts: int = PROBES) -> float | None:
-    """The best throughput of `restarts` local optima (seeded random starts) on the oracle."""
+def probe(spec, problem, oracle_kind: str, seed: int, restarts: int = PROBES) -> tuple[float, Any] | None:
+    """The best throughput of `restarts` local optima (seeded random starts) on the oracle, and
+    that local optimum's plan."""
     import numpy as np
 
     from tasksolve.simulate.oracle import make_oracle, plan_seed
@@ -169,10 +194,12 @@ def probe(spec, problem, oracle_kind: str, seed: int, restarts: int = PROBES) ->
         try:
             start = random_candidate(problem, np.random.default_rng([seed, 0x70726F6265, i]))
             cand, _, _ = climb(problem, start)
-            value = float(oracle.evaluate(to_plan(problem, cand, "probe"), seed=plan_seed(seed + 1, i)).throughput)
+            plan = to_plan(problem, cand, "probe")
+            value = float(oracle.evaluate(plan, seed=plan_seed(seed + 1, i)).throughput)
         except Exception:  # the probe is evidence, not a must
             continue
-        best = value if best is None else max(best, value)
+        if best is None or value > best[0]:
+            best = (value, plan)
     return best
 
 

@@ -235,3 +235,37 @@ def test_load_on_a_binding_spec_and_a_bad_oracle_load_are_refused(tmp_path, caps
     code = main(["run", str(path), "--out", str(tmp_path / "p"), "--json"])
     message = json.loads(capsys.readouterr().out)["error"]["message"]
     assert code == 2 and "oracle.load" in message and "bad.yaml" in message
+
+
+def test_an_undecided_pipeline_certificate_has_no_binding_climbs(tiny, tmp_path, monkeypatch):
+    """The finalists' climbs move threads of binding plans: a pipeline plan still undecided after
+    its sample skips them (it had raised KeyError on `dag#0.rx` reading the pipeline plan's
+    contexts as a binding's, on xeon-lata-dag when nothing beat its plan)."""
+    from tasksolve.solver.certify.certification import Judgement
+
+    monkeypatch.setattr(Judgement, "decided", property(lambda self: False))  # as a budget-cut sample is
+    result = run_job(
+        load_spec(tiny), tmp_path / "out", samples=20, time_limit=5, seed=2, design="random", oracle_kind="des"
+    )
+    assert result.kind == "pipeline" and result.certificate.samples.n == 20
+
+
+def test_the_pipeline_job_adopts_its_probe_when_it_beat_the_answer():
+    """A pipeline's known plans are kept whole only for its local-search probe: the strategy adopts
+    that plan when it is the one that beat the answer beyond noise (xeon-lata-dag: the probe's
+    1.791 Mpps beat CP-SAT's 1.661), once, and no other known plan."""
+    from types import SimpleNamespace
+
+    from tasksolve.solver.certify.known import KnownPlan
+    from tasksolve.solver.job.pipeline import PipelineStrategy
+
+    strategy = PipelineStrategy.__new__(PipelineStrategy)
+    strategy.report = SimpleNamespace(
+        plan="cpsat's", chosen="cpsat", measured={"cpsat": SimpleNamespace(throughput=1.661e6)}
+    )
+    probe = KnownPlan("best of 10 local-search restarts", 1.791e6)
+    strategy.probed = (probe, "the probe's")
+    assert strategy.adopt(KnownPlan("best sampled plan", 1.9e6)) is None and strategy.plan == "cpsat's"
+    said = strategy.adopt(probe)
+    assert "best of 10 local-search restarts (1.791 Mpps)" in said and "cpsat plan (1.661 Mpps)" in said
+    assert strategy.plan == "the probe's" and strategy.adopt(probe) is None  # once

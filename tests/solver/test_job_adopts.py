@@ -1,6 +1,6 @@
 """The main job's answer is the best plan it measured: a plan met while certifying that beats the
 solve's answer beyond noise becomes the plan (`solver.job.job.Job.run`,
-`solver.certify.certification.Certification.better_plan`), is certified in its place, and the
+`solver.certify.certification.Certification.better_plans`), is certified in its place, and the
 job says so -- in the result, the JSON, certificate.json, plan.yaml and the report."""
 
 from __future__ import annotations
@@ -48,5 +48,5 @@ def test_a_plan_met_while_certifying_that_beats_the_answer_is_the_plan(tmp_path)
 def test_an_answer_nothing_beats_is_kept(tmp_path):
     spec = load_spec(SPEC)
     result = Job(spec, tmp_path / "out", oracle_kind="analytic", methods="cpsat,random", seed=1).run()
-    assert result.adopted is None and result.outcome.better is None
+    assert result.adopted is None and result.outcome.better == []
     assert result.plan.contexts(spec) == result.solve.plan.contexts(spec)
