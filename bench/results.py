@@ -110,3 +110,20 @@ def markdown_table(columns: list[str], rows: list[list[Any]]) -> str:
     lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
     return "\n".join(lines)
+
+
+def run_measured(command: list[str], **options: Any) -> tuple[subprocess.CompletedProcess, float, float | None]:
+    """`command` in a child process under ``/usr/bin/time``: the finished process (output
+    captured as text; `options` go to `subprocess.run`), its wall time in seconds and its peak
+    resident memory in MB (None when ``time`` wrote none)."""
+    import tempfile
+    import time
+
+    with tempfile.NamedTemporaryFile("r", suffix=".time") as usage:
+        start = time.perf_counter()
+        done = subprocess.run(
+            ["/usr/bin/time", "-o", usage.name, "-f", "%M", *command], capture_output=True, text=True, **options
+        )
+        wall = time.perf_counter() - start
+        peak = usage.read().split()
+    return done, wall, int(peak[-1]) / 1024 if peak and peak[-1].isdigit() else None

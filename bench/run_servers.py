@@ -1,7 +1,7 @@
 """The main job on today's servers: ``tasksolve run`` on `bench/scale_specs.py`'s 2 x N x 2 servers.
 
 For each size a child process runs ``tasksolve run SPEC --out DIR --time-limit T --json`` under
-``/usr/bin/time -v``: its exit code, wall time and peak resident memory (the largest process of
+``/usr/bin/time``: its exit code, wall time and peak resident memory (the largest process of
 the job: the main one or one worker), the verdict, the phases' times (solve, certify, report),
 why sampling stopped, and how far the deciding bound lies above the plan.  The goals (issues "A
 performance engineer's tool" and "The main job on today's servers"): the job ends within 10% of
@@ -20,19 +20,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import resource
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from results import write_results
+from results import run_measured, write_results
 from scale_specs import server_data
 
 NAME = "run_servers"
@@ -62,20 +59,17 @@ def run_one(contexts: int, time_limit: float, folder: Path, mem_limit_gb: float 
     spec_file = folder / f"server-{contexts}.yaml"
     spec_file.write_text(yaml.safe_dump(server_data(contexts), sort_keys=False))
     out = folder / f"out-{contexts}"
-    command = ["/usr/bin/time", "-v", sys.executable, "-m", "tasksolve", "run", str(spec_file), "--out", str(out)]
+    command = [sys.executable, "-m", "tasksolve", "run", str(spec_file), "--out", str(out)]
     command += ["--time-limit", str(time_limit), "--json"]
     load = os.getloadavg()[0]
-    start = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True, preexec_fn=_limit(mem_limit_gb))
-    wall = time.perf_counter() - start
-    rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", done.stderr)
+    done, wall, rss = run_measured(command, preexec_fn=_limit(mem_limit_gb))
     row = {
         "contexts": contexts,
         "threads": 3 * contexts // 4,
         "exit": done.returncode,
         "wall_s": wall,
         "load_at_start": load,
-        "peak_rss_mb": int(rss.group(1)) / 1024 if rss else None,
+        "peak_rss_mb": rss,
     }
     try:
         result = json.loads(done.stdout)

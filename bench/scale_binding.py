@@ -2,7 +2,7 @@
 
 For each size, `bench/scale_specs.py`'s spec is solved by a child process running
 ``tasksolve solve SPEC --method cpsat --oracle analytic --time-limit T --workers W --json`` under
-``/usr/bin/time -v``: its exit code, CP-SAT's status, the plan's value, the proven bound and gap,
+``/usr/bin/time``: its exit code, CP-SAT's status, the plan's value, the proven bound and gap,
 the bound's source, the wall time and the child's peak resident memory are recorded.  One run per
 size (each takes the whole time limit on a large machine); the machine is shared, so walls vary.
 
@@ -20,18 +20,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from results import write_results
+from results import run_measured, write_results
 from scale_specs import huge_data, server_data
 
 NAME = "scale_binding"
@@ -64,8 +61,6 @@ def run_one(contexts: int | str, time_limit: float, workers: int, folder: Path) 
         spec_file = folder / f"server-{contexts}.yaml"
         spec_file.write_text(yaml.safe_dump(server_data(contexts), sort_keys=False))
     command = [
-        "/usr/bin/time",
-        "-v",
         sys.executable,
         "-m",
         "tasksolve",
@@ -81,16 +76,13 @@ def run_one(contexts: int | str, time_limit: float, workers: int, folder: Path) 
         str(workers),
         "--json",
     ]
-    start = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True)
-    wall = time.perf_counter() - start
-    rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", done.stderr)
+    done, wall, rss = run_measured(command)
     row = {
         "contexts": contexts,
         "threads": 3 * contexts // 4 if isinstance(contexts, int) else None,
         "exit": done.returncode,
         "wall_s": wall,
-        "peak_rss_mb": int(rss.group(1)) / 1024 if rss else None,
+        "peak_rss_mb": rss,
     }
     try:
         out = json.loads(done.stdout)

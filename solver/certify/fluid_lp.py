@@ -33,13 +33,16 @@ class LinearProgram:
     s: int = 0  # index of s_0
     pairs: dict | None = None  # (u, v) with u < v -> index of w_uv
 
-    def add_cut(self, u: int, a: float, terms: list[tuple[int, float]]) -> None:
-        """Append cut (9) of `solver.certify.fluid_cuts`: ``y_u <= a b_u + sum c_v w_uv``, i.e.
-        ``y_u + a s_u - sum c_v w_uv <= a``."""
-        row = _Rows(len(self.c))
-        row.add({self.y + u: 1.0, self.s + u: a, **{self.pairs[(min(u, v), max(u, v))]: -coef for v, coef in terms}}, a)
-        self.A_ub = sparse.vstack([self.A_ub, row.matrix()[0]], format="csr")
-        self.b_ub = np.append(self.b_ub, a)
+    def add_cuts(self, cuts: list[tuple[int, float, list[tuple[int, float]]]]) -> None:
+        """Append cuts (9) of `solver.certify.fluid_cuts`, one round's at once: each ``(u, a,
+        [(v, c_v)])`` is ``y_u <= a b_u + sum c_v w_uv``, i.e. ``y_u + a s_u - sum c_v w_uv <= a``."""
+        rows = _Rows(len(self.c))
+        for u, a, terms in cuts:
+            pairs = {self.pairs[(min(u, v), max(u, v))]: -coef for v, coef in terms}
+            rows.add({self.y + u: 1.0, self.s + u: a, **pairs}, a)
+        matrix, rhs = rows.matrix()
+        self.A_ub = sparse.vstack([self.A_ub, matrix], format="csr")
+        self.b_ub = np.concatenate([self.b_ub, rhs])
 
 
 class _Rows:
@@ -168,16 +171,16 @@ def certified_max(
     for _ in range(rounds):
         if -res.fun <= enough:
             break
-        added = 0
+        cuts = []
         for nb in neighbourhoods:
             b_u = 1.0 - res.x[lp.s + nb.u]
             w = np.array([res.x[lp.pairs[(min(nb.u, v), max(nb.u, v))]] for v in nb.others])
             cut = separate(nb, b_u, w, res.x[lp.y + nb.u])
             if cut is not None:
-                lp.add_cut(nb.u, cut[0], list(zip(nb.others, cut[1])))
-                added += 1
-        if not added:
+                cuts.append((nb.u, cut[0], list(zip(nb.others, cut[1]))))
+        if not cuts:
             break
+        lp.add_cuts(cuts)
         res = _solve(lp)
     p_ub = np.maximum(0.0, -res.ineqlin.marginals) if len(lp.b_ub) else np.zeros(0)
     q_eq = -res.eqlin.marginals if len(lp.b_eq) else np.zeros(0)

@@ -28,21 +28,13 @@ from tasksolve.specs.objective import Objective
 class BindingStrategy(Strategy):
     kind = "binding"
     report: SolveReport
-    adopted: KnownPlan | None = None  # a plan met while certifying that beat the answer (`adopt`)
-
-    @property
-    def plan(self) -> Plan | None:
-        """The solve's answer, or the plan adopted in its place."""
-        if self.adopted is not None:
-            return Plan.from_contexts(self.spec, list(self.adopted.contexts))
-        return self.report.plan
 
     def adopt(self, better: KnownPlan) -> str | None:
         """Certify `better` in the answer's place (once): the job's answer is the best plan it
         measured, not the solve's when the certification met a better one."""
         if self.adopted is not None or better.contexts is None:
             return None
-        self.adopted = better
+        self.adopted = Plan.from_contexts(self.spec, list(better.contexts))
         objective = Objective.of(self.spec.objective)
         old = objective.format(self.report.value, self.report.measured_half_width)
         self.adoption = (

@@ -58,12 +58,6 @@ class PipelineStrategy(Strategy):
     kind = "pipeline"
     samples_name = "pipeline"
     probed: tuple[KnownPlan, Any] | None = None  # the probe's known plan and its pipeline plan (`probe`)
-    adopted: Any = None  # the probe's plan, adopted in the answer's place (`adopt`)
-
-    @property
-    def plan(self):
-        """The solve's chosen plan, or the probe's where it beat it (`adopt`)."""
-        return self.adopted if self.adopted is not None else self.report.plan
 
     def adopt(self, better: KnownPlan) -> str | None:
         """Certify the local-search probe's plan in the answer's place (once) when it is the
@@ -72,11 +66,12 @@ class PipelineStrategy(Strategy):
             return None
         self.adopted = self.probed[1]
         throughput = Objective.of("total_throughput")
-        return (
+        self.adoption = (
             f"the plan is the {better.plan} ({throughput.format(better.value)}), met while certifying: it "
             f"beat the {self.report.chosen} plan ({throughput.format(self.report.measured[self.report.chosen].throughput)})"
             " beyond noise"
         )
+        return self.adoption
 
     def check(self) -> None:
         if Objective.of(self.spec.objective).minimize:

@@ -49,6 +49,9 @@ class Strategy:
     #: balanced plans the certificate measures when the settings leave it open (0: the
     #: comparison measured them already; None: `solver.certify.run`'s default)
     balanced: int | None = 0
+    #: the plan certified in the solve's answer's place (`adopt`), and the sentence that says so
+    adopted: Plan | None = None
+    adoption: str | None = None
 
     def __init__(self, spec: Spec, settings: JobSettings) -> None:
         self.spec = spec
@@ -64,8 +67,9 @@ class Strategy:
 
     @property
     def plan(self) -> Plan | None:
-        """The plan to certify (None: the certificate takes the best random plan)."""
-        return self.report.plan
+        """The plan to certify: the solve's answer, or the plan `adopt` took in its place (None:
+        the certificate takes the best random plan)."""
+        return self.adopted if self.adopted is not None else self.report.plan
 
     def adopt(self, better: KnownPlan) -> str | None:
         """Take `better` -- a known plan the certification found beating the plan beyond noise
