@@ -39,8 +39,8 @@ run with several internal bounds -- ``L0``, then the shares 95%, 90%, ... 50% of
 time below it (`internal_bounds`), and ``L0`` lowered by the mapped plan's overshoot (at most
 `TIGHTEN` times) -- with the Eq. 2 estimate and with the costliest level (``"worst"``), and the
 schedule whose every CCP is eliminated (one node, replicated on every processor by pre-mapping)
-when its code fits; the best plan by exact evaluation is kept and its note says which run
-produced it.  `lata(..., profiles=["eq2"], tighten=0)` is the paper's run alone.  (b) When no
+when its code fits (that plan is Parallel's: `lata(..., one_node=False)` leaves it out); the
+best plan by exact evaluation is kept and its note says which run produced it.  `lata(..., profiles=["eq2"], tighten=0)` is the paper's run alone.  (b) When no
 run meets ``L0``, the lowest-latency plan loses replicas until it does (`unreplicate`).  (c)
 Decomposition keeps at most ``C`` nodes (the paper's "spare nodes" are the processors the
 latency reduction left free).  (d) The steps bound ``Figures.length`` rather than ``L`` (above).
@@ -154,13 +154,21 @@ def unreplicate(problem: PipelineProblem, run):
     return ev, mapped, trace, profile, attempt, bound
 
 
-def lata(problem: PipelineProblem, *, profiles: list[str | int] | None = None, tighten: int = TIGHTEN) -> MethodResult:
+def lata(
+    problem: PipelineProblem,
+    *,
+    profiles: list[str | int] | None = None,
+    tighten: int = TIGHTEN,
+    one_node: bool = True,
+) -> MethodResult:
     """LATA on `problem` (module docstring): for each estimate of `profiles` (default Eq. 2, then
     the costliest level) and each internal bound of `internal_bounds` (unless `tighten` is 0:
     then ``L0`` only), a run; the run with ``L0`` is re-run up to `tighten` times with the
     internal bound lowered by the mapped plan's overshoot; and the schedule whose every CCP is
-    eliminated (one node, replicated on every processor by pre-mapping, §3.3.2); when none meets
-    ``L0``, the one of lowest latency loses replicas (`unreplicate`).  The best plan
+    eliminated (one node, replicated on every processor by pre-mapping, §3.3.2; with `one_node`
+    False it is not among the runs: that plan is Parallel's, so a LATA that reaches Parallel's
+    throughput without it got there by its own steps); when none meets ``L0``, the one of lowest
+    latency loses replicas (`unreplicate`).  The best plan
     by exact evaluation (meets the bound, then throughput, latency, threads) is returned with the
     trace of its run."""
     t0 = time.perf_counter()
@@ -179,7 +187,7 @@ def lata(problem: PipelineProblem, *, profiles: list[str | int] | None = None, t
                     break
                 run = _mapped_run(problem, profile, bound, attempt)
                 runs.append(run)
-    if tighten and fits(problem, range(problem.n)):
+    if tighten and one_node and fits(problem, range(problem.n)):
         runs.append(_mapped_run(problem, "one", None, 0))
     if tighten and not any(r[0].feasible for r in runs):
         runs.append(unreplicate(problem, min(runs, key=lambda r: (r[0].latency, r[0].period))))

@@ -298,3 +298,14 @@ def test_figure_14_ends_and_the_paper_order_at_75_percent():
     assert lst.throughput <= ours.throughput <= par.throughput
     p100 = PipelineProblem.from_spec(spec, latency_max="100%")
     assert lata(p100).evaluation.period == baselines.parallel(p100).evaluation.period
+
+
+def test_one_node_false_leaves_parallels_plan_out():
+    """`lata(..., one_node=False)`: the one-node plan (every CCP eliminated, replicated on every
+    processor: Parallel's) is not a candidate, so with no constraint (100%) LATA returns a plan of
+    its own steps -- no node holds every task -- and by default it returns Parallel's plan."""
+    p100 = PipelineProblem.from_spec(load_spec("xeon-lata-dag"), latency_max="100%")
+    default, own = lata(p100), lata(p100, one_node=False)
+    assert [len(g.tasks) for g in default.candidate.groups] == [p100.n]
+    assert own.evaluation.feasible and all(len(g.tasks) < p100.n for g in own.candidate.groups)
+    assert own.evaluation.period >= default.evaluation.period
