@@ -20,6 +20,13 @@ performance 2), the *sibling key* only those of its own instance (TSBSched Step 
 exe_time1, BlackBox performance 1: the baseline already holds the siblings, whose interference
 Step 1 models).
 
+*Measurement noise* (`noise`, a relative standard deviation): every figure an experiment records
+-- the instance's throughput and each thread's busy time -- is multiplied by its own factor
+``1 + noise * z``, ``z`` standard normal, drawn from a generator seeded by ``noise_seed`` and the
+experiment's key (the same experiment draws the same error, in any order of measuring).
+`noisy_copy` gives tables already profiled a draw of such errors, without measuring again: how
+the predictors fare when profiling has a machine's precision (PPoPP'10 §6: 3%).
+
 Tables are filled lazily: an experiment runs the first time a prediction needs it, and
 `ProfileTables.experiments` counts the experiments run; `full_table_size` gives the size of the
 complete tables (BlackBox's Table 1 counts these).  `ensure` runs a batch of missing experiments
@@ -30,6 +37,7 @@ through `simulate.executor.Executor` (inline, local processes or Dask), reportin
 from __future__ import annotations
 
 import time
+import zlib
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -126,6 +134,8 @@ class ProfileTables:
     base: dict[str, dict[Form, Experiment]] = field(default_factory=dict)
     slowdown: dict[TaskType, dict[StressKey, Experiment]] = field(default_factory=dict)
     experiments: int = 0
+    noise: float = 0.0  # relative standard deviation of every recorded figure
+    noise_seed: int = 0
     profiling_seconds: float = 0.0
     _specs: dict[tuple, Spec] = field(default_factory=dict, repr=False)
 
@@ -206,13 +216,34 @@ class ProfileTables:
         return self._run_jobs(jobs, "slowdown")
 
     def _record(self, key: tuple, measurement: Any) -> None:
+        app = key[1] if key[0] == "base" else key[1][0]
+        self._store(key, _instance_figures(measurement, f"{app}#0"))
+
+    def _store(self, key: tuple, figures: Experiment) -> None:
+        """Keep one experiment's figures (with this table's measurement noise) under its key:
+        ("base", app, form) or ("slowdown", target, stress key)."""
         self.experiments += 1
+        figures = _perturbed(figures, self.noise, self.noise_seed, key)
         if key[0] == "base":
-            _, app, form = key
-            self.base.setdefault(app, {})[form] = _instance_figures(measurement, f"{app}#0")
+            self.base.setdefault(key[1], {})[key[2]] = figures
         else:
-            _, target, stress = key
-            self.slowdown.setdefault(target, {})[stress] = _instance_figures(measurement, f"{target[0]}#0")
+            self.slowdown.setdefault(key[1], {})[key[2]] = figures
+
+    def noisy_copy(self, noise: float, seed: int) -> ProfileTables:
+        """These tables as if every experiment had been measured with relative standard deviation
+        `noise` (draw `seed`); experiments run later on the copy get their own errors too."""
+        copy = ProfileTables(
+            self.spec, self.oracle_factory, self.stress_level, self.seed, self.oracle_kind, self.workers, self.say
+        )
+        copy.noise, copy.noise_seed, copy._specs = noise, seed, self._specs
+        for app, table in self.base.items():
+            for form, figures in table.items():
+                copy._store(("base", app, form), figures)
+        for target, table in self.slowdown.items():
+            for stress, figures in table.items():
+                copy._store(("slowdown", target, stress), figures)
+        copy.experiments = self.experiments
+        return copy
 
     def _run_jobs(self, jobs: list[tuple[tuple, Spec, Plan]], label: str) -> int:
         """Measure `jobs` through the one executor; ``say`` gets the counts as chunks finish."""
@@ -261,15 +292,11 @@ class ProfileTables:
                 app = key[1] if key[0] == "base" else key[1][0]
                 instance = model.instance_names.index(f"{app}#0")
                 prefix = f"{app}#0."
-                self.experiments += 1
                 figures = Experiment(
                     float(throughput[row, instance]),
                     {n[len(prefix) :]: float(times[t, row]) for t, n in enumerate(names) if n.startswith(prefix)},
                 )
-                if key[0] == "base":
-                    self.base.setdefault(app, {})[key[2]] = figures
-                else:
-                    self.slowdown.setdefault(key[1], {})[key[2]] = figures
+                self._store(key, figures)
             done += len(members)
             self.say(f"profiling: {done}/{len(jobs)} {label} experiments ({self.experiments} in all)")
 
@@ -370,6 +397,17 @@ class ProfileTables:
             tuple(tuple(sorted(every[level])) for level in self.sharing_levels),
             tuple(tuple(sorted(siblings[level])) for level in self.sharing_levels),
         )
+
+
+def _perturbed(figures: Experiment, noise: float, seed: int, key: tuple) -> Experiment:
+    """`figures` with each figure times ``1 + noise * z`` (at least 0.1), ``z`` standard normal from a
+    generator seeded by (`seed`, the key's CRC-32): the same experiment, the same error."""
+    if noise <= 0:
+        return figures
+    rng = np.random.default_rng([seed, zlib.crc32(repr(key).encode())])
+    factors = np.maximum(0.1, 1 + noise * rng.standard_normal(1 + len(figures.thread_times)))
+    times = {task: value * f for (task, value), f in zip(sorted(figures.thread_times.items()), factors[1:])}
+    return Experiment(figures.throughput * float(factors[0]), {k: float(v) for k, v in times.items()})
 
 
 def _spread_order(topo, stride: int) -> list[int]:
