@@ -26,6 +26,7 @@ class Sync(NamedTuple):
     speculate: float | None  # fraction of optimistic executions that fail (NPIRE §2.7), None: lock
     rollback: float  # cycles a failed optimistic execution costs before it runs again
     signal: float | None  # share of the task's cycles after which the thread's messages leave (§2.6)
+    conflict: float = 0.0  # chance that one commit of the lock's sections during an execution fails it
 
 
 def sync_tables(spec, groups, instance_names, thread_lists, n) -> tuple[list[str], list]:
@@ -48,6 +49,7 @@ def sync_tables(spec, groups, instance_names, thread_lists, n) -> tuple[list[str
                     speculate=None if crit is None else crit.speculate,
                     rollback=0.0 if crit is None else float(crit.rollback),
                     signal=spec_task.signal,
+                    conflict=0.0 if crit is None or crit.conflict is None else float(crit.conflict),
                 )
             )
         if any(row.lock >= 0 or row.signal is not None for row in rows):
@@ -59,12 +61,18 @@ def sync_tables(spec, groups, instance_names, thread_lists, n) -> tuple[list[str
 
 def mean_retry(speculate: float, section: float, rollback: float) -> float:
     """Mean extra cycles per execution of an optimistic section failing with probability
-    `speculate`: ``p / (1 - p)`` failures (geometric), each costing the section plus its rollback."""
+    `speculate`: ``p / (1 - p)`` failures (geometric), each costing the section plus its rollback.
+
+    With `conflict` (`Sync.conflict`) an execution fails with ``1 - (1 - speculate) * (1 -
+    conflict)^k``, ``k`` the commits of the same lock's sections while it ran; every closed form
+    charges ``k = 0`` (the least conflict, here and in `solver.pipeline.sync`), so the work it
+    charges is the least any run pays and the throughputs it gives stay upper bounds."""
     return speculate / (1.0 - speculate) * (section + rollback)
 
 
 def speculation_work(structure) -> np.ndarray:
-    """Mean extra cycles per packet of failed optimistic critical sections (`mean_retry`)."""
+    """Mean extra cycles per packet of failed optimistic critical sections (`mean_retry`), at the
+    least conflict (none: only the ``speculate`` failures)."""
     extra = np.zeros(structure.n_threads)
     for t, rows in enumerate(structure.sync):
         for c, row in zip(structure.task_cycles[t], rows or ()):

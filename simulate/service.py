@@ -43,6 +43,13 @@ def _generator(seed: int, kind: int, *key: int) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence([int(seed), kind, *[int(k) for k in key]]))
 
 
+def conflict_stream(seed: int, thread: int, task: int) -> Stream:
+    """Uniform draws in [0, 1), one per commit of an optimistic section with conflicts (NPIRE
+    §2.7; `simulate.des.phases`), keyed apart from `failure_stream`'s."""
+    rng = _generator(seed, _FAILURE, thread, task, 1)
+    return Stream(lambda n: rng.random(n))
+
+
 def service_stream(seed: int, distribution: str, cv: float | None, thread: int, task: int) -> Stream | None:
     """A stream of work factors, or None when the work is deterministic."""
     if distribution == "deterministic" or (distribution == "cv" and not cv):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import cached_property
 from typing import Annotated
 
-from pydantic import BeforeValidator, Field, WithJsonSchema, model_validator
+from pydantic import BeforeValidator, Field, WithJsonSchema, field_validator, model_validator
 
 from tasksolve.specs.fields import (
     Cycles,
@@ -50,12 +50,33 @@ class Critical(StrictModel):
     it by default) run inside the critical section of `lock`, one lock per application instance
     (the persistent heap its tasks and their replicas share); at most one thread holds it at a
     time.  With `speculate` (the fraction of executions that fail) the section runs optimistically
-    without the lock, and a failed execution costs `rollback` cycles (Table 3: 40) and runs again."""
+    without the lock, and a failed execution costs `rollback` cycles (Table 3: 40) and runs again.
+
+    `conflict` (with `speculate`; default 0) makes failures depend on what the threads touch: an
+    execution also fails when one of the executions of the same lock's sections that committed
+    while it ran wrote what it read, each with probability `conflict` -- with ``k`` such commits it
+    fails with probability ``1 - (1 - speculate) * (1 - conflict)^k`` (the first to commit wins,
+    the order NPIRE §2.7 imposes)."""
 
     lock: Name
     cycles: Part = "100%"
     speculate: Fraction | None = None
     rollback: Annotated[Number, Field(ge=0, le=1e12)] = 40.0
+    conflict: Fraction | None = Field(
+        default=None,
+        description="with `speculate`: the chance that one commit of the same lock's sections during an "
+        "execution makes it fail (default 0: failures independent of the other threads)",
+    )
+
+    @field_validator("conflict")
+    @classmethod
+    def _conflict_needs_speculation(cls, value, info):
+        if value is not None and info.data.get("speculate") is None:
+            raise ValueError(
+                "`conflict` applies to an optimistic section: give `speculate` too (its failure fraction "
+                "without conflicts, e.g. `speculate: 0`)"
+            )
+        return value
 
 
 class Task(StrictModel):

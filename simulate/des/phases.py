@@ -10,9 +10,20 @@ thread's last task, the signal after ``signal`` of its cycles.  Each lock is a `
 capacity 1 (one per application instance and lock name): a thread that finds it held waits in
 FIFO order and meanwhile loads its ``idle_demand``.  An optimistic section (``speculate``) takes no
 lock; it fails a geometric number of times (each execution independently, with the given
-probability) and each failure costs the section again plus its rollback cycles.  With the
-``locks`` idealisation every section runs without its lock and never fails.  A thread blocked on
-a full queue at an early signal keeps its packet and resumes it once every message is in.
+probability) and each failure costs the section again plus its rollback cycles.  With
+``conflict`` its failures depend on the other threads (first committer wins, as optimistic
+concurrency control's backward validation, Kung & Robinson, TODS 6(2) 1981, in the order NPIRE
+§2.7 imposes): the section is an *enter* step before its work and a *commit* step after it; each
+lock counts the commits of its optimistic sections, and an execution that saw ``k`` of them
+between its enter and its commit fails with probability ``1 - (1 - speculate) * (1 -
+conflict)^k`` (one uniform draw per commit); a failure costs its rollback cycles, then the
+section runs again from a new enter.  Every optimistic section of a lock that has one with
+``conflict`` commits this way (its own ``conflict`` may be 0: it never fails on a conflict, but
+its commits count), and a release of the lock counts as a commit too (its holder wrote the data).  The first execution to commit never fails on a conflict,
+so no conflict probability livelocks.  `spec_tries` and `spec_fails` count, per thread and task,
+the executions of optimistic sections and the failed ones.  With the ``locks`` idealisation
+every section runs without its lock and never fails.  A thread blocked on a full queue at an
+early signal keeps its packet and resumes it once every message is in.
 """
 
 from __future__ import annotations
@@ -20,9 +31,9 @@ from __future__ import annotations
 import simpy
 
 from tasksolve.simulate.des.ports import BLOCKED, BUSY, LOCKWAIT
-from tasksolve.simulate.service import failure_stream
+from tasksolve.simulate.service import conflict_stream, failure_stream
 
-WORK, ACQUIRE, RELEASE, SIGNAL = 0, 1, 2, 3
+WORK, ACQUIRE, RELEASE, SIGNAL, ENTER, COMMIT = 0, 1, 2, 3, 4, 5
 
 
 class Phases:
@@ -44,15 +55,27 @@ class Phases:
         self.signalled = [False] * T
         self.held: list[simpy.Event | None] = [None] * T  # the granted lock request
         self._grant_cb = [lambda _event, t=t: self._on_granted(t) for t in range(T)]
+        self.conflicted = {row.lock for rows in sync if rows for row in rows if row.lock >= 0 and row.conflict}
         self.failures = [
-            [
-                failure_stream(self.settings.seed, row.speculate, t, j) if row.lock >= 0 and row.speculate else None
-                for j, row in enumerate(rows)
-            ]
+            [self._failure_stream(t, j, row) for j, row in enumerate(rows)]
             if rows is not None and not self.lock_free
             else None
             for t, rows in enumerate(sync)
         ]
+        self.commits = [0] * len(s.locks)  # commits of each lock's optimistic sections
+        self.entered = [0] * T  # the lock's commit count when the section in hand was entered
+        self.section = [[0.0] * len(rows) if rows else [] for rows in sync]  # its cycles, this packet
+        self.spec_tries = [[0] * len(rows) if rows else [] for rows in sync]
+        self.spec_fails = [[0] * len(rows) if rows else [] for rows in sync]
+
+    def _failure_stream(self, t: int, j: int, row):
+        """Task `j` of thread `t`: uniform draws for an optimistic section with conflicts, the
+        geometric failure counts for one without, None when it never fails or takes a lock."""
+        if row.lock < 0 or row.speculate is None:
+            return None
+        if row.lock in self.conflicted:
+            return conflict_stream(self.settings.seed, t, j)
+        return failure_stream(self.settings.seed, row.speculate, t, j) if row.speculate else None
 
     def _packet_steps(self, t: int, comm: float, cycles: list[float]) -> tuple[list[tuple[int, float]], float]:
         """The steps of one packet and its total work (see the module docstring)."""
@@ -70,8 +93,14 @@ class Phases:
                 crit = row.critical * c
                 if row.speculate is None:
                     marks += [(c - crit, ACQUIRE, row.lock), (c, RELEASE, row.lock)]
-                elif self.failures[t][j] is not None:
-                    extra = self.failures[t][j].next() * (crit + row.rollback)
+                elif row.lock in self.conflicted:
+                    marks += [(c - crit, ENTER, row.lock), (c, COMMIT, j)]
+                    self.section[t][j] = crit
+                else:
+                    failed = 0 if self.failures[t][j] is None else self.failures[t][j].next()
+                    extra = failed * (crit + row.rollback)
+                    self.spec_tries[t][j] += 1 + failed
+                    self.spec_fails[t][j] += failed
             position = 0.0
             for at, kind, lock in sorted(marks, key=lambda m: m[0]):
                 pending += at - position
@@ -128,12 +157,36 @@ class Phases:
             elif kind == RELEASE:
                 self.locks[int(value)].release(self.held[t])
                 self.held[t] = None
-            else:
+                self.commits[int(value)] += 1
+            elif kind == SIGNAL:
                 self.signalled[t] = True
                 if self._fork(t, self.cur_k[t]):
                     self._set_state(t, BLOCKED)
                     return
+            elif kind == ENTER:
+                self.entered[t] = self.commits[int(value)]
+            else:
+                self._commit(t, int(value), i)
         self._end_packet(t)
+
+    def _commit(self, t: int, j: int, i: int) -> None:
+        """Commit the optimistic section of task `j` (module docstring); on a failure, insert its
+        rollback and a new execution before step `i`."""
+        row = self.sync[t][j]
+        k = self.commits[row.lock] - self.entered[t]
+        self.spec_tries[t][j] += 1
+        if self.failures[t][j].next() >= 1.0 - (1.0 - row.speculate) * (1.0 - row.conflict) ** k:
+            self.commits[row.lock] += 1
+            return
+        self.spec_fails[t][j] += 1
+        crit = self.section[t][j]
+        redo = [(WORK, row.rollback)] if row.rollback > 0 else []
+        redo.append((ENTER, row.lock))
+        if crit > 0:
+            redo.append((WORK, crit))
+        redo.append((COMMIT, j))
+        self.steps[t][i:i] = redo
+        self.cur_work[t] += row.rollback + crit
 
     def _phase_done(self, t: int) -> None:
         """A work step finished."""
