@@ -73,3 +73,10 @@ def test_an_experiment_draws_the_same_error_measured_now_or_copied(profiled):
     copied = entries(tables.noisy_copy(0.03, seed=9))
     for key, e in entries(direct).items():
         assert e == copied[key]
+
+
+def test_full_table_size_counts_the_base_table_it_would_measure(profiled):
+    tables, _, _ = profiled
+    size = tables.full_table_size()
+    listed = sum(1 for _ in tables.tree.representatives(3))
+    assert size["base"] == listed == len(tables.base["ipfwd"])
