@@ -100,8 +100,57 @@ MODULES = [
     "solver/pipeline/mapping.py",
     "specs/examples/xeon-lata-dag.yaml",
 ]
-# Why a result does not hold, written after the run that found it (keys: (result key, method)).
-WHY: dict[tuple[str, str], str] = {}
+# Why a result does not hold, written after the run that found it (keys: (result key, method); an
+# earlier-criterion row without its own entry takes its figure's).
+_EQ2 = "Eq. 2's mean cost (34.3 cycles a line) underestimates the 217-cycle cross-socket messages and the joins"
+_RANDOM = "Random's best-of-draws throughput is not monotone in the cache size (2.069 -> 2.062 Mpps from 5k to 6k)"
+_AT_7K = (
+    "at 7k, where the code fits one context, only Random's draws find the one-node plan (2.685 Mpps); Greedy "
+    "(1.120) and Bipar (1.411) keep their pipelines and LATA cannot take it within L0 = 75% (its latency is the "
+    "sequential time): the lowest is 42% of the best"
+)
+WHY = {
+    ("fig10", "lata-paper"): f"misses L0 after mapping (5154 cycles against 4470; its schedule's estimate was 4240): "
+    f"{_EQ2} (Departure 9); 41.0% above List's",
+    ("fig10-earlier", "lata-paper"): f"misses L0 after mapping (5154 cycles against 4470): {_EQ2} (Departure 9)",
+    ("fig10", "lata"): "12.6% above List's 3654 cycles: LATA shortens its schedule only while it is longer than the "
+    "bound (§3.2.1) and gives the contexts left to throughput (1.454 against List's 1.137 Mpps), where List (HLFET) "
+    "minimises latency alone; its schedule's estimate of 3102 cycles becomes 4116 after mapping",
+    ("fig11", "lata-paper"): "61% of Parallel's: per packet the pipeline pays 1588 cycles of messages on 5960 of "
+    "work, and its bottleneck (checksum+meter, one context, 1229 cycles) is 30% above the even share (7548 / 8); "
+    "Parallel pays no message (745 cycles a packet per context). It also misses L0",
+    ("fig11", "lata"): "54% of Parallel's: per packet the pipeline pays 1371 cycles of messages on 5960 of work, and "
+    "its bottleneck, the join merge+shape+tx on one context (690 cycles of work, 685 of incoming messages), is 50% "
+    "above the even share (7331 / 8); Parallel pays no message (745 cycles a packet per context)",
+    ("fig12", "lata-paper"): "misses L0 (5154 cycles, as Fig. 10); Greedy (3969) and Bipar (4088) build shorter "
+    "pipelines",
+    ("fig12", "lata"): "Greedy (3969 cycles) and Bipar (4088) build shorter pipelines than LATA (4116) on this graph; "
+    "the closed form charges no queueing, which the paper's packet-level parallel systems paid on the machine",
+    ("fig13", "lata-paper"): "79% of Random's best of draws (2.062 Mpps at 6828 cycles, 53% above L0: the NP systems "
+    "carry no latency bound, as in the paper); LATA also misses L0",
+    ("fig13", "lata"): "71% of Random's best of draws (2.062 Mpps at 6828 cycles, 53% above L0: the NP systems carry "
+    "no latency bound, as in the paper), above Bipar (1.411) and Greedy (1.120): the paper's Flow trade-off (30.4% "
+    "below), here on the only graph",
+    ("fig14", "lata-paper"): "misses L0 at 75% and 85% (as Fig. 10) and stays at 1.744 Mpps (65% of Parallel's) "
+    "from 85% to 100%: sparing (§5.3 gives no procedure; ours, `lata_premap.spare`) merges two unreplicated nodes "
+    "of one stage or of adjacent ones, and after two spares the two left (rx+parse+classify, stage 0; lookup, stage "
+    "2) are neither; replicated nodes are never merged",
+    ("fig14", "lata-own"): "rises (1.454 -> 1.791 Mpps) and meets every L0, but reaches 67% of Parallel's at 100%: "
+    "its five-node plan pays 1519 cycles of messages per packet on 5960 of work, so its period is at least 7479 / 8 "
+    "= 935 cycles (80% of Parallel's throughput at best), and its bottleneck, checksum on one context (900 cycles "
+    "of work, a 217-cycle cross-socket message), stands at 1117; Parallel pays no message",
+    ("fig15", "lata-paper"): "misses L0 at every core count and its latency rises from 1 to 5 cores (5960 -> 7285 "
+    "cycles): Eq. 2 underestimates the messages the extra stages add",
+    ("fig15", "lata"): "flat at 1-3 cores (the sequential 5960: no plan meets L0), falls to 3832 cycles at 6, then "
+    "rises 5% at 7 cores and 7% at 8: at 7 the extra context replicates merge+shape+tx, which the closed form "
+    "charges its costliest replica's messages (868 cycles against 685); at 8 LATA takes a faster plan (1.454 "
+    "against 1.411 Mpps) of longer latency (4116 cycles), still within L0",
+    ("fig16", "lata-paper"): f"{_RANDOM}, and {_AT_7K}; LATA also misses L0 at every size",
+    ("fig16-earlier", "lata-paper"): _RANDOM,
+    ("fig16", "lata"): f"LATA dips 1% at 2k (1.442 against 1.454 Mpps), {_RANDOM}, and {_AT_7K}. LATA is the best at "
+    "1.5k and Greedy the lowest at every size, as in the paper",
+    ("fig16-earlier", "lata"): f"LATA dips 1% at 2k (1.442 against 1.454 Mpps) and {_RANDOM}",
+}
 
 
 def run_method(problem: PipelineProblem, method: str, seeds: int) -> dict:
