@@ -13,7 +13,7 @@ parallel and sequential sections, 6500 instructions) stands in for all of them, 
 (Figure 15) and IPv4-trie (Figure 16): synthetic inputs in the paper's spirit, so each result
 is judged on its order, ratio or trend.
 
-    python bench/papers/lata.py    # about 15 s on a free core, 35 s on two shared ones
+    python bench/papers/lata.py    # about 20 s of CPU, one core; 37-76 s wall on two busy shared cores
 """
 
 from __future__ import annotations
