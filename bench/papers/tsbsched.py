@@ -20,6 +20,10 @@ ceil(T/8) threads on a core and ceil(T/16) on a pipe (threads spread over cores 
 Linux and Solaris do, PPoPP'10 §5.1).  Averages are over classes (the papers' "TSBs"), not
 weighted by orbit size.
 
+The tables above are noise-free and profiled on the machine they are judged on; `tsbsched_more`
+adds what they cannot see: profiling with 3% measurement noise (20 draws), the core-pair T2
+(L2 and memory per pair of cores, a load no slowdown experiment varies), and Figure 8.
+
     python bench/papers/tsbsched.py
 """
 
@@ -31,6 +35,7 @@ import sys
 import time
 
 import numpy as np
+import tsbsched_more as more
 from common import markdown_table, papers_table, spec_text, write_results
 from scipy.stats import spearmanr
 
@@ -66,6 +71,19 @@ CRITERIA = {
     "tpds7": "BlackBox's top 1 within 4% of the best in every variant (TPDS: always below 4%)",
     "fig9": "TSBSched's top 10 within 0.5% of the best simulated in at least 5 of 6 variants (paper: the best in 6 "
     "of 7, 0.4% on the 7th), and below the average balanced and average of all in every variant",
+    # stated with the noisy profiling, the core-pair T2 and Figure 8 (the rows above were run without them)
+    "noise_fig7": "with 3% profiling noise (20 draws): TSBSched's top 10 within 3% of the best at the median over "
+    "draws in at least 5 of 6 variants, and within 5% (the paper's single worst, §6) at the worst draw of every variant",
+    "noise_table1": "with 3% profiling noise: every cell's median over draws <= 3% (paper: all < 3%) and its worst "
+    "draw <= 5%",
+    "noise_tpds7": "with 3% profiling noise: BlackBox's top 1 within 4% of the best at the median over draws and at "
+    "the worst draw, in every variant (TPDS: always below 4%)",
+    "pairs": "on the core-pair T2 (even and narrow split; every variant whose closed form the split changes), "
+    "TSBSched's top 10 within 3% and BlackBox's top 1 within 4% of the best simulated: noise-free, and at the "
+    "median over 20 draws of 3% noise",
+    "fig8": "over the 700-class sample of every variant (the paper shows intADD and hash1_Mem): Spearman of "
+    "TSBSched's prediction with the simulation >= 0.9, and no class predicted in the top 5% more than 10% below "
+    "the best measured (paper: 'very unlikely')",
 }
 # Why a result does not hold, written after the run that found it (the criteria above were not changed),
 # keyed by the result's first words.
@@ -77,6 +95,8 @@ MODULES = [
     "solver/predictors/codetable.py",
     "solver/binding/samplers.py",
     "simulate/oracle.py",
+    "simulate/analytic.py",
+    "bench/papers/predictor_study.py",
 ]
 CORES_OF = 8  # contexts per T2 core; 4 per pipe
 
@@ -98,11 +118,11 @@ def simulate(spec, plans: np.ndarray, seed: int) -> np.ndarray:
     return np.array([m.throughput for m in oracle.evaluate_many(rows, seed=seed, workers=2)])
 
 
-def predict(spec, plans: np.ndarray, seed: int) -> tuple[dict[str, np.ndarray], int]:
+def predict(spec, plans: np.ndarray, seed: int) -> tuple[dict[str, np.ndarray], ProfileTables]:
     tables = ProfileTables(spec, lambda s: make_oracle(s, "des"), oracle_kind="des", workers=2, seed=seed)
     batch = BatchPredictor(tables)
     out = {m: batch.values(m, plans) for m in ("tsbsched", "blackbox")}
-    return out, tables.experiments
+    return out, tables
 
 
 def summary(values: np.ndarray, mask: np.ndarray, best: float) -> dict:
@@ -113,11 +133,12 @@ def summary(values: np.ndarray, mask: np.ndarray, best: float) -> dict:
     }
 
 
-def two_instances(variant: str, seed: int) -> dict:
+def two_instances(variant: str, seed: int, draws: int) -> dict:
     spec = load_spec_text(spec_text(f"t2-{variant}-x2", VARIANTS[variant], 2), file=variant)
     plans, _ = distinct_placements(spec)
     truth = simulate(spec, plans, seed)
-    pred, experiments = predict(spec, plans, seed)
+    pred, tables = predict(spec, plans, seed)
+    experiments = tables.experiments
     best = truth.max()
     order = np.argsort(-pred["tsbsched"], kind="stable")
     row = {
@@ -133,17 +154,26 @@ def two_instances(variant: str, seed: int) -> dict:
         "all": summary(truth, np.ones(len(plans), bool), best),
     }
     cores = np.array([len(set(p // CORES_OF)) for p in plans])
-    row["by_cores"] = []
+    row["by_cores"] = by_cores(pred["tsbsched"], truth, cores)
+    if draws:
+        row["noise"] = more.noisy_two(tables, plans, truth, cores, draws, by_cores)
+    return row
+
+
+def by_cores(values: np.ndarray, truth: np.ndarray, cores: np.ndarray) -> list[float]:
+    """Table 1: loss of the best of the predicted top 10 among the classes using k cores, k = 1..5."""
+    out = []
     for k in range(1, 6):
         idx = np.flatnonzero(cores == k)
-        top = idx[np.argsort(-pred["tsbsched"][idx], kind="stable")[:10]]
-        row["by_cores"].append(loss(truth[top].max(), truth[idx].max()))
-    return row
+        top = idx[np.argsort(-values[idx], kind="stable")[:10]]
+        out.append(loss(truth[top].max(), truth[idx].max()))
+    return out
 
 
 def three_instances(variant: str, plans: np.ndarray, seed: int, size: int) -> dict:
     spec = load_spec_text(spec_text(f"t2-{variant}-x3", VARIANTS[variant], 3), file=variant)
-    pred, experiments = predict(spec, plans, seed)
+    pred, tables = predict(spec, plans, seed)
+    experiments = tables.experiments
     order = np.argsort(-pred["tsbsched"], kind="stable")
     step = len(plans) // size
     start = int(np.random.default_rng(seed).integers(step))
@@ -161,6 +191,7 @@ def three_instances(variant: str, plans: np.ndarray, seed: int, size: int) -> di
         "tsbsched_top1": loss(in_top[0], best),
         "balanced": summary(in_sample, balanced(plans[sample]), best),
         "all": summary(in_sample, np.ones(len(sample), bool), best),
+        "fig8": more.figure8(pred["tsbsched"], order, sample, in_sample, best),
     }
 
 
@@ -281,8 +312,8 @@ def render_markdown(data: dict) -> str:
             ]
             for r in three
         ]
-        lines += [markdown_table(cols, rows)]
-    return "\n".join(lines)
+        lines += [markdown_table(cols, rows), ""]
+    return "\n".join(lines + more.render(data)).rstrip()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -290,14 +321,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--variants", default=",".join(VARIANTS), help="comma-separated paper variants")
     parser.add_argument("--fig9", type=int, default=700, help="Figure 9 sample size (0: skip Figure 9)")
+    parser.add_argument("--draws", type=int, default=20, help="draws of 3%% profiling noise (0: none)")
+    parser.add_argument("--pairs", default="pairs-even,pairs-narrow", help="core-pair T2 kinds ('': none)")
     args = parser.parse_args(argv)
     started = time.perf_counter()
     chosen = [v for v in args.variants.split(",") if v]
     print("criteria:", *(f"  {k}: {v}" for k, v in CRITERIA.items()), sep="\n", flush=True)
     two = []
     for v in chosen:
-        two.append(two_instances(v, args.seed))
-        print(two[-1], flush=True)
+        two.append(two_instances(v, args.seed, args.draws))
+        print({k: x for k, x in two[-1].items() if k != "noise"}, flush=True)
     three = []
     if args.fig9:
         x3 = load_spec_text(spec_text("t2-x3", VARIANTS[chosen[0]], 3), file="x3")
@@ -305,10 +338,17 @@ def main(argv: list[str] | None = None) -> int:
         for v in chosen:
             three.append(three_instances(v, plans3, args.seed, args.fig9))
             print(three[-1], flush=True)
+    kinds = [k for k in args.pairs.split(",") if k]
+    pairs = more.pairs_runs({v: VARIANTS[v] for v in chosen}, kinds, args.seed, args.draws)
+    default = args.variants == ",".join(VARIANTS) and args.fig9 == 700 and args.seed == 0
+    default = default and args.draws == 20 and args.pairs == "pairs-even,pairs-narrow"
     options = (
         ""
-        if (args.variants == ",".join(VARIANTS) and args.fig9 == 700 and args.seed == 0)
-        else (f" --seed {args.seed} --variants {args.variants} --fig9 {args.fig9}")
+        if default
+        else (
+            f" --seed {args.seed} --variants {args.variants} --fig9 {args.fig9} --draws {args.draws} "
+            f"--pairs '{args.pairs}'"
+        )
     )
     data = {
         "options": options,
@@ -316,7 +356,8 @@ def main(argv: list[str] | None = None) -> int:
         "criteria": CRITERIA,
         "two": two,
         "three": three,
-        "verdicts": verdicts(two, three),
+        "pairs": pairs,
+        "verdicts": verdicts(two, three) + more.verdicts(two, three, pairs, CRITERIA),
     }
     for v in data["verdicts"]:
         print(f"{v['result']}: paper {v['paper']}; ours {v['ours']}; holds: {v['holds']}")
