@@ -134,11 +134,14 @@ WHY = {
     ("fig14", "lata-paper"): "misses L0 at 75% and 85% (as Fig. 10) and stays at 1.744 Mpps (65% of Parallel's) "
     "from 85% to 100%: sparing (§5.3 gives no procedure; ours, `lata_premap.spare`) merges two unreplicated nodes "
     "of one stage or of adjacent ones, and after two spares the two left (rx+parse+classify, stage 0; lookup, stage "
-    "2) are neither; replicated nodes are never merged",
+    "2) are neither; replicated nodes are never merged (and no plan of several nodes reaches 87.5% of Parallel's "
+    "at 100%: the row below)",
     ("fig14", "lata-own"): "rises (1.454 -> 1.791 Mpps) and meets every L0, but reaches 67% of Parallel's at 100%: "
     "its five-node plan pays 1519 cycles of messages per packet on 5960 of work, so its period is at least 7479 / 8 "
     "= 935 cycles (80% of Parallel's throughput at best), and its bottleneck, checksum on one context (900 cycles "
-    "of work, a 217-cycle cross-socket message), stands at 1117; Parallel pays no message",
+    "of work, a 217-cycle cross-socket message), stands at 1117. No plan of several nodes can hold it here: at 100% "
+    "the best plan with at most 7 replicas a node is the one-node plan on 7 contexts, 87.5% of Parallel's (CP-SAT, "
+    "proven; BENCHMARKS.md)",
     ("fig15", "lata-paper"): "misses L0 at every core count and its latency rises from 1 to 5 cores (5960 -> 7285 "
     "cycles): Eq. 2 underestimates the messages the extra stages add",
     ("fig15", "lata"): "flat at 1-3 cores (the sequential 5960: no plan meets L0), falls to 3832 cycles at 6, then "
