@@ -80,6 +80,21 @@ WHY = {
         "fig11": "7 of 25 are not narrower: in 6 the sample of 1000 tops out on a lower plateau of tied values "
         "(estimate = best, a narrow interval) and the sample of 5000 reaches a higher plateau, fitted anew; IPFwd-L1 "
         "seed 1 is open above at both sizes",
+        "cover": "the paper's method fails against the truth: every IPFwd-Mem and Stateful run and 4 of 5 Packet "
+        "analyzer runs end their interval below the optimum (7.81 and 9.87-9.90 Mpps against 7.966 and 10.127): the "
+        "sample's top is a plateau 2.1-4.8% below the optimum, and the GPD fitted to it sees nothing above; the runs "
+        "that hold are mostly open or wide above (IPFwd-L1 up to 54 Mpps; at n = 1000, 11 of the 12 that hold are "
+        "open above: they hold by claiming nothing), and the share falls as the sample grows (12, 12, 8 of 25)",
+        "best": "uniform random plans rarely come near the optimum: the best of 5000 is 2.1% (IPFwd-Mem) to 9.5% "
+        "(IPFwd-L1: 8.0-9.5%) below it; the paper's 2.4% is the distance to its own estimate, not to the optimum",
+        "loss": "the estimate mostly reports what the sample already holds: a loss of 0.00-0.02% on IPFwd-Mem and "
+        "Stateful where the truth is 2.11% and 2.65%, 0.0-1.0% on Packet analyzer where it is 3.6-4.8%; it is within 1 "
+        "point on 2 Aho-Corasick runs and 1 IPFwd-L1 run only, and by chance (IPFwd-L1's estimates are 0.7-7.0% for 8.0-9.5%)",
+        "table1": "the 18-task row: the paper's 971e12 is 16% below the exact 1.159e15 (+19.3% ours over its); the "
+        "paper's own time columns (30 million years at 1 s, 31 years at 1 us) agree with 971e12, so the count, not a "
+        "typo, differs; the other rows are within 0.42% (9 and 12 tasks 0.27% and 0.42% low, beyond the paper's "
+        "rounding); no counting rule we tried (pipes or strands told apart) gives 971e12 while keeping the 3- and "
+        "6-task rows (11, 1526), so the miss stays unexplained",
     },
     "des": {},
 }
