@@ -42,7 +42,7 @@ def table1() -> list[dict]:
     return rows
 
 
-def split_matters(app, kind: str, instances: int, size: int = 0, seed: int = 0) -> bool:
+def split_matters(app, kind: str, instances: int, size: int = 0, balanced: int = 0, seed: int = 0) -> bool:
     """Whether the core-pair split changes the closed form of any plan judged (every class of
     two instances; the uniform and balanced sample of eight)."""
     spec = study.make_spec(f"{kind}-x{instances}", app, instances, kind)
@@ -50,7 +50,7 @@ def split_matters(app, kind: str, instances: int, size: int = 0, seed: int = 0) 
     if instances == 2:
         plans, _ = distinct_placements(spec)
     else:
-        plans = np.concatenate([uniform_plans(spec, size, seed=seed), balanced_plans(spec, 40, seed=seed)])
+        plans = np.concatenate([uniform_plans(spec, size, seed=seed), balanced_plans(spec, balanced, seed=seed)])
     split = BatchModel(spec).evaluate(plans).per_instance.sum(axis=1)
     whole = BatchModel(t2).evaluate(plans).per_instance.sum(axis=1)
     return bool(np.any(np.abs(split / whole - 1) > 1e-9))
