@@ -54,8 +54,11 @@ import numpy as np
 
 from tasksolve.simulate.locks import lock_bound, lock_holdings, speculation_work, unsent
 from tasksolve.simulate.measurement import Measurement
-from tasksolve.simulate.model import ThreadGraph, binding_structure, compile_plan
+from tasksolve.simulate.model import ThreadGraph, binding_structure, compile_plan, weighted_messages
 from tasksolve.specs.objective import Objective
+
+#: above this many contexts the shared level of two contexts is computed, not looked up in a C*C table
+SHARED_TABLE_CONTEXTS = 8192
 
 # ----------------------------------------------------------------------------- one plan
 
@@ -217,7 +220,7 @@ class BatchModel:
     fast layout: each plan is contiguous).  A 1-D array is one plan.  Rows must be injective and
     use valid context indices; this is not checked (use `specs.check_plan` on plans from
     elsewhere).  The formula is the one in the module docstring, for binding plans (one task per
-    thread, no replicas).
+    group, run by one thread or by the task's replicas).
     """
 
     def __init__(self, spec, chunk: int = 16384) -> None:
@@ -239,21 +242,13 @@ class BatchModel:
             level: (topo.strides[level], topo.domain_count(level)) for level in set(self._resource_level) if level >= 0
         }
         self._set_demand(np.asarray(structure.demand, dtype=float))
-        # communication: one (C*C) table per message size, indexed by producer * C + consumer
-        C = self.n_contexts
-        shared = np.full((C, C), -1, dtype=int)
-        ctx = np.arange(C)
-        for k in range(len(topo.levels)):
-            same = (ctx[:, None] // topo.strides[k]) == (ctx[None, :] // topo.strides[k])
-            shared[same] = k
-        self._shared = shared
-        self._messages = [
-            (structure.groups[p].threads[0], group.threads[0], size)
-            for group in structure.groups
-            for p, sizes in zip(group.preds, group.edge_bytes)
-            for size in sizes
-        ]
+        # communication: each message's cycles by the innermost level its two contexts share
+        self._strides = list(topo.strides)
+        self._shared = _shared_levels(topo) if self.n_contexts <= SHARED_TABLE_CONTEXTS else None
+        self._messages = weighted_messages(structure)
         self.edges = self._edge_tables(topo.message_cycles)
+        # replicas (`spec.threads` order keeps a task's replicas adjacent): each processes 1/R of the packets
+        self.share = np.array([1.0 / len(structure.groups[g].threads) for g in structure.group_of])
         # instances: contiguous blocks of threads in spec.threads order
         self.n_instances = len(structure.instances)
         self.instance_names = structure.instances
@@ -262,30 +257,35 @@ class BatchModel:
         self.blocks = list(zip(self.starts.tolist(), self.starts[1:].tolist() + [self.n_threads]))
         if not np.all(np.diff(inst) >= 0):
             raise AssertionError("threads of an instance are not contiguous")
-        self.order = [structure.groups[g].threads[0] for g in _group_order_structure(structure)]
+        groups = structure.groups
+        self.order = [t for g in _group_order_structure(structure) for t in groups[g].threads]
         self.preds = [
-            [structure.groups[p].threads[0] for p in structure.groups[structure.group_of[t]].preds]
-            for t in range(self.n_threads)
+            [q for p in groups[structure.group_of[t]].preds for q in groups[p].threads] for t in range(self.n_threads)
         ]
-        self.sinks = [
-            [structure.groups[g].threads[0] for g in structure.sink_groups[i]] for i in range(self.n_instances)
-        ]
+        self.sinks = [[t for g in structure.sink_groups[i] for t in groups[g].threads] for i in range(self.n_instances)]
 
     def _edge_tables(self, cost) -> list[tuple[int, int, np.ndarray]]:
-        """(producer, consumer, cycles by producer * C + consumer context) of every message that
-        costs something somewhere; `cost(shared_level, size)` is the cycles of one message."""
-        levels_present = sorted(set(self._shared.ravel().tolist()))
-        tables: dict[int, np.ndarray | None] = {}  # None: messages of that size cost nothing anywhere
+        """(producer, consumer, cycles by shared level + 1) of every message that costs something
+        somewhere, weighted by the share of the consumer's packets that producer makes
+        (`simulate.model.producer_shares`); `cost(shared_level, size)` is the cycles of one message."""
+        levels = len(self._strides)
+        lookups: dict[int, np.ndarray] = {}
         edges = []
-        for q, t, size in self._messages:
-            if size not in tables:
-                lookup = np.zeros(max(levels_present) + 2)
-                for lv in levels_present:
-                    lookup[lv + 1] = cost(lv, size)
-                tables[size] = lookup[self._shared + 1].ravel() if lookup.any() else None
-            if tables[size] is not None:
-                edges.append((q, t, tables[size]))
+        for q, t, size, weight in self._messages:
+            if size not in lookups:
+                lookups[size] = np.array([cost(level, size) for level in range(-1, levels)], dtype=float)
+            if lookups[size].any():
+                edges.append((q, t, lookups[size] * weight))
         return edges
+
+    def _levels(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """The innermost level shared by contexts `a` and `b` (elementwise), plus one (0: the machine)."""
+        if self._shared is not None:
+            return self._shared[a * self.n_contexts + b]
+        out = np.zeros(a.shape, dtype=np.int8)
+        for k, stride in enumerate(self._strides):
+            out[a // stride == b // stride] = k + 1
+        return out
 
     def with_communication(self, cycles: dict[int, float]) -> BatchModel:
         """The same model with a direct communication section: `cycles[level]` per message
@@ -374,9 +374,8 @@ class BatchModel:
             work = np.repeat(self.cycles[:, None], P, axis=1)
         else:
             work = np.take_along_axis(self.kind_cycles, self.context_kind[ctx], axis=1)
-        C = self.n_contexts
-        for q, t, table in self.edges:
-            work[t] += table[ctx[q] * C + ctx[t]]
+        for q, t, lookup in self.edges:
+            work[t] += lookup[self._levels(ctx[q], ctx[t])]
         work /= rate
         return work, rate
 
@@ -414,12 +413,13 @@ class BatchModel:
         P = s.shape[1]
         kind = self.context_kind[np.asarray(contexts, dtype=np.intp).T]  # (T, P): each thread's kind
         period = np.empty((self.n_instances, P))
+        share = self.share
         for i, (a, b) in enumerate(self.blocks):
-            np.copyto(period[i], s[a])
+            np.multiply(s[a], share[a], out=period[i])
             for t in range(a + 1, b):
-                np.maximum(period[i], s[t], out=period[i])
-        for i, threads, cycles in self._locks:  # `lock_period` of every plan
-            held = np.take_along_axis(cycles, kind[threads], axis=1)
+                np.maximum(period[i], s[t] * share[t] if share[t] != 1.0 else s[t], out=period[i])
+        for i, threads, cycles in self._locks:  # `lock_period` of every plan: each holder 1/R of the packets
+            held = np.take_along_axis(cycles, kind[threads], axis=1) * share[threads][:, None]
             np.maximum(period[i], (held / rate[threads]).sum(axis=0), out=period[i])
         per_instance = np.divide(self.clock, period)
         finish = np.empty_like(s)
@@ -455,6 +455,16 @@ class BatchModel:
     def values(self, contexts, objective: str) -> np.ndarray:
         """The number to maximise per plan for `objective`."""
         return self.evaluate(contexts).values(objective)
+
+
+def _shared_levels(topo) -> np.ndarray:
+    """(C*C,) int8: the innermost level contexts ``a`` and ``b`` share, plus one, at ``a * C + b``."""
+    C = topo.n_contexts
+    shared = np.zeros((C, C), dtype=np.int8)
+    ctx = np.arange(C)
+    for k, stride in enumerate(topo.strides):
+        shared[(ctx[:, None] // stride) == (ctx[None, :] // stride)] = k + 1
+    return shared.ravel()
 
 
 def _group_order_structure(structure) -> list[int]:

@@ -5,7 +5,8 @@ A plan is compiled into **groups** and **threads** (docs/design.md, "Vocabulary"
 * a *group* is an ordered list of tasks of one application instance that one thread runs for
   each packet; in a binding plan every task is its own group;
 * a group is run by one thread or by ``R`` *replicas* that take packets in turn
-  (packet ``k`` goes to replica ``k mod R``);
+  (packet ``k`` goes to replica ``k mod R``) or, for a binding spec's task with ``dispatch:
+  hash``, each packet to a replica drawn at random;
 * group ``P`` precedes group ``G`` when a task edge goes from a task of ``P`` to a task of ``G``;
   a thread of ``G`` starts a packet once the messages of every predecessor group have arrived
   (join) and, when it finishes, sends one message to every successor group (fork: copies).
@@ -21,9 +22,10 @@ oracle shares") need:
   predecessor group when they come from that group's replica ``r``:
   ``sum over crossing task edges e of topology.message_cycles(shared_level(ctx_r, ctx_t), bytes_e)``
   (edges inside one thread cost nothing);
-* ``mean_comm[t]``: the long-run mean of that cost per packet under round-robin replication
-  (consumer replica ``i`` of ``R_G`` sees producer replicas ``r == i (mod gcd(R_G, R_P))``,
-  equally often);
+* ``mean_comm[t]``: the long-run mean of that cost per packet (`producer_shares`: under
+  round-robin replication consumer replica ``i`` of ``R_G`` sees producer replicas
+  ``r == i (mod gcd(R_G, R_P))`` equally often; with a group that dispatches at random, ``hash``,
+  every producer replica ``1 / R_P`` of the time);
 * ``demand``/``idle_demand`` (threads x resources): what the thread loads while processing and
   while waiting.  A thread that runs several tasks loads the cycles-weighted mean of their
   demands (the fluid model does not resolve the order of the tasks inside one packet);
@@ -60,6 +62,7 @@ class Group:
     preds: tuple[int, ...]  # predecessor group indices
     succs: tuple[int, ...]  # successor group indices
     edge_bytes: tuple[tuple[int, ...], ...]  # per predecessor: bytes of each crossing task edge
+    dispatch: str = "round_robin"  # which replica takes packet k: k mod R, or one drawn at random ("hash")
 
 
 @dataclass
@@ -193,15 +196,19 @@ def _demand_rows(spec, app: str, tasks: Sequence[str], resources: list[str]) -> 
 
 
 def binding_structure(spec) -> Structure:
-    """The structure of a binding plan: every task of every instance is a thread."""
+    """The structure of a binding plan: every task of every instance is a group, run by one
+    thread or by the task's `replicas` (threads adjacent in `spec.threads`)."""
     groups: list[tuple[int, str, tuple[str, ...], int]] = []
     names = []
+    thread_lists: list[list[int]] = []
     instance_names = [f"{app}#{i}" for app, i in spec.instances]
     instance_index = {key: n for n, key in enumerate(spec.instances)}
-    for ref in spec.threads:
+    for t, ref in enumerate(spec.threads):
         names.append(ref.name)
-        groups.append((instance_index[(ref.app, ref.instance)], ref.app, (ref.task,), 0))
-    thread_lists = [[t] for t in range(len(names))]
+        if ref.replica == 0:
+            groups.append((instance_index[(ref.app, ref.instance)], ref.app, (ref.task,), 0))
+            thread_lists.append([])
+        thread_lists[-1].append(t)
     return _assemble(spec, names, instance_names, groups, thread_lists)
 
 
@@ -310,6 +317,7 @@ def _assemble(spec, names, instance_names, groups_spec, thread_lists) -> Structu
                 preds=tuple(pred_list),
                 succs=tuple(sorted(succs[g])),
                 edge_bytes=tuple(tuple(preds[g][p]) for p in pred_list),
+                dispatch=_dispatch(spec, app, tasks, len(thread_lists[g])),
             )
         )
     locks, sync = sync_tables(spec, groups, instance_names, thread_lists, n)
@@ -342,6 +350,16 @@ def _assemble(spec, names, instance_names, groups_spec, thread_lists) -> Structu
         sync=sync,
         task_kind_cycles=task_kind_cycles,
     )
+
+
+def _dispatch(spec, app: str, tasks, replicas: int) -> str:
+    """A group's dispatch: its task's `dispatch` when the spec replicates that one task (a binding
+    spec's replicated task), else round robin (pipeline replicas take packets in turn)."""
+    if replicas > 1 and len(tasks) == 1:
+        task = spec.applications[app].tasks[tasks[0]]
+        if task.replicas == replicas:
+            return task.dispatch
+    return "round_robin"
 
 
 def _topological(n: int, preds: list[list[int]], names, thread_lists) -> list[int]:
@@ -387,7 +405,6 @@ def attach(spec, structure: Structure, contexts: Sequence[int]) -> ThreadGraph:
     comm: list[list[tuple[float, ...]]] = [[] for _ in contexts]
     mean_comm = [0.0] * len(contexts)
     for group in structure.groups:
-        r_g = len(group.threads)
         for i, t in enumerate(group.threads):
             total_mean = 0.0
             for p, sizes in zip(group.preds, group.edge_bytes):
@@ -396,13 +413,39 @@ def attach(spec, structure: Structure, contexts: Sequence[int]) -> ThreadGraph:
                     sum(cost(_shared_level(contexts[q], contexts[t], strides), b) for b in sizes) for q in producers
                 )
                 comm[t].append(costs)
-                step = math.gcd(r_g, len(producers))
-                seen = [costs[r] for r in range(len(producers)) if r % step == i % step]
-                total_mean += sum(seen) / len(seen)
+                shares = producer_shares(group, i, structure.groups[p])
+                total_mean += sum(w * c for w, c in zip(shares, costs))
             mean_comm[t] = total_mean
     return ThreadGraph(
         structure=structure, clock=float(topo.clock), contexts=contexts, comm=comm, mean_comm=mean_comm, strides=strides
     )
+
+
+def producer_shares(group: Group, replica: int, producer: Group) -> list[float]:
+    """The long-run share of replica `replica` of `group`'s packets made by each replica of its
+    predecessor `producer`.  Both in turn (packet ``k`` to replicas ``k mod R_G`` and ``k mod
+    R_P``): equal shares of the producers ``q == replica (mod gcd(R_G, R_P))``.  Either at
+    random (``hash``): the two choices are independent, every producer ``1 / R_P``."""
+    r_g, r_p = len(group.threads), len(producer.threads)
+    if group.dispatch == "round_robin" and producer.dispatch == "round_robin":
+        step = math.gcd(r_g, r_p)
+        seen = [q for q in range(r_p) if q % step == replica % step]
+        return [1.0 / len(seen) if q % step == replica % step else 0.0 for q in range(r_p)]
+    return [1.0 / r_p] * r_p
+
+
+def weighted_messages(structure: Structure) -> list[tuple[int, int, int, float]]:
+    """(producer thread, consumer thread, bytes, share of the consumer's packets that producer
+    makes: `producer_shares`) of every crossing task edge, pairs that never meet left out."""
+    out = []
+    for group in structure.groups:
+        for i, t in enumerate(group.threads):
+            for p, sizes in zip(group.preds, group.edge_bytes):
+                producer = structure.groups[p]
+                for q, weight in zip(producer.threads, producer_shares(group, i, producer)):
+                    if weight > 0:
+                        out.extend((q, t, size, weight) for size in sizes)
+    return out
 
 
 def compile_plan(spec, plan, structure: Structure | None = None) -> ThreadGraph:

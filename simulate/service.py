@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 CHUNK = 2048
-_SERVICE, _ARRIVAL, _FAILURE = 1, 2, 3
+_SERVICE, _ARRIVAL, _FAILURE, _DISPATCH = 1, 2, 3, 4
 
 
 class Stream:
@@ -78,3 +78,8 @@ def failure_stream(seed: int, fail: float, thread: int, task: int) -> Stream:
     failing with probability `fail`, independently."""
     rng = _generator(seed, _FAILURE, thread, task)
     return Stream(lambda n: rng.geometric(1.0 - fail, n) - 1)
+
+
+def dispatch_generator(seed: int, group: int) -> np.random.Generator:
+    """The generator of a ``hash``-dispatching group's replica choices (one per packet)."""
+    return _generator(seed, _DISPATCH, group)

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from functools import cached_property
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import BeforeValidator, Field, WithJsonSchema, field_validator, model_validator
 
 from tasksolve.specs.fields import (
+    Count,
     Cycles,
     Demand,
     Fraction,
@@ -93,7 +94,13 @@ class Task(StrictModel):
 
     On a resource with a measured capacity (``200GB/s``, ``32MiB``, ``20Mpps``) a demand may be
     measured too: bytes moved per packet (``256B``), a working set (``2MiB``) or packets
-    (``1packet``); the spec converts it into the share it is (`specs.measured`)."""
+    (``1packet``); the spec converts it into the share it is (`specs.measured`).
+
+    `replicas` (binding specs): the task is run by that many threads that share its packets, each
+    packet visiting **one** of them (DPDK's RX -> N workers, an acceptor's worker pool, a batcher's
+    model replicas): `dispatch` ``round_robin`` sends packet ``k`` to replica ``k mod N``, ``hash``
+    to a replica drawn at random for each packet (as RSS spreads flows).  Each replica is a thread
+    to place; the messages of a packet go to and come from the one replica that handles it."""
 
     cycles: Annotated[
         Cycles,
@@ -118,6 +125,10 @@ class Task(StrictModel):
     description: Text | None = None
     critical: Critical | None = None  # NPIRE critical section
     signal: Fraction | None = None  # NPIRE §2.6: messages leave after this share of the cycles
+    replicas: Annotated[Count, Field(le=4096, description="threads sharing the task's packets (default 1)")] = 1
+    dispatch: Literal["round_robin", "hash"] = Field(
+        default="round_robin", description="which replica takes a packet: in turn, or at random per packet"
+    )
 
     @model_validator(mode="before")
     @classmethod

@@ -278,11 +278,32 @@ def _check_npire(app_name: str, app: Application, base: tuple) -> list[Problem]:
 
 def check_applications(spec: Spec) -> list[Problem]:
     resources = spec.topology.resource_names
+    return (
+        [
+            problem
+            for app_name, app in spec.applications.items()
+            for problem in check_application(app_name, app, resources, ("applications", app_name))
+        ]
+        + check_task_kinds(spec)
+        + _pipeline_replicas(spec)
+    )
+
+
+def _pipeline_replicas(spec: Spec) -> list[Problem]:
+    """`replicas` places the threads of a binding spec; a pipeline spec's replicas are the
+    pipeline methods' to choose, and fixing them is not supported: refused, never ignored."""
+    if spec.problem != "pipeline":
+        return []
     return [
-        problem
+        Problem(
+            ("applications", app_name, "tasks", name, "replicas"),
+            f"`replicas` is for binding specs (`problem: binding`); the pipeline methods choose the replicas of "
+            f"`{name}`'s stage themselves -- remove it, or make the spec a binding spec",
+        )
         for app_name, app in spec.applications.items()
-        for problem in check_application(app_name, app, resources, ("applications", app_name))
-    ] + check_task_kinds(spec)
+        for name, task in app.tasks.items()
+        if task.replicas > 1
+    ]
 
 
 def check_workload(spec: Spec) -> list[Problem]:

@@ -28,7 +28,7 @@ from tasksolve.specs.fields import (
 from tasksolve.specs.topology import Topology
 
 FORMAT_VERSION = 1
-THREAD_PATTERN = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*)#(\d+)\.([A-Za-z_][A-Za-z0-9_-]*)$")
+THREAD_PATTERN = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*)#(\d+)\.([A-Za-z_][A-Za-z0-9_-]*)(?:\.r(\d+))?$")
 
 
 class WorkloadItem(StrictModel):
@@ -237,10 +237,23 @@ class ThreadRef:
     app: str
     instance: int
     task: str
+    replica: int = 0  # which of the task's `replicas` (docs/design.md, "Replicas")
+    replicas: int = 1
+
+    @property
+    def task_name(self) -> str:
+        """``app#i.task``: the task's name, shared by its replicas."""
+        return f"{self.app}#{self.instance}.{self.task}"
+
+    @property
+    def type_key(self) -> tuple[str, str]:
+        """(app, task) -- (app, ``task.rK``) for a replica: what is the same in every instance."""
+        return (self.app, self.task if self.replicas == 1 else f"{self.task}.r{self.replica}")
 
     @property
     def name(self) -> str:
-        return f"{self.app}#{self.instance}.{self.task}"
+        """``app#i.task``, or ``app#i.task.rK`` for replica K of a replicated task."""
+        return self.task_name if self.replicas == 1 else f"{self.task_name}.r{self.replica}"
 
     def __str__(self) -> str:
         return self.name
@@ -278,6 +291,24 @@ class Spec(StrictModel):
             self.__dict__["applications"] = converted
         return self
 
+    @model_validator(mode="after")
+    def _replica_forbids(self) -> Spec:
+        """A ``forbid`` entry naming a replicated task (``app#i.task``) applies to each of its
+        replicas (``app#i.task.rK``): it becomes one entry per replica."""
+        forbid = self.constraints.forbid
+        if self.problem != "binding" or not forbid:
+            return self
+        expanded: dict[str, list[str]] = {}
+        for name, domains in forbid.items():
+            match = THREAD_PATTERN.match(name)
+            app = self.applications.get(match.group(1)) if match and match.group(4) is None else None
+            task = app.tasks.get(match.group(3)) if app is not None else None
+            keys = [name] if task is None or task.replicas == 1 else [f"{name}.r{k}" for k in range(task.replicas)]
+            for key in keys:
+                expanded[key] = expanded.get(key, []) + [d for d in domains if d not in expanded.get(key, [])]
+        self.constraints.__dict__["forbid"] = expanded
+        return self
+
     @property
     def source(self) -> str | None:
         """The file this spec was loaded from, if any (not part of the spec's value)."""
@@ -293,7 +324,9 @@ class Spec(StrictModel):
         for item in self.workload:
             app = self.applications[item.app]
             for instance in range(item.instances):
-                out.extend(ThreadRef(item.app, instance, task) for task in app.tasks)
+                for name, task in app.tasks.items():
+                    n = task.replicas if self.problem == "binding" else 1
+                    out.extend(ThreadRef(item.app, instance, name, r, n) for r in range(n))
         return out
 
     @cached_property
@@ -349,7 +382,16 @@ class Spec(StrictModel):
             raise ValueError(f"`{name}`: {app} has {count} instance(s) in the workload (#0..#{count - 1})")
         if task not in self.applications[app].tasks:
             raise ValueError(f"unknown task `{task}` in `{name}`{did_you_mean(task, self.applications[app].tasks)}")
-        return ThreadRef(app, instance, task)
+        replicas = self.applications[app].tasks[task].replicas if self.problem == "binding" else 1
+        if match.group(4) is None and replicas > 1:
+            raise ValueError(
+                f"`{name}` is run by {replicas} replicas: name one, `{name}.r0` .. `{name}.r{replicas - 1}`"
+            )
+        replica = 0 if match.group(4) is None else int(match.group(4))
+        if replica >= replicas:
+            which = "is not replicated" if replicas == 1 else f"has {replicas} replicas (.r0 .. .r{replicas - 1})"
+            raise ValueError(f"`{name}`: task `{task}` {which}")
+        return ThreadRef(app, instance, task, replica, replicas)
 
     def latency_bound_seconds(self) -> float | None:
         bound = self.constraints.latency_max

@@ -186,7 +186,7 @@ def topology_data(
 
 
 def _every_task_field(draw, task: dict[str, Any], resources: list[str]) -> None:
-    """`frequency`, `code_size` and a `critical` section (maybe speculative)."""
+    """`frequency`, `code_size` and a `critical` section (maybe speculative, maybe with conflicts)."""
     if draw(st.booleans()):
         task["frequency"] = draw(st.sampled_from([0.25, 0.5, 1, 2.5]))
     if draw(st.booleans()):
@@ -196,8 +196,10 @@ def _every_task_field(draw, task: dict[str, Any], resources: list[str]) -> None:
         if draw(st.booleans()):
             critical["cycles"] = draw(st.sampled_from(["25%", "100%", 20]))
         if draw(st.booleans()):
-            critical["speculate"] = draw(st.sampled_from([0.1, 0.5]))
+            critical["speculate"] = draw(st.sampled_from([0.1, 0.5, 0]))
             critical["rollback"] = draw(st.sampled_from([0, 40]))
+            if draw(st.booleans()):  # failures that grow with the other threads' commits
+                critical["conflict"] = draw(st.sampled_from([0.3, 1.0]))
         task["critical"] = critical
 
 
@@ -271,6 +273,32 @@ def _cycles_per_kind(draw, apps: dict[str, Any], kinds: list[str]) -> None:
                 task["cycles"] = {kind: draw(st.sampled_from(CYCLES)) for kind in kinds}
 
 
+def _per_kind_and_replicas(draw, apps: dict[str, Any], topo: dict[str, Any], every_field: bool) -> None:
+    """Cycles per kind of core where the topology has kinds; replicas with `every_field`."""
+    if "kinds" in topo:
+        _cycles_per_kind(draw, apps, list(topo["kinds"]))
+    if every_field:
+        _replicas(draw, apps)
+
+
+def _replicas(draw, apps: dict[str, Any]) -> None:
+    """Now and then one task run by 2 replicas that share its packets, in turn or at random."""
+    for app in apps.values():
+        if draw(st.booleans()):
+            task = app["tasks"][draw(st.sampled_from(sorted(app["tasks"])))]
+            task["replicas"] = 2
+            task["dispatch"] = draw(st.sampled_from(["round_robin", "hash"]))
+
+
+def _thread_names(instance: str, tasks: dict[str, Any]) -> list[str]:
+    """The threads of one instance (`specs.ThreadRef.name`): a replicated task's replicas ``.rK``."""
+    out = []
+    for task, fields in tasks.items():
+        n = fields.get("replicas", 1)
+        out += [f"{instance}.{task}"] if n == 1 else [f"{instance}.{task}.r{k}" for k in range(n)]
+    return out
+
+
 @st.composite
 def spec_data(
     draw,
@@ -299,14 +327,13 @@ def spec_data(
         )
         for i in range(draw(st.integers(1, 2)))
     }
-    if "kinds" in topo:
-        _cycles_per_kind(draw, apps, list(topo["kinds"]))
+    _per_kind_and_replicas(draw, apps, topo, every_field)
     workload = []
     threads: list[str] = []
     for name, app in apps.items():
         instances = draw(st.integers(1, 2))
         workload.append({"app": name, "instances": instances})
-        threads += [f"{name}#{i}.{task}" for i in range(instances) for task in app["tasks"]]
+        threads += [thread for i in range(instances) for thread in _thread_names(f"{name}#{i}", app["tasks"])]
     data: dict[str, Any] = {
         "tasksolve": 1,
         "name": "generated",

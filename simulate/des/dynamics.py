@@ -147,10 +147,9 @@ class Dynamics(Phases, Tables):
         if made is not None:
             made[k] = [self.replica_of[t], len(self.succ[g])]
         box = self.outbox[t]
-        for ports, pi in self.succ[g]:
-            n = len(ports)
-            port = ports[k % n]
-            j = k // n
+        for ports, pi, rule in self.succ[g]:
+            r, j = rule.route(k)
+            port = ports[r]
             if not self._deposit(port, pi, j):
                 box.append((port, pi, j))
                 port.waiters.append(t)
@@ -211,7 +210,7 @@ class Dynamics(Phases, Tables):
         now = self.env.now
         j = port.started
         port.started = j + 1
-        k = j * port.stride + port.offset
+        k = port.dispatch.packet(port.replica, j)
         if port.saturated:
             self.gen[self.instance_of[t]][k] = now
         else:
@@ -254,7 +253,7 @@ class Dynamics(Phases, Tables):
         for producer_group, costs in var:
             made = self.made_by[producer_group]
             if made is None:
-                work += costs[k % len(costs)]
+                work += costs[self.g_dispatch[producer_group].replica(k)]
             else:
                 entry = made[k]
                 work += costs[entry[0]]
@@ -285,9 +284,9 @@ class Dynamics(Phases, Tables):
         i, k = event.value
         now = self.env.now
         self.gen[i][k] = now
-        ports = self._entry_ports[i]
-        n = len(ports)
-        self._deposit(ports[k % n], 0, k // n)
+        ports, rule = self._entry_ports[i]
+        r, j = rule.route(k)
+        self._deposit(ports[r], 0, j)
         self.env.timeout(self._arrivals[i].next(), (i, k + 1)).callbacks.append(self._arrival)
         if self.agenda:
             self._drain()

@@ -19,8 +19,8 @@ class Port:
     """The input side of a consumer: one per thread (round robin) or per group (shared queue)."""
 
     __slots__ = (
-        "stride",
-        "offset",
+        "dispatch",
+        "replica",
         "caps",
         "frontier",
         "pending",
@@ -38,9 +38,9 @@ class Port:
         "single",
     )
 
-    def __init__(self, stride: int, offset: int, caps: list[int | None], saturated: bool) -> None:
-        self.stride = stride
-        self.offset = offset
+    def __init__(self, dispatch, replica: int, caps: list[int | None], saturated: bool) -> None:
+        self.dispatch = dispatch  # `simulate.des.dispatch`: which packets are this port's
+        self.replica = replica
         self.caps = caps
         self.frontier = [0] * len(caps)
         self.pending: list[set[int]] = [set() for _ in caps]

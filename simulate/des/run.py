@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from tasksolve.simulate.analytic import solve
+from tasksolve.simulate.des.dispatch import AtRandom
 from tasksolve.simulate.des.dynamics import Dynamics
 from tasksolve.simulate.des.ports import BLOCKED, BUSY
 from tasksolve.simulate.des.results import to_measurement
@@ -131,7 +132,9 @@ class Simulation(Dynamics):
         if settings.arrival != "saturated":
             gap = self.graph.clock / settings.rate
             self._arrivals = [arrival_stream(settings.seed, settings.arrival, gap, i) for i in range(len(s.instances))]
-            self._entry_ports = [self.g_ports[s.entry_group[i]] for i in range(len(s.instances))]
+            self._entry_ports = [
+                (self.g_ports[s.entry_group[i]], self.g_dispatch[s.entry_group[i]]) for i in range(len(s.instances))
+            ]
             for i in range(len(s.instances)):
                 self.env.timeout(self._arrivals[i].next(), (i, 0)).callbacks.append(self._arrival)
         for t in range(self.T):
@@ -208,6 +211,7 @@ class Simulation(Dynamics):
         for the run, so read once."""
         return (
             self.settings.arrival == "poisson"
+            or any(isinstance(rule, AtRandom) for rule in self.g_dispatch)
             or any(x is not None for x in self.streams)
             or any(row is not None and any(f is not None for f in row) for row in self.failures)
         )

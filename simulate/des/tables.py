@@ -19,6 +19,7 @@ from collections import deque
 
 import simpy
 
+from tasksolve.simulate.des.dispatch import dispatcher
 from tasksolve.simulate.des.ports import IDLE, SCALE, Port
 from tasksolve.simulate.des.settings import DesSettings
 from tasksolve.simulate.model import ThreadGraph
@@ -118,6 +119,7 @@ class Tables:
         qcap = settings.queue_capacity
         self.port_of: list[Port] = [None] * T  # type: ignore[list-item]
         self.g_ports: list[list[Port]] = []
+        self.g_dispatch = [dispatcher(group, settings.seed, settings.shared_queue) for group in s.groups]
         for group in s.groups:
             n_pred = len(group.preds)
             is_entry = n_pred == 0
@@ -126,15 +128,16 @@ class Tables:
                 caps = [None]  # the unbounded source queue
             sat = is_entry and saturated
             R = len(group.threads)
+            rule = self.g_dispatch[group.index]
             if settings.shared_queue and R > 1:
-                port = Port(1, 0, caps, sat)
+                port = Port(rule, 0, caps, sat)
                 ports = [port]
                 for t in group.threads:
                     self.port_of[t] = port
             else:
                 ports = []
                 for r, t in enumerate(group.threads):
-                    port = Port(R, r, list(caps), sat)
+                    port = Port(rule, r, list(caps), sat)
                     ports.append(port)
                     self.port_of[t] = port
             self.g_ports.append(ports)
@@ -142,7 +145,7 @@ class Tables:
         for group in s.groups:
             out = []
             for g2 in group.succs:
-                out.append((self.g_ports[g2], s.groups[g2].preds.index(group.index)))
+                out.append((self.g_ports[g2], s.groups[g2].preds.index(group.index), self.g_dispatch[g2]))
             self.succ.append(out)
         self.group_of = s.group_of
         self.replica_of = s.replica_of

@@ -77,7 +77,7 @@ def place_instances(
     the L-domain, `configurations`); the slots left take any free thread of their type, the
     threads left the free contexts (`repair`)."""
     key = {name: k for k, name in enumerate(types.names)}
-    kind_of = [key[(t.app, t.task)] for t in problem.spec.threads]
+    kind_of = [key[t.type_key] for t in problem.spec.threads]
     threads_of: dict[int, list[int]] = {}
     for t, i in enumerate(problem.instance_of):
         threads_of.setdefault(i, []).append(t)

@@ -100,7 +100,7 @@ class Layout:
             core_kinds=core_kinds,
         )
         inner_low = cell_level if cell_level is not None else level
-        sizes = {size for edges in types.in_edges for _, size in edges}
+        sizes = {size for edges in types.in_edges for _, size, _ in edges}
         for size in sizes:
             inner = [topo.message_cycles(k, size) for k in range(inner_low, depth - 1)]
             layout.cost_same_cell[size] = min(inner) if inner else math.inf
@@ -348,7 +348,7 @@ class ConfigurationValues:
                 anchor = self.types.anchor[app]
                 floor = max((self.least_time(k) for k in roles if k != anchor), default=0.0)
                 work = self.local_cycles[anchor] + sum(
-                    self.layout.cheapest[size] for _, size in self.types.in_edges[anchor]
+                    self.layout.cheapest[size] * w for _, size, w in self.types.in_edges[anchor]
                 )
                 with np.errstate(divide="ignore"):
                     rate = self.clock / np.maximum(work * slow[:, :, a], floor)
@@ -358,7 +358,7 @@ class ConfigurationValues:
     def least_time(self, k: int) -> float:
         """The least ``E`` a thread of type k can have anywhere: its cycles, the cheapest cost of
         each of its messages, its least slowdown."""
-        work = self.types.cycles[k] + sum(self.layout.cheapest[size] for _, size in self.types.in_edges[k])
+        work = self.types.cycles[k] + sum(self.layout.cheapest[size] * w for _, size, w in self.types.in_edges[k])
         return float(work * self.least_slowdown[k])
 
     # -- one application
@@ -440,20 +440,20 @@ class ConfigurationValues:
         worst = np.zeros(len(slow))
         for k, cell in where.items():
             work = self.local_cycles[k]
-            for producer, size in self.types.in_edges[k]:
+            for producer, size, w in self.types.in_edges[k]:
                 if producer not in where:
-                    work += layout.cost_across[size]
+                    work += layout.cost_across[size] * w
                 elif where[producer] == cell:
-                    work += layout.cost_same_cell[size]
+                    work += layout.cost_same_cell[size] * w
                 else:
-                    work += layout.cost_same_domain[size]
+                    work += layout.cost_same_domain[size] * w
             np.maximum(worst, work * slow[:, cell, k], out=worst)
         # the instance's threads outside the L-domain: at least their least possible time
         for k in others:
             if k not in where:
                 work = self.types.cycles[k] + sum(
-                    layout.cost_across[size] if producer in where else layout.cheapest[size]
-                    for producer, size in self.types.in_edges[k]
+                    (layout.cost_across[size] if producer in where else layout.cheapest[size]) * w
+                    for producer, size, w in self.types.in_edges[k]
                 )
                 np.maximum(worst, work * self.least_slowdown[k], out=worst)
         with np.errstate(divide="ignore"):

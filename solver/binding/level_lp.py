@@ -171,11 +171,11 @@ def _cell_rates(
         for i in range(int(configs[:, k].max(initial=0))):
             has = configs[:, k] > i
             work = np.full(n, cycles[k])
-            for producer, size in types.in_edges[k]:
+            for producer, size, w in types.in_edges[k]:
                 # a producer of its type in the cell may be another instance's: the thread's own
                 # producer can be elsewhere, so the cheaper of the two (costs may rise inward)
                 cheap = configs[:, producer] > i
-                work += np.where(cheap, min(layout.cost_same_cell[size], outside[size]), outside[size])
+                work += np.where(cheap, min(layout.cost_same_cell[size], outside[size]), outside[size]) * w
             inverse_work[has, k] += 1.0 / work[has]
     out = np.empty((len(modes), n, K))
     for j, mode in enumerate(modes):

@@ -104,7 +104,7 @@ def place(problem: BindingProblem, types: ThreadTypes, contents: list[tuple[list
     thread (the module docstring's steps 2 and 3)."""
     spec = problem.spec
     key = {name: k for k, name in enumerate(types.names)}
-    kind_of = [key[(t.app, t.task)] for t in spec.threads]
+    kind_of = [key[t.type_key] for t in spec.threads]
     instance_of = problem.instance_of
     members: dict[tuple[int, int], int] = {(instance_of[t], kind_of[t]): t for t in range(problem.n_threads)}
     free_threads: dict[int, list[int]] = {}
@@ -112,7 +112,7 @@ def place(problem: BindingProblem, types: ThreadTypes, contents: list[tuple[list
         free_threads.setdefault(k, []).append(t)
     placed = [-1] * problem.n_threads
     free_contexts: list[int] = []
-    producer_of = {k: [p for p, _ in types.in_edges[k]] for k in range(len(types.names))}
+    producer_of = {k: [p for p, _, _ in types.in_edges[k]] for k in range(len(types.names))}
 
     def take(t: int, c: int) -> None:
         placed[t] = c

@@ -14,7 +14,9 @@ Variables and constraints (all integers; scales below), each built by one method
 * ``W_t = cycles_t + sum_p comm(p,t)`` -- work per packet, where the communication cost of an edge
   is ``cost(-1) + sum_k same_k (cost(k) - cost(k-1))`` and ``same_k`` says that producer and
   consumer share their level-k domain, so the cost is that of the innermost shared level (`_work`).
-* ``E_t = W_t * S_t`` (work / rate), ``P_i = max_{t in i} E_t`` (the period of instance i),
+* ``E_t = W_t * S_t`` (work / rate), ``P_i = max_{t in i} E_t / R_t`` (the period of instance i;
+  ``R_t`` the replicas of t's task, each taking 1/R_t of the packets: held as ``L / R_t`` times
+  ``E_t`` with ``L`` their least common multiple, and a message's cost weighted by its share),
   ``F_t >= F_p + E_t`` along edges and ``Lat_i >= F_t`` (the latency: longest path of E;
   `_timing`, `_latency`).
 * Objective (`_objective`): total throughput ``sum_i clock / P_i`` (as ``sum_i T_i`` with
@@ -47,7 +49,6 @@ sibling domains).  With ``assumptions=True`` the placement constraints become en
 from __future__ import annotations
 
 import math
-from functools import reduce
 
 from ortools.sat.python import cp_model
 
@@ -98,10 +99,6 @@ def check_size(problem: BindingProblem, time_limit: float | None) -> None:
             f"the CP-SAT model ({literals:,} placement literals) would take about {estimate:.0f} s to build, "
             f"more than half of its {time_limit:.0f} s"
         )
-
-
-def _lcm(values: list[int]) -> int:
-    return reduce(lambda a, b: a * b // math.gcd(a, b), values, 1)
 
 
 class BindingModel:
@@ -263,7 +260,7 @@ class BindingModel:
         resources = {r.name: r for r in topo.resources}
         scaled_caps = {name: max(1, round(r.capacity * self.scales[name])) for name, r in resources.items()}
         self.scaled_caps = scaled_caps
-        exact_q = _lcm(sorted(set(scaled_caps.values())))
+        exact_q = math.lcm(*sorted(set(scaled_caps.values())))
         self.q = exact_q if exact_q <= Q_MAX else Q_MAX
         self.slowdown_error = 0.0 if exact_q <= Q_MAX else 1.0 / Q_MAX  # relative, pessimistic
         q = self.q
@@ -309,8 +306,8 @@ class BindingModel:
         comm_terms: list[list] = [[] for _ in range(n)]
         comm_const = [0] * n
         pairs = [(round(c * WORK_SCALE), c * WORK_SCALE) for row in p.kind_cycles for c in row]
-        for producer, consumer, size in p.edges:
-            exact = [p.edge_cost(level, size) * WORK_SCALE for level in range(-1, depth - 1)]
+        for producer, consumer, size, weight in p.edges:  # weight: share of the consumer's packets (replicas)
+            exact = [p.edge_cost(level, size) * weight * WORK_SCALE for level in range(-1, depth - 1)]
             costs = [round(c) for c in exact]
             pairs += zip(costs, exact)
             comm_const[consumer] += costs[0]
@@ -354,10 +351,11 @@ class BindingModel:
             else:
                 m.add_multiplication_equality(e, [self.work[t], self.slowdown[t]])
             self.effective.append(e)
-        self.period = []
+        self.period = []  # in units of 1/L: a replica's E_t counts L/R_t times (L: `replica_lcm`)
+        factor = [round(p.replica_lcm * share) for share in p.share]
         for i, threads in enumerate(p.instance_threads):
-            var = self._int(0, max(self.upper(self.effective[t]) for t in threads), f"P[{i}]")
-            m.add_max_equality(var, [self.effective[t] for t in threads])
+            var = self._int(0, max(self.upper(self.effective[t]) * factor[t] for t in threads), f"P[{i}]")
+            m.add_max_equality(var, [self.effective[t] * factor[t] for t in threads])
             self.period.append(var)
 
     def _latency(self) -> None:
@@ -495,6 +493,7 @@ class BindingModel:
         clock = self.problem.topology.clock
         if self.objective == "latency":
             return raw / self.unit / clock
+        unit = self.unit * self.problem.replica_lcm  # the period's unit (`_timing`)
         if self.objective == "min_throughput":
-            return clock * self.unit / raw if raw > 0 else math.inf
-        return clock * self.unit * raw / self.throughput_k
+            return clock * unit / raw if raw > 0 else math.inf
+        return clock * unit * raw / self.throughput_k

@@ -8,6 +8,7 @@ infeasible set can be named.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -96,26 +97,28 @@ class BindingProblem:
         return [{r: d for r, d in apps[t.app].tasks[t.task].demand.items() if d > 0} for t in self.spec.threads]
 
     @cached_property
-    def edges(self) -> list[tuple[int, int, int]]:
-        """(producer thread, consumer thread, bytes) for every edge of every instance."""
-        index = self.spec.thread_index
-        out = []
-        for app_name, instance in self.spec.instances:
-            app = self.spec.applications[app_name]
-            for edge in app.edges:
-                out.append(
-                    (
-                        index[f"{app_name}#{instance}.{edge.source}"],
-                        index[f"{app_name}#{instance}.{edge.target}"],
-                        edge.bytes,
-                    )
-                )
-        return out
+    def edges(self) -> list[tuple[int, int, int, float]]:
+        """(producer thread, consumer thread, bytes, weight) for every edge of every instance: the
+        weight is the share of the consumer's packets whose message comes from that producer (1
+        without replicas; `simulate.model.weighted_messages`)."""
+        from tasksolve.simulate.model import binding_structure, weighted_messages
+
+        return weighted_messages(binding_structure(self.spec))
+
+    @cached_property
+    def share(self) -> list[float]:
+        """Each thread's share of its instance's packets: ``1 / replicas`` of its task."""
+        return [1.0 / t.replicas for t in self.spec.threads]
+
+    @cached_property
+    def replica_lcm(self) -> int:
+        """The least common multiple of the replica counts (1 without replicas)."""
+        return math.lcm(*(t.replicas for t in self.spec.threads))
 
     @cached_property
     def predecessors(self) -> list[list[int]]:
         preds: list[list[int]] = [[] for _ in range(self.n_threads)]
-        for p, t, _ in self.edges:
+        for p, t, _, _ in self.edges:
             preds[t].append(p)
         return preds
 

@@ -1,6 +1,8 @@
-"""Thread types of a binding problem: the (application, task) pairs, with how many threads of each
-the spec runs, their demands, their cycles (on each kind of core) and their in-edges -- what the
-configuration and level LPs (`solver.binding.configurations`, `solver.binding.level_lp`) count."""
+"""Thread types of a binding problem: the (application, task) pairs -- (application, ``task.rK``)
+for the replicas of a replicated task -- with how many threads of each the spec runs, their
+demands, their cycles (on each kind of core) and their in-edges -- what the configuration and
+level LPs (`solver.binding.configurations`, `solver.binding.level_lp`) count.  Every figure is per
+packet of the thread's instance: a replica's cycles and messages are its share of them."""
 
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ class ThreadTypes:
     count: np.ndarray  # (K,) threads of each type in the spec
     cycles: np.ndarray  # (K,)
     demand: np.ndarray  # (K, R) demand per resource
-    in_edges: list[list[tuple[int, int]]]  # per type: (producer type, bytes)
+    in_edges: list[list[tuple[int, int, float]]]  # per type: (producer type, bytes, messages per instance packet)
     apps: dict[str, list[int]]  # application -> its types, in task order
     anchor: dict[str, int]  # application -> anchor type
     kind_cycles: np.ndarray | None = None  # (K, kinds of core): cycles on each kind
@@ -32,7 +34,7 @@ class ThreadTypes:
         names: list[tuple[str, str]] = []
         count: dict[tuple[str, str], int] = {}
         for thread in spec.threads:
-            key = (thread.app, thread.task)
+            key = thread.type_key
             if key not in count:
                 names.append(key)
                 count[key] = 0
@@ -41,15 +43,22 @@ class ThreadTypes:
         apps: dict[str, list[int]] = {}
         for k, (app, _) in enumerate(names):
             apps.setdefault(app, []).append(k)
-        tasks = [spec.applications[app].tasks[task] for app, task in names]
-        in_edges: list[list[tuple[int, int]]] = [[] for _ in names]
-        for app in apps:
-            for edge in spec.applications[app].edges:
-                in_edges[index[(app, edge.target)]].append((index[(app, edge.source)], edge.bytes))
+        type_of = [index[t.type_key] for t in spec.threads]
+        first: dict[int, int] = {}
+        for t, k in enumerate(type_of):
+            first.setdefault(k, t)
+        in_edges: list[list[tuple[int, int, float]]] = [[] for _ in names]
+        for q, t, size, weight in problem.edges:  # the first instance's: every instance has the same
+            if first[type_of[t]] == t:  # per packet of the instance: the consumer replica's share of them
+                in_edges[type_of[t]].append((type_of[q], size, weight / spec.threads[t].replicas))
         # cycles x frequency, as every model charges, on each kind of core (`specs.cpu_kinds`); where
-        # the kind is not known, the fastest kind's (a bound may assume every thread runs on it)
+        # the kind is not known, the fastest kind's (a bound may assume every thread runs on it);
+        # a replica's per packet of its instance: 1/R of them (its messages are weighted in `in_edges`)
         topo = problem.topology
-        kind_cycles = np.array([kind_work(t, topo.kind_names, topo) for t in tasks], dtype=float)
+        threads = [spec.threads[first[k]] for k in range(len(names))]
+        tasks = [spec.applications[t.app].tasks[t.task] for t in threads]
+        share = np.array([1.0 / t.replicas for t in threads])
+        kind_cycles = np.array([kind_work(t, topo.kind_names, topo) for t in tasks], dtype=float) * share[:, None]
         cycles = kind_cycles.min(axis=1)
         anchor = {app: max(ks, key=lambda k: (cycles[k], -k)) for app, ks in apps.items()}
         return cls(
