@@ -81,6 +81,16 @@ def speculation_work(structure) -> np.ndarray:
     return extra
 
 
+def conflicted(structure) -> np.ndarray:
+    """Per thread, whether one of its optimistic sections fails on conflicts (``conflict`` > 0):
+    its work per packet then has no upper bound a closed form knows (it grows with the other
+    threads' commits), only the lower one `speculation_work` charges."""
+    out = np.zeros(structure.n_threads, dtype=bool)
+    for t, rows in enumerate(structure.sync or ()):
+        out[t] = any(row.lock >= 0 and row.speculate is not None and row.conflict > 0 for row in rows or ())
+    return out
+
+
 def lock_holdings(structure) -> list[tuple[int, int, float]]:
     """(lock, thread, cycles held per packet) of every critical section run under its lock."""
     return [

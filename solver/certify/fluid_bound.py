@@ -171,13 +171,19 @@ def equal_split(structure, settings) -> list[bool]:
 
 def work_range(graph, shared_queue: bool) -> tuple[np.ndarray, np.ndarray]:
     """Mean work per packet, exact under round robin; its [min, max] over the producer replicas
-    when replicas share a queue (which replica made a packet is then decided at run time)."""
+    when replicas share a queue (which replica made a packet is then decided at run time).  A
+    thread whose optimistic sections fail on conflicts (`simulate.locks.conflicted`) has no upper
+    end (infinite: the LP drops its ``y <= x w_hi``); its lower end charges the least conflict."""
+    from tasksolve.simulate.locks import conflicted
+
     work = np.asarray(graph.work, dtype=float)
     if not shared_queue:
-        return work, work.copy()
-    base = work - np.asarray(graph.mean_comm, dtype=float)
-    lo = base + np.array([sum(min(c) for c in per_pred) for per_pred in graph.comm])
-    hi = base + np.array([sum(max(c) for c in per_pred) for per_pred in graph.comm])
+        lo, hi = work, work.copy()
+    else:
+        base = work - np.asarray(graph.mean_comm, dtype=float)
+        lo = base + np.array([sum(min(c) for c in per_pred) for per_pred in graph.comm])
+        hi = base + np.array([sum(max(c) for c in per_pred) for per_pred in graph.comm])
+    hi[conflicted(graph.structure)] = np.inf
     return lo, hi
 
 

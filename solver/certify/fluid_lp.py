@@ -98,7 +98,8 @@ def build(problem, objective: str, neighbourhoods=()) -> LinearProgram:
         inst_cap = np.minimum(inst_cap, p.arrival)
     ub[X : X + n_inst] = inst_cap
     for t in range(T):
-        ub_rows.add({y + t: 1.0, x + t: -p.w_hi[t]}, 0.0)  # y <= x w_hi
+        if np.isfinite(p.w_hi[t]):  # infinite: conflicts make the work unbounded above
+            ub_rows.add({y + t: 1.0, x + t: -p.w_hi[t]}, 0.0)  # y <= x w_hi
         ub_rows.add({x + t: p.w_lo[t], y + t: -1.0}, 0.0)  # x w_lo <= y
         ub_rows.add({s + t: -1.0, y + t: -1.0 / p.rho_min[t]}, -1.0)  # s >= 1 - y / rho_min
         ub_rows.add({y + t: 1.0, s + t: p.rho_max[t]}, p.rho_max[t])  # y <= rho_max (1 - s)

@@ -202,9 +202,10 @@ def _limit_rates(rho_min, rho_max, members, cap: float, size: int, alone: bool) 
 
 def _work_bounds(spec, structure) -> tuple[np.ndarray, np.ndarray]:
     """Per thread, its work per packet with every incoming message at its cheapest and at its
-    dearest level (any level, the machine included), failed optimistic sections' mean added; with
+    dearest level (any level, the machine included), failed optimistic sections' mean added (at
+    the least conflict, `simulate.locks.mean_retry`: what every run pays at least); with
     kinds of core (`specs.cpu_kinds`), its cycles on its fastest and on its slowest kind."""
-    from tasksolve.simulate.locks import speculation_work
+    from tasksolve.simulate.locks import conflicted, speculation_work
 
     topo = spec.topology
     levels = range(-1, len(topo.levels))
@@ -226,4 +227,5 @@ def _work_bounds(spec, structure) -> tuple[np.ndarray, np.ndarray]:
             for t in group.threads:
                 lo[t] += min(costs)
                 hi[t] += max(costs)
+    hi[conflicted(structure)] = np.inf  # failures on conflicts: no upper end (`fluid_bound.work_range`)
     return lo, hi

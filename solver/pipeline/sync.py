@@ -11,7 +11,9 @@ Per task (`TaskSync`, from the spec's `critical` and `signal` fields, in the pro
   critical_g * slowdown_(g,i) / R_g`` (`simulate.locks.lock_period`);
 * an **optimistic** section (``speculate: p``) takes no lock; its failures are geometric, so each
   execution costs ``p / (1 - p) * (critical + rollback)`` more on average (`retry`), added to the
-  group's work (not to the weights of its demand, as in `simulate.locks.speculation_work`);
+  group's work (not to the weights of its demand, as in `simulate.locks.speculation_work`); with
+  ``conflict`` the failures also grow with the other threads' commits, and the charge assumes
+  none (the least conflict), so that the period stays a lower bound;
 * an **early signal** (``signal: s``) on the last task of a group sends the group's messages after
   a share ``s`` of that task's work: the successors may start ``(1 - s) * work * slowdown`` earlier
   (`simulate.locks.unsent`).
