@@ -49,7 +49,7 @@ def task_sync(task, scale: int) -> TaskSync | None:
     share = task.critical_cycles / task.cycles if crit is not None else 0.0
     section = share * task.work
     lock, critical, retry = None, 0, 0
-    if crit is not None and crit.speculate:
+    if crit is not None and crit.speculate is not None:  # optimistic, `speculate: 0` included
         retry = round(mean_retry(float(crit.speculate), section, float(crit.rollback)) * scale)
     elif crit is not None:
         lock, critical = crit.lock, round(section * scale)

@@ -141,3 +141,13 @@ def test_the_closed_form_charges_the_least_conflict_and_stays_an_upper_bound(rea
     assert closed.throughput == pytest.approx(1e9 / (100 + speculate / (1 - speculate) * 140), rel=1e-12)
     m = simulate(spec, plan, seed=seed, precision=0.01)
     assert m.throughput - m.half_width <= closed.throughput * (1 + 1e-9)
+
+
+def test_an_optimistic_section_that_never_fails_on_its_own_takes_no_lock_in_the_pipeline_closed_form():
+    # `speculate: 0` (failures only from conflicts) is optimistic in every oracle: the pipeline
+    # closed form charges it no lock bound, as the binding closed form and the simulation
+    from tasksolve.solver.pipeline.sync import task_sync
+
+    for conflict in (0.5, 0.0):
+        sync = task_sync(fan_out(2, conflict).applications["a"].tasks["x"], 1)
+        assert sync.lock is None and sync.critical == 0 and sync.retry == 0
