@@ -20,6 +20,8 @@ Every co-located thread is assumed to load its resources all the time with its f
   (for a pipeline thread: the sum of its tasks' cycles, edges inside the thread cost nothing,
   and with replicated producers the mean cost over the replicas it receives from, see
   `simulate.model`);
+  plus, for a task that reads or writes a device (`specs.devices`), the cost of reaching it
+  from ``c_t``;
 * time per packet ``s_t = work_t / rate_t``; a group run by ``R`` replicas in turn processes
   ``R`` packets in the time its slowest replica processes one (the simulation's optional
   shared queue, where faster replicas take more packets, is not modelled: the formula is that
@@ -54,7 +56,9 @@ import numpy as np
 
 from tasksolve.simulate.locks import lock_bound, lock_holdings, speculation_work, unsent
 from tasksolve.simulate.measurement import Measurement
-from tasksolve.simulate.model import ThreadGraph, binding_structure, compile_plan, weighted_messages
+from tasksolve.simulate.messages import weighted_messages
+from tasksolve.simulate.model import ThreadGraph, binding_structure, compile_plan
+from tasksolve.specs.devices import device_table
 from tasksolve.specs.objective import Objective
 
 #: above this many contexts the shared level of two contexts is computed, not looked up in a C*C table
@@ -247,6 +251,11 @@ class BatchModel:
         self._shared = _shared_levels(topo) if self.n_contexts <= SHARED_TABLE_CONTEXTS else None
         self._messages = weighted_messages(structure)
         self.edges = self._edge_tables(topo.message_cycles)
+        self.devices = [  # (thread, cycles to reach its task's device from each context)
+            (t, device_table(topo, spec.applications[ref.app].tasks[ref.task].device))
+            for t, ref in enumerate(spec.threads)
+            if spec.applications[ref.app].tasks[ref.task].device is not None
+        ]
         # replicas (`spec.threads` order keeps a task's replicas adjacent): each processes 1/R of the packets
         self.share = np.array([1.0 / len(structure.groups[g].threads) for g in structure.group_of])
         # instances: contiguous blocks of threads in spec.threads order
@@ -376,6 +385,8 @@ class BatchModel:
             work = np.take_along_axis(self.kind_cycles, self.context_kind[ctx], axis=1)
         for q, t, lookup in self.edges:
             work[t] += lookup[self._levels(ctx[q], ctx[t])]
+        for t, table in self.devices:
+            work[t] += table[ctx[t]]
         work /= rate
         return work, rate
 

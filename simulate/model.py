@@ -22,6 +22,8 @@ oracle shares") need:
   predecessor group when they come from that group's replica ``r``:
   ``sum over crossing task edges e of topology.message_cycles(shared_level(ctx_r, ctx_t), bytes_e)``
   (edges inside one thread cost nothing);
+* ``device_comm[t]``: the cycles its tasks pay per packet to reach their devices from its
+  context (`specs.devices`), included in ``mean_comm``;
 * ``mean_comm[t]``: the long-run mean of that cost per packet (`producer_shares`: under
   round-robin replication consumer replica ``i`` of ``R_G`` sees producer replicas
   ``r == i (mod gcd(R_G, R_P))`` equally often; with a group that dispatches at random, ``hash``,
@@ -37,7 +39,6 @@ oracle shares") need:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
@@ -45,6 +46,8 @@ import numpy as np
 
 from tasksolve.simulate.errors import InvalidPlanError
 from tasksolve.simulate.locks import speculation_work, sync_tables
+from tasksolve.simulate.messages import producer_shares
+from tasksolve.specs.devices import device_cycles
 from tasksolve.specs.graphs import CycleError, topological_order
 from tasksolve.specs.kind_work import kind_work
 
@@ -118,6 +121,7 @@ class ThreadGraph:
     mean_comm: list[float]
     strides: list[int]
     ideal: frozenset[str] = field(default_factory=frozenset)
+    device_comm: list[float] = field(default_factory=list)  # per thread: cycles to reach its tasks' devices
 
     # convenient views ---------------------------------------------------------------------
     @property
@@ -167,6 +171,7 @@ class ThreadGraph:
         if "communication" in what:
             graph.comm = [[tuple(0.0 for _ in costs) for costs in per_pred] for per_pred in self.comm]
             graph.mean_comm = [0.0] * self.n_threads
+            graph.device_comm = [0.0] * self.n_threads
         return graph
 
 
@@ -416,35 +421,30 @@ def attach(spec, structure: Structure, contexts: Sequence[int]) -> ThreadGraph:
                 shares = producer_shares(group, i, structure.groups[p])
                 total_mean += sum(w * c for w, c in zip(shares, costs))
             mean_comm[t] = total_mean
+    device_comm = _device_comm(spec, structure, contexts)
+    mean_comm = [m + d for m, d in zip(mean_comm, device_comm)]
     return ThreadGraph(
-        structure=structure, clock=float(topo.clock), contexts=contexts, comm=comm, mean_comm=mean_comm, strides=strides
+        structure=structure,
+        clock=float(topo.clock),
+        contexts=contexts,
+        comm=comm,
+        mean_comm=mean_comm,
+        strides=strides,
+        device_comm=device_comm,
     )
 
 
-def producer_shares(group: Group, replica: int, producer: Group) -> list[float]:
-    """The long-run share of replica `replica` of `group`'s packets made by each replica of its
-    predecessor `producer`.  Both in turn (packet ``k`` to replicas ``k mod R_G`` and ``k mod
-    R_P``): equal shares of the producers ``q == replica (mod gcd(R_G, R_P))``.  Either at
-    random (``hash``): the two choices are independent, every producer ``1 / R_P``."""
-    r_g, r_p = len(group.threads), len(producer.threads)
-    if group.dispatch == "round_robin" and producer.dispatch == "round_robin":
-        step = math.gcd(r_g, r_p)
-        seen = [q for q in range(r_p) if q % step == replica % step]
-        return [1.0 / len(seen) if q % step == replica % step else 0.0 for q in range(r_p)]
-    return [1.0 / r_p] * r_p
-
-
-def weighted_messages(structure: Structure) -> list[tuple[int, int, int, float]]:
-    """(producer thread, consumer thread, bytes, share of the consumer's packets that producer
-    makes: `producer_shares`) of every crossing task edge, pairs that never meet left out."""
-    out = []
+def _device_comm(spec, structure: Structure, contexts: list[int]) -> list[float]:
+    """Per thread, the cycles its tasks pay per packet to reach their devices (`specs.devices`)."""
+    topo = spec.topology
+    out = [0.0] * len(contexts)
+    if not topo.devices:
+        return out
     for group in structure.groups:
-        for i, t in enumerate(group.threads):
-            for p, sizes in zip(group.preds, group.edge_bytes):
-                producer = structure.groups[p]
-                for q, weight in zip(producer.threads, producer_shares(group, i, producer)):
-                    if weight > 0:
-                        out.extend((q, t, size, weight) for size in sizes)
+        tasks = spec.applications[group.app].tasks
+        uses = [tasks[name].device for name in group.tasks if tasks[name].device is not None]
+        for t in group.threads if uses else ():
+            out[t] = sum(device_cycles(topo, use, contexts[t]) for use in uses)
     return out
 
 

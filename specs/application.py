@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import BeforeValidator, Field, WithJsonSchema, field_validator, model_validator
 
+from tasksolve.specs.devices import DeviceUse
 from tasksolve.specs.fields import (
     Count,
     Cycles,
@@ -100,7 +101,10 @@ class Task(StrictModel):
     packet visiting **one** of them (DPDK's RX -> N workers, an acceptor's worker pool, a batcher's
     model replicas): `dispatch` ``round_robin`` sends packet ``k`` to replica ``k mod N``, ``hash``
     to a replica drawn at random for each packet (as RSS spreads flows).  Each replica is a thread
-    to place; the messages of a packet go to and come from the one replica that handles it."""
+    to place; the messages of a packet go to and come from the one replica that handles it.
+
+    `device`: the topology device (`specs.devices`) the task reads or writes per packet; reaching
+    it costs a message from the device's domain to the task's context."""
 
     cycles: Annotated[
         Cycles,
@@ -125,6 +129,9 @@ class Task(StrictModel):
     description: Text | None = None
     critical: Critical | None = None  # NPIRE critical section
     signal: Fraction | None = None  # NPIRE §2.6: messages leave after this share of the cycles
+    device: DeviceUse | None = Field(
+        default=None, description="the topology device it reads or writes (`nic0`, or `{name: nic0, bytes: 2KiB}`)"
+    )
     replicas: Annotated[Count, Field(le=4096, description="threads sharing the task's packets (default 1)")] = 1
     dispatch: Literal["round_robin", "hash"] = Field(
         default="round_robin", description="which replica takes a packet: in turn, or at random per packet"

@@ -26,7 +26,7 @@ def check_topology(topo: Topology, prefix: tuple = ()) -> list[Problem]:
     if shape:  # the rest reads domains of the tree
         return shape
     problems = _check_levels(topo, prefix) + _check_resources(topo, prefix) + _check_os_cpus(topo, prefix)
-    problems += _check_usable(topo, prefix) + check_kinds(topo, prefix)
+    problems += _check_usable(topo, prefix) + _check_devices(topo, prefix) + check_kinds(topo, prefix)
     comm = topo.communication
     if isinstance(comm, DirectCommunication):
         problems.extend(_check_direct_costs(topo, comm, prefix))
@@ -182,6 +182,32 @@ def _check_usable(topo: Topology, prefix: tuple) -> list[Problem]:
     return problems
 
 
+def _check_devices(topo: Topology, prefix: tuple) -> list[Problem]:
+    """Every device hangs off a domain that exists (`specs.devices`)."""
+    problems: list[Problem] = []
+    for name, device in (topo.devices or {}).items():
+        try:
+            topo.parse_domain(device.at)
+        except ValueError as exc:
+            problems.append(Problem(prefix + ("devices", name, "at"), str(exc)))
+    return problems
+
+
+def _task_devices(spec: Spec) -> list[Problem]:
+    """A task's `device` names a device of the topology."""
+    known = spec.topology.devices or {}
+    return [
+        Problem(
+            ("applications", app_name, "tasks", name, "device"),
+            f"unknown device `{task.device.name}`{did_you_mean(task.device.name, known)}"
+            + ("" if known else "; the topology has no `devices`"),
+        )
+        for app_name, app in spec.applications.items()
+        for name, task in app.tasks.items()
+        if task.device is not None and task.device.name not in known
+    ]
+
+
 def check_application(app_name: str, app: Application, resources: list[str] | None, base: tuple = ()) -> list[Problem]:
     """One task graph: demands name known resources (skipped when `resources` is None, for an
     application file checked on its own), edges name tasks, no self-loop, no repeated edge, no
@@ -286,6 +312,7 @@ def check_applications(spec: Spec) -> list[Problem]:
         ]
         + check_task_kinds(spec)
         + _pipeline_replicas(spec)
+        + _task_devices(spec)
     )
 
 

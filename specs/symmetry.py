@@ -12,7 +12,8 @@ encodes the shape of the subtree, and sorting only ever exchanges children of eq
 
 Kinds of core (`specs.cpu_kinds`) break symmetry: a context's shape is then its kind's name (a
 string, not ``()``) and its form ``(kind, thread)``, so a P-core and an E-core are never exchanged
-(`is_leaf` tells leaf shapes from inner ones).  An irregular tree is held padded
+(`is_leaf` tells leaf shapes from inner ones); so do devices (`specs.devices`): a context's shape
+also says which level it shares with each device.  An irregular tree is held padded
 (`Topology.present`): its missing domains hold no usable context, so they are pruned like any
 domain without one.
 """
@@ -25,6 +26,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from math import perm
 
+from tasksolve.specs.devices import device_level
 from tasksolve.specs.topology import Topology
 
 Form = int | str | tuple
@@ -33,6 +35,14 @@ Form = int | str | tuple
 def is_leaf(shape: Form) -> bool:
     """A context's shape: ``()``, or its kind's name on a topology with kinds."""
     return not isinstance(shape, tuple) or shape == ()
+
+
+def _context_label(topo: Topology, context: int) -> str:
+    """``P`` (its kind), ``P|nic0@0`` (and the level it shares with each device)."""
+    label = topo.kind_of(context) if topo.kinds else ""
+    for device in sorted(topo.devices or {}):
+        label += f"|{device}@{device_level(topo, device, context)}"
+    return label
 
 
 @dataclass
@@ -55,9 +65,13 @@ class UsableTree:
 
     @cached_property
     def kinds(self) -> dict[int, str] | None:
-        """Each usable context's kind of core (None on a topology without kinds)."""
+        """Each usable context's kind of core and its distance to each device (the level it
+        shares with the device's domain, `specs.devices`): contexts that differ in either are
+        never exchanged.  None on a topology with neither."""
         topo = self.topology
-        return {c: topo.kind_of(c) for c in self.usable} if topo.kinds else None
+        if not topo.kinds and not topo.devices:
+            return None
+        return {c: _context_label(topo, c) for c in self.usable}
 
     @cached_property
     def children(self) -> dict[tuple[int, int], list[int]]:

@@ -26,6 +26,7 @@ from typing import Annotated, Literal
 from pydantic import Field, model_validator
 
 from tasksolve.specs.cpu_kinds import CpuKind
+from tasksolve.specs.devices import Device
 from tasksolve.specs.fields import (
     Capacity,
     Clock,
@@ -130,6 +131,10 @@ class Topology(StrictModel):
         default=None,
         description="the domains (or contexts) plans may use -- on an imported host, the CPUs "
         "allowed to the process and online; none: every context",
+    )
+    devices: Annotated[dict[Name, Device], Field(max_length=256)] | None = Field(
+        default=None,
+        description="devices (NIC, GPU, NVMe) and the domain each is attached to (`specs.devices`)",
     )
     kinds: Annotated[dict[Name, CpuKind], Field(max_length=16)] | None = Field(
         default=None,

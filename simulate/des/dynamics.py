@@ -248,8 +248,9 @@ class Dynamics(Phases, Tables):
     def _incoming(self, t: int, k: int, work: float) -> float:
         """`work` plus the cost of packet `k`'s incoming messages (by the producer replica)."""
         var = self.comm_var[t]
+        work += self.comm_const[t]
         if var is None:
-            return work + self.comm_const[t]
+            return work
         for producer_group, costs in var:
             made = self.made_by[producer_group]
             if made is None:

@@ -99,10 +99,12 @@ class Tables:
             self.streams.append(None if all(x is None for x in streams) else streams)
         self.comm_const = [0.0] * T
         self.comm_var: list[list[tuple[int, tuple[float, ...]]] | None] = [None] * T
+        device = graph.device_comm or [0.0] * T  # reaching a device: the same every packet
         for t in range(T):
             per_pred = graph.comm[t]
+            self.comm_const[t] = device[t]
             if all(len(costs) == 1 for costs in per_pred):
-                self.comm_const[t] = float(sum(costs[0] for costs in per_pred))
+                self.comm_const[t] += float(sum(costs[0] for costs in per_pred))
             else:
                 preds = s.groups[s.group_of[t]].preds
                 self.comm_var[t] = list(zip(preds, per_pred))

@@ -53,7 +53,7 @@ import math
 from ortools.sat.python import cp_model
 
 from tasksolve.solver import cpsat
-from tasksolve.solver.binding.kind_terms import cycles_terms
+from tasksolve.solver.binding.kind_terms import cycles_terms, device_terms
 from tasksolve.solver.binding.problem import BindingProblem
 from tasksolve.solver.binding.rounding import Rounding, ratio_range, resource_scales, sync_fields
 from tasksolve.solver.binding.symmetry_breaking import SiblingClasses, add_value_precedence
@@ -303,8 +303,7 @@ class BindingModel:
         """W_t: cycles plus the communication cost of each input edge at the innermost shared level."""
         p, m = self.problem, self.model
         n, depth = p.n_threads, len(p.topology.levels)
-        comm_terms: list[list] = [[] for _ in range(n)]
-        comm_const = [0] * n
+        comm_terms, comm_const = [[] for _ in range(n)], [0] * n
         pairs = [(round(c * WORK_SCALE), c * WORK_SCALE) for row in p.kind_cycles for c in row]
         for producer, consumer, size, weight in p.edges:  # weight: share of the consumer's packets (replicas)
             exact = [p.edge_cost(level, size) * weight * WORK_SCALE for level in range(-1, depth - 1)]
@@ -323,6 +322,9 @@ class BindingModel:
                 m.add(a == b).only_enforce_if(same)
                 m.add(a != b).only_enforce_if(same.negated())
                 comm_terms[consumer].append((delta, same))
+        for t, table in p.device_tables.items():  # reaching a device: by the context t takes
+            least, terms, exact = device_terms(self.x[t], {c: table[c] * WORK_SCALE for c in self.x[t]})
+            comm_const[t], comm_terms[t], pairs = comm_const[t] + least, comm_terms[t] + terms, pairs + exact
         self.work: list[object] = []
         for t in range(n):
             scaled = [round(c * WORK_SCALE) for c in p.kind_cycles[t]]
@@ -337,8 +339,7 @@ class BindingModel:
             w = self._int(max(0, low), high, f"W[{t}]")
             m.add(w == base + sum(d * lit for d, lit in comm_terms[t]))
             self.work.append(w)
-        # a work is a sum of rounded cycles and costs: within the worst term's ratio of the exact
-        self._work_rounding = ratio_range(pairs)
+        self._work_rounding = ratio_range(pairs)  # a sum of rounded terms: within the worst term's ratio
 
     def _timing(self) -> None:
         """E_t = W_t S_t and the period P_i = max over instance i's threads of E_t."""

@@ -101,9 +101,20 @@ class BindingProblem:
         """(producer thread, consumer thread, bytes, weight) for every edge of every instance: the
         weight is the share of the consumer's packets whose message comes from that producer (1
         without replicas; `simulate.model.weighted_messages`)."""
-        from tasksolve.simulate.model import binding_structure, weighted_messages
+        from tasksolve.simulate.messages import weighted_messages
+        from tasksolve.simulate.model import binding_structure
 
         return weighted_messages(binding_structure(self.spec))
+
+    @cached_property
+    def device_tables(self) -> dict[int, object]:
+        """Thread -> the cycles its task pays per packet to reach its device from each context
+        (`specs.devices.device_table`), for the threads whose task has one."""
+        from tasksolve.specs.devices import device_table
+
+        apps, topo = self.spec.applications, self.topology
+        uses = [apps[t.app].tasks[t.task].device for t in self.spec.threads]
+        return {t: device_table(topo, use) for t, use in enumerate(uses) if use is not None}
 
     @cached_property
     def share(self) -> list[float]:

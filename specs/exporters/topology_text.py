@@ -71,4 +71,8 @@ def topology_tree(topology: Topology) -> list[str]:
         walk(0, domain, "  ")
     if not full and len(top) > 1:
         lines.append(f"  ... and {len(top) - 1} more {levels[0].name}(s) like it")
+    by_domain: dict[str, list[str]] = {}
+    for name, device in (topology.devices or {}).items():
+        by_domain.setdefault(device.at, []).append(f"{name} ({device.kind})")
+    lines += [f"devices at {at}: {', '.join(names)}" for at, names in by_domain.items()]
     return lines

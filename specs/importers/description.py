@@ -55,7 +55,8 @@ class HostDescription:
     sysfs has no topology folder for): the tree may be padded for them, and no placeholder
     context takes their numbers. `package` and `siblings` may be empty when the source has no packages or cores.
     `positions` locates a group of CPUs (a package, a core ...) in the source, for messages.
-    `kinds` are the kinds of CPU the source reports (none: every CPU alike).
+    `kinds` are the kinds of CPU the source reports (none: every CPU alike); `devices` the
+    devices with the CPUs local to each.
     """
 
     source: str
@@ -74,6 +75,7 @@ class HostDescription:
     notes: list[str] = field(default_factory=list)
     positions: dict[frozenset[int], Position] = field(default_factory=dict)
     kinds: list[HostKind] = field(default_factory=list)
+    devices: list = field(default_factory=list)  # `hwloc_devices.HostDevice`: NICs, GPUs, drives
 
     @property
     def cpus(self) -> list[int]:

@@ -19,7 +19,9 @@ turns that description into a `Topology` (docs/design.md, "Real machines"):
   ``demand`` refers to -- unless overridden; the notes say which values are defaults, and what
   was left out;
 * the kinds of CPU the source reports (`HostKind`) become the topology's ``kinds``, each with
-  its clock, speed or IPC where known (`specs.importers.kinds`).
+  its clock, speed or IPC where known (`specs.importers.kinds`);
+* the devices it reports (an hwloc file's NICs, GPUs and drives) become the topology's
+  ``devices``, each at the innermost domain holding every CPU local to it (`specs.devices`).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from tasksolve.specs.units import format_size
 __all__ = ["Cache", "HostDescription", "HostKind", "HostTopology", "build_topology"]
 
 DEFAULT_CLOCK_HZ = 1e9
+MAX_DEVICES = 256  # a topology's `devices` hold at most this many
 
 
 @dataclass
@@ -121,6 +124,22 @@ def _shape_text(tree: Tree) -> str:
     return " > ".join(f"{level}: {count(n)}" for (level, _), n in zip(tree.levels, tree.shape))
 
 
+def _devices(host: HostDescription, tree: Tree, skeleton: Topology, notes: list[str]) -> dict[str, dict]:
+    """Each device at the innermost domain holding every context local to it (`specs.devices`)."""
+    out: dict[str, dict] = {}
+    for device in host.devices[:MAX_DEVICES]:
+        contexts = sorted(tree.context[cpu] for cpu in device.cpus if cpu in tree.context)
+        if not contexts:
+            continue
+        level = min(skeleton.shared_level(contexts[0], c) for c in contexts)
+        whole = level < 0 or len(contexts) == len(tree.context)
+        at = "machine" if whole else skeleton.domain_name(level, skeleton.domain_of(contexts[0], level))
+        out[device.name] = {"at": at, "kind": device.kind}
+    if len(host.devices) > MAX_DEVICES:
+        notes.append(f"{len(host.devices)} devices: the first {MAX_DEVICES} kept")
+    return out
+
+
 def build_topology(
     host: HostDescription,
     *,
@@ -158,6 +177,7 @@ def build_topology(
     if found_kinds:
         data["kinds"] = found_kinds
     notes += kind_notes
+    data["devices"] = _devices(host, tree, skeleton, notes) or None
     topology = Topology.model_validate(data)
     found = kinds(tree)
     summary = {

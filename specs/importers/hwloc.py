@@ -19,6 +19,8 @@ hwloc's object model, as its XML writes it (hwloc 1.x, 2.x and 3.0):
 * ``<cpukind cpuset=...>`` elements under ``<topology>`` group CPUs of one kind (hybrid
   processors), with ``<info name="FrequencyMaxMHz">`` and ``CoreType``, and an efficiency rank:
   the topology's ``kinds`` (`hwloc_extras.read_kinds`).
+* I/O objects (``Bridge > PCIDev > OSDev``) hang off the CPU-side object nearest to them: the
+  topology's ``devices`` (`hwloc_devices.read_devices`).
 
 What is read is the `HostDescription` the sysfs importer builds, so both make the same topology
 (`specs.importers.host`): the tree is built over every CPU whose place is known, only the CPUs
@@ -36,6 +38,7 @@ from tasksolve.specs.errors import SpecError, shorten
 from tasksolve.specs.files import read_input
 from tasksolve.specs.importers.cpusets import cpus_phrase
 from tasksolve.specs.importers.host import Cache, HostDescription, HostTopology, build_topology
+from tasksolve.specs.importers.hwloc_devices import read_devices
 from tasksolve.specs.importers.hwloc_extras import memory_side_caches, read_kinds
 from tasksolve.specs.importers.hwloc_sets import MAX_DEPTH, Position, XmlSource
 from tasksolve.specs.importers.kinds import kinds_clock
@@ -222,6 +225,7 @@ def read_hwloc(path: str | Path) -> HostDescription:
     _left_out(source, host)
     host.notes += memory_side_caches(source, root)
     host.kinds = read_kinds(source, root)
+    host.devices = read_devices(source, root)
     host.clock_hz, notes = kinds_clock(host.kinds, host.clock_hz, "hwloc cpukind FrequencyMaxMHz")
     host.notes += notes
     return host
