@@ -87,6 +87,8 @@ def bound_summaries(bounds: list[Bound], oracle_kind: str) -> list[BoundSummary]
                 objective=bound.objective,
                 applies=applies,
                 failed_steps=list(bound.failed_steps),
+                plan_bound=getattr(bound, "plan_value", None),
+                nulls={"plan_bound": note} if (note := getattr(bound, "plan_note", None)) else {},
             )
         )
     return out
@@ -120,7 +122,7 @@ def evidence(
     plan, the sampled best, is replaced by its re-measurement: its fresh mean and half-width."""
     analysis, why_not, values = sample.analysis, sample.why_not, sample.values
     minimize, confidence, show, noisy = judging.minimize, judging.confidence, judging.show, judging.noisy
-    if noisy is not None and noisy.yardstick is not None and known:
+    if noisy is not None and noisy.yardstick is not None and known and values.size:
         yard = noisy.yardstick
         known = [KnownPlan(f"{yard.label} (re-measured)", yard.yardstick_mean, yard.yardstick_half_width), *known[1:]]
     nan = math.nan

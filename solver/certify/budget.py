@@ -6,12 +6,20 @@ docs/design.md, "The certify phase's time budget").  On the adaptive and the seq
 deadline, whichever comes first; a sample cut by the budget is always a prefix of the stream (the
 first n restarts, `SamplingService.ensure`), so it stays an iid sample, and the certificate says
 that sampling stopped on the budget (`SamplesSummary.stopped`, and a sentence after the verdict's).
+
+When the verdict is already decided before the first sample (a rigorous bound proves the plan,
+`Certification.settled`), nothing after the plan's measurement is needed for it: the probe's
+restarts and the samples then get no minimum, and a local-search climb still running at the
+deadline is cut (`BudgetCut`; a cut sample is dropped, so the sample stays a prefix).  Each step
+that ran short is noted (`Budget.note`) and the certificate lists them (``budget.short``).
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from tasksolve.solver.errors import SolverError
 
 #: the share of the certify budget that sampling may use (the rest: the verdict, the other design)
 SAMPLING_SHARE = 0.75
@@ -38,6 +46,7 @@ class Budget:
     started: float = 0.0
     measure_s: float | None = None  # one measurement of the plan (prepare), the cost of one random plan
     spent: bool = False  # sampling ended on the budget before the verdict was decided
+    short: list[str] = field(default_factory=list)  # the steps that ran short, one sentence each
 
     @classmethod
     def of(cls, seconds: float | None, started: float | None = None) -> Budget:
@@ -61,6 +70,25 @@ class Budget:
     def sampling_deadline(self) -> float | None:
         return None if self.seconds is None else self.started + SAMPLING_SHARE * self.seconds
 
+    def left(self) -> float | None:
+        """Seconds left before `deadline` (None: no budget; never negative)."""
+        return None if self.deadline is None else max(0.0, self.deadline - time.monotonic())
+
+    def over(self, deadline: float | None) -> bool:
+        """Whether `deadline` (a `time.monotonic()` reading, None: none) has passed."""
+        return deadline is not None and time.monotonic() >= deadline
+
+    def note(self, sentence: str) -> None:
+        """Record that a step ran short of the budget (the certificate's ``budget.short``)."""
+        if sentence not in self.short:
+            self.short.append(sentence)
+
+    def to_dict(self) -> dict[str, object] | None:
+        """The certificate's ``budget``: its seconds and the steps that ran short (None: no budget)."""
+        if self.seconds is None:
+            return None
+        return {"seconds": self.seconds, "short": list(self.short)}
+
     def affordable(self, n: int) -> int:
         """At most `n` plans of one measurement each, within what is left of the budget."""
         if self.seconds is None or not n:
@@ -77,3 +105,8 @@ def budget_sentence(seconds: float, n: int, draws: str) -> str:
         f"Sampling stopped on the time budget ({seconds:.0f} s) after {n} {draws}, before the verdict "
         "was decided: more samples could change it."
     )
+
+
+class BudgetCut(SolverError):
+    """A local-search climb reached the certify budget's hard deadline before its local optimum
+    (`solver.certify.designs.Climber`): the restart is dropped, never measured half-way."""

@@ -171,11 +171,15 @@ class BoundSummary(_Typed):
     objective: float | None
     applies: bool
     failed_steps: list[str] = field(default_factory=list)
+    #: the fluid LP's bound of the certified plan itself (the simulation's bound over every plan
+    #: only): how far the plan is from its own relaxation, against ``value``'s distance
+    plan_bound: float | None = None
     nulls: dict[str, str] = field(default_factory=dict)
     WHY_NULL: ClassVar[dict[str, str]] = {
         "value": "the solver gave no bound",
         "proven_optimum": "the solver did not prove optimality",
         "objective": "the solver found no plan",
+        "plan_bound": "only the fluid LP over every plan has a per-plan bound",
     }
 
 
@@ -227,6 +231,9 @@ class Certificate(_Typed):
     designs: list[dict[str, object]] | None = None  # both designs' estimates (`solver.certify.compare`)
     noise: dict[str, object] | None = None  # a stochastic oracle's evidence (`solver.certify.noisy`)
     latency: dict[str, object] | None = None  # `latency_max` on the plan's oracle (`solver.certify.latency_check`)
+    #: the certify phase's time budget (`solver.certify.budget.Budget.to_dict`): its seconds and the
+    #: steps that ran short of it (None: no budget)
+    budget: dict[str, object] | None = None
     format: int = FORMAT_VERSION
 
     @property

@@ -147,24 +147,46 @@ class Certification:
         budget = budget or Budget()
         budget.measure_s = time.perf_counter() - clock if plan is not None else None
         found = list(known)
-        if settings.probes:
-            screen, deadline = settings.oracle_kind != "analytic", budget.probe_deadline
-            probed = probe(
-                spec, measurer, spec.objective, service.seed, settings.probes, screen=screen, deadline=deadline
-            )
-            if probed is not None:
-                hw = 0.0 if classes is None else classes.evaluate_contexts(probed[1]).natural_half_width(spec.objective)
-                hw = float(hw or 0.0) * widening(settings.probes, settings.confidence or 0.95)  # the best of n
-                label = f"best of {settings.probes} local-search restarts"
-                found.append(KnownPlan(label, probed[0], hw, tuple(int(c) for c in probed[1])))
         for bound in bounds:
             if bound.oracle == settings.oracle_kind and bound.objective is not None:
                 found.append(KnownPlan("CP-SAT plan", float(bound.objective)))
         gap = settings.target_gap if settings.target_gap is not None else spec.certify.target_gap or DEFAULT_TARGET_GAP
         latency = measure_latency(spec, plan, measured, settings.oracle_kind)
-        return cls(
+        cert = cls(
             spec, settings, service, oracle, classes, plan, measured, found, list(bounds), gap, budget, latency=latency
         )
+        if settings.probes:
+            cert._probe()
+        return cert
+
+    def _probe(self) -> None:
+        """The probe's restarts as a known plan (`designs.probe`), until the budget's probe
+        deadline; none forced, and one still climbing at the budget's end dropped, when the
+        verdict is `settled` without them."""
+        spec, settings, budget = self.spec, self.settings, self.budget
+        settled = budget.deadline is not None and self.settled()
+        screen, deadline = settings.oracle_kind != "analytic", budget.probe_deadline
+        cut = budget.deadline if settled else None
+        probed = probe(spec, self.measurer, spec.objective, self.service.seed, settings.probes, screen, deadline, cut)
+        if not settled and budget.over(budget.deadline):
+            budget.note("probe: its first restart, run whatever the budget, ran past it")
+        if probed is None:
+            if settled:
+                budget.note(
+                    "probe: no local-search restart finished within the budget (the verdict was decided without it)"
+                )
+            return
+        classes = self.classes
+        hw = 0.0 if classes is None else classes.evaluate_contexts(probed[1]).natural_half_width(spec.objective)
+        hw = float(hw or 0.0) * widening(settings.probes, settings.confidence or 0.95)  # the best of n
+        label = f"best of {settings.probes} local-search restarts"
+        self.known.append(KnownPlan(label, probed[0], hw, tuple(int(c) for c in probed[1])))
+
+    def settled(self) -> bool:
+        """Whether the verdict is decided before any sample (`Judgement.decided` on no sample):
+        a rigorous bound proves the plan, or a known plan settles it.  Then the probe and the
+        samples only add to the certificate and get no minimum under a budget."""
+        return self.plan is not None and self.judge(Sample(np.empty(0), None, "no sample yet")).decided
 
     # ------------------------------------------------------------------------------ read-only
     @property
@@ -238,8 +260,12 @@ class Certification:
         contexts = None  # a pipeline sample's record is not a binding
         if best_record is not None and self.service.pipeline is None:
             contexts = tuple(int(c) for c in best_record.contexts)
-        best = KnownPlan("best sampled plan", float(self.objective.best(values)), best_hw, contexts)
-        ev = assemble.evidence(sample, atom, KnownPlan("plan", plan_value, plan_hw), [best, *self.known], judging)
+        best = (
+            [KnownPlan("best sampled plan", float(self.objective.best(values)), best_hw, contexts)]
+            if values.size
+            else []
+        )
+        ev = assemble.evidence(sample, atom, KnownPlan("plan", plan_value, plan_hw), [*best, *self.known], judging)
         return Judgement(ev, apply_latency(decide(ev, show=self.show), self.latency), atom)
 
     def better_plans(self, judged: Judgement) -> list[KnownPlan]:
@@ -276,7 +302,7 @@ class Certification:
         if self.classes is not None:
             records = [service.records[i] for i in sorted(service.records) if i < n_used]
             classes = len({self.classes.key(r.contexts) for r in records if r.status == "ok"})
-        stopped = self.stopped(history)
+        stopped = self.stopped(history, judged)
         sentence = decision.sentence
         if stopped == "budget":
             size = int(sample.values.size)
@@ -302,7 +328,7 @@ class Certification:
                 failed=len(service.failures(n_used)),
                 requested=int(n_used),
                 file=str(service.path),
-                best=float(self.objective.best(sample.values)),
+                best=float(self.objective.best(sample.values)) if sample.values.size else None,
                 oracle=self.oracle_kind,
                 sequential=history is not None,
                 design=service.design,
@@ -322,7 +348,7 @@ class Certification:
             bounds=assemble.bound_summaries(self.bounds, self.oracle_kind),
             known_plans=assemble.known_list(
                 [
-                    ev.known[0]._replace(plan="best sampled plan"),
+                    *([ev.known[0]._replace(plan="best sampled plan")] if sample.values.size else []),
                     *self.known,
                     KnownPlan("certified plan itself", ev.plan_value, ev.plan_half_width),
                 ]
@@ -331,12 +357,14 @@ class Certification:
             sequential=[step.to_dict() for step in history.steps] if history else None,
             noise=None if self.noisy is None else self.noisy.to_dict(),
             latency=None if self.latency is None else self.latency.to_dict(),
+            budget=self.budget.to_dict(),
         )
 
-    def stopped(self, history: SequentialResult | None) -> str:
-        """Why sampling ended (`SamplesSummary.stopped`)."""
+    def stopped(self, history: SequentialResult | None, judged: Judgement | None = None) -> str:
+        """Why sampling ended (`SamplesSummary.stopped`): a verdict `judged` decided is
+        "decided" even where the budget cut the sample (it was settled before sampling)."""
         if history is None:
             return "fixed"
-        if history.met:
+        if history.met or (judged is not None and judged.decided):
             return "decided"
         return "budget" if self.budget.spent else "ceiling"

@@ -64,10 +64,19 @@ def identity(screen: bool) -> dict[str, object]:
 class Climber:
     """One local-optima sample from a start plan (see the module docstring)."""
 
-    def __init__(self, spec, objective: str, screen: bool) -> None:
+    def __init__(self, spec, objective: str, screen: bool, cut: float | None = None) -> None:
         self.spec = spec
         self.search = LocalSearch(spec, objective)
         self.screen = screen
+        self.cut = cut  # a `time.monotonic()` reading: past it the climb stops (`BudgetCut`)
+
+    def _check_cut(self) -> None:
+        import time
+
+        from tasksolve.solver.certify.budget import BudgetCut
+
+        if self.cut is not None and time.monotonic() >= self.cut:
+            raise BudgetCut("the certify budget ended during a local-search restart")
 
     def climb(self, start: list[int], seed: int) -> tuple[np.ndarray, float, int]:
         """(local optimum, its closed-form value, improving moves) from `start`."""
@@ -80,10 +89,12 @@ class Climber:
         steps = 0
         while (found := search.step(plan, value)) is not None:
             (plan, value), steps = found, steps + 1
+            self._check_cut()
         return plan, value, steps
 
     def sample(self, oracle: PlanOracle, start: list[int], seed: int) -> tuple[list[int], int, Measurement]:
-        """(the plan measured, improving moves, its measurement on `oracle` with `seed`)."""
+        """(the plan measured, improving moves, its measurement on `oracle` with `seed`); raises
+        `BudgetCut` past the climber's `cut` (while climbing or before a screened plan's measurement)."""
         plan, _, steps = self.climb(start, seed)
         candidates = [plan]
         if self.screen and SCREEN > 1:
@@ -94,6 +105,7 @@ class Climber:
                 candidates += [neighbours[i] for i in order if np.isfinite(values[i])]
         best = None
         for contexts in candidates:
+            self._check_cut()
             chosen = [int(c) for c in contexts]
             measured = oracle.evaluate(Plan.from_contexts(self.spec, chosen), seed=seed)
             score = measured.value(self.search.objective)
@@ -107,7 +119,14 @@ PROBES = 10
 
 
 def probe(
-    spec, oracle, objective: str, seed: int, restarts: int = PROBES, screen: bool = False, deadline: float | None = None
+    spec,
+    oracle,
+    objective: str,
+    seed: int,
+    restarts: int = PROBES,
+    screen: bool = False,
+    deadline: float | None = None,
+    cut: float | None = None,
 ) -> tuple[float, list[int]] | None:
     """The best of `restarts` seeded local-search restarts measured on `oracle`: a known plan that
     refutes an estimate it beats.  Uniform random plans alone can be *wrongly* certified (their
@@ -115,20 +134,26 @@ def probe(
     the truth"); a few climbs from random starts reach far better plans.  Returns (value in the
     samples' orientation, plan), or None when no start is valid.  With a `deadline`
     (`time.monotonic()` seconds: the certify phase's budget, `solver.certify.budget`) no restart
-    starts after it once one has finished; the restarts done are the first of the same stream."""
+    starts after it once one has finished; the restarts done are the first of the same stream.
+    With `cut` (the budget's hard deadline, given when the verdict does not need the probe) no
+    restart is forced: none starts past `deadline`, and one still climbing at `cut` is dropped
+    (`BudgetCut`)."""
     import time
 
     from tasksolve.simulate.oracle import plan_seed
     from tasksolve.solver.binding.samplers import uniform_plans
+    from tasksolve.solver.certify.budget import BudgetCut
 
-    climber = Climber(spec, objective, screen=screen)
+    climber = Climber(spec, objective, screen=screen, cut=cut)
     starts = uniform_plans(spec, restarts, np.random.default_rng([seed, 0x70726F6265]))
     best = None
     for i, start in enumerate(starts):
-        if best is not None and deadline is not None and time.monotonic() >= deadline:
+        if (best is not None or cut is not None) and deadline is not None and time.monotonic() >= deadline:
             break
         try:
             plan, _, measured = climber.sample(oracle, [int(c) for c in start], plan_seed(seed + 1, i))
+        except BudgetCut:
+            break
         except Exception:  # an invalid start or a failed measurement: the probe is evidence, not a must
             continue
         score = measured.value(objective)

@@ -125,10 +125,19 @@ def _run(cert: Certification, seconds: dict[str, float]) -> CertifyOutcome:
     """Sample, then the steps after sampling, each adding what it found, then the certificate."""
     service, settings = cert.service, cert.settings
     clock = time.perf_counter()
-    history, n_used = _draw(cert)
+    settled = cert.budget.deadline is not None and cert.settled()  # the samples are no must
+    service.cut = cert.budget.deadline if settled else None
+    try:
+        history, n_used = _draw(cert, settled)
+    finally:
+        service.cut = None
     seconds["sampling"] = time.perf_counter() - clock
     clock = time.perf_counter()
-    if not service.ok_records(n_used):  # nothing measured: exit 3 with the failures summarised
+    if settled and not service.ok_records(n_used):
+        cert.budget.note(
+            f"samples: no {cert.draws[:-1]} finished within the budget (the verdict was decided without one)"
+        )
+    elif not service.ok_records(n_used):  # nothing measured: exit 3 with the failures summarised
         raise all_failed(service.failures(n_used), service.path)
     sample = _final_sample(cert, history, service.values(n_used))
     from tasksolve.solver.certify.noisy import for_certification as noisy_for
@@ -150,6 +159,7 @@ def _run(cert: Certification, seconds: dict[str, float]) -> CertifyOutcome:
         cert.measured, judged = precise(
             cert.classes, contexts, cert.measured, cert.spec.objective, lambda m: cert.judge(sample, m)
         )
+    _plan_bounds(cert)
     certificate = cert.certificate(judged, sample, history, n_used)
     better = cert.better_plans(judged)
     seconds["verdict"] = time.perf_counter() - clock
@@ -159,9 +169,25 @@ def _run(cert: Certification, seconds: dict[str, float]) -> CertifyOutcome:
     return CertifyOutcome(certificate, sample.analysis, history, service, seconds, better)
 
 
+def _plan_bounds(cert: Certification) -> None:
+    """The plan's own fluid bound beside the bound over every plan (`bounds.add_plan_bound`), after
+    the verdict and only where the budget affords it: it informs, it decides nothing."""
+    from dataclasses import replace
+
+    from tasksolve.solver.certify.bounds import SimulationBound, add_plan_bound
+
+    for i, bound in enumerate(cert.bounds):
+        if isinstance(bound, SimulationBound) and cert.plan is not None and bound.plan_value is None:
+            cert.bounds[i] = found = add_plan_bound(replace(bound), cert.spec, cert.plan, cert.budget.left())
+            if found.plan_note:
+                cert.budget.note("the plan's own fluid bound: " + found.plan_note)
+
+
 def _baselines(cert: Certification, values: np.ndarray):
     from tasksolve.solver.certify.assemble import baselines
 
+    if not values.size:  # no sample (the budget ended first on a verdict the bound decided)
+        return []
     s = cert.settings
     return baselines(cert.spec, values, s.balanced, s.seed, cert.measurer, cert.spec.objective, s.design)
 
@@ -194,9 +220,9 @@ def _final_sample(cert: Certification, history, values: np.ndarray) -> Sample:
     return Sample(values, *_analyze(values, cert.minimize, cert.confidence, cert.settings.seed))
 
 
-def _draw(cert: Certification) -> tuple[SequentialResult | None, int]:
+def _draw(cert: Certification, settled: bool = False) -> tuple[SequentialResult | None, int]:
     """Sample as the settings' mode says ("sequential", "adaptive" or "fixed"): (history or
-    None, samples used)."""
+    None, samples used); `settled`: the verdict is decided already, no minimum sample."""
     service, s = cert.service, cert.settings
     n_fixed = s.fixed_size(cert.spec)
     # the bar's total is the first batch and grows with each batch the design asks for: it never
@@ -206,16 +232,18 @@ def _draw(cert: Certification) -> tuple[SequentialResult | None, int]:
     with bar:
         bar.set_completed(len(service.records))
         if s.mode == "sequential":
-            return _sample(cert, bar, n_init=s.n_init, n_delta=s.n_delta, limit=s.max_samples)
+            return _sample(cert, bar, n_init=s.n_init, n_delta=s.n_delta, limit=s.max_samples, settled=settled)
         if s.mode == "adaptive":
-            return _sample(cert, bar, n_init=min(ADAPTIVE_INIT, n_fixed), n_delta=ADAPTIVE_STEP, limit=n_fixed)
+            n_init = min(ADAPTIVE_INIT, n_fixed)
+            return _sample(cert, bar, n_init=n_init, n_delta=ADAPTIVE_STEP, limit=n_fixed, settled=settled)
         service.ensure(n_fixed, on_progress=lambda d: bar.advance(d, service))
         return None, n_fixed
 
 
-def _sample(cert: Certification, bar: Progress, *, n_init: int, n_delta: int, limit: int):
+def _sample(cert: Certification, bar: Progress, *, n_init: int, n_delta: int, limit: int, settled: bool = False):
     """ASPLOS'12 Figure 13 over the sampling service, stopping when the verdict is decided:
-    (history, samples used)."""
+    (history, samples used).  `BUDGET_MIN_SAMPLES` are drawn whatever the budget unless the
+    verdict is `settled` before sampling."""
     service, cursor = cert.service, {"next": 0}
     deadline = cert.budget.sampling_deadline
 
@@ -228,9 +256,12 @@ def _sample(cert: Certification, bar: Progress, *, n_init: int, n_delta: int, li
             want = min(limit, start + (k - len(values)))
             bar.set_total(max(want, n_init))
             advance = lambda d: bar.advance(d, service)  # noqa: E731
-            service.ensure(min(want, BUDGET_MIN_SAMPLES), on_progress=advance)  # never stop before these
+            if not settled:  # never stop before these: a sample to judge at all
+                service.ensure(min(want, BUDGET_MIN_SAMPLES), on_progress=advance)
+                if cert.budget.over(cert.budget.deadline):
+                    cert.budget.note(f"samples: the first {BUDGET_MIN_SAMPLES}, drawn whatever the budget, ran past it")
             done = service.ensure(want, on_progress=advance, deadline=deadline)
-            if not service.ok_records(done):
+            if not service.ok_records(done) and not (settled and done < want):  # settled: none may fit
                 raise all_failed(service.failures(done), service.path)
             values += [service.records[i].value for i in range(start, done) if service.records[i].status == "ok"]
             cursor["next"] = done

@@ -47,6 +47,7 @@ from tasksolve.simulate.executor import Executor
 from tasksolve.simulate.measurement import known_half_width
 from tasksolve.simulate.oracle import make_oracle, plan_seed
 from tasksolve.solver.binding.samplers import uniform_plans
+from tasksolve.solver.certify.budget import BudgetCut
 from tasksolve.solver.certify.records import RecordError, check_spread, checked_record
 from tasksolve.solver.certify.samples_file import (  # noqa: F401  (re-exported: the service's vocabulary)
     LOCK_NAME,
@@ -132,6 +133,7 @@ def _make_worker(
     design: str = "random",
     pipeline: PipelineProblem | None = None,
     seed_of_run: int = 0,
+    cut: float | None = None,
 ) -> _Worker:
     oracle = oracle_factory(spec) if oracle_factory else make_oracle(spec, oracle_kind)
     climber = None
@@ -146,7 +148,7 @@ def _make_worker(
     if design == "local-optima":
         from tasksolve.solver.certify.designs import Climber
 
-        climber = Climber(spec, objective, screen=oracle_kind != "analytic" or oracle_factory is not None)
+        climber = Climber(spec, objective, screen=oracle_kind != "analytic" or oracle_factory is not None, cut=cut)
     return _Worker(spec, oracle, objective, timeout, design, oracle_kind, climber)
 
 
@@ -212,6 +214,8 @@ def _attempts(worker: _Worker, index: int, sample_seed: int, take, contexts, sta
                 steps=steps,
                 pipeline=measured,
             )
+        except BudgetCut:  # not a failure: the restart is dropped (`_measure_chunk`)
+            raise
         except SimulationTimeout as exc:  # the service's alarm, or the oracle's own cap (oracle.time_cap)
             error = f"timed out after {timeout:g}s" if str(exc) == "alarm" else f"{type(exc).__name__}: {exc}"
         except Exception as exc:  # an oracle failure is data, not a crash
@@ -219,8 +223,16 @@ def _attempts(worker: _Worker, index: int, sample_seed: int, take, contexts, sta
     return Record(index, contexts, "failed", attempts=2, error=error, seed=sample_seed, start=start, pipeline=pipeline)
 
 
-def _measure_chunk(worker: _Worker, jobs: list[tuple[int, list[int] | PlanJSON, int]]) -> list[Record]:
-    return [_measure_one(worker, *job) for job in jobs]
+def _measure_chunk(worker: _Worker, jobs: list[tuple[int, list[int] | PlanJSON, int]]) -> list[Record | None]:
+    """The chunk's records in order; None from the first restart cut by the budget (`BudgetCut`)
+    on: `SamplingService.ensure` leaves those out, so the samples file keeps a prefix of the stream."""
+    records: list[Record | None] = []
+    for job in jobs:
+        try:
+            records.append(None if records and records[-1] is None else _measure_one(worker, *job))
+        except BudgetCut:
+            records.append(None)
+    return records
 
 
 # ------------------------------------------------------------------ the service
@@ -244,6 +256,7 @@ class SamplingService:
     design: str = "random"  # see DESIGNS
     pipeline: PipelineProblem | None = None  # sample pipeline plans (`solver.certify.pipeline_samples`)
     deadline: float | None = None  # `ensure`'s deadline when it is given none (`time.monotonic()` seconds)
+    cut: float | None = None  # local-optima design: a climb still running past it is dropped (`BudgetCut`)
     records: dict[int, Record] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -416,6 +429,7 @@ class SamplingService:
             self.design,
             self.pipeline,
             self.seed,
+            self.cut,
         )
         from tasksolve.simulate.registry import exclusive
 
@@ -428,7 +442,8 @@ class SamplingService:
         )
         try:
             with executor.map(_measure_chunk, jobs, init=_make_worker, init_args=init_args) as stream:
-                for _, records in stream:
+                for _, chunk in stream:
+                    records = [r for r in chunk if r is not None]  # None: a restart the budget cut
                     self._append(records)
                     if on_progress:
                         on_progress(len(records))

@@ -70,7 +70,7 @@ class BindingStrategy(Strategy):
     def oracle_bounds(self) -> list[Any]:
         from tasksolve.solver.job.strategy import simulation_bounds
 
-        return simulation_bounds(self.spec, self.settings.oracle_kind, self.plan)
+        return simulation_bounds(self.spec, self.settings.oracle_kind)
 
     def known_plans(self) -> list[KnownPlan]:
         """Every plan of the comparison measured on the oracle, and the answer (natural values),

@@ -43,7 +43,7 @@ class GivenPlan(Strategy):
     def oracle_bounds(self) -> list[Any]:
         from tasksolve.solver.job.strategy import simulation_bounds
 
-        return simulation_bounds(self.spec, self.settings.oracle_kind, self.given)
+        return simulation_bounds(self.spec, self.settings.oracle_kind)
 
     def bound(self) -> Any:
         if self.settings.oracle_kind != "analytic":

@@ -70,6 +70,7 @@ class Job:
         self.settings = settings or JobSettings.resolve(spec, **options)
         self.strategy = strategy or strategy_for(spec, self.settings)
         self.started: float | None = None  # `run`'s start: the time limit is the whole job's
+        self._bounds: list | None = None  # the bounds of the first certification (`certify`)
         self.say = say
         self.seconds: dict[str, float] = {}
 
@@ -90,7 +91,7 @@ class Job:
                 adopted = next(filter(None, map(self.strategy.adopt, outcome.better)), None)
                 if adopted:  # the job's answer is the best plan it measured
                     self._say(f"{adopted}; certifying it")
-                    outcome = self.certify(resume=True)
+                    outcome = self.certify(resume=True, first=outcome)
             files = self.write_plan_files()
             result = JobResult(
                 self.spec.name,
@@ -132,31 +133,42 @@ class Job:
             write_text_atomic(files["pinning.txt"], summary_text(self.spec, plan))
         return files
 
-    def certify(self, resume: bool = False):
+    def certify(self, resume: bool = False, first=None):
         """The certificate of the strategy's plan (`solver.certify.run.certify`), the sampler,
         bound and known plans the strategy's; a sample EVT cannot analyse is a solver failure.
         `resume`: continue the samples of an earlier certification in this job (of another
-        plan: the samples do not depend on it)."""
+        plan: the samples do not depend on it).  `first`: that certification's outcome, after an
+        adoption: its bounds (they do not depend on the plan) and the plans that beat the old
+        answer are reused, no probe runs again, and the budget is what the job's time limit has
+        left (`JobSettings.recertify_seconds`), with no floor of its own."""
         from tasksolve.solver.certify.run import certify
 
         strategy = self.strategy
         started = time.monotonic()  # the budget covers the bounds and the probe too
         clock = time.perf_counter()  # the bounds and the strategy's own probe, timed as "bounds"
-        rigorous = strategy.bound()
-        bounds = ([rigorous] if rigorous is not None else []) + strategy.oracle_bounds()
-        settings = self.settings.certify_settings(elapsed=started - (self.started or started))
+        if first is None or self._bounds is None:
+            rigorous = strategy.bound()
+            self._bounds = ([rigorous] if rigorous is not None else []) + strategy.oracle_bounds()
+        bounds = list(self._bounds)
+        elapsed = started - (self.started or started)
+        settings = self.settings.certify_settings(elapsed=elapsed)
+        if first is not None:
+            settings = replace(settings, budget_s=self.settings.recertify_seconds(elapsed), probes=0)
         if resume:
             settings = replace(settings, resume=True, force=False)
         balanced = self.settings.balanced if self.settings.balanced is not None else strategy.balanced
         if balanced is not None:
             settings = replace(settings, balanced=balanced)
         sampler = strategy.sampler()
-        if sampler.probes is not None:
+        if sampler.probes is not None and first is None:
             settings = replace(settings, probes=sampler.probes)
         known = strategy.known_plans()
         probed = strategy.probe()
         if probed is not None:
             known.append(probed)
+        if first is not None and strategy.plan is not None:  # binding plans met the first time, but the plan
+            own = tuple(strategy.plan.contexts(self.spec)) if strategy.kind == "binding" else None
+            known += [k for k in first.better if k.contexts is not None and k.contexts != own]
         bound_s = time.perf_counter() - clock
         try:
             outcome = certify(

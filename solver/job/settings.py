@@ -135,6 +135,15 @@ class JobSettings:
         left = (1.0 - REPORT_SHARE) * self.time_limit - elapsed
         return max(CERTIFY_FLOOR_SHARE * self.time_limit, left)
 
+    def recertify_seconds(self, elapsed: float) -> float:
+        """The budget of a second certification in the job (the plan it adopted, `solver.job.job.Job`):
+        what the job's time limit has left after `elapsed` seconds, less `REPORT_SHARE` of it, and
+        no floor (the first certification had it); at least a millisecond (a budget, not none).
+        ``certify_budget`` and ``deterministic`` as in `certify_seconds`."""
+        if self.certify_budget is not None or self.deterministic:
+            return self.certify_seconds(elapsed)
+        return max(1e-3, (1.0 - REPORT_SHARE) * self.time_limit - elapsed)
+
     def certify_settings(self, elapsed: float = 0.0) -> CertifySettings:
         """The settings of `solver.certify.run.certify` these fix (the strategy adds the plan, the
         bounds, the known plans and the sampler, and may set ``balanced`` and ``probes``)."""

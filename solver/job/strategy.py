@@ -110,13 +110,14 @@ class Strategy:
         return None
 
 
-def simulation_bounds(spec: Spec, oracle_kind: str, plan: Plan | None) -> list[Any]:
+def simulation_bounds(spec: Spec, oracle_kind: str) -> list[Any]:
     """The fluid LP's bound on the simulated optimum (docs/design.md, "A bound on the
     simulation") when the plan is measured on the simulation of a binding spec with a throughput
-    objective; none otherwise."""
+    objective; none otherwise.  The plan's own fluid bound is left to the certification's end,
+    where the budget affords it (`solver.certify.bounds.add_plan_bound`)."""
     if oracle_kind != "des" or spec.problem != "binding" or Objective.of(spec.objective).quantity != "throughput":
         return []
     from tasksolve.solver.certify.bounds import simulation_bound
 
-    found = simulation_bound(spec, plan=plan)
+    found = simulation_bound(spec)
     return [] if found is None else [found]
