@@ -93,6 +93,8 @@ def run_one(contexts: int, time_limit: float, folder: Path, mem_limit_gb: float 
         verdict=result["verdict"],
         sentence=cert["sentence"],
         phases_s=result.get("seconds"),
+        certify_s=result.get("certify_seconds"),
+        adopted=result.get("adopted"),
         samples=cert["samples"].get("n"),
         stopped=cert["samples"].get("stopped"),
         budget_s=cert["samples"].get("budget_s"),

@@ -71,7 +71,9 @@ class JobResult:
         return "\n".join(parts)
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON form: verdict, certificate (without the solve), solve, files, seconds."""
+        """The JSON form: verdict, certificate (without the solve), solve, files, seconds (the
+        job's phases), certify_seconds (the last certification's steps: bounds, prepare, sampling,
+        verdict, baselines, other design)."""
         return {
             "spec": self.spec,
             "kind": self.kind,
@@ -80,5 +82,6 @@ class JobResult:
             "solve": None if self.solve is None else self.solve.to_dict(),
             "files": {name: str(path) for name, path in self.files.items()},
             "seconds": dict(self.seconds),
+            "certify_seconds": dict(self.outcome.seconds or {}),
             "adopted": self.adopted,
         }
