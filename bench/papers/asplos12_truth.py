@@ -87,10 +87,11 @@ def bracket(truth: dict) -> tuple[float, float, float]:
 def judge(r: dict, truth: dict) -> dict:
     """One sample size's result `r` (best, estimate, lower, upper) against the truth."""
     low, known, high = bracket(truth)
+    lower = math.inf if r["lower"] is None else r["lower"]  # None: every finite end point rejected
     upper = math.inf if r["upper"] is None else r["upper"]
-    if r["lower"] <= low and upper >= high:
+    if lower <= low and upper >= high:
         holds = "yes"
-    elif upper < low or r["lower"] > high:
+    elif upper < low or lower > high:
         holds = "no"
     else:
         holds = "undecided"
