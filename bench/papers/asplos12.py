@@ -216,8 +216,8 @@ def _why(data: dict, v: dict) -> str:
     if v["key"] in ("fig10", "fig11", "fig12") and len(benches) < len(BENCHMARKS):
         return (
             f"holds on {len(data['rows'])} runs only ({len(benches)} benchmarks, {data['seeds']} seed(s)): "
-            "'4 of 5 benchmarks' was read as 80% of the runs, and the row judges the estimate against the "
-            "sample's own best; against the optimum it does not hold (the run below)"
+            "'4 of 5 benchmarks' was read as 80% of the runs; the row judges against the sample's own best, the "
+            "simulation run against the truth (five seeds, five benchmarks) against the optimum"
         )
     return ""
 
