@@ -202,7 +202,15 @@ def _demand_rows(spec, app: str, tasks: Sequence[str], resources: list[str]) -> 
 
 def binding_structure(spec) -> Structure:
     """The structure of a binding plan: every task of every instance is a group, run by one
-    thread or by the task's `replicas` (threads adjacent in `spec.threads`)."""
+    thread or by the task's `replicas` (threads adjacent in `spec.threads`).  Built once per
+    spec (a spec is not changed once loaded; every plan of it shares the structure)."""
+    cached = spec.__dict__.get("_binding_structure")
+    if cached is None:
+        cached = spec.__dict__["_binding_structure"] = _binding_structure(spec)
+    return cached
+
+
+def _binding_structure(spec) -> Structure:
     groups: list[tuple[int, str, tuple[str, ...], int]] = []
     names = []
     thread_lists: list[list[int]] = []
@@ -295,14 +303,7 @@ def _assemble(spec, names, instance_names, groups_spec, thread_lists) -> Structu
             group_of[t], replica_of[t], instance_of[t] = g, r, inst
             task_cycles[t], task_kind_cycles[t] = cycles, per_kind
             demand[t], idle[t] = busy_row, idle_row
-    preds: list[dict[int, list[int]]] = [dict() for _ in groups_spec]
-    for g, (inst, app, tasks, _stage) in enumerate(groups_spec):
-        application = spec.applications[app]
-        for edge in application.edges:
-            if edge.target in tasks:
-                source_group = task_group[(inst, edge.source)]
-                if source_group != g:
-                    preds[g].setdefault(source_group, []).append(int(edge.bytes))
+    preds = _group_preds(spec, groups_spec, task_group)
     succs: list[list[int]] = [[] for _ in groups_spec]
     for g, by_pred in enumerate(preds):
         for p in by_pred:
@@ -327,8 +328,11 @@ def _assemble(spec, names, instance_names, groups_spec, thread_lists) -> Structu
         )
     locks, sync = sync_tables(spec, groups, instance_names, thread_lists, n)
     entry_group, sink_groups = [], []
+    of_instance: list[list[Group]] = [[] for _ in instance_names]
+    for grp in groups:
+        of_instance[grp.instance].append(grp)
     for inst in range(len(instance_names)):
-        mine = [grp for grp in groups if grp.instance == inst]
+        mine = of_instance[inst]
         entries = [grp.index for grp in mine if not grp.preds]
         if len(entries) != 1:
             raise InvalidPlanError(
@@ -355,6 +359,27 @@ def _assemble(spec, names, instance_names, groups_spec, thread_lists) -> Structu
         sync=sync,
         task_kind_cycles=task_kind_cycles,
     )
+
+
+def _group_preds(spec, groups_spec, task_group: dict[tuple[int, str], int]) -> list[dict[int, list[int]]]:
+    """Per group: its predecessor groups, each with the bytes of every crossing task edge (in the
+    order the application gives its edges)."""
+    preds: list[dict[int, list[int]]] = [dict() for _ in groups_spec]
+    into = {app: _edges_into(spec.applications[app]) for app in {group[1] for group in groups_spec}}
+    for g, (inst, app, tasks, _stage) in enumerate(groups_spec):
+        for _, source, size in sorted(edge for task in tasks for edge in into[app].get(task, ())):
+            source_group = task_group[(inst, source)]
+            if source_group != g:
+                preds[g].setdefault(source_group, []).append(size)
+    return preds
+
+
+def _edges_into(application) -> dict[str, list[tuple[int, str, int]]]:
+    """Task -> (index in the application's edges, source, bytes) of the edges into it."""
+    out: dict[str, list[tuple[int, str, int]]] = {}
+    for index, edge in enumerate(application.edges):
+        out.setdefault(edge.target, []).append((index, edge.source, int(edge.bytes)))
+    return out
 
 
 def _dispatch(spec, app: str, tasks, replicas: int) -> str:

@@ -274,11 +274,25 @@ def _cycles_per_kind(draw, apps: dict[str, Any], kinds: list[str]) -> None:
 
 
 def _per_kind_and_replicas(draw, apps: dict[str, Any], topo: dict[str, Any], every_field: bool) -> None:
-    """Cycles per kind of core where the topology has kinds; replicas with `every_field`."""
+    """Cycles per kind of core where the topology has kinds; replicas and a device with `every_field`."""
     if "kinds" in topo:
         _cycles_per_kind(draw, apps, list(topo["kinds"]))
     if every_field:
         _replicas(draw, apps)
+        _device(draw, apps, topo)
+
+
+def _device(draw, apps: dict[str, Any], topo: dict[str, Any]) -> None:
+    """Now and then a device at some domain (or the machine), read by one task."""
+    if not draw(st.booleans()):
+        return
+    context = draw(st.sampled_from(_context_names(topo["levels"])))
+    parts = context.split(".")
+    at = ".".join(parts[: draw(st.integers(0, len(parts)))]) or "machine"
+    topo["devices"] = {"dev0": {"at": at, "kind": "nic"}}
+    app = apps[draw(st.sampled_from(sorted(apps)))]
+    task = app["tasks"][draw(st.sampled_from(sorted(app["tasks"])))]
+    task["device"] = draw(st.sampled_from(["dev0", {"name": "dev0", "bytes": "256B"}]))
 
 
 def _replicas(draw, apps: dict[str, Any]) -> None:

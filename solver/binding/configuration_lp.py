@@ -257,6 +257,7 @@ def configuration_bound(
         configs = index_configurations(types, layout, sizes)  # priced by index: no count matrix
         counts.append(configs)
         evaluator = ConfigurationValues(problem, types, layout, sizes)  # its kinds of core
+        evaluator.deadline = None if time_limit is None else start + time_limit  # then valued by `upper`
         values.append(LazyValues(evaluator, configs))  # valued when pricing needs it
         multiplicity.append(n_domains)
     remaining = None if time_limit is None else max(1.0, time_limit - (time.perf_counter() - start))

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -45,7 +46,14 @@ from tasksolve.solver.binding.thread_types import ThreadTypes
 
 MAX_CONFIGURATIONS = 3_000_000
 MAX_ASSIGNMENTS = 4096  # partner assignments enumerated per count vector
+MAX_OPTIONS = 4096  # fragments valued per count vector; more (many roles of an application): `upper`'s bound
 CHUNK = 131_072  # configurations evaluated at once
+
+
+def _option_count(grid: np.ndarray) -> int:
+    """How many fragments `ConfigurationValues._options` would list for `grid` (cells x roles)."""
+    present = (grid > 0).sum(axis=0)
+    return int(present[0]) * math.prod(1 + int(p) for p in present[1:])
 
 
 class NotApplicable(Exception):
@@ -286,6 +294,7 @@ class ConfigurationValues:
             1.0, np.where(types.demand > 0, np.maximum(own, machine), 0.0).max(axis=1, initial=0.0)
         )
         self._assignments: dict[tuple, np.ndarray | None] = {}
+        self.deadline: float | None = None  # perf_counter: past it, fragments get `upper`'s bound
 
     def slowdowns(self, configs: np.ndarray, only: list[int] | None = None) -> np.ndarray:
         """``1 / rate`` of a thread of each type in each cell: (configs, cells, types); of the
@@ -346,14 +355,19 @@ class ConfigurationValues:
             slow = self.slowdowns(part, anchors)
             for a, (app, roles) in enumerate(self.types.apps.items()):
                 anchor = self.types.anchor[app]
-                floor = max((self.least_time(k) for k in roles if k != anchor), default=0.0)
-                work = self.local_cycles[anchor] + sum(
-                    self.layout.cheapest[size] * w for _, size, w in self.types.in_edges[anchor]
-                )
-                with np.errstate(divide="ignore"):
-                    rate = self.clock / np.maximum(work * slow[:, :, a], floor)
-                out[start : start + CHUNK] += (part[:, :, anchor] * rate).sum(axis=1)
+                out[start : start + CHUNK] += self._anchor_upper(part[:, :, anchor], slow[:, :, a], roles, anchor)
         return out
+
+    def _anchor_upper(self, anchors: np.ndarray, slow: np.ndarray, roles: list[int], anchor: int) -> np.ndarray:
+        """`upper` of one application: `anchors` (n, cells) its anchors per cell, `slow` (n, cells)
+        the anchor's slowdown there."""
+        floor = max((self.least_time(k) for k in roles if k != anchor), default=0.0)
+        work = self.local_cycles[anchor] + sum(
+            self.layout.cheapest[size] * w for _, size, w in self.types.in_edges[anchor]
+        )
+        with np.errstate(divide="ignore"):
+            rate = self.clock / np.maximum(work * slow, floor)
+        return (anchors * rate).sum(axis=1)
 
     def least_time(self, k: int) -> float:
         """The least ``E`` a thread of type k can have anywhere: its cycles, the cheapest cost of
@@ -377,6 +391,12 @@ class ConfigurationValues:
         for g, key in enumerate(keys):
             members = rows[order[starts[g] : starts[g + 1]]]
             grid = key.reshape(m, -1)
+            late = self.deadline is not None and time.perf_counter() > self.deadline
+            if late or _option_count(grid) > MAX_OPTIONS:  # no time, or too many fragments: `upper`'s bound
+                out[members] = self._anchor_upper(
+                    configs[members][:, :, anchor], slow[members][:, :, anchor], roles, anchor
+                )
+                continue
             options = self._options(grid)
             part = slow[members]
             values = np.stack([self._fragment_value(part, anchor, others, option) for option in options])

@@ -57,12 +57,16 @@ class LocalSearch:
         self.rng = np.random.default_rng(seed)
         self.n_threads = len(spec.threads)
         self.n_contexts = spec.topology.n_contexts
-        allowed = self.constraints.allowed.copy()
-        for t, c in self.constraints.pinned.items():
-            allowed[t] = False
-            allowed[t, c] = True
+        allowed = self.constraints.allowed
+        if self.constraints.pinned:
+            allowed = allowed.copy()
+            for t, c in self.constraints.pinned.items():
+                allowed[t] = False
+                allowed[t, c] = True
         self.allowed = allowed
-        self.pairs = np.nonzero(allowed)  # every (thread, context) a move may take
+        self.n_pairs = int(np.count_nonzero(allowed))
+        # every (thread, context) a move may take, unless there are too many to list: then drawn
+        self.pairs = np.nonzero(allowed) if self.n_pairs <= MAX_PAIRS else None
         bound = spec.constraints.latency_max
         self.latency_bound = None if bound is None else bound.to_seconds(spec.topology.clock) * (1 + 1e-9)
         self.evaluations = 0
@@ -96,10 +100,10 @@ class LocalSearch:
         plan entries, so that one descent step stays short and small on large machines)."""
         occupant = np.full(self.n_contexts, -1)
         occupant[plan] = np.arange(self.n_threads)
-        threads, contexts = self.pairs
-        if len(threads) > MAX_PAIRS:  # draw the moves before checking them (few are invalid)
-            pick = np.sort(self.rng.choice(len(threads), self._most(), replace=False))
-            threads, contexts = threads[pick], contexts[pick]
+        if self.pairs is None:  # draw the moves before checking them: uniform over the allowed pairs
+            threads, contexts = self._draw_pairs(self._most())
+        else:
+            threads, contexts = self.pairs
         keep = contexts != plan[threads]
         threads, contexts = threads[keep], contexts[keep]
         others = occupant[contexts]
@@ -115,6 +119,17 @@ class LocalSearch:
         out[rows[swap], others[swap]] = plan[threads[swap]]
         out[rows, threads] = contexts
         return out
+
+    def _draw_pairs(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """About `n` (thread, context) pairs drawn uniformly among the allowed ones (uniform
+        pairs, the disallowed dropped: more than `MAX_PAIRS` are allowed, so most of them)."""
+        density = self.n_pairs / self.allowed.size
+        draws = int(n / density * 1.1) + 16
+        threads = self.rng.integers(0, self.n_threads, draws)
+        contexts = self.rng.integers(0, self.n_contexts, draws)
+        keep = self.allowed[threads, contexts]
+        order = np.lexsort((contexts[keep], threads[keep]))[:n]
+        return threads[keep][order], contexts[keep][order]
 
     def _most(self) -> int:
         """The neighbours one step evaluates at most."""

@@ -51,16 +51,21 @@ class BindingProblem:
         """Contexts each thread may take under constraints.contexts, forbid and pin."""
         topo = self.topology
         cons = self.spec.constraints
-        usable = set(self.usable)
+        everywhere = sorted(self.usable)  # one list shared by the threads neither pinned nor forbidden
+        usable = set(everywhere)
         out = []
         for thread in self.spec.threads:
             name = thread.name
+            forbid = cons.forbid.get(name) if f"forbid:{name}" not in self.ignore else None
+            pin = cons.pin.get(name) if f"pin:{name}" not in self.ignore else None
+            if not forbid and pin is None:
+                out.append(everywhere)
+                continue
             contexts = set(usable)
-            if f"forbid:{name}" not in self.ignore:
-                for domain in cons.forbid.get(name, []):
-                    contexts -= set(topo.contexts_of(*topo.parse_domain(domain)))
-            if name in cons.pin and f"pin:{name}" not in self.ignore:
-                contexts &= {topo.parse_context(cons.pin[name])}
+            for domain in forbid or []:
+                contexts -= set(topo.contexts_of(*topo.parse_domain(domain)))
+            if pin is not None:
+                contexts &= {topo.parse_context(pin)}
             out.append(sorted(contexts))
         return out
 

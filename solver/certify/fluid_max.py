@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tasksolve.solver.certify.fluid_bound import FluidProblem, Slot, _round, lock_rows, slot, solve_problem
+from tasksolve.solver.certify.fluid_bound import FluidProblem, Slot, _round, equal_split, lock_rows, slot, solve_problem
 
 #: the most placement classes `max_bound` enumerates by default
 CLASS_LIMIT = 5000
@@ -89,6 +89,8 @@ def enumerated_max(spec, settings, objective: str, limit: int = CLASS_LIMIT) -> 
     if len(reps) == 0:
         return None
     ceiling = contention_free(spec, reps, objective)
+    if not all(equal_split(structure, settings)):  # replicas that may run at their own pace: no ceiling
+        ceiling = np.full(len(reps), np.inf)
     best, where, solved = -np.inf, None, 0
     for k in np.argsort(-ceiling, kind="stable"):
         if ceiling[k] * (1 + 1e-6) < best:  # no class left can beat the best bound found
@@ -103,7 +105,8 @@ def enumerated_max(spec, settings, objective: str, limit: int = CLASS_LIMIT) -> 
 
 def contention_free(spec, contexts: np.ndarray, objective: str) -> np.ndarray:
     """Each plan's closed form with every demand 0 (every thread at rate 1; locks still bound the
-    period): at least its fluid bound, since the LP has ``X_i <= y_u / w_u <= 1 / w_u`` and
+    period): at least its fluid bound when every group's replicas split the packets equally
+    (`fluid_bound.equal_split`; else the closed form's ``max s_t / R_t`` is not a bound), since the LP has ``X_i <= y_u / w_u <= 1 / w_u`` and
     ``X_i <= 1 / sum_h crit_h / rho_max_h``.  Visiting classes by this ceiling lets
     `enumerated_max` stop once no class left can beat the best bound found."""
     from tasksolve.simulate.analytic import BatchModel

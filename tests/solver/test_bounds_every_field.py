@@ -223,6 +223,43 @@ def test_fluid_lp_plan_bound_is_never_below_the_simulation(spec):
         }
     )
 )
+# two replicas of the only task, each a saturated source of its own: they run at their own pace
+# (305 Mpps on a P and an E core), where the closed form's equal split says 132 -- the class
+# ceiling that skipped the P+E class was no bound there (`fluid_max.enumerated_max`)
+@example(
+    spec=st_specs.load_for_the_model(
+        {
+            "tasksolve": 1,
+            "name": "generated",
+            "topology": {
+                "name": "t",
+                "clock": 2_986_000_000,
+                "levels": [{"name": "die", "count": 4}, {"name": "socket", "count": 1}, {"name": "ccx", "count": 1}],
+                "resources": [],
+                "kinds": {
+                    "P": {},
+                    "E": {"clock": "2986MHz", "domains": ["die3"]},
+                    "LP": {"speed": 0.5, "ipc": 0.75, "domains": ["die0", "die2"]},
+                },
+            },
+            "applications": {
+                "app0": {
+                    "tasks": {
+                        "t0": {
+                            "cycles": {"P": 180.5, "E": 50, "LP": 50},
+                            "frequency": 0.25,
+                            "replicas": 2,
+                            "dispatch": "hash",
+                        }
+                    }
+                }
+            },
+            "workload": [{"app": "app0", "instances": 1}],
+            "constraints": {"pin": {"app0#0.t0.r0": "die1.socket0.ccx0"}},
+            "objective": "total_throughput",
+        }
+    )
+)
 def test_fluid_lp_maximum_is_never_below_a_simulated_plan(spec):
     from tasksolve.solver.certify.bounds import simulation_bound
 
