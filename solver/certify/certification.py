@@ -173,7 +173,7 @@ class Certification:
         if probed is None:
             if settled:
                 budget.note(
-                    "probe: no local-search restart finished within the budget (the verdict was decided without it)"
+                    "probe: no local-search restart finished within the budget (the run was settled without it)"
                 )
             return
         classes = self.classes
@@ -184,9 +184,16 @@ class Certification:
 
     def settled(self) -> bool:
         """Whether the verdict is decided before any sample (`Judgement.decided` on no sample):
-        a rigorous bound proves the plan, or a known plan settles it.  Then the probe and the
-        samples only add to the certificate and get no minimum under a budget."""
-        return self.plan is not None and self.judge(Sample(np.empty(0), None, "no sample yet")).decided
+        a rigorous bound proves the plan, or a known plan settles it -- or, where the caller
+        `adopts` (``settings.adopts``), a known binding plan beats it beyond noise (the caller
+        certifies that one instead).  Then the probe and the samples only add to the certificate
+        and get no minimum under a budget."""
+        if self.plan is None:
+            return False
+        judged = self.judge(Sample(np.empty(0), None, "no sample yet"))
+        if judged.decided:
+            return True
+        return bool(self.settings.adopts and any(k.contexts is not None for k in self.better_plans(judged)))
 
     # ------------------------------------------------------------------------------ read-only
     @property

@@ -134,9 +134,7 @@ def _run(cert: Certification, seconds: dict[str, float]) -> CertifyOutcome:
     seconds["sampling"] = time.perf_counter() - clock
     clock = time.perf_counter()
     if settled and not service.ok_records(n_used):
-        cert.budget.note(
-            f"samples: no {cert.draws[:-1]} finished within the budget (the verdict was decided without one)"
-        )
+        cert.budget.note(f"samples: no {cert.draws[:-1]} finished within the budget (the run was settled without one)")
     elif not service.ok_records(n_used):  # nothing measured: exit 3 with the failures summarised
         raise all_failed(service.failures(n_used), service.path)
     sample = _final_sample(cert, history, service.values(n_used))
@@ -147,7 +145,7 @@ def _run(cert: Certification, seconds: dict[str, float]) -> CertifyOutcome:
     if found is not None:
         cert.bounds.append(found)
     binding = cert.classes is not None  # the finalists' climbs move threads of binding plans
-    if binding and cert.noisy is None and cert.plan is not None and not cert.judge(sample).decided:
+    if binding and cert.noisy is None and cert.plan is not None and not settled and not cert.judge(sample).decided:
         best = service.best(n_used, minimize=cert.minimize)
         finalists = [("the plan", cert.plan.contexts(cert.spec))] + (
             [("the best sample", best.contexts)] if best else []

@@ -39,8 +39,11 @@ class CertifySettings:
     ``probes`` local-search restarts as a known plan (`designs.probe`; 0 for pipeline plans).
     ``compare_samples`` plans of the other design give its estimate beside the certificate's
     (None: `compare.resolve`).  ``budget_s`` seconds bound a run whose sample size is the
-    certifier's to choose (`budget.Budget`; None or 0: no budget).  ``oracle_factory`` replaces
-    the registry's oracle (tests: an oracle that fails on purpose)."""
+    certifier's to choose (`budget.Budget`; None or 0: no budget).  ``adopts``: the caller
+    certifies a known binding plan that beats this one beyond noise in its place (the main job,
+    `solver.job.strategy.Strategy.adopt`), so under a budget such a plan settles the run before
+    sampling (`Certification.settled`).  ``oracle_factory`` replaces the registry's oracle (tests:
+    an oracle that fails on purpose)."""
 
     samples: int | None = None
     target_gap: float | None = None
@@ -62,6 +65,7 @@ class CertifySettings:
     scheduler: object = None
     compare_samples: int | None = 0
     budget_s: float | None = None
+    adopts: bool = False
 
     def resolved(self, spec: Spec) -> CertifySettings:
         """The settings with every None the spec fixes taken from its ``certify`` section."""

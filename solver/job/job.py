@@ -154,6 +154,8 @@ class Job:
         settings = self.settings.certify_settings(elapsed=elapsed)
         if first is not None:
             settings = replace(settings, budget_s=self.settings.recertify_seconds(elapsed), probes=0)
+        else:  # a better binding plan met before sampling is certified in this one's place
+            settings = replace(settings, adopts=strategy.kind == "binding")
         if resume:
             settings = replace(settings, resume=True, force=False)
         balanced = self.settings.balanced if self.settings.balanced is not None else strategy.balanced

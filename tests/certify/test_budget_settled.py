@@ -128,3 +128,24 @@ def test_the_plans_own_fluid_bound_waits_for_the_budget():
     found = add_plan_bound(bound, spec, plan, left=None)
     assert found.plan_value is not None and found.plan_value <= bound.value * (1 + 1e-9)
     assert found.to_dict()["plan_value"] == found.plan_value
+
+
+def test_a_plan_the_job_will_replace_draws_no_sample(tmp_path):
+    """Where the caller adopts (the main job), a known binding plan beating the plan beyond noise
+    (by less than the target: no verdict yet) settles the run before sampling: no forced sample,
+    and the plan is among the outcome's better plans for the caller to certify instead."""
+    from tasksolve.solver.certify.known import KnownPlan
+
+    spec = load_spec(SPEC)
+    plan, value = _plan_and_value(spec, climbed=True)
+    other, _ = _plan_and_value(spec, seed=11)
+    beater = KnownPlan("a better plan", value * 1.02, 0.0, tuple(other.contexts(spec)))
+    loose = GivenBound("analytic", value * 1.5, source="a loose bound")
+
+    def run(name, adopts):
+        settings = CertifySettings(oracle_kind="analytic", probes=0, workers=1, seed=3, budget_s=1e-6, adopts=adopts)
+        return certify(spec, tmp_path / name, settings, plan=plan, bounds=[loose], known=[beater])
+
+    adopting, keeping = run("adopts", True), run("keeps", False)
+    assert adopting.certificate.samples.n == 0 and [k.plan for k in adopting.better] == ["a better plan"]
+    assert keeping.certificate.samples.n == BUDGET_MIN_SAMPLES
