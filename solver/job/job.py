@@ -91,7 +91,8 @@ class Job:
                 adopted = next(filter(None, map(self.strategy.adopt, outcome.better)), None)
                 if adopted:  # the job's answer is the best plan it measured
                     self._say(f"{adopted}; certifying it")
-                    outcome = self.certify(resume=True, first=outcome)
+                    first, outcome = outcome, self.certify(resume=True, first=outcome)
+                    _carry_short(first, outcome)
             files = self.write_plan_files()
             result = JobResult(
                 self.spec.name,
@@ -213,6 +214,15 @@ class Job:
             yield
         finally:
             self.seconds[phase] = time.perf_counter() - clock
+
+
+def _carry_short(first, outcome) -> None:
+    """The steps of the first certification (of the plan the job replaced) that ran short of its
+    budget, in front of the final certificate's own (``budget.short``): both count in the job's time."""
+    before = (first.certificate.budget or {}).get("short") or []
+    final = outcome.certificate.budget
+    if before and final is not None:
+        final["short"] = [f"first certification, of the replaced plan: {s}" for s in before] + list(final["short"])
 
 
 def _write_report(path: Path, spec: Spec, plan, certificate: dict[str, Any], outcome, sections: dict) -> None:

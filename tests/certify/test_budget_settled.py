@@ -149,3 +149,17 @@ def test_a_plan_the_job_will_replace_draws_no_sample(tmp_path):
     adopting, keeping = run("adopts", True), run("keeps", False)
     assert adopting.certificate.samples.n == 0 and [k.plan for k in adopting.better] == ["a better plan"]
     assert keeping.certificate.samples.n == BUDGET_MIN_SAMPLES
+
+
+def test_the_replaced_plans_short_steps_stay_in_the_certificate():
+    from types import SimpleNamespace
+
+    from tasksolve.solver.job.job import _carry_short
+
+    def outcome(short):
+        return SimpleNamespace(certificate=SimpleNamespace(budget={"seconds": 1.0, "short": short}))
+
+    first, final = outcome(["probe: its first restart, run whatever the budget, ran past it"]), outcome(["x"])
+    _carry_short(first, final)
+    assert final.certificate.budget["short"][0].startswith("first certification, of the replaced plan: probe:")
+    assert final.certificate.budget["short"][1:] == ["x"]
