@@ -111,7 +111,10 @@ def evidence_lines(cert: Certificate) -> list[str]:
         lines.append(
             f"{bound.label} ({where}): {show(bound.value)}"
             + (f", proven optimum {show(bound.proven_optimum)}" if bound.proven_optimum is not None else "")
+            + (f"; the plan's own bound {show(bound.plan_bound)}" if bound.plan_bound is not None else "")
         )
+    for step in (cert.budget or {}).get("short") or []:  # the certify budget's steps that ran short
+        lines.append(f"ran short of the certify budget ({cert.budget['seconds']:.0f} s): {step}")
     lines.append("gaps: " + "; ".join(cert.gap.words) + f" (target {display.share(cert.target_gap)})")
     if cert.noise:
         lines.append(noise_text(cert.noise, show))

@@ -54,6 +54,7 @@ def test_a_bound_that_decides_leaves_the_samples_to_the_budget(tmp_path):
     assert any(s.startswith("probe:") for s in short) and any(s.startswith("samples:") for s in short)
     assert spent.baselines == [] and not any(k.plan == "best sampled plan" for k in spent.known_plans)
     assert spent.to_dict()["samples"]["nulls"]["best"]
+    assert "ran short of the certify budget (0 s): probe:" in spent.summary()  # the terminal says so too
     free = _certify(tmp_path, "free", 3600, 1.01).certificate
     assert free.verdict == "proven" and free.samples.n >= 1 and free.budget["short"] == []
     assert any(k.plan.startswith("best of 3") for k in free.known_plans)  # the probe ran
