@@ -58,7 +58,7 @@ from truth_cases import EXAMPLES, VARIANTS, proven_optimum
 from tasksolve import evt
 from tasksolve.solver.certify import assemble
 from tasksolve.solver.certify.bounds import Rigorous, simulation_bound
-from tasksolve.solver.certify.certification import Sample
+from tasksolve.solver.certify.judgement import Sample
 from tasksolve.solver.certify.known import KnownPlan
 from tasksolve.solver.certify.measured_bound import measured_bound
 from tasksolve.solver.certify.verdict import POSITIVE, decide

@@ -385,11 +385,8 @@ def _edges_into(application) -> dict[str, list[tuple[int, str, int]]]:
 def _dispatch(spec, app: str, tasks, replicas: int) -> str:
     """A group's dispatch: its task's `dispatch` when the spec replicates that one task (a binding
     spec's replicated task), else round robin (pipeline replicas take packets in turn)."""
-    if replicas > 1 and len(tasks) == 1:
-        task = spec.applications[app].tasks[tasks[0]]
-        if task.replicas == replicas:
-            return task.dispatch
-    return "round_robin"
+    task = spec.applications[app].tasks[tasks[0]] if replicas > 1 and len(tasks) == 1 else None
+    return task.dispatch if task is not None and task.replicas == replicas else "round_robin"
 
 
 def _topological(n: int, preds: list[list[int]], names, thread_lists) -> list[int]:

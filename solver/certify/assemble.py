@@ -32,7 +32,7 @@ from tasksolve.specs.oracles import noun
 
 if TYPE_CHECKING:
     from tasksolve.evt.atom import TopAtom
-    from tasksolve.solver.certify.certification import Sample
+    from tasksolve.solver.certify.judgement import Sample
     from tasksolve.solver.certify.noisy import NoisyEvidence
 
 #: how far above the far end an atom's interval is open, in words (the JSON's null reason)
@@ -87,8 +87,8 @@ def bound_summaries(bounds: list[Bound], oracle_kind: str) -> list[BoundSummary]
                 objective=bound.objective,
                 applies=applies,
                 failed_steps=list(bound.failed_steps),
-                plan_bound=getattr(bound, "plan_value", None),
-                nulls={"plan_bound": note} if (note := getattr(bound, "plan_note", None)) else {},
+                plan_bound=bound.plan_value,
+                nulls={"plan_bound": bound.plan_note} if bound.plan_note else {},
             )
         )
     return out

@@ -45,9 +45,11 @@ class Rigorous:
     applies: bool = True  # False on the simulation: the bound is the model's, not the oracle's
     oracle: str = "analytic"  # the oracle the bound and the optimum are about: always the closed form
 
-    #: the `Bound` protocol: CP-SAT's figures are exact, never measured
+    #: the `Bound` protocol: CP-SAT's figures are exact, never measured; no per-plan bound
     noisy = False
     confidence = None
+    plan_value = None
+    plan_note = None
 
     @property
     def value(self) -> float | None:
@@ -172,6 +174,8 @@ class Bound(Protocol):
     failed_steps: Sequence[str]
     noisy: bool
     confidence: float | None
+    plan_value: float | None  # the bound of the plan itself, where one was computed (`add_plan_bound`)
+    plan_note: str | None  # why `plan_value` is None, where it was asked for
 
     def to_dict(self) -> dict[str, object]: ...
 
@@ -190,6 +194,8 @@ class GivenBound:
     failed_steps: tuple[str, ...] = ()
     noisy: bool = False
     confidence: float | None = None
+    plan_value = None  # the `Bound` protocol: no per-plan bound
+    plan_note = None
 
     def to_dict(self) -> dict[str, object]:
         return {

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -25,76 +25,26 @@ from tasksolve.solver.certify import assemble
 from tasksolve.solver.certify.budget import Budget, budget_sentence
 from tasksolve.solver.certify.certificate import Certificate, PlanPerformance, SamplesSummary, versions
 from tasksolve.solver.certify.designs import probe
+from tasksolve.solver.certify.judgement import Judgement, Sample
 from tasksolve.solver.certify.known import KnownPlan
 from tasksolve.solver.certify.latency_check import LatencyCheck, measure_latency
 from tasksolve.solver.certify.latency_check import apply as apply_latency
 from tasksolve.solver.certify.measure import ClassOracle
 from tasksolve.solver.certify.measured_bound import widening
 from tasksolve.solver.certify.settings import CertifySettings
-from tasksolve.solver.certify.verdict import SATURATION_SHARE, Decision, Evidence, beats, decide
+from tasksolve.solver.certify.verdict import beats, decide
 from tasksolve.specs import Plan, Spec
 from tasksolve.specs.objective import Objective
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-    from tasksolve.evt.atom import TopAtom
-    from tasksolve.evt.result import EVTResult
     from tasksolve.evt.sequential import SequentialResult
     from tasksolve.simulate.measurement import Measurement
     from tasksolve.simulate.oracle import Oracle
     from tasksolve.solver.certify.bounds import Bound
     from tasksolve.solver.certify.noisy import NoisyEvidence
     from tasksolve.solver.certify.service import SamplingService
-
-#: a `best_found` verdict counts as decided once one more draw beats the best with at most this
-#: probability (95% confidence): 299 draws
-DECIDED_DRAW_BOUND = 0.01
-
-
-class Sample(NamedTuple):
-    """The sample the verdict judges: its values (the samples' orientation), its EVT analysis
-    (None where the sample cannot be analysed) and why not."""
-
-    values: np.ndarray
-    analysis: EVTResult | None = None
-    why_not: str | None = None
-
-
-class Judgement(NamedTuple):
-    """The verdict's evidence, its decision, and the sample's atom at the top (or None)."""
-
-    evidence: Evidence
-    decision: Decision
-    atom: TopAtom | None
-
-    @property
-    def decided(self) -> bool:
-        return decided(self.decision, self.atom.beat_bound if self.atom is not None else None, self.atom)
-
-
-def decided(decision: Decision, beat_bound: float | None, atom: TopAtom | None = None) -> bool:
-    """Sampling more cannot change the verdict: it is positive (a `best_found` only once the
-    draw bound is at most `DECIDED_DRAW_BOUND`), it rests on the solver's evidence or a known plan
-    that beats the plan by more than the target (rules 1-3: more samples cannot undo them), or the
-    search cannot saturate: the best value is an atom (so no GPD interval will be used) whose
-    share of the draws is below `verdict.SATURATION_SHARE` even at its upper 95% Clopper-Pearson
-    limit (`unsaturable`)."""
-    if decision.basis in ("solver", "proven optimum", "known plan"):
-        return True  # more samples only add known plans: a plan beaten by more than the target stays beaten
-    if not decision.positive:
-        return atom is not None and decision.verdict == "not_certified" and unsaturable(atom.hits, atom.n)
-    return decision.verdict != "best_found" or (beat_bound is not None and beat_bound <= DECIDED_DRAW_BOUND)
-
-
-def unsaturable(hits: int, n: int, confidence: float = 0.95) -> bool:
-    """The upper `confidence` Clopper-Pearson limit of the best value's share is below
-    `SATURATION_SHARE` (one-sided: ``Beta(confidence; hits + 1, n - hits)``)."""
-    from scipy import stats
-
-    if hits >= n:
-        return False
-    return float(stats.beta.ppf(confidence, hits + 1, n - hits)) < SATURATION_SHARE
 
 
 #: `Certification.judge`'s default: judge the plan's own measurement

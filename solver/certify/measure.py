@@ -35,8 +35,8 @@ from tasksolve.specs.symmetry import UsableTree
 
 if TYPE_CHECKING:
     from tasksolve.simulate.measurement import Measurement
-    from tasksolve.solver.certify.certification import Judgement
     from tasksolve.solver.certify.designs import PlanOracle
+    from tasksolve.solver.certify.judgement import Judgement
     from tasksolve.specs import Spec
     from tasksolve.specs.symmetry import Form
 

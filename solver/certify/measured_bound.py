@@ -67,6 +67,8 @@ class MeasuredBound:
     proven_optimum = None  # measurements are never a proven optimum
     status = ""  # no solver ran
     failed_steps = ()
+    plan_value = None  # no per-plan bound
+    plan_note = None
 
     @property
     def source(self) -> str:

@@ -124,17 +124,26 @@ class _Worker:
     pipeline: PipelineSampler | None = None  # pipeline problems
 
 
+@dataclass(frozen=True)
+class _Draws:
+    """How a worker draws its plans: the design, the pipeline problem (None: bindings), the
+    run's seed and the time after which a climb is cut (None: never)."""
+
+    design: str = "random"
+    pipeline: PipelineProblem | None = None
+    seed_of_run: int = 0
+    cut: float | None = None
+
+
 def _make_worker(
     spec: Spec,
     oracle_kind: str,
     objective: str,
     timeout: float | None,
     oracle_factory: Callable[[Spec], PlanOracle] | None,
-    design: str = "random",
-    pipeline: PipelineProblem | None = None,
-    seed_of_run: int = 0,
-    cut: float | None = None,
+    draws: _Draws = _Draws(),
 ) -> _Worker:
+    design, pipeline, seed_of_run, cut = draws.design, draws.pipeline, draws.seed_of_run, draws.cut
     oracle = oracle_factory(spec) if oracle_factory else make_oracle(spec, oracle_kind)
     climber = None
     if pipeline is None:
@@ -426,10 +435,7 @@ class SamplingService:
             self.objective,
             self.timeout,
             self.oracle_factory,
-            self.design,
-            self.pipeline,
-            self.seed,
-            self.cut,
+            _Draws(self.design, self.pipeline, self.seed, self.cut),
         )
         from tasksolve.simulate.registry import exclusive
 

@@ -89,6 +89,8 @@ class PipelineBound:
     failed_steps = ()
     noisy = False
     confidence = None
+    plan_value = None  # no per-plan bound
+    plan_note = None
 
     def to_dict(self) -> dict:
         return {

@@ -1,5 +1,5 @@
 """One measurement per placement class (`solver.certify.measure`) and when sampling may stop
-(`solver.certify.certification.decided`)."""
+(`solver.certify.judgement.decided`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import random
 import pytest
 
 from tasksolve.simulate.oracle import make_oracle
-from tasksolve.solver.certify.certification import DECIDED_DRAW_BOUND, Judgement, decided, unsaturable
+from tasksolve.solver.certify.judgement import DECIDED_DRAW_BOUND, Judgement, decided, unsaturable
 from tasksolve.solver.certify.measure import MAX_REPEATS, ClassOracle, class_seed, pooled, precise
 from tasksolve.solver.certify.verdict import Decision
 from tasksolve.specs import Plan, load_spec

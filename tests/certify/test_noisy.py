@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from tasksolve.solver.certify import assemble, noisy
-from tasksolve.solver.certify.certification import Sample
+from tasksolve.solver.certify.judgement import Sample
 from tasksolve.solver.certify.known import KnownPlan
 from tasksolve.solver.certify.noisy import MAX_NOISE_SHARE, NoisyEvidence, PairedGap, TailNoise
 from tasksolve.solver.certify.verdict import Evidence, Saturation, decide

@@ -241,7 +241,7 @@ def test_an_undecided_pipeline_certificate_has_no_binding_climbs(tiny, tmp_path,
     """The finalists' climbs move threads of binding plans: a pipeline plan still undecided after
     its sample skips them (it had raised KeyError on `dag#0.rx` reading the pipeline plan's
     contexts as a binding's, on xeon-lata-dag when nothing beat its plan)."""
-    from tasksolve.solver.certify.certification import Judgement
+    from tasksolve.solver.certify.judgement import Judgement
 
     monkeypatch.setattr(Judgement, "decided", property(lambda self: False))  # as a budget-cut sample is
     result = run_job(

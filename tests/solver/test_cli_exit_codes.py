@@ -70,7 +70,7 @@ def test_the_command_exits_with_the_documented_code(capsys, monkeypatch, tmp_pat
             self.spec = spec
 
         def run(self):
-            outcome = SimpleNamespace(certificate=_Certificate(verdict))
+            outcome = SimpleNamespace(certificate=_Certificate(verdict), seconds={})
             return JobResult(self.spec.name, "binding", None, outcome)
 
     monkeypatch.setattr("tasksolve.solver.job.Job", Job)

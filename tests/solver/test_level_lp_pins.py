@@ -414,10 +414,10 @@ def _rates_by_hand(problem, lp: level_lp.LevelLP, size: int) -> np.ndarray:
             for k in range(lp.n_types):
                 for i in range(int(counts[k])):
                     work = types.cycles[k]
-                    for producer, message in types.in_edges[k]:
+                    for producer, message, share in types.in_edges[k]:
                         outside = min(layout.cost_same_domain[message], layout.cost_across[message])
                         inside = min(layout.cost_same_cell[message], outside)
-                        work += inside if counts[producer] > i else outside
+                        work += (inside if counts[producer] > i else outside) * share
                     slow = 1.0
                     for r, resource in enumerate(topo.resources):
                         if types.demand[k, r] <= 0:
