@@ -11,6 +11,9 @@
 
 from __future__ import annotations
 
+import importlib.util
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -24,23 +27,21 @@ from tasksolve.specs.errors import SpecError
 CLOCK = 1.4e9  # the T2's
 
 
+def _bench():
+    """bench/replicas_truth.py, whose spec and Lindley recursion the tests share."""
+    path = Path(__file__).resolve().parents[2] / "bench" / "replicas_truth.py"
+    spec = importlib.util.spec_from_file_location("_replicas_truth", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+BENCH = _bench()
+
+
 def spec_text(dispatch: str = "round_robin", rx: int = 200, tx: int = 200, extra: str = "") -> str:
-    return f"""
-tasksolve: 1
-name: rx-workers
-topology: ultrasparc-t2
-applications:
-  fwd:
-    tasks:
-      R: {{cycles: {rx}}}
-      W: {{cycles: 2000, replicas: 4, dispatch: {dispatch}}}
-      T: {{cycles: {tx}}}
-    edges:
-      - {{from: R, to: W, bytes: 64B}}
-      - {{from: W, to: T, bytes: 64B}}
-workload:
-  - {{app: fwd, instances: 1}}
-{extra}"""
+    """R -> W (2000 cycles, 4 replicas) -> T on the T2, with `extra` top-level lines."""
+    return BENCH.spec_text(4, dispatch, rx, tx) + extra
 
 
 def test_replicas_are_threads_with_names_and_constraints():
@@ -77,15 +78,6 @@ def test_round_robin_workers_reach_the_queueing_throughput_on_every_oracle():
     assert busy["fwd#0.R"] < 0.6
 
 
-def _lindley_wait(gaps: np.ndarray, service: float) -> float:
-    """Mean wait of a single deterministic server fed by the given inter-arrival gaps."""
-    wait, total = 0.0, 0.0
-    for gap in gaps:
-        wait = max(0.0, wait + service - gap)
-        total += wait
-    return total / len(gaps)
-
-
 @pytest.mark.parametrize("dispatch", ["hash", "round_robin"])
 def test_worker_waits_follow_the_splitting_rule(dispatch):
     """Poisson arrivals at 2 Mpps into R (1 cycle, nearly no delay) -> four workers: each worker's
@@ -101,7 +93,7 @@ def test_worker_waits_follow_the_splitting_rule(dispatch):
         expected = rho * service / (2 * (1 - rho))
     else:
         gaps = np.random.default_rng(7).exponential(1 / 2.0e6, (400_000, 4)).sum(axis=1)
-        expected = _lindley_wait(gaps, service)
+        expected = BENCH.lindley(gaps, service)
     waits = np.array([row["queue_wait"] for row in workers])
     # 120,000 packets, 30,000 per worker at rho = 0.75: the batch-means error of a mean wait is a
     # few percent; 8% on the mean of four workers
