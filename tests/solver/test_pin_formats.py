@@ -331,8 +331,13 @@ def test_likwid_pin_launcher_pins_the_main_thread_then_each_created_one(short):
     thread 0 (CPU 1), the one thread it creates the plan's thread 1 (CPU 0)."""
     folder, spec, plan = short
     cpus = list(_pinned_by_name(plan, spec).values())
+    # settled once two threads run on two different CPUs: the wrapper pins a created thread just
+    # after pthread_create returns, so a read in between sees the main thread's CPU on both
     code, err, threads = _launch(
-        folder, pinning_text(spec, plan, "likwid-pin"), ["W"], settle=lambda found: len(found) >= 2
+        folder,
+        pinning_text(spec, plan, "likwid-pin"),
+        ["W"],
+        settle=lambda found: len(found) >= 2 and len({cpu for _, _, cpu in found}) >= 2,
     )
     assert code == 7, err  # the program's own exit status
     assert [cpu for _, _, cpu in threads] == cpus
