@@ -19,6 +19,9 @@ noise-free and in 20 draws of 3% measurement noise, judged on the simulation
   split changes the closed form of the plans judged.
 
     python bench/papers/blackbox.py
+
+Run time: about 33 min of wall time (1992 s) at load 9-10 on two shared cores, with the default
+`--fig9` of 150 random plans (the paper's 1000 take several times longer).
 """
 
 from __future__ import annotations
