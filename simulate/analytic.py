@@ -251,11 +251,9 @@ class BatchModel:
         self._shared = _shared_levels(topo) if self.n_contexts <= SHARED_TABLE_CONTEXTS else None
         self._messages = weighted_messages(structure)
         self.edges = self._edge_tables(topo.message_cycles)
-        self.devices = [  # (thread, cycles to reach its task's device from each context)
-            (t, device_table(topo, spec.applications[ref.app].tasks[ref.task].device))
-            for t, ref in enumerate(spec.threads)
-            if spec.applications[ref.app].tasks[ref.task].device is not None
-        ]
+        uses = [spec.applications[ref.app].tasks[ref.task].device for ref in spec.threads]
+        tables = {(u.name, u.bytes): device_table(topo, u) for u in uses if u is not None}  # one per use
+        self.devices = [(t, tables[(u.name, u.bytes)]) for t, u in enumerate(uses) if u is not None]
         # replicas (`spec.threads` order keeps a task's replicas adjacent): each processes 1/R of the packets
         self.share = np.array([1.0 / len(structure.groups[g].threads) for g in structure.group_of])
         # instances: contiguous blocks of threads in spec.threads order

@@ -58,7 +58,17 @@ def device_cycles(topo, use: DeviceUse, context: int) -> float:
 
 
 def device_table(topo, use: DeviceUse):
-    """`device_cycles` of every context (a NumPy array indexed by context)."""
+    """`device_cycles` of every context (a NumPy array indexed by context): the device's domain
+    parsed once, the levels found for all contexts at once."""
     import numpy as np
 
-    return np.array([device_cycles(topo, use, c) for c in range(topo.n_contexts)], dtype=float)
+    level, domain = topo.parse_domain(topo.devices[use.name].at)
+    contexts = np.arange(topo.n_contexts)
+    levels = np.full(topo.n_contexts, -1)
+    if level >= 0:
+        anchor = topo.contexts_of(level, domain)[0]
+        for k in range(level + 1):  # outermost first: the last level still shared wins
+            stride = topo.strides[k]
+            levels[contexts // stride == anchor // stride] = k
+    costs = {k: float(topo.message_cycles(k, use.bytes)) for k in set(levels.tolist())}
+    return np.array([costs[k] for k in levels.tolist()], dtype=float)

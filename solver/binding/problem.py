@@ -119,7 +119,8 @@ class BindingProblem:
 
         apps, topo = self.spec.applications, self.topology
         uses = [apps[t.app].tasks[t.task].device for t in self.spec.threads]
-        return {t: device_table(topo, use) for t, use in enumerate(uses) if use is not None}
+        tables = {(u.name, u.bytes): device_table(topo, u) for u in uses if u is not None}  # one per use
+        return {t: tables[(u.name, u.bytes)] for t, u in enumerate(uses) if u is not None}
 
     @cached_property
     def share(self) -> list[float]:
