@@ -83,9 +83,12 @@ def likwid_pin_lines(spec: Spec, plan: Plan) -> list[str]:
         "# (a main thread that runs no plan thread needs a CPU of its own put first in -c).",
         "# -s: bit k set = the k-th created thread (from 0) is a helper left unpinned, using no CPU of",
         "# the list (e.g. Intel OpenMP's shepherd thread: 0x1). The plan names no helper threads: 0x0.",
-        "# likwid-pin also sets OMP_NUM_THREADS to the number of CPUs when it is unset.",
+        "# OMP_NUM_THREADS is set to the number of CPUs, as likwid-pin does when it is unset: an",
+        "# inherited smaller value (Dask and many job scripts export OMP_NUM_THREADS=1) would leave",
+        "# the threads created after that many unpinned.",
         *thread_comments(found),
         "set -eu",
+        f"OMP_NUM_THREADS={len(found)}; export OMP_NUM_THREADS",
         f'exec likwid-pin -c {",".join(str(p.cpu) for p in found)} -s 0x0 "$@"',
     ]
 

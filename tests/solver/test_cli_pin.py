@@ -97,7 +97,8 @@ def test_dpdk_lcores_grammar(server):
 def test_likwid_omp_systemd(server):
     _, spec, plan, expected = server
     cpus = [cpu for _, cpu in expected]
-    (_, line) = _lines(pinning_text(spec, plan, "likwid-pin"))
+    (_, threads, line) = _lines(pinning_text(spec, plan, "likwid-pin"))
+    assert threads == f"OMP_NUM_THREADS={len(cpus)}; export OMP_NUM_THREADS"
     match = re.fullmatch(rf'exec likwid-pin -c ({CPU_LIST}) -s 0x0 "\$@"', line)
     assert [int(c) for c in match.group(1).split(",")] == cpus
     lines = _lines(pinning_text(spec, plan, "omp"))

@@ -337,6 +337,7 @@ def test_likwid_pin_launcher_pins_the_main_thread_then_each_created_one(short):
         folder,
         pinning_text(spec, plan, "likwid-pin"),
         ["W"],
+        env={"OMP_NUM_THREADS": "1"},  # inherited from a caller: the script must not let it cut pinning
         settle=lambda found: len(found) >= 2 and len({cpu for _, _, cpu in found}) >= 2,
     )
     assert code == 7, err  # the program's own exit status
