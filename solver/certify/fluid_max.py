@@ -211,7 +211,7 @@ def _work_bounds(spec, structure) -> tuple[np.ndarray, np.ndarray]:
     from tasksolve.simulate.locks import conflicted, speculation_work
 
     topo = spec.topology
-    levels = range(-1, len(topo.levels))
+    levels = meeting_levels(spec)
 
     def cycles(on) -> np.ndarray:
         base = np.array(on.cycles, dtype=float)
@@ -227,8 +227,32 @@ def _work_bounds(spec, structure) -> tuple[np.ndarray, np.ndarray]:
     for group in structure.groups:
         for sizes in group.edge_bytes:
             costs = [sum(float(topo.message_cycles(level, b)) for b in sizes) for level in levels]
+            every = [sum(float(topo.message_cycles(level, b)) for b in sizes) for level in range(-1, len(topo.levels))]
             for t in group.threads:
-                lo[t] += min(costs)
-                hi[t] += max(costs)
+                lo[t] += min(costs) if costs else min(every)
+                hi[t] += max(every)
     hi[conflicted(structure)] = np.inf  # failures on conflicts: no upper end (`fluid_bound.work_range`)
     return lo, hi
+
+
+def meeting_levels(spec) -> list[int]:
+    """The levels (-1: the machine) that can be the innermost level two threads on distinct usable
+    contexts share: some domain of the level holds usable contexts in two of its children (a
+    context for the last level's parent; the last level's domains are single contexts, which two
+    threads never share), and no ``max_threads`` cap at that level or above it is below 2.  A
+    message between two threads crosses one of these, so its cheapest cost among them is a lower
+    bound on its cost in every plan."""
+    topo = spec.topology
+    usable = np.array(spec.usable_contexts)
+    caps = {topo.level_index(name): int(cap) for name, cap in spec.constraints.max_threads.items()}
+    out = []
+    for level in range(-1, len(topo.levels)):
+        if any(cap < 2 for at, cap in caps.items() if at <= level):
+            continue
+        child = topo.strides[level + 1] if level + 1 < len(topo.levels) else 1
+        parent = usable // topo.strides[level] if level >= 0 else np.zeros_like(usable)
+        if level < len(topo.levels) - 1 and len(
+            {(a, b) for a, b in zip(parent.tolist(), (usable // child).tolist())}
+        ) > len(set(parent.tolist())):
+            out.append(level)
+    return out
