@@ -311,26 +311,42 @@ def check_applications(spec: Spec) -> list[Problem]:
             for problem in check_application(app_name, app, resources, ("applications", app_name))
         ]
         + check_task_kinds(spec)
-        + _pipeline_replicas(spec)
         + _task_devices(spec)
     )
 
 
 def _pipeline_replicas(spec: Spec) -> list[Problem]:
-    """`replicas` places the threads of a binding spec; a pipeline spec's replicas are the
-    pipeline methods' to choose, and fixing them is not supported: refused, never ignored."""
+    """In a pipeline spec `replicas: N` fixes the replicas of the stage running the task
+    (`solver.pipeline.candidates`), every distinct count some stage's on every instance: refused
+    when those threads exceed the usable contexts.  A stage's replicas take packets in turn (the
+    pipeline closed form and simulation model round robin only): `dispatch: hash` is refused."""
     if spec.problem != "pipeline":
         return []
-    return [
-        Problem(
-            ("applications", app_name, "tasks", name, "replicas"),
-            f"`replicas` is for binding specs (`problem: binding`); the pipeline methods choose the replicas of "
-            f"`{name}`'s stage themselves -- remove it, or make the spec a binding spec",
-        )
-        for app_name, app in spec.applications.items()
-        for name, task in app.tasks.items()
-        if task.replicas > 1
-    ]
+    problems, usable = [], len(spec.usable_contexts)
+    for app_name, app in spec.applications.items():
+        where = ("applications", app_name, "tasks")
+        problems += [
+            Problem(
+                where + (name, "dispatch"),
+                f"`{app_name}.{name}`: a pipeline stage's replicas take packets in turn (round robin), the only "
+                "dispatch the pipeline methods model; `dispatch: hash` is for binding specs (`problem: binding`)",
+            )
+            for name, task in app.tasks.items()
+            if task.dispatch == "hash"
+        ]
+        fixed = {name: task.replicas for name, task in app.tasks.items() if task.replicas > 1}
+        instances = spec.instance_count(app_name)
+        need = instances * sum(set(fixed.values()))
+        if fixed and need > usable:
+            name = max(fixed, key=lambda t: fixed[t])
+            counts = " + ".join(str(c) for c in sorted(set(fixed.values()), reverse=True))
+            each = f"{instances} instances x ({counts})" if instances > 1 else counts
+            message = (
+                f"`{app_name}.{name}` fixes its stage at {fixed[name]} replicas: the fixed counts need at least "
+                f"{each} = {need} threads (each count a stage of its own), the spec has {usable} usable contexts"
+            )
+            problems.append(Problem(where + (name, "replicas"), message))
+    return problems
 
 
 def check_workload(spec: Spec) -> list[Problem]:
@@ -479,4 +495,4 @@ def check_spec(spec: Spec) -> list[Problem]:
     problems = check_measured(spec)  # GB/s, MiB, Mpps: `specs.measured`
     if problems:
         return problems
-    return check_constraints(spec) + check_oracle(spec)
+    return check_constraints(spec) + check_oracle(spec) or _pipeline_replicas(spec)

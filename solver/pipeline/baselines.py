@@ -11,6 +11,11 @@ thread's code must fit the i-cache (`Topology.icache`), and the contexts a pipel
 replicate its bottleneck stage (`replicate_bottleneck`, the same rule as LATA's §3.3.2).  Where
 the paper is silent, each function says what we chose.  None of them looks at the latency bound
 except List, which minimises latency; their plans are evaluated exactly like LATA's.
+
+Replica counts a spec fixes (`solver.pipeline.candidates`, "Fixed replicas"; not the papers'):
+each system's grouping is cut where the counts differ and given them (`respect_fixed`), tasks of
+different counts never share a thread or stage (`fits`), the contexts left replicate only free
+groups; a system that cannot keep them raises `NoPlan`.
 """
 
 from __future__ import annotations
@@ -19,12 +24,13 @@ import heapq
 import random
 import time
 
-from tasksolve.solver.pipeline.candidates import Candidate, Group, depth_stages
+from tasksolve.solver.pipeline.candidates import Candidate, Group, NoPlan, depth_stages, respect_fixed
 from tasksolve.solver.pipeline.evaluation import MethodResult, evaluate, first_contexts, sequential_candidate
 from tasksolve.solver.pipeline.lata import estimate_profiles, fits, with_estimate
+from tasksolve.solver.pipeline.lata_figures import node_error
 from tasksolve.solver.pipeline.lata_premap import replicate_bottleneck
 from tasksolve.solver.pipeline.mapping import lata_map, random_map
-from tasksolve.solver.pipeline.problem import PipelineError, PipelineProblem
+from tasksolve.solver.pipeline.problem import PipelineProblem
 from tasksolve.specs.graphs import topological_order
 
 
@@ -46,14 +52,23 @@ def _with_stages(problem: PipelineProblem, groups: list[tuple[int, ...]]) -> Can
     return Candidate(cand.groups, depth_stages(problem, cand))
 
 
+def _kept(problem: PipelineProblem, method: str, cand: Candidate) -> Candidate:
+    """`cand` keeping the fixed replica counts (`respect_fixed`); `NoPlan` when it cannot."""
+    kept = respect_fixed(problem, cand)
+    if kept is None:
+        raise NoPlan(f"{method}: its plan's fixed replica counts exceed the {problem.n_contexts} contexts")
+    return kept
+
+
 # ------------------------------------------------------------------------------ Parallel
 def parallel(problem: PipelineProblem) -> MethodResult:
     """**Parallel** (LATA's evaluation): every thread runs the whole task graph on its own packets
     -- one group of all tasks replicated on every usable context.  No communication; latency =
     the sequential time; period = sequential / C."""
     t0 = time.perf_counter()
-    cand = first_contexts(problem, sequential_candidate(problem, problem.n_contexts))
-    return _result(problem, "parallel", cand, t0)
+    cand = first_contexts(problem, _kept(problem, "Parallel", sequential_candidate(problem, problem.n_contexts)))
+    notes = ["the task graph cut where the fixed replica counts differ"] if len(cand.groups) > 1 else []
+    return _result(problem, "parallel", cand, t0, notes)
 
 
 # ------------------------------------------------------------------------------ List (HLFET)
@@ -125,14 +140,16 @@ def list_hlfet(problem: PipelineProblem) -> MethodResult:
         estimate = with_estimate(problem, profile)
         for processors in range(1, min(problem.n, problem.n_contexts) + 1):
             proc, start = hlfet(estimate, processors)
-            groups = hlfet_groups(estimate, proc, start)
-            if len(groups) > problem.n_contexts:
+            kept = respect_fixed(problem, _with_stages(problem, hlfet_groups(estimate, proc, start)))
+            if kept is None or kept.threads > problem.n_contexts:
                 continue
-            cand = first_contexts(problem, _with_stages(problem, groups))
+            cand = first_contexts(problem, kept)
             ev = evaluate(problem, cand)
             key = (ev.latency, ev.period, ev.threads)
             if best is None or key < best[0]:
                 best = (key, cand)
+    if best is None:
+        raise NoPlan(f"List: no schedule keeps the fixed replica counts on {problem.n_contexts} contexts")
     return _result(problem, "list", best[1], t0)
 
 
@@ -164,8 +181,8 @@ def greedy(problem: PipelineProblem) -> MethodResult:
             if missing[s] == 0:
                 heapq.heappush(ready, (-problem.b_levels[s], s))
     if not all(fits(problem, g) for g in groups):
-        raise PipelineError(f"Greedy: the task graph does not fit {problem.n_contexts} contexts' i-caches")
-    cand = Candidate(tuple(Group(tuple(g)) for g in groups), tuple(range(len(groups))))
+        raise node_error(problem, f"Greedy: the task graph does not fit {problem.n_contexts} contexts' i-caches")
+    cand = _kept(problem, "Greedy", Candidate(tuple(Group(tuple(g)) for g in groups), tuple(range(len(groups)))))
     return _result(problem, "greedy", first_contexts(problem, replicate_bottleneck(problem, cand)), t0)
 
 
@@ -183,17 +200,19 @@ def random_draw(problem: PipelineProblem, rng: random.Random) -> Candidate | Non
     """One random parallel pipeline: a uniformly random topological order (random choice among the
     ready tasks) cut at random places into ``k`` consecutive stages, ``k`` uniform in
     ``1..min(tasks, C)``; every stage gets ``C // k`` replicas (a ``k``-deep, ``C // k``-wide
-    parallel pipeline) and the contexts left replicate the bottleneck; random contexts.  None when
-    a stage's code overflows the i-cache."""
+    parallel pipeline) and the contexts left replicate the bottleneck; random contexts.  A stage
+    holding tasks of different fixed replica counts is cut where they differ (`respect_fixed`).
+    None when a stage's code overflows the i-cache, or the fixed counts exceed the contexts."""
     order = random_topological_order(problem, rng)
     k = rng.randint(1, min(problem.n, problem.n_contexts))
     cuts = sorted(rng.sample(range(1, problem.n), k - 1)) if k > 1 else []
     bounds = [0] + cuts + [problem.n]
-    groups = [tuple(sorted(order[a:b])) for a, b in zip(bounds, bounds[1:])]
-    if not all(fits(problem, g) for g in groups):
-        return None
+    groups = [tuple(order[a:b]) for a, b in zip(bounds, bounds[1:])]  # in order: `respect_fixed` cuts runs
     width = problem.n_contexts // k
-    cand = Candidate(tuple(Group(g, width) for g in groups), tuple(range(len(groups))))
+    cand = respect_fixed(problem, Candidate(tuple(Group(g, width) for g in groups), tuple(range(len(groups)))))
+    if cand is None or not all(fits(problem, g.tasks) for g in cand.groups):
+        return None
+    cand = Candidate(tuple(Group(tuple(sorted(g.tasks)), g.replicas) for g in cand.groups), cand.stages)
     return random_map(problem, replicate_bottleneck(problem, cand), rng)
 
 
@@ -212,7 +231,9 @@ def random_pipeline(problem: PipelineProblem, seed: int = 0, draws: int = RANDOM
             if best is None or key < best[0]:
                 best = (key, cand)
     if best is None:
-        raise PipelineError(f"Random: no random pipeline of {draws} fits the {problem.icache}-instruction i-cache")
+        raise node_error(
+            problem, f"Random: no random pipeline of {draws} fits the {problem.icache}-instruction i-cache"
+        )
     return _result(problem, "random", best[1], t0, [f"seed {seed}, best of {draws} random parallel pipelines"])
 
 
@@ -249,8 +270,8 @@ def bipar(problem: PipelineProblem) -> MethodResult:
         k = parts.index(part)
         parts[k : k + 1] = [part[:i], part[i:]]
     if not all(fits(problem, p) for p in parts):
-        raise PipelineError(f"Bipar: the task graph does not fit {problem.n_contexts} contexts' i-caches")
-    cand = replicate_bottleneck(problem, _with_stages(problem, [tuple(p) for p in parts]))
+        raise node_error(problem, f"Bipar: the task graph does not fit {problem.n_contexts} contexts' i-caches")
+    cand = replicate_bottleneck(problem, _kept(problem, "Bipar", _with_stages(problem, [tuple(p) for p in parts])))
     return _result(problem, "bipar", lata_map(problem, cand), t0)
 
 

@@ -6,8 +6,10 @@ group within the usable contexts, and -- when a communication cost depends on pl
 demands a shared resource (contention) -- every assignment of distinct contexts to the threads
 (groups take sets of contexts; sequences when the replica order decides who hears from whom:
 each replica's mean message cost).  Partitions whose groups depend on each other in a cycle are
-skipped.  Each candidate is evaluated by `solver.pipeline.evaluation.evaluate`; the best by
-`Evaluation.rank` (feasible, then period, latency, threads) wins.  Exponential: meant for at
+skipped, and so are the groupings and replica vectors that break the replica counts a spec
+fixes (`fixed_vectors`; `solver.pipeline.candidates`, "Fixed replicas").  Each candidate is
+evaluated by `solver.pipeline.evaluation.evaluate`; the best by `Evaluation.rank` (feasible,
+then period, latency, threads) wins.  Exponential: meant for at
 most about 6 tasks and 6 contexts.
 """
 
@@ -16,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from itertools import combinations, permutations
 
-from tasksolve.solver.pipeline.candidates import Candidate, Group, group_order
+from tasksolve.solver.pipeline.candidates import Candidate, Group, fixed_count, group_order
 from tasksolve.solver.pipeline.evaluation import Evaluation, evaluate, first_contexts
 from tasksolve.solver.pipeline.problem import PipelineProblem
 
@@ -48,6 +50,23 @@ def replica_vectors(groups: int, budget: int) -> Iterator[tuple[int, ...]]:
             yield (r,) + rest
 
 
+def fixed_vectors(
+    problem: PipelineProblem, parts: list[list[int]], max_replicas: int | None = None
+) -> Iterator[tuple[int, ...]]:
+    """The replica vectors of `replica_vectors` over the usable contexts that keep the fixed
+    counts of the groups `parts` (none when two tasks of different counts share a group), the
+    free groups at most `max_replicas` each."""
+    counts = [fixed_count(problem, p) for p in parts]
+    if None in counts:
+        return
+    for reps in replica_vectors(len(parts), problem.n_contexts):
+        free = [r for r, c in zip(reps, counts) if not c]
+        if all(r == c for r, c in zip(reps, counts) if c) and (
+            max_replicas is None or max(free, default=1) <= max_replicas
+        ):
+            yield reps
+
+
 def context_assignments(
     replicas: tuple[int, ...], contexts: tuple[int, ...], ordered: bool = False
 ) -> Iterator[list[tuple[int, ...]]]:
@@ -66,7 +85,8 @@ def brute_force(
     problem: PipelineProblem, *, comm: str = "mean", max_replicas: int | None = None
 ) -> tuple[Evaluation | None, Candidate | None, int]:
     """The best candidate: ``(evaluation, candidate, candidates evaluated)``; `comm` as in
-    `evaluate` (``"lca"``: the CP-SAT model's charge), `max_replicas` caps every group's."""
+    `evaluate` (``"lca"``: the CP-SAT model's charge), `max_replicas` caps every free group's (a
+    fixed count is kept above it, as in `solver.pipeline.model`)."""
     comm_varies = any(len(set(e.cost)) > 1 for e in problem.edges)
     placement_matters = problem.contention or comm_varies
     ordered = comm == "mean" and comm_varies  # which producer replica feeds which consumer replica
@@ -77,9 +97,7 @@ def brute_force(
         base = Candidate(tuple(Group(tuple(p)) for p in parts))
         if group_order(problem, base) is None:
             continue
-        for reps in replica_vectors(len(parts), problem.n_contexts):
-            if max_replicas is not None and max(reps) > max_replicas:
-                continue
+        for reps in fixed_vectors(problem, parts, max_replicas):
             cand = Candidate(tuple(Group(tuple(p), r) for p, r in zip(parts, reps)))
             if placement_matters:
                 options = (cand.with_contexts(a) for a in context_assignments(reps, problem.contexts, ordered))
@@ -95,13 +113,13 @@ def brute_force(
 
 def every_candidate(problem: PipelineProblem) -> Iterator[Candidate]:
     """Every mapped candidate, evaluated or not: each acyclic partition within the contexts, each
-    replica vector, each ordered assignment of distinct contexts -- the whole space `brute_force`
-    searches (there, orders and placements are skipped where they cannot matter)."""
+    replica vector keeping the fixed counts, each ordered assignment of distinct contexts -- the
+    whole space `brute_force` searches (there, orders and placements are skipped where they cannot matter)."""
     for parts in set_partitions(problem.n):
         base = Candidate(tuple(Group(tuple(q)) for q in parts))
         if len(parts) > problem.n_contexts or group_order(problem, base) is None:
             continue
-        for reps in replica_vectors(len(parts), problem.n_contexts):
+        for reps in fixed_vectors(problem, parts):
             cand = Candidate(tuple(Group(tuple(q), r) for q, r in zip(parts, reps)))
             for contexts in context_assignments(reps, problem.contexts, True):
                 yield cand.with_contexts(contexts)

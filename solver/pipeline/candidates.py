@@ -1,10 +1,19 @@
 """Pipeline candidates: groups of tasks with replicas and contexts, their validity, group graph
-and stages (the model of `solver.pipeline.problem`)."""
+and stages (the model of `solver.pipeline.problem`).
+
+**Fixed replicas.**  A pipeline spec's ``replicas: N`` (N >= 2) on a task fixes the replica count
+of the group (stage) that runs the task to exactly N (`PipelineProblem.fixed_replicas`; a user's
+program with a fixed worker pool): a group holding it has N replicas, two tasks fixing different
+counts never share a group, and the other groups' counts stay the methods' choice.  Every method
+keeps them -- `check_candidate` reports a plan that breaks them (`fixed_violations`),
+`respect_fixed` adjusts a heuristic's plan to them, and a method that cannot raises `NoPlan`.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 
 from tasksolve.solver.pipeline.problem import PipelineError, PipelineProblem
 from tasksolve.specs.graphs import CycleError, topological_order
@@ -63,8 +72,9 @@ class Candidate:
 def check_candidate(problem: PipelineProblem, cand: Candidate) -> list[str]:
     """Everything that makes `cand` invalid: tasks missing or repeated, an order inside a group
     against an edge, a cycle between groups (a task's predecessors must be in earlier stages or
-    earlier in its own thread), stage labels against the group graph, replicas < 1, contexts
-    repeated, unusable, miscounted or over `max_threads`, more threads than contexts."""
+    earlier in its own thread), stage labels against the group graph, replicas < 1 or other than
+    a fixed count (`fixed_violations`), contexts repeated, unusable, miscounted or over
+    `max_threads`, more threads than contexts."""
     out: list[str] = []
     seen: dict[int, int] = {}
     for gi, g in enumerate(cand.groups):
@@ -89,6 +99,7 @@ def check_candidate(problem: PipelineProblem, cand: Candidate) -> list[str]:
         out.append(f"tasks in no group: {', '.join(missing)}")
     if out:
         return out
+    out += fixed_violations(problem, cand)
     order = group_order(problem, cand)
     if order is None:
         out.append("the groups depend on each other in a cycle")
@@ -174,3 +185,79 @@ def normalize_stages(problem: PipelineProblem, cand: Candidate) -> Candidate | N
         stage[g] = max([labels[g]] + [stage[p] + 1 for p in preds[g]])
     dense = {s: i for i, s in enumerate(sorted(set(stage)))}
     return Candidate(cand.groups, tuple(dense[s] for s in stage))
+
+
+# ------------------------------------------------------------------------------ fixed replicas
+class NoPlan(PipelineError):
+    """A method has no plan that keeps the replica counts the spec fixes (module docstring)."""
+
+
+def fixed_count(problem: PipelineProblem, tasks) -> int | None:
+    """The replica count the spec fixes for a group of `tasks`: N when one of them fixes N, 0
+    when none fixes one, None when two fix different counts (they may not share a group)."""
+    if not problem.fixed_replicas:
+        return 0
+    counts = {problem.fixed_replicas[t] for t in tasks} - {0}
+    return None if len(counts) > 1 else max(counts, default=0)
+
+
+def fixed_threads(problem: PipelineProblem) -> int:
+    """Threads every plan needs at least for its fixed counts: each distinct count is some group's."""
+    return sum(set(problem.fixed_replicas) - {0})
+
+
+def _fixed_names(problem: PipelineProblem, tasks) -> str:
+    return ", ".join(f"`{problem.tasks[t]}` x{problem.fixed_replicas[t]}" for t in tasks if problem.fixed_replicas[t])
+
+
+def fixed_violations(problem: PipelineProblem, cand: Candidate) -> list[str]:
+    """The groups of `cand` that break the fixed replica counts (module docstring)."""
+    out = []
+    for gi, g in enumerate(cand.groups):
+        n = fixed_count(problem, g.tasks)
+        if n is None:
+            out.append(f"group {gi} runs tasks of different fixed replica counts ({_fixed_names(problem, g.tasks)})")
+        elif n and g.replicas != n:
+            out.append(f"group {gi} has {g.replicas} replicas where {_fixed_names(problem, g.tasks)} fix {n}")
+    return out
+
+
+def _fixed_runs(problem: PipelineProblem, group: Group) -> list[Group]:
+    """`group` cut, in its own task order, into runs of one fixed count each (a free task stays
+    with the run it follows; the first run takes the free tasks before its first fixed one), each
+    with its count (the group's replicas for a run with none)."""
+    runs: list[tuple[list[int], int]] = []
+    for t in group.tasks:
+        count = problem.fixed_replicas[t]
+        if not runs or (count and runs[-1][1] and count != runs[-1][1]):
+            runs.append(([], 0))
+        runs[-1][0].append(t)
+        runs[-1] = (runs[-1][0], runs[-1][1] or count)
+    return [Group(tuple(tasks), count or group.replicas) for tasks, count in runs]
+
+
+def respect_fixed(problem: PipelineProblem, cand: Candidate) -> Candidate | None:
+    """`cand` made to keep the fixed replica counts: a group mixing counts is cut into runs
+    (`_fixed_runs`: runs of one group's topological task order, so the group graph stays acyclic,
+    each run taking its group's stage label, labels made valid by `normalize_stages`), a group
+    with a count gets it, and when that makes more threads than contexts the free group whose
+    work per replica would grow least loses a replica, again while needed (never below one).
+    `cand` itself when it keeps them already; else unmapped (the caller maps it); None when the
+    threads cannot fit the contexts."""
+    if not fixed_violations(problem, cand):
+        return cand
+    groups: list[Group] = []
+    labels: list[int] = []
+    for gi, g in enumerate(cand.groups):
+        runs = _fixed_runs(problem, g)
+        groups += runs
+        labels += [cand.stages[gi] if cand.stages is not None else 0] * len(runs)
+    free = [fixed_count(problem, g.tasks) == 0 for g in groups]
+    work = [sum(problem.work[t] for t in g.tasks) for g in groups]
+    while sum(g.replicas for g in groups) > problem.n_contexts:
+        options = [i for i, g in enumerate(groups) if free[i] and g.replicas > 1]
+        if not options:
+            return None
+        i = min(options, key=lambda i: (Fraction(work[i], groups[i].replicas - 1), i))
+        groups[i] = Group(groups[i].tasks, groups[i].replicas - 1)
+    return normalize_stages(problem, Candidate(tuple(groups), tuple(labels)))

@@ -15,6 +15,10 @@ in ``P`` and the optimum is one of the values ``T(a, b) / r``, so a binary searc
 candidates gives the exact optimum (a `Fraction` of ticks), and the latency reported is the
 smallest one at that period.
 
+An interval holding a task whose stage the spec fixes at ``N`` replicas (`solver.pipeline.candidates`,
+"Fixed replicas") gets exactly ``N`` (feasible at ``P`` when ``T <= N P``; without replication
+only ``N = 1``), and an interval holding two different counts is never one group.
+
 Exact only when communication costs do not depend on placement (every level costs the same,
 e.g. a flat topology or a direct cost table with one value) and no task demands a shared
 resource (contention makes placement matter); `chain_dp` refuses otherwise.
@@ -26,7 +30,7 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
-from tasksolve.solver.pipeline.candidates import Candidate, Group
+from tasksolve.solver.pipeline.candidates import Candidate, Group, fixed_count
 from tasksolve.solver.pipeline.evaluation import first_contexts
 from tasksolve.solver.pipeline.problem import PipelineError, PipelineProblem
 
@@ -76,6 +80,7 @@ def chain_dp(problem: PipelineProblem, replication: bool = True) -> ChainSolutio
     def T(a: int, b: int) -> int:
         return prefix[b] - prefix[a] + (entry[a] if a > 0 else 0)
 
+    fixed = {(a, b): fixed_count(problem, range(a, b)) for a in range(n) for b in range(a + 1, n + 1)}
     bound = problem.latency_max
     INF = math.inf
 
@@ -88,14 +93,11 @@ def chain_dp(problem: PipelineProblem, replication: bool = True) -> ChainSolutio
                 if best[a][k] == INF:
                     continue
                 for b in range(a + 1, n + 1):
-                    t = T(a, b)
-                    if replication:
-                        r = max(1, math.ceil(Fraction(t) / P))
-                    else:
-                        if t > P:
-                            break  # longer intervals only get slower
-                        r = 1
-                    if k + r > C:
+                    t, f = T(a, b), fixed[a, b]
+                    if f is None or (not replication and t > P):
+                        break  # two fixed counts, or too slow: so are the longer intervals
+                    r = (f or max(1, math.ceil(Fraction(t) / P))) if replication else 1
+                    if k + r > C or (f and (r != f or t > f * P)):
                         continue
                     value = best[a][k] + t
                     if value < best[b][k + r]:

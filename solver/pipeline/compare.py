@@ -16,6 +16,7 @@ from typing import Any
 
 from tasksolve.simulate.registry import DEFAULT_KIND
 from tasksolve.solver.pipeline import baselines
+from tasksolve.solver.pipeline.candidates import NoPlan, fixed_violations
 from tasksolve.solver.pipeline.evaluation import MethodResult
 from tasksolve.solver.pipeline.lata import lata
 from tasksolve.solver.pipeline.problem import PipelineError, PipelineProblem
@@ -96,9 +97,13 @@ def compare(
     steps: Steps | None = None,
     label: str = "",
     top_k: int = 1,
+    no_plan: dict[str, str] | None = None,
 ) -> dict[str, MethodResult]:
     """Run `methods`; the heuristics first, so CP-SAT is hinted with the best of their plans
-    once `solver.pipeline.cpsat.remap` has improved each one's mapping.  Each method is one of `steps` (``label`` prefixes it)."""
+    once `solver.pipeline.cpsat.remap` has improved each one's mapping.  Each method is one of `steps` (``label`` prefixes it).
+    A method with no plan that keeps the fixed replica counts (`NoPlan`) is left out of the
+    results, its reason in `no_plan` (method -> text) when given; so is a plan breaking them
+    (never expected: `fixed_violations` is the guard that no such plan is compared)."""
     order = sorted(methods, key=lambda m: (m == "cpsat", METHOD_NAMES.index(m) if m in METHOD_NAMES else 99))
     results: dict[str, MethodResult] = {}
     for name in order:
@@ -108,10 +113,19 @@ def compare(
         if name == "cpsat" and results:
             hint = min(results.values(), key=lambda r: (r.evaluation.rank(), r.method != "lata")).candidate
             hints = [r.candidate for r in results.values()]  # each mapping repaired, the best kept
-        results[name] = run_method(
-            problem, name, time_limit=time_limit, workers=workers, seed=seed, hint=hint, top_k=top_k, hints=hints
-        )
-    return {m: results[m] for m in methods}
+        try:
+            result = run_method(
+                problem, name, time_limit=time_limit, workers=workers, seed=seed, hint=hint, top_k=top_k, hints=hints
+            )
+        except NoPlan as exc:
+            (no_plan if no_plan is not None else {})[name] = str(exc)
+            continue
+        broken = fixed_violations(problem, result.candidate)
+        if broken:
+            (no_plan if no_plan is not None else {})[name] = f"its plan breaks the fixed replica counts: {broken[0]}"
+            continue
+        results[name] = result
+    return {m: results[m] for m in methods if m in results}
 
 
 # ------------------------------------------------------------------------------ measurement

@@ -17,7 +17,7 @@ from fractions import Fraction
 from ortools.sat.python import cp_model
 
 from tasksolve.solver import cpsat
-from tasksolve.solver.pipeline.candidates import Candidate, check_candidate
+from tasksolve.solver.pipeline.candidates import Candidate, NoPlan, check_candidate, fixed_violations, respect_fixed
 from tasksolve.solver.pipeline.evaluation import MethodResult, evaluate
 from tasksolve.solver.pipeline.model import MAX_EXACT_REPLICAS, add_hint, build_model, extract
 from tasksolve.solver.pipeline.problem import PipelineError, PipelineProblem
@@ -116,11 +116,17 @@ def _period_bound(pm, solver, ev) -> Fraction:
 
 
 def _no_solution(problem: PipelineProblem, hint, status: str, seconds: float, wall: float) -> MethodResult:
-    """CP-SAT found no plan (INFEASIBLE, UNKNOWN, ...): the hint, or the sequential thread, with
-    no feasibility claimed and no bound."""
+    """CP-SAT found no plan (INFEASIBLE, UNKNOWN, ...): the hint, or the sequential thread (cut
+    where the fixed replica counts differ, `respect_fixed`), with no feasibility claimed and no
+    bound; `NoPlan` when neither keeps the fixed counts."""
     from tasksolve.solver.pipeline.evaluation import first_contexts, sequential_candidate
 
-    fallback = hint if hint is not None else first_contexts(problem, sequential_candidate(problem))
+    fallback = hint if hint is not None and not fixed_violations(problem, hint) else None
+    if fallback is None:
+        sequential = respect_fixed(problem, sequential_candidate(problem))
+        if sequential is None:
+            raise NoPlan(f"CP-SAT status {status} after {wall:.2f}s, and no fallback keeps the fixed replica counts")
+        fallback = first_contexts(problem, sequential)
     return MethodResult(
         method="cpsat",
         candidate=fallback,

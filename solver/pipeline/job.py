@@ -115,6 +115,21 @@ def choose_method(results: dict[str, MethodResult]) -> str:
     return min((r.evaluation.rank(), name) for name, r in results.items())[1]
 
 
+def check_fixed_plans(problem: PipelineProblem, results: dict[str, MethodResult], no_plan: dict[str, str]) -> None:
+    """Raise `PipelineError` when no method has a plan that keeps the fixed replica counts
+    (`solver.pipeline.candidates`, "Fixed replicas"), naming each method's reason."""
+    if results:
+        return
+    from tasksolve.solver.pipeline.candidates import fixed_threads
+
+    fixed = ", ".join(f"`{t}` x{n}" for t, n in zip(problem.tasks, problem.fixed_replicas) if n)
+    reasons = "; ".join(f"{m}: {why}" for m, why in no_plan.items())
+    raise PipelineError(
+        f"no plan keeps the replica counts the spec fixes ({fixed}: at least {fixed_threads(problem)} threads "
+        f"on {problem.n_contexts} contexts, each count a stage of its own, different counts never in one stage): {reasons}"
+    )
+
+
 def check_critical_path(problem: PipelineProblem) -> None:
     """Raise `PipelineError` when the bound is below the critical path (no plan can meet it)."""
     if problem.latency_max is not None and problem.latency_max < problem.critical_path:
@@ -382,7 +397,11 @@ def solve_pipeline(
     check_critical_path(problem)
     steps = Steps(progress, len(methods) * (1 if kind == "none" else 2))
     top_k = 1 if kind == "none" else int(spec.search.top_k)
-    results = compare(problem, methods, time_limit=limit, workers=workers, seed=seed, steps=steps, top_k=top_k)
+    no_plan: dict[str, str] = {}
+    results = compare(
+        problem, methods, time_limit=limit, workers=workers, seed=seed, steps=steps, top_k=top_k, no_plan=no_plan
+    )
+    check_fixed_plans(problem, results, no_plan)
     if "cpsat" in results and results["cpsat"].status == "MODEL_INVALID":
         raise SolverFailed(f"CP-SAT rejected the pipeline model of `{problem.app}` (MODEL_INVALID)")
     if problem.latency_max is not None and (
@@ -393,7 +412,7 @@ def solve_pipeline(
         steps.start(f"finding the minimum latency (CP-SAT, up to {min(limit, EXPLAIN_TIME_LIMIT):g} s)")
         explain_infeasible(problem, time_limit=limit, workers=workers, seed=seed)
     chosen = choose_method(results)
-    notes = [n for n in [instance_note(spec, problem)] if n]
+    notes = [n for n in [instance_note(spec, problem)] if n] + [f"{m}: no plan: {why}" for m, why in no_plan.items()]
     measured: dict[str, Measured] = {}
     if kind != "none":
         from tasksolve.simulate.errors import OracleError

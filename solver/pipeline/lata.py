@@ -44,13 +44,18 @@ best plan by exact evaluation is kept and its note says which run produced it.  
 run meets ``L0``, the lowest-latency plan loses replicas until it does (`unreplicate`).  (c)
 Decomposition keeps at most ``C`` nodes (the paper's "spare nodes" are the processors the
 latency reduction left free).  (d) The steps bound ``Figures.length`` rather than ``L`` (above).
+(e) Replica counts a spec fixes (`solver.pipeline.candidates`, "Fixed replicas"; the paper's
+LATA chooses every count): tasks of different counts are never one node, a fixed node keeps its
+count through every step and gets no extra processor, `unreplicate` leaves it alone, and each
+run's plan is checked by `respect_fixed`; a run that cannot keep them is dropped, and LATA with
+no run left raises `NoPlan`.
 """
 
 from __future__ import annotations
 
 import time
 
-from tasksolve.solver.pipeline.candidates import Candidate, Group
+from tasksolve.solver.pipeline.candidates import Candidate, Group, NoPlan, fixed_count, respect_fixed
 from tasksolve.solver.pipeline.evaluation import MethodResult, evaluate, first_contexts, sequential_candidate
 from tasksolve.solver.pipeline.lata_figures import Figures, estimate_profiles, figures, fits, task_names, with_estimate
 from tasksolve.solver.pipeline.lata_premap import premap_nodes
@@ -87,7 +92,9 @@ def run_once(problem: PipelineProblem, profile: str | int, bound: int | None, tr
     """One LATA run: schedule with the `profile` estimate and internal bound `bound`, pre-map onto
     the contexts (§3.3.1), map (§3.3.2)."""
     estimate = with_estimate(problem, profile).with_bound(bound)
-    cand = premap_nodes(estimate, schedule(estimate, trace), trace)
+    cand = respect_fixed(problem, premap_nodes(estimate, schedule(estimate, trace), trace))
+    if cand is None:
+        raise NoPlan("the pre-mapped nodes' fixed replica counts exceed the contexts")
     return lata_map(problem, cand)
 
 
@@ -118,7 +125,10 @@ def _mapped_step(trace: list[dict], problem: PipelineProblem, step: str, detail:
 def _mapped_run(problem: PipelineProblem, profile, bound, attempt):
     trace: list[dict] = []
     if profile == "one":
-        mapped = first_contexts(problem, sequential_candidate(problem, problem.n_contexts))
+        one = respect_fixed(problem, sequential_candidate(problem, problem.n_contexts))  # `fits`: one count at most
+        if one is None:
+            raise NoPlan(f"a fixed replica count exceeds the {problem.n_contexts} contexts")
+        mapped = first_contexts(problem, one)
         detail = "every CCP eliminated: one node replicated on every processor"
     else:
         mapped = run_once(problem, profile, bound, trace)
@@ -126,6 +136,15 @@ def _mapped_run(problem: PipelineProblem, profile, bound, attempt):
     ev = evaluate(problem, mapped)
     _mapped_step(trace, problem, "map", detail, ev)
     return ev, mapped, trace, profile, attempt, bound
+
+
+def _kept_run(problem: PipelineProblem, profile, bound, attempt, no_plan: list[str]):
+    """`_mapped_run`, or None when the run cannot keep the fixed replica counts (why: `no_plan`)."""
+    try:
+        return _mapped_run(problem, profile, bound, attempt)
+    except NoPlan as exc:
+        no_plan.append(str(exc))
+        return None
 
 
 def unreplicate(problem: PipelineProblem, run):
@@ -138,7 +157,7 @@ def unreplicate(problem: PipelineProblem, run):
     while not ev.feasible:
         best = None
         for g, group in enumerate(cand.groups):
-            if group.replicas > 1:
+            if group.replicas > 1 and not fixed_count(problem, group.tasks):
                 groups = tuple(Group(x.tasks, x.replicas - (i == g)) for i, x in enumerate(cand.groups))
                 trial = lata_map(problem, Candidate(groups, cand.stages))
                 e = evaluate(problem, trial)
@@ -172,23 +191,27 @@ def lata(
     by exact evaluation (meets the bound, then throughput, latency, threads) is returned with the
     trace of its run."""
     t0 = time.perf_counter()
-    runs = []
+    runs, no_plan = [], []
     for profile in profiles or ["eq2", "worst"]:
         bounds = internal_bounds(problem) if tighten else [problem.latency_max]
         for k, bound in enumerate(bounds):
-            run = _mapped_run(problem, profile, bound, 0)
-            runs.append(run)
-            for attempt in range(1, tighten + 1 if k == 0 else 0):
+            run = _kept_run(problem, profile, bound, 0, no_plan)
+            runs += [run] if run is not None else []
+            for attempt in range(1, tighten + 1 if k == 0 and run is not None else 0):
                 ev = run[0]
                 if ev.feasible or bound is None:
                     break
                 bound -= ev.latency - problem.latency_max
                 if bound < problem.critical_path:
                     break
-                run = _mapped_run(problem, profile, bound, attempt)
+                run = _kept_run(problem, profile, bound, attempt, no_plan)
+                if run is None:
+                    break
                 runs.append(run)
     if tighten and one_node and fits(problem, range(problem.n)):
-        runs.append(_mapped_run(problem, "one", None, 0))
+        runs += [run for run in [_kept_run(problem, "one", None, 0, no_plan)] if run is not None]
+    if not runs:
+        raise NoPlan(f"no LATA run keeps the fixed replica counts ({no_plan[0]})")
     if tighten and not any(r[0].feasible for r in runs):
         runs.append(unreplicate(problem, min(runs, key=lambda r: (r[0].latency, r[0].period))))
     ev, mapped, trace, profile, attempt, bound = min(runs, key=lambda r: r[0].rank())

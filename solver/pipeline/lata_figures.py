@@ -3,7 +3,8 @@
 
 * `with_estimate` -- every edge charged the **location-independent estimate of Eq. 1-2** (§2.2,
   `PipelineEdge.estimate`), the costliest level, or one sharing level;
-* `fits` -- a node's code fits the instruction cache (§4);
+* `fits` -- a node's code fits the instruction cache (§4), and its tasks fix no two different
+  replica counts (`solver.pipeline.candidates`, "Fixed replicas"; not the paper's);
 * `figures` -- the **schedule length** ``L = sum over stages of the largest computation time of a
   node of the stage + sum over adjacent stages of CCP_i``, ``CCP_i = max c_{a,b}`` over nodes
   ``a`` in stage ``i`` and ``b`` in stage ``i+1`` (§3.1), and ``T_max``, the largest node time
@@ -17,9 +18,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
-from tasksolve.solver.pipeline.candidates import Candidate, Group, normalize_stages
+from tasksolve.solver.pipeline.candidates import Candidate, Group, NoPlan, fixed_count, normalize_stages
 from tasksolve.solver.pipeline.evaluation import evaluate
-from tasksolve.solver.pipeline.problem import PipelineProblem
+from tasksolve.solver.pipeline.problem import PipelineError, PipelineProblem
 
 
 # ------------------------------------------------------------------------------ estimates
@@ -51,8 +52,19 @@ def estimate_profiles(problem: PipelineProblem) -> list[str | int]:
 
 
 def fits(problem: PipelineProblem, tasks) -> bool:
-    """The tasks' code fits one context's instruction cache (§4; always without `icache`)."""
+    """The tasks may be one node: their code fits one context's instruction cache (§4; always
+    without `icache`) and no two of them fix different replica counts (`fixed_count`)."""
+    if problem.fixed_replicas and fixed_count(problem, tasks) is None:
+        return False
     return problem.icache is None or sum(problem.code[t] for t in tasks) <= problem.icache
+
+
+def node_error(problem: PipelineProblem, message: str) -> PipelineError:
+    """The error of a node that does not `fit`: `NoPlan` (this method has no plan; another may)
+    when the spec fixes replica counts, which may be the cause, else `PipelineError`."""
+    if any(problem.fixed_replicas):
+        return NoPlan(f"{message}, or its tasks' fixed replica counts differ")
+    return PipelineError(message)
 
 
 # ------------------------------------------------------------------------------ figures
@@ -113,13 +125,15 @@ def figures(problem: PipelineProblem, cand: Candidate) -> Figures:
 
 # ------------------------------------------------------------------------------ helpers
 def build(problem: PipelineProblem, groups: list[tuple[tuple[int, ...], int]], stages: list[int]) -> Candidate | None:
-    """Candidate from (tasks, replicas) and stage labels (empty groups dropped), labels made valid;
-    None when the groups form a cycle or a node's code does not fit the i-cache."""
+    """Candidate from (tasks, replicas) and stage labels (empty groups dropped), labels made valid,
+    a node whose replicas the spec fixes given that count; None when the groups form a cycle or
+    a node does not `fit`."""
     keep = [i for i, (tasks, _) in enumerate(groups) if tasks]
     if not all(fits(problem, groups[i][0]) for i in keep):
         return None
     cand = Candidate(
-        tuple(Group(tuple(sorted(groups[i][0])), groups[i][1]) for i in keep), tuple(stages[i] for i in keep)
+        tuple(Group(tuple(sorted(groups[i][0])), fixed_count(problem, groups[i][0]) or groups[i][1]) for i in keep),
+        tuple(stages[i] for i in keep),
     )
     return normalize_stages(problem, cand)
 

@@ -23,6 +23,11 @@ processors (the usable contexts), before the cache-aware real mapping of
 4. **Sparing** (`spare`, our reading of §5.3): nodes merged to free processors for the
    bottleneck while the latency stays within ``L0``.
 
+Fixed replicas (`solver.pipeline.candidates`, not the paper's): a node whose replicas the spec
+fixes keeps that count and never gets an extra processor; tasks of different counts are never
+one node (`fits`); when the fixed nodes make more threads than processors, the bipartition is
+redone on fewer processors (`premap_nodes`).
+
 Where the paper is silent (our choices): the proportional share is rounded to the nearest
 integer; a cut whose share rounds to no processor for one part is taken only when every cut
 does (then that part gets one); ties between equal CCPs go to the more balanced workload.
@@ -32,10 +37,10 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from tasksolve.solver.pipeline.candidates import Candidate, Group
+from tasksolve.solver.pipeline.candidates import Candidate, Group, NoPlan, fixed_count
 from tasksolve.solver.pipeline.evaluation import evaluate
-from tasksolve.solver.pipeline.lata_figures import build, figures, fits, task_names, trace_step
-from tasksolve.solver.pipeline.problem import PipelineError, PipelineProblem
+from tasksolve.solver.pipeline.lata_figures import build, figures, fits, node_error, task_names, trace_step
+from tasksolve.solver.pipeline.problem import PipelineProblem
 
 
 def combine(problem: PipelineProblem, cand: Candidate, trace: list[dict] | None = None) -> Candidate:
@@ -68,14 +73,13 @@ def combine(problem: PipelineProblem, cand: Candidate, trace: list[dict] | None 
 
 
 def _min_processors(problem: PipelineProblem, tasks: list[int]) -> int:
-    """Processors the tasks' code needs, filled in order (first fit)."""
-    if problem.icache is None:
-        return 1
-    count, load = 1, 0
+    """Processors the tasks need to be nodes that `fit` (code, fixed counts), filled in order
+    (first fit)."""
+    count, node = 1, []
     for t in tasks:
-        if load + problem.code[t] > problem.icache:
-            count, load = count + 1, 0
-        load += problem.code[t]
+        if not fits(problem, node + [t]):
+            count, node = count + 1, []
+        node.append(t)
     return count
 
 
@@ -92,16 +96,18 @@ def spread(
         for tasks, t in sorted(nodes, key=lambda n: (-n[1], n[0])):
             options = [i for i in range(k) if fits(problem, bins[i] + list(tasks))]
             if not options:
-                raise PipelineError(
-                    f"the i-cache of {problem.icache} instructions cannot hold the stage on {k} contexts"
+                raise node_error(
+                    problem, f"the i-cache of {problem.icache} instructions cannot hold the stage on {k} contexts"
                 )
             i = min(options, key=lambda i: (load[i], i))
             bins[i] += tasks
             load[i] += t
         return [(tuple(sorted(b)), 1) for b in bins if b]
-    reps = [1] * len(nodes)
-    for _ in range(k - len(nodes)):
-        i = max(range(len(nodes)), key=lambda i: (Fraction(nodes[i][1], reps[i]), -i))
+    fixed = [fixed_count(problem, tasks) for tasks, _ in nodes]
+    reps = [f or 1 for f in fixed]
+    free = [i for i, f in enumerate(fixed) if not f]
+    for _ in range(k - sum(reps) if free else 0):
+        i = max(free, key=lambda i: (Fraction(nodes[i][1], reps[i]), -i))
         reps[i] += 1
     return [(tasks, r) for (tasks, _), r in zip(nodes, reps)]
 
@@ -145,8 +151,8 @@ def bipartition(problem: PipelineProblem, cand: Candidate, processors: int) -> C
         lo = _min_processors(problem, tasks(left))
         hi = k - _min_processors(problem, tasks(right))
         if lo > hi:
-            raise PipelineError(
-                f"the i-cache of {problem.icache} instructions cannot hold the pipeline on {k} contexts"
+            raise node_error(
+                problem, f"the i-cache of {problem.icache} instructions cannot hold the pipeline on {k} contexts"
             )
         if len(left) > 1:
             share = min(share, len(tasks(left)))
@@ -164,14 +170,18 @@ def bipartition(problem: PipelineProblem, cand: Candidate, processors: int) -> C
 def _build_checked(problem: PipelineProblem, groups, stages) -> Candidate:
     cand = build(problem, groups, stages)
     if cand is None:
-        raise PipelineError(f"the i-cache of {problem.icache} instructions cannot hold a pre-mapped node")
+        raise node_error(problem, f"the i-cache of {problem.icache} instructions cannot hold a pre-mapped node")
     return cand
 
 
 def replicate_bottleneck(problem: PipelineProblem, cand: Candidate, trace: list[dict] | None = None) -> Candidate:
-    """Extra processors to the bottleneck, one replica at a time (§3.3.2, last paragraph)."""
+    """Extra processors to the bottleneck, one replica at a time (§3.3.2, last paragraph); the
+    bottleneck among the nodes whose replicas the spec leaves free (`_replicate_once`)."""
     while cand.threads < problem.n_contexts:
-        cand = _replicate_once(problem, cand)
+        more = _replicate_once(problem, cand)
+        if more is None:
+            break
+        cand = more
         b = evaluate(problem, cand, pessimistic=True).bottleneck
         detail = f"{task_names(problem, cand.groups[b].tasks)} x{cand.groups[b].replicas}"
         trace_step(trace, problem, "replicate", detail, figures(problem, cand), cand.threads)
@@ -200,9 +210,9 @@ def spare(problem: PipelineProblem, cand: Candidate, trace: list[dict] | None = 
                 groups[a] = (groups[a][0] + groups[b][0], 1)
                 groups[b] = ((), 1)
                 merged = build(problem, groups, list(cand.stages))
-                if merged is None:
+                trial = None if merged is None else _replicate_once(problem, merged)
+                if trial is None:
                     continue
-                trial = _replicate_once(problem, merged)
                 f = figures(problem, trial)
                 if (f.tmax, f.at_tmax) >= (base.tmax, base.at_tmax) or (bound is not None and f.length > bound):
                     continue
@@ -224,17 +234,31 @@ def _adjacent(problem: PipelineProblem, cand: Candidate, a: int, b: int) -> bool
     return any({where[e.source], where[e.target]} == {a, b} for e in problem.edges)
 
 
-def _replicate_once(problem: PipelineProblem, cand: Candidate) -> Candidate:
-    b = evaluate(problem, cand, pessimistic=True).bottleneck
+def _replicate_once(problem: PipelineProblem, cand: Candidate) -> Candidate | None:
+    """One more replica for the bottleneck node, or, when the spec fixes its replicas, for the
+    free node of the largest time per replica; None when every node's count is fixed."""
+    ev = evaluate(problem, cand, pessimistic=True)
+    free = [g for g, grp in enumerate(cand.groups) if not fixed_count(problem, grp.tasks)]
+    if not free:
+        return None
+    b = (
+        ev.bottleneck
+        if ev.bottleneck in free
+        else max(free, key=lambda g: (Fraction(ev.times[g]) / ev.replicas[g], -g))
+    )
     groups = tuple(Group(g.tasks, g.replicas + (1 if i == b else 0)) for i, g in enumerate(cand.groups))
     return Candidate(groups, cand.stages)
 
 
 def premap_nodes(problem: PipelineProblem, cand: Candidate, trace: list[dict] | None = None) -> Candidate:
     """Pre-mapping (§3.3.1) of a schedule onto ``problem.n_contexts`` virtual processors."""
-    cand = combine(problem, cand, trace)
-    if len(cand.groups) > problem.n_contexts:
-        cand = bipartition(problem, cand, problem.n_contexts)
+    combined = cand = combine(problem, cand, trace)
+    k = problem.n_contexts
+    while len(cand.groups) > problem.n_contexts or cand.threads > problem.n_contexts:
+        if k < 1:  # only with fixed counts: without, one bipartition onto the contexts fits them
+            raise NoPlan(f"the fixed replica counts leave no pre-mapping onto {problem.n_contexts} contexts")
+        cand = bipartition(problem, combined, k)
+        k -= max(1, cand.threads - problem.n_contexts)
         trace_step(
             trace,
             problem,

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from fractions import Fraction
 
-from tasksolve.solver.pipeline.candidates import Candidate, Group, group_preds, normalize_stages
+from tasksolve.solver.pipeline.candidates import Candidate, Group, fixed_count, group_preds, normalize_stages
 from tasksolve.solver.pipeline.lata_figures import (
     Figures,
     build,
@@ -44,7 +44,7 @@ def by_levels(problem: PipelineProblem, trace: list[dict] | None = None) -> Cand
                 f"task `{problem.tasks[t]}` has {problem.code[t]} instructions: more than the "
                 f"{problem.icache}-instruction i-cache (topology.icache)"
             )
-    cand = Candidate(tuple(Group((t,)) for t in range(problem.n)), problem.levels)
+    cand = Candidate(tuple(Group((t,), fixed_count(problem, (t,)) or 1) for t in range(problem.n)), problem.levels)
     cand = normalize_stages(problem, cand)
     assert cand is not None
     trace_step(

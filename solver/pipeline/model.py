@@ -14,6 +14,9 @@ Variables (``G = min(tasks, C)`` group slots, ``C`` usable contexts, times in ti
   instruction unit is shared; the Xeon's 4 L2 pairs; one bin when nothing depends on placement).
   ``y[g,d]`` -- how many replicas of group g run in bin d (at most the bin's contexts in all);
   ``R_g = sum_d y[g,d]``, with ``rep[g,r] <=> R_g = r``; ``max_threads`` as sums per domain.
+  A task whose stage the spec fixes at N replicas (`solver.pipeline.candidates`, "Fixed
+  replicas") forces ``x[t,g] => rep[g,N]`` (two different counts then never share a slot); the
+  ``max_replicas`` cap bounds the other groups only (``R_g <= cap`` unless a fixed task is in g).
   Symmetry: interchangeable sibling domains (same parent, same shape) carry non-increasing
   thread counts.
 * Communication of edge ``e = u -> v``: ``same_e = OR_g (x[u,g] and x[v,g])`` (free inside a
@@ -40,7 +43,8 @@ Variables (``G = min(tasks, C)`` group slots, ``C`` usable contexts, times in ti
   without demands).
 * Period ``rep[g,r] => M E_g <= r Pm`` with ``M = lcm(1..R_max)`` (so ``Pm = M Q max_g T_g
   S_g/(Q R_g)`` exactly when ``R_max <= 16``; beyond, ``M = lcm(1..16)`` and the period is
-  resolved to ``1/M`` tick -- the reported figures always come from `evaluate`), and the
+  resolved to ``1/M`` tick -- the reported figures always come from `evaluate`; the fixed
+  counts join the lcm while it stays below `MAX_MULTIPLIER`), and the
   redundant cut ``M sum_g E_g <= C Pm`` (no thread is busy more than all the time).
 * Latency: group start ``S_g``; task start/end equal to its group's start / start ``+ E_g``;
   a crossing edge ``u -> v`` forces ``start(v) >= end(u)``; ``Lat >= end(t)`` and
@@ -81,11 +85,16 @@ from tasksolve.solver.pipeline.problem import PipelineProblem
 from tasksolve.solver.pipeline.relaxation import relaxed_costs, slowest_replica
 
 MAX_EXACT_REPLICAS = 16
+MAX_MULTIPLIER = 2**24  # a fixed replica count joins the period multiplier while it stays below this
 INT_LIMIT = 2**62  # CP-SAT's integer domains
 
 
-def period_multiplier(max_replicas: int) -> int:
-    return reduce(lambda a, b: a * b // math.gcd(a, b), range(1, min(max_replicas, MAX_EXACT_REPLICAS) + 1), 1)
+def period_multiplier(max_replicas: int, fixed=()) -> int:
+    """``lcm(1..min(max_replicas, 16))``, and of each fixed count while below `MAX_MULTIPLIER`."""
+    m = reduce(math.lcm, range(1, min(max_replicas, MAX_EXACT_REPLICAS) + 1), 1)
+    for count in sorted(set(fixed) - {0}):
+        m = math.lcm(m, count) if math.lcm(m, count) <= MAX_MULTIPLIER else m
+    return m
 
 
 @dataclass
@@ -102,11 +111,7 @@ class PipelineModel:
     unit: int  # Q: period is Pm / (M Q) ticks, latency Lat / Q ticks
     slots: int
     max_replicas: int
-
-    @property
-    def exact_period(self) -> bool:
-        """Whether ``Pm = M x period`` exactly (M a multiple of every replica count)."""
-        return self.max_replicas <= MAX_EXACT_REPLICAS
+    exact_period: bool = True  # whether ``Pm = M x period`` exactly (M a multiple of every replica count)
 
 
 class _Builder:
@@ -120,8 +125,11 @@ class _Builder:
         self.G = min(self.n, self.C)
         self.bins = Bins.of(problem)
         self.B = len(self.bins.contexts)
-        self.Rmax = self.C if max_replicas is None else max(1, min(self.C, max_replicas))
-        self.M = period_multiplier(self.Rmax)
+        self.cap = self.C if max_replicas is None else max(1, min(self.C, max_replicas))  # free groups' cap
+        self.fixed = problem.fixed_replicas or (0,) * self.n
+        self.Rmax = max(self.cap, min(self.C, max(self.fixed)))
+        self.M = period_multiplier(self.cap, self.fixed)
+        self.exact = self.cap <= MAX_EXACT_REPLICAS and all(self.M % f == 0 for f in self.fixed if f)
         self.horizon = problem.sequential + sum(e.worst for e in problem.edges)
 
     def slots(self, t: int) -> range:
@@ -163,6 +171,22 @@ class _Builder:
                 self.rep[g, r] = m.new_bool_var(f"rep[{g},{r}]")
             m.add(sum(self.rep[g, r] for r in range(1, Rmax + 1)) == self.used[g])
             m.add(r_var == sum(r * self.rep[g, r] for r in range(1, Rmax + 1)))
+        self.fixed_counts()
+
+    def fixed_counts(self) -> None:
+        """``x[t,g] => rep[g,N]`` for a task whose stage is fixed at N (never, N above R_max); the
+        free groups capped at `cap` (module docstring)."""
+        m, fixed = self.m, self.fixed
+        for t in (t for t in range(self.n) if fixed[t]):
+            for g in self.slots(t):
+                if fixed[t] <= self.Rmax:
+                    m.add_implication(self.x[t, g], self.rep[g, fixed[t]])
+                else:
+                    m.add(self.x[t, g] == 0)
+        if self.cap < self.Rmax:
+            for g in range(self.G):
+                holds = [self.x[t, g] for t in range(g, self.n) if fixed[t]]
+                m.add(self.R[g] <= self.cap).only_enforce_if([~x for x in holds])
 
     def bin_load(self, members):
         return sum(self.y[g, d] for g in range(self.G) for d in members)
@@ -420,6 +444,7 @@ def build_model(
         unit=b.Q,
         slots=b.G,
         max_replicas=b.Rmax,
+        exact_period=b.exact,
     )
 
 

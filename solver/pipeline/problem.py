@@ -177,6 +177,7 @@ class PipelineProblem:
     code: tuple[int, ...] = ()  # per task: instructions (`Task.code_size`, 0 when not given)
     icache: int | None = None  # instructions a context's i-cache holds (`Topology.icache`)
     sync: tuple[TaskSync | None, ...] = ()  # per task: NPIRE's synchronisation (`solver.pipeline.sync`); () if none
+    fixed_replicas: tuple[int, ...] = ()  # per task: its stage's replicas fixed by the spec, 0 free (`candidates`)
     # the workload's other instances of `app` (`solver.pipeline.blocks`): (instance, its block's contexts), each
     # block position by position the image of `block`, the block `contexts` is drawn from; () with one instance
     block: tuple[int, ...] = ()
@@ -256,6 +257,7 @@ class PipelineProblem:
             code=tuple(application.tasks[t].code_size or 0 for t in order),
             icache=topo.icache,
             sync=_sync_table([application.tasks[t] for t in order], scale),
+            fixed_replicas=tuple(r if (r := application.tasks[t].replicas) > 1 else 0 for t in order),
             **placed,
         )
         bound = resolve_latency(spec, problem, latency_max)

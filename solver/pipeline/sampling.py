@@ -28,6 +28,12 @@ The distribution
    leave no group empty;
 4. **rejection** of plans over ``max_threads`` or the latency bound.
 
+With replica counts a spec fixes (`solver.pipeline.candidates`, "Fixed replicas"), step 3 gives
+each group holding a fixed count ``N`` a uniformly drawn set of ``N`` of the contexts left (groups
+in order), then the free groups share the rest as above (`fixed_contexts`); a grouping whose
+segment holds two different counts, or whose fixed counts leave a free group no context, is drawn
+as above and rejected (it breaks them).  The formula below is for specs without fixed counts.
+
 So ``P(plan) = sum over the (order, cuts) giving its grouping of P(order) / (min(n, C)
 binom(n - 1, k - 1)) / A(C, k)``, divided by the probability of validity: every valid plan has a
 positive probability, not the same one (groupings reached by more orders are likelier).  Uniform
@@ -45,7 +51,7 @@ from typing import Any
 
 import numpy as np
 
-from tasksolve.solver.pipeline.candidates import Candidate, Group, check_candidate
+from tasksolve.solver.pipeline.candidates import Candidate, Group, check_candidate, fixed_count
 from tasksolve.solver.pipeline.evaluation import evaluate
 from tasksolve.solver.pipeline.problem import PipelineError, PipelineProblem
 
@@ -101,12 +107,16 @@ def random_order(problem: PipelineProblem, rng: np.random.Generator) -> list[int
     return order
 
 
-def random_contexts(problem: PipelineProblem, k: int, rng: np.random.Generator) -> list[list[int]]:
-    """Step 3: disjoint non-empty context sets for `k` groups, uniformly among the ``A(C, k)``."""
-    c = problem.n_contexts
+def random_contexts(
+    problem: PipelineProblem, k: int, rng: np.random.Generator, contexts: list[int] | None = None
+) -> list[list[int]]:
+    """Step 3: disjoint non-empty sets of `contexts` (default: the usable ones) for `k` groups,
+    uniformly among the ``A(C, k)``."""
+    contexts = list(problem.contexts) if contexts is None else contexts
+    c = len(contexts)
     owner: list[list[int]] = [[] for _ in range(k)]
     filled: list[int] = []  # groups holding a context, in the order they got their first
-    for j, context in enumerate(problem.contexts):
+    for j, context in enumerate(contexts):
         left = c - j - 1
         stay = completions(left, len(filled), k)
         fresh = completions(left, len(filled) + 1, k)
@@ -129,10 +139,28 @@ def draw_plan(problem: PipelineProblem, rng: np.random.Generator) -> Candidate:
     k = int(rng.integers(1, min(n, problem.n_contexts) + 1))
     cuts = sorted(int(x) for x in rng.choice(np.arange(1, n), size=k - 1, replace=False)) if k > 1 else []
     segments = [order[a:b] for a, b in zip([0, *cuts], [*cuts, n])]
-    owner = random_contexts(problem, k, rng)
+    owner = fixed_contexts(problem, segments, rng) or random_contexts(problem, k, rng)
     return canonical(
         Candidate(tuple(Group(tuple(sorted(seg)), len(cs), tuple(cs)) for seg, cs in zip(segments, owner)))
     )
+
+
+def fixed_contexts(problem: PipelineProblem, segments: list[list[int]], rng: np.random.Generator):
+    """Step 3 with fixed replica counts (module docstring): each segment's contexts, or None when
+    the spec fixes none, a segment holds two counts or the free segments would get no context."""
+    counts = [fixed_count(problem, seg) for seg in segments]
+    if not any(counts) or None in counts or sum(counts) + counts.count(0) > problem.n_contexts:
+        return None
+    pool, owner = list(problem.contexts), [[] for _ in segments]
+    for g, count in enumerate(counts):
+        if count:
+            taken = {int(i) for i in rng.choice(len(pool), size=count, replace=False)}
+            owner[g] = [c for i, c in enumerate(pool) if i in taken]
+            pool = [c for i, c in enumerate(pool) if i not in taken]
+    free = [g for g, count in enumerate(counts) if not count]
+    for g, cs in zip(free, random_contexts(problem, len(free), rng, pool)):
+        owner[g] = cs
+    return owner
 
 
 def canonical(cand: Candidate) -> Candidate:
