@@ -116,13 +116,31 @@ def contention_free(spec, contexts: np.ndarray, objective: str) -> np.ndarray:
     return free.values(contexts, objective)
 
 
-def relaxed_max(spec, settings, objective: str) -> MaxBound | None:
+def relaxed_max(spec, settings, objective: str, configurations: bool = True) -> MaxBound | None:
     """The relaxation's optimum (see the module docstring); None for a pipeline spec."""
     if spec.problem != "binding":
         return None
+    from tasksolve.simulate.model import binding_structure
+    from tasksolve.solver.certify.fluid_bound import MARGIN
+    from tasksolve.solver.certify.fluid_configurations import add_configurations, level_blocks
+    from tasksolve.solver.certify.fluid_lp import build, certified_max
+
+    if objective not in ("total_throughput", "min_throughput"):
+        raise ValueError(f"the fluid bound bounds throughput, not `{objective}`")
     begin = time.perf_counter()
-    value = solve_problem(relaxed_problem(spec, settings), objective).value
+    problem = relaxed_problem(spec, settings)
+    lp = build(problem, objective)
+    if configurations:
+        s = binding_structure(spec)
+        d, i = _rounded(s.demand), _rounded(s.idle_demand)
+        add_configurations(lp, level_blocks(spec, s, d, i), d, i, _round)
+    _primal, bound, _rates = certified_max(lp)
+    value = bound * problem.clock * (1 + MARGIN)
     return MaxBound(value, "relaxation", None, None, time.perf_counter() - begin)
+
+
+def _rounded(table) -> np.ndarray:
+    return np.array([[_round(v) for v in row] for row in table], dtype=float).reshape(np.shape(table))
 
 
 def max_bound(spec, settings=None, objective: str | None = None, limit: int = CLASS_LIMIT) -> MaxBound | None:
@@ -147,8 +165,7 @@ def relaxed_problem(spec, settings) -> FluidProblem:
     topo = spec.topology
     T = s.n_threads
     usable = np.array(spec.usable_contexts)
-    d = np.array([[_round(v) for v in row] for row in s.demand])
-    i = np.array([[_round(v) for v in row] for row in s.idle_demand])
+    d, i = _rounded(s.demand), _rounded(s.idle_demand)
     slots: list[Slot] = []
     rho_min, rho_max = np.ones(T), np.ones(T)
     for r, level in enumerate(s.resource_level):

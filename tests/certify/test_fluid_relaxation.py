@@ -1,6 +1,8 @@
-"""The fluid LP's relaxation over every plan (`solver.certify.fluid_max.relaxed_problem`): the
-levels a message can cross (`meeting_levels`), pinned by hand, and the relaxation never below
-the per-plan bound of any allowed plan on random specs that draw every spec field (brute force)."""
+"""The fluid LP's relaxation over every plan (`solver.certify.fluid_max.relaxed_max`): the levels
+a message can cross (`meeting_levels`), pinned by hand; the relaxation, with its configuration
+rows (`solver.certify.fluid_configurations`), never below the per-plan bound of any allowed plan
+on random specs that draw every spec field and on random contended specs (brute force), and
+tighter than without them where domains are shared."""
 
 from __future__ import annotations
 
@@ -11,8 +13,10 @@ from hypothesis import HealthCheck, assume, given, settings
 from tasksolve.simulate.des import DesSettings
 from tasksolve.simulate.oracle import SimulationOracle
 from tasksolve.solver.certify.fluid_bound import plan_bound
+from tasksolve.solver.certify.fluid_configurations import LIMIT, _configurations
 from tasksolve.solver.certify.fluid_max import enumerated_max, meeting_levels, relaxed_max
-from tasksolve.specs import Plan
+from tasksolve.specs import Plan, load_spec
+from tests.certify.test_fluid_bound import contended_spec
 from tests.simulate import spec_from
 from tests.solver.test_bounds_every_field import every_field_spec, feasible_placements
 
@@ -73,3 +77,43 @@ def test_relaxation_is_never_below_an_allowed_plan_bound(spec):
         plan = Plan.from_contexts(spec, [int(c) for c in row])
         per_plan = plan_bound(spec, plan, settings=settings_, objective=spec.objective).value
         assert relaxed.value >= per_plan * (1 - FLOAT), (relaxed.value, per_plan, row)
+
+
+@settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(contended_spec())
+def test_configuration_rows_stay_above_every_class(spec):
+    """Contended specs (3-6 threads whose idle and busy loads share a per-core resource): the
+    relaxation with configuration rows is at least the per-plan bound of every placement class
+    (`enumerated_max`, the exhaustive maximum), and at most the relaxation without them."""
+    settings_ = DesSettings.from_spec(spec)
+    best = enumerated_max(spec, settings_, spec.objective)
+    assume(best is not None)
+    tight = relaxed_max(spec, settings_, spec.objective).value
+    loose = relaxed_max(spec, settings_, spec.objective, configurations=False).value
+    assert tight >= best.value * (1 - FLOAT), (tight, best.value)
+    assert tight <= loose * (1 + FLOAT)
+
+
+def test_configuration_rows_tighten_a_shared_t2():
+    """t2-ipfwd-x20 (60 threads on 64 strands: almost every pipe holds four, each polling it at
+    0.3 while it waits): the configuration rows lower the relaxation by more than a sixth, and it
+    stays above the per-plan bound of random plans."""
+    spec = load_spec("t2-ipfwd-x20")
+    settings_ = DesSettings.from_spec(spec)
+    tight = relaxed_max(spec, settings_, spec.objective).value
+    loose = relaxed_max(spec, settings_, spec.objective, configurations=False).value
+    assert tight < 0.85 * loose
+    rng = np.random.default_rng(0)
+    for _ in range(4):
+        contexts = rng.permutation(64)[: len(spec.threads)]
+        per_plan = plan_bound(spec, Plan.from_contexts(spec, contexts), settings=settings_).value
+        assert tight >= per_plan * (1 - FLOAT)
+
+
+def test_configurations_are_the_bounded_count_vectors():
+    """Every nonzero count vector within the type counts and the domain's size, once; None when
+    they hold more than `LIMIT` threads."""
+    found = _configurations([2, 1, 3], 3)
+    expected = {(a, b, c) for a in range(3) for b in range(2) for c in range(4) if 0 < a + b + c <= 3}
+    assert sorted(found) == sorted(expected) and len(found) == len(expected)
+    assert _configurations([LIMIT, LIMIT], LIMIT) is None
