@@ -4,8 +4,12 @@ Event discipline (docs/design.md, "Semantics every oracle shares"): a thread cha
 loads only when it starts processing, starts waiting or blocks (`_set_state`).  Then the loads of
 its slots are updated; only slots whose load was or is above capacity are *dirty*; the processing
 threads demanding a dirty slot get their new rate, their remaining work advanced at the old rate,
-and their completion rescheduled as a new SimPy timeout carrying a token (stale completions are
-ignored).  Handlers never call each other recursively through the queues: a deposit that makes
+and their completion rescheduled with a new token (stale completions are ignored).  Completions
+wait in one heap of ``(time, order, thread, token)``, and one SimPy timeout (the *pump*) stands
+for its earliest: in a saturated shared slot every state change re-rates all its members, and a
+SimPy timeout per reschedule (1.2 million for 24,000 state changes on a 384-thread server) cost
+more than the rest of the simulation; a heap entry is a tuple.  Completions due at one instant
+run in the order they were scheduled, as SimPy's own queue would run them.  Handlers never call each other recursively through the queues: a deposit that makes
 a waiting consumer ready, and a start that frees room for blocked producers, only append to the
 agenda, which `_drain` empties in order after each event (same simulated instant).  Only SimPy's
 public API is used: ``env.now``, ``env.timeout(delay, value)``, ``event.callbacks``,
@@ -15,10 +19,13 @@ public API is used: ``env.now``, ``env.timeout(delay, value)``, ``event.callback
 from __future__ import annotations
 
 from collections.abc import Iterable
+from heapq import heappop, heappush
 
 from tasksolve.simulate.des.phases import Phases
 from tasksolve.simulate.des.ports import BLOCKED, BUSY, IDLE, Port
 from tasksolve.simulate.des.tables import Tables
+
+INF = float("inf")
 
 
 class Dynamics(Phases, Tables):
@@ -37,9 +44,25 @@ class Dynamics(Phases, Tables):
         return r
 
     def _schedule(self, u: int, delay: float) -> None:
+        """Thread `u` completes its work `delay` cycles from now, unless rescheduled first.  A
+        later completion keeps u's heap entry (`finish_at` moves; the entry, when it comes up,
+        moves on): in a saturated slot half the reschedules are postponements."""
+        when = self.env.now + (delay if delay > 0.0 else 0.0)
+        self.finish_at[u] = when
+        if self.entry_at[u] <= when:
+            return
         tok = self.tok[u] + 1
         self.tok[u] = tok
-        self.env.timeout(delay if delay > 0.0 else 0.0, (u, tok)).callbacks.append(self._complete_cb)
+        self.entry_at[u] = when
+        heappush(self.due, (when, next(self.order), u, tok))
+        if when < self.pump_at and not self.pumping:
+            self._pump_for(when)
+
+    def _pump_for(self, when: float) -> None:
+        """The pump: a SimPy timeout at `when` (its value) that runs the completions due then."""
+        self.pump_at = when
+        now = self.env.now
+        self.env.timeout(when - now if when > now else 0.0, when).callbacks.append(self._pump_cb)
 
     def _set_state(self, t: int, new: int) -> None:
         st = self.st
@@ -102,17 +125,47 @@ class Dynamics(Phases, Tables):
     # waiting consumer ready, and a start that frees room for blocked producers, only append to
     # the agenda, which `_drain` empties in order after each event (same simulated instant).
 
-    def _on_complete(self, event) -> None:
-        t, token = event.value
-        if self.tok[t] != token:
-            return
-        self.events += 1
-        if self.phased[t]:
-            self._phase_done(t)
-        else:
-            self._finish(t)
-        if self.agenda:
-            self._drain()
+    def _pump(self, event) -> None:
+        """Run every completion due by the pump's time (stale tokens skipped), those scheduled
+        meanwhile for the same instant included, then set the pump for the next one."""
+        until = event.value
+        if until == self.pump_at:
+            self.pump_at = INF  # this pump is spent; a superseded one finds nothing new
+        due, tok = self.due, self.tok
+        self.pumping = True
+        while due and due[0][0] <= until:
+            _, _, t, token = heappop(due)
+            if tok[t] != token:
+                continue
+            if self.finish_at[t] > until:  # postponed meanwhile
+                self._requeue(t, token)
+                continue
+            self.entry_at[t] = INF
+            self.events += 1
+            if self.phased[t]:
+                self._phase_done(t)
+            else:
+                self._finish(t)
+            if self.agenda:
+                self._drain()
+        self.pumping = False
+        while due:  # the earliest entry live and not postponed, so the pump is not wasted
+            _, _, t, token = due[0]
+            if tok[t] != token:
+                heappop(due)
+            elif self.finish_at[t] > due[0][0]:
+                heappop(due)
+                self._requeue(t, token)
+            else:
+                break
+        if due and due[0][0] < self.pump_at:
+            self._pump_for(due[0][0])
+
+    def _requeue(self, t: int, token: int) -> None:
+        """Thread `t`'s entry again, at its postponed completion time."""
+        when = self.finish_at[t]
+        self.entry_at[t] = when
+        heappush(self.due, (when, next(self.order), t, token))
 
     def _drain(self) -> None:
         agenda = self.agenda

@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import deque
 
@@ -78,6 +79,8 @@ class Tables:
         self.rate = [-1.0] * T
         self.last = [0.0] * T
         self.tok = [0] * T
+        self.entry_at = [math.inf] * T  # the time of t's completion entry in the heap (inf: none)
+        self.finish_at = [0.0] * T  # when t completes at its current rate
         self.since = [0.0] * T
         self.acc_busy = [0.0] * T
         self.acc_blocked = [0.0] * T
@@ -165,7 +168,13 @@ class Tables:
         self.departed = 0
         self.events = 0
         self.agenda: deque[tuple[Port, int]] = deque()
-        self._complete_cb = self._on_complete
+        # completions: a heap of (time, order, thread, token) and the one SimPy timeout, the pump,
+        # standing for its earliest (`simulate.des.dynamics`)
+        self.due: list[tuple[float, int, int, int]] = []
+        self.order = itertools.count()
+        self.pump_at = math.inf
+        self.pumping = False
+        self._pump_cb = self._pump
         # what a thread adds to each slot's load when it starts processing (minus when it stops)
         self.tdelta = [[(s, db - di) for s, db, di in slots if db != di] for slots in self.tslots]
         self.ports = [p for ports in self.g_ports for p in ports]
