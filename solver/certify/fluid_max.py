@@ -17,8 +17,10 @@ Two ways, both valid for every plan the spec's constraints allow:
   domains threads can occupy), with the smallest ``k`` any domain can have; per thread the lowest
   ``rho_min`` and the highest ``rho_max`` any co-location gives (alone in its domains, or with the
   heaviest others a domain's contexts can hold), and the work's range over the levels a message
-  can cross.  Each of these moves a constraint of the per-plan LP only outwards, so its optimum is
-  at least every plan's bound.  It is cheap and loose; it is what larger specs get.
+  can cross (`meeting_levels`).  Each of these moves a constraint of the per-plan LP only outwards,
+  so its optimum is at least every plan's bound.  Per level of small domains it also gets the
+  configuration rows of `solver.certify.fluid_configurations` (which threads share a domain, as
+  counts of thread types).  It is what larger specs get.
 
 `max_bound` returns the smaller of the two (the enumeration when affordable).
 """
@@ -117,13 +119,16 @@ def contention_free(spec, contexts: np.ndarray, objective: str) -> np.ndarray:
 
 
 def relaxed_max(spec, settings, objective: str, configurations: bool = True) -> MaxBound | None:
-    """The relaxation's optimum (see the module docstring); None for a pipeline spec."""
+    """The relaxation's optimum (see the module docstring), with the configuration rows of
+    `solver.certify.fluid_configurations` when `configurations` (and without them should HiGHS
+    fail on the larger LP); None for a pipeline spec."""
     if spec.problem != "binding":
         return None
     from tasksolve.simulate.model import binding_structure
     from tasksolve.solver.certify.fluid_bound import MARGIN
     from tasksolve.solver.certify.fluid_configurations import add_configurations, level_blocks
     from tasksolve.solver.certify.fluid_lp import build, certified_max
+    from tasksolve.solver.errors import SolverFailed
 
     if objective not in ("total_throughput", "min_throughput"):
         raise ValueError(f"the fluid bound bounds throughput, not `{objective}`")
@@ -134,7 +139,12 @@ def relaxed_max(spec, settings, objective: str, configurations: bool = True) -> 
         s = binding_structure(spec)
         d, i = _rounded(s.demand), _rounded(s.idle_demand)
         add_configurations(lp, level_blocks(spec, s, d, i), d, i, _round)
-    _primal, bound, _rates = certified_max(lp)
+    try:
+        _primal, bound, _rates = certified_max(lp)
+    except SolverFailed:
+        if not configurations:
+            raise
+        return relaxed_max(spec, settings, objective, configurations=False)
     value = bound * problem.clock * (1 + MARGIN)
     return MaxBound(value, "relaxation", None, None, time.perf_counter() - begin)
 

@@ -117,3 +117,25 @@ def test_configurations_are_the_bounded_count_vectors():
     expected = {(a, b, c) for a in range(3) for b in range(2) for c in range(4) if 0 < a + b + c <= 3}
     assert sorted(found) == sorted(expected) and len(found) == len(expected)
     assert _configurations([LIMIT, LIMIT], LIMIT) is None
+
+
+def test_a_failed_configuration_lp_falls_back_to_the_summed_rows(monkeypatch):
+    """HiGHS failing on the LP with configuration rows: the relaxation without them is returned
+    (a bound, looser), not an error."""
+    from tasksolve.solver.certify import fluid_lp
+    from tasksolve.solver.errors import SolverFailed
+
+    spec = spec_from(CHAIN, _boxes((2, 2), {"core": 10, "machine": 50}))
+    settings_ = DesSettings.from_spec(spec)
+    loose = relaxed_max(spec, settings_, "total_throughput", configurations=False).value
+    real, calls = fluid_lp._solve, []
+
+    def first_fails(lp):
+        calls.append(len(lp.c))
+        if len(calls) == 1:
+            raise SolverFailed("fluid bound: HiGHS could not solve the LP (test)")
+        return real(lp)
+
+    monkeypatch.setattr(fluid_lp, "_solve", first_fails)
+    assert relaxed_max(spec, settings_, "total_throughput").value == pytest.approx(loose, rel=REL)
+    assert len(calls) == 2 and calls[0] >= calls[1]
