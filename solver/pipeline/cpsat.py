@@ -224,7 +224,12 @@ def choose_hint(
         from tasksolve.solver.pipeline.baselines import list_hlfet
         from tasksolve.solver.pipeline.lata import lata
 
-        hints = [lata(problem).candidate, list_hlfet(problem).candidate]  # LATA's, or the latency reference
+        hints = []
+        for method in (lata, list_hlfet):  # LATA's, or the latency reference
+            try:
+                hints.append(method(problem).candidate)
+            except NoPlan:  # it keeps no fixed replica counts here; CP-SAT may
+                continue
     options = [
         c for c in [*([hint] if hint is not None else []), *hints] if c.mapped and not check_candidate(problem, c)
     ]

@@ -172,6 +172,7 @@ def split_for_pipeline(
     history."""
     import time
 
+    from tasksolve.solver.pipeline.candidates import NoPlan
     from tasksolve.solver.pipeline.compare import run_method
     from tasksolve.solver.pipeline.cpsat import remap
     from tasksolve.solver.pipeline.evaluation import evaluate
@@ -183,7 +184,10 @@ def split_for_pipeline(
         problem = build_problem(candidate, name, latency_max=latency_max, cores=cores)
         best = 0.0
         for method in SPLIT_METHODS:
-            plan = run_method(problem, method).candidate
+            try:
+                plan = run_method(problem, method).candidate
+            except NoPlan:  # this method keeps no fixed replica counts here; the others may
+                continue
             ev = evaluate(problem, remap(problem, plan, deadline=time.perf_counter() + seconds))
             if ev.feasible:
                 best = max(best, problem.throughput(ev.period))

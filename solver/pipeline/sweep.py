@@ -59,7 +59,9 @@ def parse_range(text: str, *, percent: bool) -> list[float]:
     return [round(start + i * step, 10) for i in range(count)]
 
 
-def _points(x: float, problem: PipelineProblem, results) -> list[SweepPoint]:
+def _points(x: float, problem: PipelineProblem, results, no_plan: dict[str, str]) -> list[SweepPoint]:
+    """One point per method: its plan's figures, or none (status ``NO_PLAN`` when it has no plan that
+    keeps the fixed replica counts, `solver.pipeline.compare.compare`)."""
     out = []
     bound = None if problem.latency_max is None else problem.seconds(problem.latency_max)
     for name, r in results.items():
@@ -76,6 +78,7 @@ def _points(x: float, problem: PipelineProblem, results) -> list[SweepPoint]:
                 threads=0 if ev is None else ev.threads,
             )
         )
+    out += [SweepPoint(x, name, "NO_PLAN", None, None, False, bound, 0) for name in no_plan]
     return out
 
 
@@ -98,13 +101,18 @@ def latency_sweep(
             if steps is not None:
                 steps.skip(len(methods))
             continue
-        points += _points(
-            f,
+        no_plan: dict[str, str] = {}
+        results = compare(
             p,
-            compare(
-                p, methods, time_limit=time_limit, workers=workers, seed=seed, steps=steps, label=f"L0 = {f:.0%}: "
-            ),
+            methods,
+            time_limit=time_limit,
+            workers=workers,
+            seed=seed,
+            steps=steps,
+            label=f"L0 = {f:.0%}: ",
+            no_plan=no_plan,
         )
+        points += _points(f, p, results, no_plan)
     return points
 
 
@@ -126,13 +134,18 @@ def cores_sweep(
     points = []
     for k in cores:
         p = problem.with_cores(int(k))
-        points += _points(
-            k,
+        no_plan: dict[str, str] = {}
+        results = compare(
             p,
-            compare(
-                p, methods, time_limit=time_limit, workers=workers, seed=seed, steps=steps, label=f"{int(k)} cores: "
-            ),
+            methods,
+            time_limit=time_limit,
+            workers=workers,
+            seed=seed,
+            steps=steps,
+            label=f"{int(k)} cores: ",
+            no_plan=no_plan,
         )
+        points += _points(k, p, results, no_plan)
     return points
 
 

@@ -54,8 +54,11 @@ def test_replicas_are_threads_with_names_and_constraints():
         load_spec_text(spec_text(extra="constraints:\n  pin: {fwd#0.W: core3.pipe0.strand0}\n"))
     with pytest.raises(SpecError, match=r"has 4 replicas"):
         load_spec_text(spec_text(extra="constraints:\n  pin: {fwd#0.W.r4: core3.pipe0.strand0}\n"))
-    with pytest.raises(SpecError, match="replicas.*binding specs"):
-        load_spec_text(spec_text(extra="problem: pipeline\n"))
+    # a pipeline spec keeps the task's replicas as its stage's fixed count (tests/pipeline/test_fixed_replicas.py)
+    pipeline = load_spec_text(spec_text(extra="problem: pipeline\n"))
+    assert pipeline.thread_names == ["fwd#0.R", "fwd#0.W", "fwd#0.T"]  # the stage's replicas are the plan's
+    with pytest.raises(SpecError, match=r"dispatch.*take packets in turn.*`dispatch: hash` is for binding specs"):
+        load_spec_text(spec_text("hash", extra="problem: pipeline\n"))
 
 
 def test_round_robin_workers_reach_the_queueing_throughput_on_every_oracle():
