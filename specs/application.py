@@ -101,7 +101,9 @@ class Task(StrictModel):
     packet visiting **one** of them (DPDK's RX -> N workers, an acceptor's worker pool, a batcher's
     model replicas): `dispatch` ``round_robin`` sends packet ``k`` to replica ``k mod N``, ``hash``
     to a replica drawn at random for each packet (as RSS spreads flows).  Each replica is a thread
-    to place; the messages of a packet go to and come from the one replica that handles it.
+    to place; the messages of a packet go to and come from the one replica that handles it.  In a
+    pipeline spec, ``replicas: N`` (N >= 2) fixes the replica count of the stage that runs the
+    task (`solver.pipeline.candidates`, "Fixed replicas"), whose replicas take packets in turn.
 
     `device`: the topology device (`specs.devices`) the task reads or writes per packet; reaching
     it costs a message from the device's domain to the task's context."""
