@@ -26,6 +26,7 @@ from tasksolve.solver.pipeline.chain_dp import chain_dp
 from tasksolve.solver.pipeline.compare import METHOD_NAMES, compare, run_method
 from tasksolve.solver.pipeline.evaluation import evaluate
 from tasksolve.solver.pipeline.job import solve_pipeline
+from tasksolve.solver.pipeline.local_search import climb
 from tasksolve.solver.pipeline.problem import PipelineError, PipelineProblem
 from tasksolve.solver.pipeline.sampling import random_candidate
 from tasksolve.specs import load_plan, load_spec_text
@@ -101,7 +102,7 @@ def test_cpsat_equals_brute_force_restricted_to_the_fixed_counts(dag, data):
 @given(dag=dags(max_tasks=6, max_work=300), data=st.data())
 def test_every_method_keeps_the_fixed_counts_or_says_it_has_no_plan(dag, data):
     """Every method's plan keeps the counts; a method without one is named with its reason; the
-    random sampling design draws only plans that keep them."""
+    random sampling design draws only plans that keep them, and local search climbs among them."""
     tasks, edges = dag
     replicas = data.draw(fixed_counts(list(tasks), 6))
     p = fixed_problem(tasks, edges, replicas, levels=FLAT, communication={"machine": data.draw(st.integers(0, 50))})
@@ -113,7 +114,10 @@ def test_every_method_keeps_the_fixed_counts_or_says_it_has_no_plan(dag, data):
     if results:
         import numpy as np
 
-        assert check_candidate(p, random_candidate(p, np.random.default_rng(0))) == []
+        start = random_candidate(p, np.random.default_rng(0))
+        assert check_candidate(p, start) == []
+        top, _, _ = climb(p, start)
+        assert check_candidate(p, top) == []
 
 
 def test_a_stage_fixed_at_three_replicas_runs_three_threads(tmp_path):
