@@ -24,7 +24,7 @@ import heapq
 import random
 import time
 
-from tasksolve.solver.pipeline.candidates import Candidate, Group, NoPlan, depth_stages, respect_fixed
+from tasksolve.solver.pipeline.candidates import Candidate, Group, NoPlan, depth_stages, least_threads, respect_fixed
 from tasksolve.solver.pipeline.evaluation import MethodResult, evaluate, first_contexts, sequential_candidate
 from tasksolve.solver.pipeline.lata import estimate_profiles, fits, with_estimate
 from tasksolve.solver.pipeline.lata_figures import node_error
@@ -171,7 +171,7 @@ def greedy(problem: PipelineProblem) -> MethodResult:
     while ready:
         _, t = heapq.heappop(ready)
         full = load + problem.work[t] > target or not fits(problem, groups[-1] + [t])
-        if groups[-1] and full and len(groups) < problem.n_contexts:
+        if groups[-1] and full and least_threads(problem, groups + [[t]]) <= problem.n_contexts:
             groups.append([])
             load = 0
         groups[-1].append(t)
@@ -249,7 +249,7 @@ def bipar(problem: PipelineProblem) -> MethodResult:
     t0 = time.perf_counter()
     parts: list[list[int]] = [list(range(problem.n))]
     done: set[tuple[int, ...]] = set()
-    while len(parts) < problem.n_contexts:
+    while least_threads(problem, parts) < problem.n_contexts:
         options = [p for p in parts if len(p) > 1 and tuple(p) not in done]
         if not options:
             break

@@ -206,6 +206,16 @@ def fixed_threads(problem: PipelineProblem) -> int:
     return sum(set(problem.fixed_replicas) - {0})
 
 
+def least_threads(problem: PipelineProblem, groups) -> int:
+    """Threads the groups of tasks `groups` need at least: each its fixed count, or one (a group
+    mixing counts: the sum of its counts, once cut where they differ)."""
+    total = 0
+    for tasks in groups:
+        count = fixed_count(problem, tasks)
+        total += (count or 1) if count is not None else sum({problem.fixed_replicas[t] for t in tasks} - {0})
+    return total
+
+
 def _fixed_names(problem: PipelineProblem, tasks) -> str:
     return ", ".join(f"`{problem.tasks[t]}` x{problem.fixed_replicas[t]}" for t in tasks if problem.fixed_replicas[t])
 
