@@ -40,7 +40,7 @@ import itertools
 import numpy as np
 from scipy import sparse
 
-from tasksolve.solver.certify.fluid_bound import Slot, slot, thread_rates
+from tasksolve.solver.certify.fluid_bound import Slot, _round, slot, thread_rates
 from tasksolve.solver.certify.fluid_lp import LinearProgram, _Rows, slot_chords
 
 #: the most threads one level's configurations may hold in all (else it keeps the relaxation's
@@ -52,7 +52,7 @@ LIMIT = 10_000
 def level_blocks(spec, structure, d: np.ndarray, i: np.ndarray) -> list[dict]:
     """Per level below the machine with a finite resource and configurations within `LIMIT`,
     its block: ``types`` (thread lists), ``configs`` (count vectors), ``domains`` (usable domains
-    ``D``) and ``slots`` (per resource, its capacity).  `d`, `i`: rounded demands (threads x
+    ``D``) and ``capacity`` (per resource of the level, its capacity).  `d`, `i`: rounded demands (threads x
     resources)."""
     topo = spec.topology
     usable = np.array(spec.usable_contexts)
@@ -119,12 +119,13 @@ class _Columns:
         return self.start + len(self.ub) - 1
 
 
-def add_configurations(lp: LinearProgram, blocks: list[dict], d: np.ndarray, i: np.ndarray, _round) -> None:
-    """Append every block's columns and rows (module docstring) to the relaxation's `lp`."""
+def add_configurations(lp: LinearProgram, blocks: list[dict], d: np.ndarray, i: np.ndarray) -> None:
+    """Append every block's columns and rows (module docstring) to the relaxation's `lp` (`d`, `i`:
+    the rounded demands of `level_blocks`)."""
     cols = _Columns(len(lp.c))
     ub_rows, eq_rows = [], []
     for block in blocks:
-        ub, eq = _block_rows(lp, block, cols, (d, i, _round))
+        ub, eq = _block_rows(lp, block, cols, d, i)
         ub_rows.append(ub)
         eq_rows.append(eq)
     n = cols.start + len(cols.ub)
@@ -146,9 +147,8 @@ def _stack(matrix, rhs, parts: list[_Rows], n: int):
     return sparse.vstack(blocks, format="csr"), np.concatenate(values)
 
 
-def _block_rows(lp: LinearProgram, block: dict, cols: _Columns, demands) -> tuple[_Rows, _Rows]:
+def _block_rows(lp: LinearProgram, block: dict, cols: _Columns, d: np.ndarray, i: np.ndarray) -> tuple[_Rows, _Rows]:
     """The rows of one level's configurations (module docstring), in columns taken from `cols`."""
-    d, i, _round = demands
     types, D = block["types"], block["domains"]
     ub_rows, eq_rows = _Rows(0), _Rows(0)
     lam = [cols.new(float(D)) for _ in block["configs"]]

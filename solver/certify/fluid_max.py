@@ -138,7 +138,7 @@ def relaxed_max(spec, settings, objective: str, configurations: bool = True) -> 
     if configurations:
         s = binding_structure(spec)
         d, i = _rounded(s.demand), _rounded(s.idle_demand)
-        add_configurations(lp, level_blocks(spec, s, d, i), d, i, _round)
+        add_configurations(lp, level_blocks(spec, s, d, i), d, i)
     try:
         _primal, bound, _rates = certified_max(lp)
     except SolverFailed:
