@@ -80,7 +80,8 @@ def from_plan(problem: PipelineProblem, plan: Plan) -> Candidate:
 def pipeline_problems(spec, plan: Plan) -> list[str]:
     """Why `plan` is not a valid pipeline plan of `spec` (empty when it is): the binding checks
     of `specs.check_plan`, then for every application instance of the workload: every task is
-    run by exactly one thread group, replicas of a group are numbered 0..R-1, and every task's
+    run by exactly one thread group, replicas of a group are numbered 0..R-1 and as many as its
+    tasks' fixed `replicas` (one count per group), and every task's
     predecessors are in an earlier stage or earlier in the same thread (LATA's rule)."""
     from tasksolve.specs.errors import format_path
 
@@ -98,6 +99,12 @@ def pipeline_problems(spec, plan: Plan) -> list[str]:
             out.append(f"`{first}`: the replicas of one group must be numbered 0..{len(replicas) - 1} (got {replicas})")
         if len(set(tasks)) != len(tasks):
             out.append(f"`{first}` runs a task twice")
+        known = spec.applications[app].tasks if app in spec.applications else {}
+        fixed = sorted({known[t].replicas for t in tasks if t in known} - {1})  # `solver.pipeline.candidates`
+        if fixed and fixed != [len(replicas)]:
+            out.append(
+                f"`{first}`: {len(replicas)} replicas where its tasks' `replicas` fix {' and '.join(map(str, fixed))}"
+            )
         for pos, task in enumerate(tasks):
             key = (app, instance, task)
             if key in where:

@@ -27,6 +27,7 @@ from tasksolve.solver.pipeline.compare import METHOD_NAMES, compare, run_method
 from tasksolve.solver.pipeline.evaluation import evaluate
 from tasksolve.solver.pipeline.job import solve_pipeline
 from tasksolve.solver.pipeline.local_search import climb
+from tasksolve.solver.pipeline.plans import pipeline_problems, to_plan
 from tasksolve.solver.pipeline.problem import PipelineError, PipelineProblem
 from tasksolve.solver.pipeline.sampling import random_candidate
 from tasksolve.specs import load_plan, load_spec_text
@@ -141,6 +142,10 @@ def test_a_stage_fixed_at_three_replicas_runs_three_threads(tmp_path):
     for name, result in job.results.items():
         assert stage_of(p, result.candidate, "b").replicas == 3, name
     assert job.result.evaluation.period == brute_force(p)[0].period  # CP-SAT's optimum under the count
+    spec = load_spec_text(path.read_text())
+    assert pipeline_problems(spec, plan) == []
+    two = Candidate((Group((0,), 1, (0,)), Group((1,), 2, (1, 2)), Group((2,), 1, (3,))))
+    assert any("2 replicas where its tasks' `replicas` fix 3" in x for x in pipeline_problems(spec, to_plan(p, two)))
 
 
 def test_different_counts_in_a_chain_take_separate_stages():
