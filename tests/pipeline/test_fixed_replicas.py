@@ -30,6 +30,7 @@ from tasksolve.solver.pipeline.local_search import climb
 from tasksolve.solver.pipeline.plans import pipeline_problems, to_plan
 from tasksolve.solver.pipeline.problem import PipelineError, PipelineProblem
 from tasksolve.solver.pipeline.sampling import random_candidate
+from tasksolve.solver.pipeline.sweep import cores_sweep
 from tasksolve.specs import load_plan, load_spec_text
 from tasksolve.specs.errors import SpecError
 from tests.pipeline.helpers import chains, dags, spec_text
@@ -220,3 +221,16 @@ def test_chain_dp_equals_brute_force_under_fixed_counts(chain, data):
         assert dp.period is None
     else:
         assert (best.period, best.latency) == (dp.period, dp.latency)
+
+
+def test_a_core_sweep_marks_the_methods_with_no_plan():
+    """a(x2) -> b(x3) -> c(x2) on 6 and 8 of 8 contexts: at 6 every method has no plan (NO_PLAN
+    points, nothing to plot), at 8 each has one."""
+    tasks, edges = {"a": 40, "b": 90, "c": 40}, [("a", "b", 64), ("b", "c", 64)]
+    p = fixed_problem(tasks, edges, {"a": 2, "b": 3, "c": 2}, levels=[{"name": "cpu", "count": 8}])
+    points = cores_sweep(p, [6, 8], ["lata", "parallel", "cpsat"], time_limit=10, workers=1)
+    assert {(pt.x, pt.method, pt.status) for pt in points if pt.x == 6} == {
+        (6, m, "NO_PLAN") for m in ("lata", "parallel", "cpsat")
+    }
+    assert all(pt.throughput is None for pt in points if pt.x == 6)
+    assert all(pt.throughput is not None and pt.threads == 7 for pt in points if pt.x == 8)
