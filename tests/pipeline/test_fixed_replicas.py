@@ -5,6 +5,7 @@ where no plan can keep it."""
 from __future__ import annotations
 
 import os
+from fractions import Fraction
 
 import pytest
 import yaml
@@ -234,3 +235,16 @@ def test_a_core_sweep_marks_the_methods_with_no_plan():
     }
     assert all(pt.throughput is None for pt in points if pt.x == 6)
     assert all(pt.throughput is not None and pt.threads == 7 for pt in points if pt.x == 8)
+
+
+def test_a_fixed_count_above_sixteen_keeps_the_period_exact():
+    """`a` fixed at 17 replicas (above `MAX_EXACT_REPLICAS`, and the cap of 2 on the free `b`):
+    17 joins the period multiplier, so CP-SAT's period 1000/17 is exact and proven (its bound
+    equals it), as brute force finds."""
+    tasks, edges = {"a": 1000, "b": 100}, [("a", "b", 0)]
+    p = fixed_problem(tasks, edges, {"a": 17}, levels=[{"name": "cpu", "count": 20}], communication={"machine": 0})
+    best, _, _ = brute_force(p, max_replicas=2)
+    r = cpsat.solve(p, time_limit=20, workers=1, max_replicas=2, use_lata_hint=False)
+    assert r.status == "OPTIMAL" and stage_of(p, r.candidate, "a").replicas == 17
+    assert r.evaluation.period == best.period == r.bound == Fraction(1000, 17)
+    assert not any("resolved" in note for note in r.notes)
