@@ -125,16 +125,18 @@ def _run(cert: Certification, seconds: dict[str, float]) -> CertifyOutcome:
     """Sample, then the steps after sampling, each adding what it found, then the certificate."""
     service, settings = cert.service, cert.settings
     clock = time.perf_counter()
-    settled = cert.budget.deadline is not None and cert.settled()  # the samples are no must
-    service.cut = cert.budget.deadline if settled else None
+    settled = cert.budget.deadline is not None and cert.settled()
+    optional = cert.budget.deadline is not None and (settled or not settings.floor)  # the samples are no must
+    service.cut = cert.budget.deadline if optional else None
     try:
-        history, n_used = _draw(cert, settled)
+        history, n_used = _draw(cert, optional)
     finally:
         service.cut = None
     seconds["sampling"] = time.perf_counter() - clock
     clock = time.perf_counter()
-    if settled and not service.ok_records(n_used):
-        cert.budget.note(f"samples: no {cert.draws[:-1]} finished within the budget (the run was settled without one)")
+    if optional and not service.ok_records(n_used):
+        why = "the run was settled without one" if settled else "an earlier certification of the job spent its limit"
+        cert.budget.note(f"samples: no {cert.draws[:-1]} finished within the budget ({why})")
     elif not service.ok_records(n_used):  # nothing measured: exit 3 with the failures summarised
         raise all_failed(service.failures(n_used), service.path)
     sample = _final_sample(cert, history, service.values(n_used))
@@ -218,9 +220,10 @@ def _final_sample(cert: Certification, history, values: np.ndarray) -> Sample:
     return Sample(values, *_analyze(values, cert.minimize, cert.confidence, cert.settings.seed))
 
 
-def _draw(cert: Certification, settled: bool = False) -> tuple[SequentialResult | None, int]:
+def _draw(cert: Certification, optional: bool = False) -> tuple[SequentialResult | None, int]:
     """Sample as the settings' mode says ("sequential", "adaptive" or "fixed"): (history or
-    None, samples used); `settled`: the verdict is decided already, no minimum sample."""
+    None, samples used); `optional`: no minimum sample (the verdict is settled already, or the
+    settings have no ``floor``)."""
     service, s = cert.service, cert.settings
     n_fixed = s.fixed_size(cert.spec)
     # the bar's total is the first batch and grows with each batch the design asks for: it never
@@ -230,18 +233,18 @@ def _draw(cert: Certification, settled: bool = False) -> tuple[SequentialResult 
     with bar:
         bar.set_completed(len(service.records))
         if s.mode == "sequential":
-            return _sample(cert, bar, n_init=s.n_init, n_delta=s.n_delta, limit=s.max_samples, settled=settled)
+            return _sample(cert, bar, n_init=s.n_init, n_delta=s.n_delta, limit=s.max_samples, optional=optional)
         if s.mode == "adaptive":
             n_init = min(ADAPTIVE_INIT, n_fixed)
-            return _sample(cert, bar, n_init=n_init, n_delta=ADAPTIVE_STEP, limit=n_fixed, settled=settled)
+            return _sample(cert, bar, n_init=n_init, n_delta=ADAPTIVE_STEP, limit=n_fixed, optional=optional)
         service.ensure(n_fixed, on_progress=lambda d: bar.advance(d, service))
         return None, n_fixed
 
 
-def _sample(cert: Certification, bar: Progress, *, n_init: int, n_delta: int, limit: int, settled: bool = False):
+def _sample(cert: Certification, bar: Progress, *, n_init: int, n_delta: int, limit: int, optional: bool = False):
     """ASPLOS'12 Figure 13 over the sampling service, stopping when the verdict is decided:
     (history, samples used).  `BUDGET_MIN_SAMPLES` are drawn whatever the budget unless the
-    verdict is `settled` before sampling."""
+    sample is `optional` (`_draw`)."""
     service, cursor = cert.service, {"next": 0}
     deadline = cert.budget.sampling_deadline
 
@@ -254,12 +257,12 @@ def _sample(cert: Certification, bar: Progress, *, n_init: int, n_delta: int, li
             want = min(limit, start + (k - len(values)))
             bar.set_total(max(want, n_init))
             advance = lambda d: bar.advance(d, service)  # noqa: E731
-            if not settled:  # never stop before these: a sample to judge at all
+            if not optional:  # never stop before these: a sample to judge at all
                 service.ensure(min(want, BUDGET_MIN_SAMPLES), on_progress=advance)
                 if cert.budget.over(cert.budget.deadline):
                     cert.budget.note(f"samples: the first {BUDGET_MIN_SAMPLES}, drawn whatever the budget, ran past it")
             done = service.ensure(want, on_progress=advance, deadline=deadline)
-            if not service.ok_records(done) and not (settled and done < want):  # settled: none may fit
+            if not service.ok_records(done) and not (optional and done < want):  # optional: none may fit
                 raise all_failed(service.failures(done), service.path)
             values += [service.records[i].value for i in range(start, done) if service.records[i].status == "ok"]
             cursor["next"] = done

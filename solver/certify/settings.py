@@ -42,7 +42,9 @@ class CertifySettings:
     certifier's to choose (`budget.Budget`; None or 0: no budget).  ``adopts``: the caller
     certifies a known binding plan that beats this one beyond noise in its place (the main job,
     `solver.job.strategy.Strategy.adopt`), so under a budget such a plan settles the run before
-    sampling (`Certification.settled`).  ``oracle_factory`` replaces the registry's oracle (tests:
+    sampling (`Certification.settled`).  ``floor``: under a budget the first
+    `run.BUDGET_MIN_SAMPLES` samples are drawn whatever it (False: none forced -- the main job's
+    certification of an adopted plan, whose limit the first certification spent).  ``oracle_factory`` replaces the registry's oracle (tests:
     an oracle that fails on purpose)."""
 
     samples: int | None = None
@@ -66,6 +68,7 @@ class CertifySettings:
     compare_samples: int | None = 0
     budget_s: float | None = None
     adopts: bool = False
+    floor: bool = True
 
     def resolved(self, spec: Spec) -> CertifySettings:
         """The settings with every None the spec fixes taken from its ``certify`` section."""

@@ -141,7 +141,7 @@ class Job:
         plan: the samples do not depend on it).  `first`: that certification's outcome, after an
         adoption: its bounds (they do not depend on the plan) and the plans that beat the old
         answer are reused, no probe runs again, and the budget is what the job's time limit has
-        left (`JobSettings.recertify_seconds`), with no floor of its own."""
+        left (`JobSettings.recertify_seconds`), with no floor of its own: no sample forced."""
         from tasksolve.solver.certify.run import certify
 
         strategy = self.strategy
@@ -154,7 +154,7 @@ class Job:
         elapsed = started - (self.started or started)
         settings = self.settings.certify_settings(elapsed=elapsed)
         if first is not None:
-            settings = replace(settings, budget_s=self.settings.recertify_seconds(elapsed), probes=0)
+            settings = replace(settings, budget_s=self.settings.recertify_seconds(elapsed), probes=0, floor=False)
         else:  # a better binding plan met before sampling is certified in this one's place
             settings = replace(settings, adopts=strategy.kind == "binding")
         if resume:

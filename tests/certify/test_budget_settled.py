@@ -69,6 +69,19 @@ def test_an_undecided_verdict_still_draws_its_minimum_sample(tmp_path):
     assert any("ran past it" in s for s in cut.budget["short"])
 
 
+def test_without_a_floor_an_undecided_verdict_forces_no_sample(tmp_path):
+    """A certification without a floor (the main job's second one, after an adoption) draws no
+    sample once its budget is spent, even undecided, says why, and stays undecided."""
+    spec = load_spec(SPEC)
+    plan, value = _plan_and_value(spec, climbed=True)
+    settings = CertifySettings(oracle_kind="analytic", probes=0, workers=1, seed=3, budget_s=1e-6, floor=False)
+    bound = GivenBound("analytic", value * 1.5, source="a given bound")
+    cert = certify(spec, tmp_path / "nofloor", settings, plan=plan, bounds=[bound]).certificate
+    assert cert.samples.n == 0 and cert.verdict not in ("proven", "best_found")
+    assert any("earlier certification" in s for s in cert.budget["short"])
+    assert not any("ran past it" in s for s in cert.budget["short"])
+
+
 def test_a_climb_past_its_cut_is_dropped_not_measured(tmp_path):
     spec = load_spec(SPEC)
     start = [int(c) for c in uniform_plans(spec, 1, np.random.default_rng(0))[0]]
