@@ -403,13 +403,6 @@ def _topological(n: int, preds: list[list[int]], names, thread_lists) -> list[in
 
 
 # --------------------------------------------------------------------------------- compile
-def _shared_level(a: int, b: int, strides: list[int]) -> int:
-    for k in range(len(strides) - 1, -1, -1):
-        if a // strides[k] == b // strides[k]:
-            return k
-    return -1
-
-
 def attach(spec, structure: Structure, contexts: Sequence[int]) -> ThreadGraph:
     """Bind the threads of `structure` to `contexts` (one per thread, same order)."""
     topo = spec.topology
@@ -420,7 +413,6 @@ def attach(spec, structure: Structure, contexts: Sequence[int]) -> ThreadGraph:
         raise InvalidPlanError("two threads are bound to the same hardware context")
     if topo.kinds:
         structure = structure.on_kinds([topo.context_kinds[c] for c in contexts])
-    strides = list(topo.strides)
     cache: dict[tuple[int, int], float] = {}
 
     def cost(level: int, size: int) -> float:
@@ -437,7 +429,7 @@ def attach(spec, structure: Structure, contexts: Sequence[int]) -> ThreadGraph:
             for p, sizes in zip(group.preds, group.edge_bytes):
                 producers = structure.groups[p].threads
                 costs = tuple(
-                    sum(cost(_shared_level(contexts[q], contexts[t], strides), b) for b in sizes) for q in producers
+                    sum(cost(topo.shared_level(contexts[q], contexts[t]), b) for b in sizes) for q in producers
                 )
                 comm[t].append(costs)
                 shares = producer_shares(group, i, structure.groups[p])
@@ -451,7 +443,7 @@ def attach(spec, structure: Structure, contexts: Sequence[int]) -> ThreadGraph:
         contexts=contexts,
         comm=comm,
         mean_comm=mean_comm,
-        strides=strides,
+        strides=list(topo.strides),
         device_comm=device_comm,
     )
 
