@@ -123,7 +123,7 @@ def solve(graph: ThreadGraph) -> AnalyticResult:
         after = unsent(s) / rate
         early = [max(after[t] for t in g.threads) for g in s.groups]
     finish = [0.0] * len(s.groups)
-    for g in _group_order(graph):
+    for g in graph.structure.group_order:
         group = s.groups[g]
         start = max((finish[p] - early[p] for p in group.preds), default=0.0)
         finish[g] = start + group_time[g]
@@ -131,10 +131,6 @@ def solve(graph: ThreadGraph) -> AnalyticResult:
     for i in range(n_inst):
         latency[i] = max(finish[g] for g in s.sink_groups[i])
     return AnalyticResult(rate=rate, work=work, time=time, period=period, latency=latency, bottleneck=bottleneck)
-
-
-def _group_order(graph: ThreadGraph) -> list[int]:
-    return _group_order_structure(graph.structure)
 
 
 def weighted_quantile(values: np.ndarray, weights: np.ndarray, q: float) -> float:
@@ -265,7 +261,7 @@ class BatchModel:
         if not np.all(np.diff(inst) >= 0):
             raise AssertionError("threads of an instance are not contiguous")
         groups = structure.groups
-        self.order = [t for g in _group_order_structure(structure) for t in groups[g].threads]
+        self.order = [t for g in structure.group_order for t in groups[g].threads]
         self.preds = [
             [q for p in groups[structure.group_of[t]].preds for q in groups[p].threads] for t in range(self.n_threads)
         ]
@@ -474,20 +470,3 @@ def _shared_levels(topo) -> np.ndarray:
     for k, stride in enumerate(topo.strides):
         shared[(ctx[:, None] // stride) == (ctx[None, :] // stride)] = k + 1
     return shared.ravel()
-
-
-def _group_order_structure(structure) -> list[int]:
-    groups = structure.groups
-    done: set[int] = set()
-    order: list[int] = []
-    pending = list(range(len(groups)))
-    while pending:
-        rest = []
-        for g in pending:
-            if all(p in done for p in groups[g].preds):
-                order.append(g)
-                done.add(g)
-            else:
-                rest.append(g)
-        pending = rest
-    return order

@@ -90,6 +90,7 @@ class Structure:
     sync: list[tuple | None] = field(default_factory=list)  # per thread, per task
     # per thread, per task, per kind of core: cycles of the topology's clock (`specs.cpu_kinds`)
     task_kind_cycles: list[tuple[tuple[float, ...], ...]] = field(default_factory=list)
+    group_order: tuple[int, ...] = ()  # the groups, each after its predecessors (`specs.graphs`)
 
     @property
     def n_threads(self) -> int:
@@ -358,6 +359,7 @@ def _assemble(spec, names, instance_names, groups_spec, thread_lists) -> Structu
         locks=locks,
         sync=sync,
         task_kind_cycles=task_kind_cycles,
+        group_order=tuple(sorted(range(len(groups)), key=order.__getitem__)),
     )
 
 
