@@ -59,6 +59,14 @@ def parse_range(text: str, *, percent: bool) -> list[float]:
     return [round(start + i * step, 10) for i in range(count)]
 
 
+def _compared(x: float, problem: PipelineProblem, methods: list[str], label: str, **options) -> list[SweepPoint]:
+    """The methods compared at one point `x` of a sweep (`solver.pipeline.compare.compare` with
+    `options`), one `SweepPoint` each."""
+    no_plan: dict[str, str] = {}
+    results = compare(problem, methods, label=label, no_plan=no_plan, **options)
+    return _points(x, problem, results, no_plan)
+
+
 def _points(x: float, problem: PipelineProblem, results, no_plan: dict[str, str]) -> list[SweepPoint]:
     """One point per method: its plan's figures, or none (status ``NO_PLAN`` when it has no plan that
     keeps the fixed replica counts, `solver.pipeline.compare.compare`)."""
@@ -101,18 +109,9 @@ def latency_sweep(
             if steps is not None:
                 steps.skip(len(methods))
             continue
-        no_plan: dict[str, str] = {}
-        results = compare(
-            p,
-            methods,
-            time_limit=time_limit,
-            workers=workers,
-            seed=seed,
-            steps=steps,
-            label=f"L0 = {f:.0%}: ",
-            no_plan=no_plan,
+        points += _compared(
+            f, p, methods, f"L0 = {f:.0%}: ", time_limit=time_limit, workers=workers, seed=seed, steps=steps
         )
-        points += _points(f, p, results, no_plan)
     return points
 
 
@@ -134,18 +133,9 @@ def cores_sweep(
     points = []
     for k in cores:
         p = problem.with_cores(int(k))
-        no_plan: dict[str, str] = {}
-        results = compare(
-            p,
-            methods,
-            time_limit=time_limit,
-            workers=workers,
-            seed=seed,
-            steps=steps,
-            label=f"{int(k)} cores: ",
-            no_plan=no_plan,
+        points += _compared(
+            k, p, methods, f"{int(k)} cores: ", time_limit=time_limit, workers=workers, seed=seed, steps=steps
         )
-        points += _points(k, p, results, no_plan)
     return points
 
 
