@@ -13,6 +13,7 @@ step is visible in the result, never silent.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import time
 from dataclasses import dataclass, field
@@ -42,6 +43,7 @@ __all__ = ["BindingResult", "BindingSolution", "StepOutcome", "solve_binding"]
 
 LOAD_SECONDS_PER_LITERAL = 4e-5  # CP-SAT's overrun of its time limit per placement literal (measured)
 MODEL_TOO_LARGE = "MODEL_TOO_LARGE"  # status of a CP-SAT step whose model was refused before the solve
+REPEAT_DETAIL = "it would repeat the first run: the same model, hint and deterministic limit"
 
 
 @dataclass
@@ -72,6 +74,9 @@ class BindingResult:
     notes: list[str] = field(default_factory=list)
     steps: list[StepOutcome] = field(default_factory=list)
     rounding: Rounding = field(default_factory=Rounding)  # how far the integer model is from the closed form
+    #: what a repeat of this run would do again: the hinted model's text and its deterministic limit
+    #: (None: no deterministic limit, or a solve ended on the wall clock before it)
+    repeatable: str | None = None
 
     @property
     def best(self) -> BindingSolution | None:
@@ -112,7 +117,9 @@ def solve_binding(
     3. the configuration bound (total throughput only; the level LP's where step 0 ran); where
        its enumeration is estimated at over 25% of the time, it runs before step 2, which then
        has the time left and step 4 is skipped; its columns give a plan (`steps.bound_and_plan`);
-    4. CP-SAT again for the time left, hinted with the best plan so far.
+    4. CP-SAT again for the time left, hinted with the best plan so far; skipped where it would
+       repeat step 2 (a deterministic limit, and the same model and hint as step 2's run, which
+       no wall clock cut short: the same search, so the same plans and bound).
 
     `time_limit` is shared by all steps and all K solves; `deterministic_time` (CP-SAT's
     deterministic limit, split between steps 2 and 4) makes runs repeatable with a fixed `seed`
@@ -189,7 +196,8 @@ class _Solve:
         result.wall_time = self.elapsed()
         return result
 
-    def cpsat(self, hint: list[int] | None, limit: float) -> BindingResult:
+    def cpsat(self, hint: list[int] | None, limit: float, repeat: BindingResult | None = None) -> BindingResult | None:
+        """`_solve_model` with this run's settings; None where it would repeat `repeat`."""
         return _solve_model(
             self.problem,
             self.objective,
@@ -200,6 +208,7 @@ class _Solve:
             hint,
             self.symmetry,
             self.cpsat_deterministic,
+            repeat,
         )
 
     def local_search_step(self, hint: list[int] | None, share: float) -> LocalSearchResult | None:
@@ -261,7 +270,10 @@ class _Solve:
         if self.deterministic_time is None and remaining <= 1.0:
             self.steps.append(StepOutcome("CP-SAT (second run)", "skipped", "no time left"))
             return result
-        again = self.cpsat(result.best.contexts if result.best is not None else hint, remaining)
+        again = self.cpsat(result.best.contexts if result.best is not None else hint, remaining, result)
+        if again is None:  # deterministic: the same search again, so the same plans and bound
+            self.steps.append(StepOutcome("CP-SAT (second run)", "skipped", REPEAT_DETAIL))
+            return result
         self.steps.append(_cpsat_outcome("CP-SAT (second run)", again))
         return _better(result, again)
 
@@ -367,8 +379,10 @@ def _solve_model(
     hint: list[int] | None,
     symmetry: bool,
     deterministic_time: float | None,
-) -> BindingResult:
-    """CP-SAT alone: the K best distinct plans of the model."""
+    repeat: BindingResult | None = None,
+) -> BindingResult | None:
+    """CP-SAT alone: the K best distinct plans of the model; None, without a solve, where the run
+    would repeat `repeat` (`_repeatable`)."""
     start = time.perf_counter()
     try:
         check_size(problem, None if deterministic_time is not None else time_limit)
@@ -382,10 +396,14 @@ def _solve_model(
         return result
     if hint is not None:
         model.hint(hint)
+    repeatable = _repeatable(model, deterministic_time)
+    if repeat is not None and repeatable is not None and repeatable == repeat.repeatable:
+        return None
     result = BindingResult(
         objective_kind=model.objective,
         symmetry_constraints=model.symmetry_constraints,
         rounding=model.rounding,
+        repeatable=repeatable,
     )
     seen: set = set()
     form = _plan_form(problem)
@@ -401,6 +419,9 @@ def _solve_model(
         elif remaining <= 0.05:
             break
         status, contexts, solver = model.solve(remaining, workers, seed, deterministic_time)
+        if deterministic_time is not None and status not in ("OPTIMAL", "INFEASIBLE"):
+            if solver.deterministic_time < deterministic_time:  # the wall clock ended it: a repeat may go further
+                result.repeatable = None
         if status == "OPTIMAL" and not model.rounding.exact:
             status = "FEASIBLE"  # optimal for the rounded model only: no proof of the closed form's optimum
         if first:
@@ -423,6 +444,15 @@ def _solve_model(
         result.solutions.append(BindingSolution(contexts, status, value, bound, gap, solver.wall_time))
     result.wall_time = time.perf_counter() - start
     return result
+
+
+def _repeatable(model: BindingModel, deterministic_time: float | None) -> str | None:
+    """The hinted model's text and the deterministic limit, hashed: two runs with the same key (and
+    the same seed and workers, one `_Solve`'s) search alike, unless the wall clock cuts one short;
+    None without a deterministic limit."""
+    if deterministic_time is None:
+        return None
+    return hashlib.sha256(f"{deterministic_time!r}\n{model.model.proto}".encode()).hexdigest()
 
 
 def _figures(problem: BindingProblem, model: BindingModel, contexts: list[int], raw_bound: float):
