@@ -385,10 +385,12 @@ class BatchModel:
         return work, rate
 
     def _weights(self, demand: np.ndarray, P: int) -> np.ndarray:
+        """`demand` repeated for `P` plans, cached for the batch size last evaluated only: each
+        entry is T x P floats, and a search alternates sizes (single plans, batches, chunks)."""
         key = (id(demand), P)
         cached = self._weight_cache.get(key)
         if cached is None:
-            if len(self._weight_cache) > 16:
+            if any(size != P for _, size in self._weight_cache):
                 self._weight_cache.clear()
             cached = self._weight_cache[key] = np.repeat(demand, P)
         return cached

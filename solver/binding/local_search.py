@@ -98,6 +98,11 @@ class LocalSearch:
     def neighbours(self, plan: np.ndarray) -> np.ndarray:
         """Every plan one move away (sampled down to `MAX_NEIGHBOURS`, and to `MAX_NEIGHBOUR_ENTRIES`
         plan entries, so that one descent step stays short and small on large machines)."""
+        return self._apply(plan, self._moves(plan))
+
+    def _moves(self, plan: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The moves of `neighbours` as (thread, context, displaced thread, swap) arrays, one
+        entry per neighbour: a few bytes each where the neighbour itself is a whole plan."""
         occupant = np.full(self.n_contexts, -1)
         occupant[plan] = np.arange(self.n_threads)
         if self.pairs is None:  # draw the moves before checking them: uniform over the allowed pairs
@@ -114,6 +119,11 @@ class LocalSearch:
         if len(threads) > self._most():
             pick = np.sort(self.rng.choice(len(threads), self._most(), replace=False))
             threads, contexts, others, swap = threads[pick], contexts[pick], others[pick], swap[pick]
+        return threads, contexts, others, swap
+
+    def _apply(self, plan: np.ndarray, moves: tuple, rows: np.ndarray | slice = slice(None)) -> np.ndarray:
+        """The neighbours of `plan` that `moves` (`_moves`) make, those of `rows` only, in their order."""
+        threads, contexts, others, swap = (m[rows] for m in moves)
         out = np.repeat(plan[None, :], len(threads), axis=0)
         rows = np.arange(len(threads))
         out[rows[swap], others[swap]] = plan[threads[swap]]
@@ -139,17 +149,17 @@ class LocalSearch:
         """One ascent step (see the module docstring): the best neighbour improving on `value`
         (relative 1e-12) in the first batch of `STEP_BATCH` neighbours, in a random order, that
         holds one; None at a local optimum, or once the `deadline` (perf_counter) passes."""
-        candidates = self.neighbours(plan)
-        if len(candidates) > STEP_BATCH:
-            candidates = candidates[self.rng.permutation(len(candidates))]
-        for i in range(0, len(candidates), STEP_BATCH):
+        moves = self._moves(plan)  # the neighbours are built one batch at a time, never all at once
+        n = len(moves[0])
+        order = self.rng.permutation(n) if n > STEP_BATCH else np.arange(n)
+        for i in range(0, n, STEP_BATCH):
             if i and deadline is not None and time.perf_counter() >= deadline:
                 return None
-            batch = candidates[i : i + STEP_BATCH]
+            batch = self._apply(plan, moves, order[i : i + STEP_BATCH])
             values = self.values(batch, deadline)
             best = int(np.argmax(values))
             if values[best] > value + 1e-12 * abs(value):
-                return batch[best], float(values[best])
+                return batch[best].copy(), float(values[best])  # a copy: a view would keep the batch
         return None
 
     def descend(self, plan: np.ndarray, value: float, deadline: float | None = None) -> tuple[np.ndarray, float]:
@@ -163,10 +173,10 @@ class LocalSearch:
 
     def perturb(self, plan: np.ndarray, moves: int) -> np.ndarray:
         for _ in range(moves):
-            candidates = self.neighbours(plan)
-            if len(candidates) == 0:
+            found = self._moves(plan)
+            if len(found[0]) == 0:
                 break
-            plan = candidates[self.rng.integers(len(candidates))]
+            plan = self._apply(plan, found, [self.rng.integers(len(found[0]))])[0]
         return plan
 
     # ------------------------------------------------------------------ search

@@ -161,3 +161,15 @@ def test_thread_groups_in_a_cycle_are_refused_with_their_threads():
     plan = Plan.model_validate({"threads": threads, "bindings": {"A": names[0], "B": names[1]}})
     with pytest.raises(InvalidPlanError, match="depend on each other in a cycle: A, B"):
         pipeline_structure(spec, plan)
+
+
+def test_the_demand_weights_are_cached_for_the_last_batch_size_only():
+    """A search alternates batch sizes; each cached entry is threads x plans floats, so the entries
+    of other sizes are dropped, and the values stay those of a fresh model."""
+    spec = load_spec("t2-ipfwd-x20")
+    plans = np.asarray(uniform_plans(spec, 40, 0), dtype=np.intp)
+    model = BatchModel(spec)
+    for size in (40, 1, 7, 40):
+        got = model.evaluate(plans[:size]).total
+        assert {p for _, p in model._weight_cache} == {size}
+        np.testing.assert_array_equal(got, BatchModel(spec).evaluate(plans[:size]).total)

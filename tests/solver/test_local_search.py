@@ -76,3 +76,34 @@ def test_neighbours_are_one_move_away_and_respect_pins():
         assert 1 <= len(changed) <= 2
         assert len(set(plan.tolist())) == len(plan)
         assert search.allowed[np.arange(len(plan)), plan].all()
+
+
+def test_a_step_builds_one_batch_at_a_time_and_returns_a_plan_of_its_own(monkeypatch):
+    """The step of a neighbourhood several batches long takes the plan the whole permuted
+    neighbourhood gave (the same draws), with a fraction of its memory, and keeps no batch alive."""
+    import tracemalloc
+
+    from tasksolve.solver.binding import local_search as ls_module
+
+    monkeypatch.setattr(ls_module, "STEP_BATCH", 16)
+    spec = load_spec("t2-ipfwd-x20")
+    plan = np.asarray(uniform_plans(spec, 1, 4)[0], dtype=np.intp)
+    reference, search = LocalSearch(spec, seed=9), LocalSearch(spec, seed=9)
+    value = float(search.values(plan[None, :])[0])
+    whole = reference.neighbours(plan)  # the neighbourhood at once, then the same permutation
+    whole = whole[reference.rng.permutation(len(whole))]
+    assert len(whole) > 4 * ls_module.STEP_BATCH
+    expected = None
+    for i in range(0, len(whole), ls_module.STEP_BATCH):
+        values = reference.values(whole[i : i + ls_module.STEP_BATCH])
+        if values.max() > value + 1e-12 * abs(value):
+            expected = whole[i + int(np.argmax(values))]
+            break
+    assert expected is not None
+    tracemalloc.start()
+    found = search.step(plan, value)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert found is not None and np.array_equal(found[0], expected)
+    assert found[0].base is None  # not a view of its batch
+    assert peak < whole.nbytes / 2, (peak, whole.nbytes)
