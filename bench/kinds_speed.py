@@ -57,6 +57,7 @@ MODULES = [
     "specs/symmetry.py",
     "simulate/analytic.py",
     "simulate/model.py",
+    "solver/binding/cpsat.py",
     "solver/binding/model.py",
     "solver/binding/problem.py",
     "solver/certify/fluid_max.py",
