@@ -16,7 +16,7 @@ import pytest
 
 from tasksolve.solver.certify.known import KnownPlan
 from tasksolve.solver.certify.records import RecordError, checked_record
-from tasksolve.solver.certify.verdict import decide
+from tasksolve.solver.certify.verdict import SIMULATION_RESOLUTION, decide
 from tasksolve.solver.cli import main
 from tests.certify.test_verdict import bound, evidence
 from tests.solver.test_outdir import FAST, SPEC_TEXT
@@ -84,6 +84,21 @@ def test_within_the_half_width_a_value_past_a_bound_is_noise_not_a_contradiction
     assert decide(near).basis != "contradiction"
     far = evidence(plan_value=value, plan_half_width=0.3, minimize=minimize, known=[], bounds=[bound(100.0, "des")])
     assert decide(far).basis == "contradiction"
+
+
+def test_a_simulated_figure_within_the_simulations_resolution_of_a_bound_is_no_contradiction():
+    """t2-ipfwd-mix-x8: a plan simulated at 19,985,943 +- 93 pps (600 packets) against the fluid
+    bound 19,985,479 that its own long-run rate meets: 2.3e-5 above, a finite run's bias, not a
+    false bound.  Twice the resolution above it is a contradiction; so is any excess on the
+    closed form, which has no finite run."""
+    tight = bound(19_985_479.0, "des")
+    near = evidence(plan_value=19_985_943.0, plan_half_width=93.0, oracle="des", known=[], bounds=[tight])
+    assert decide(near).basis != "contradiction"
+    beyond = 19_985_479.0 * (1 + 2 * SIMULATION_RESOLUTION) + 93.0
+    far = evidence(plan_value=beyond, plan_half_width=93.0, oracle="des", known=[], bounds=[tight])
+    assert decide(far).basis == "contradiction"
+    exact = evidence(plan_value=19_985_943.0, oracle="analytic", known=[], bounds=[bound(19_985_479.0, "analytic")])
+    assert decide(exact).basis == "contradiction"
 
 
 def test_a_bound_of_another_oracle_is_no_contradiction():

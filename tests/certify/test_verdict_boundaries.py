@@ -47,42 +47,46 @@ def test_the_constants_are_the_documented_ones():
 
 # --------------------------------------------------------------------------- rule 0: a value beyond a bound
 def test_a_plan_beyond_an_applicable_bound_by_more_than_the_tie_is_a_contradiction():
-    """The plan 100.005 (no half-width) beats the simulation's bound 100 by 0.005, beyond the tie
-    (1e-9 x 100 = 1e-7): rule 0, said in full. 100 + 5e-8 is within the tie: proven instead."""
-    beyond = decide(evidence(plan_value=100.005, bounds=[bound(100.0, oracle="des")]))
+    """The plan 100.05 (no half-width) beats the simulation's bound 100 by 0.05, beyond the tie
+    (1e-9 x 100 = 1e-7) and the simulation's resolution (1e-4 x 100 = 0.01): rule 0, said in full.
+    100.005 is within the resolution and 100 + 5e-8 within the tie: proven instead."""
+    beyond = decide(evidence(plan_value=100.05, bounds=[bound(100.0, oracle="des")]))
     assert beyond.verdict == "not_certified" and beyond.basis == "contradiction"
     assert beyond.sentence == (
-        "not certified: the plan measured 100.005 on the simulation, better than the cpsat bound (100) that "
+        "not certified: the plan measured 100.05 on the simulation, better than the cpsat bound (100) that "
         "applies to it: the measurement or the bound is wrong, so no verdict is drawn from either"
     )
     assert beyond.reasons[0]["code"] == "contradiction"
     assert decide(evidence(plan_value=100.0 + 5e-8, bounds=[bound(100.0, oracle="des")])).verdict == "proven"
+    assert decide(evidence(plan_value=100.005, bounds=[bound(100.0, oracle="des")])).verdict == "proven"
 
 
 def test_a_plan_beyond_a_bound_by_its_half_width_is_noise():
     """The plan 100.5 +/- 0.5 is exactly its half-width past the bound 100: not beyond it (proven: its
-    pessimistic value is 100); with +/- 0.49 it is beyond: rule 0. Latency: 99.5 +/- 0.49 under 100."""
+    pessimistic value is 100); with +/- 0.48 it is beyond its half-width and the simulation's
+    resolution (0.01): rule 0. Latency: 99.5 +/- 0.48 under 100."""
     assert decide(evidence(plan_value=100.5, plan_half_width=0.5, bounds=[bound(100.0, oracle="des")])).verdict == (
         "proven"
     )
-    beyond = decide(evidence(plan_value=100.5, plan_half_width=0.49, bounds=[bound(100.0, oracle="des")]))
+    beyond = decide(evidence(plan_value=100.5, plan_half_width=0.48, bounds=[bound(100.0, oracle="des")]))
     assert beyond.basis == "contradiction"
     latency = dict(
         minimize=True, estimate=101.0, lower=100.5, upper=102.0, known=[KnownPlan("best sampled plan", 103.0)]
     )
-    fast = decide(evidence(plan_value=99.5, plan_half_width=0.49, bounds=[bound(100.0, oracle="des")], **latency))
+    fast = decide(evidence(plan_value=99.5, plan_half_width=0.48, bounds=[bound(100.0, oracle="des")], **latency))
     assert fast.basis == "contradiction"
 
 
 def test_a_known_plan_beyond_a_bound_is_a_contradiction_beyond_its_half_width():
-    """Known plans are measured values too: 100.005 without a half-width past the bound 100 is named;
-    101 +/- 1 is exactly its half-width past it (no contradiction), 101 +/- 0.99 is beyond."""
-    named = decide(evidence(known=[KnownPlan("CP-SAT plan", 100.005)], bounds=[bound(100.0, oracle="des")]))
+    """Known plans are measured values too: 100.05 without a half-width past the bound 100 is named;
+    101 +/- 1 is exactly its half-width past it (no contradiction), 101 +/- 0.98 is beyond it and
+    the simulation's resolution (0.01)."""
+    named = decide(evidence(known=[KnownPlan("CP-SAT plan", 100.05)], bounds=[bound(100.0, oracle="des")]))
     assert named.basis == "contradiction"
-    assert named.sentence.startswith("not certified: the CP-SAT plan measured 100.005 on the simulation, better than")
+    assert named.sentence.startswith("not certified: the CP-SAT plan measured 100.05 on the simulation, better than")
     within = decide(evidence(known=[KnownPlan("CP-SAT plan", 101.0, 1.0)], bounds=[bound(100.0, oracle="des")]))
     assert within.basis != "contradiction"
-    beyond = decide(evidence(known=[KnownPlan("CP-SAT plan", 101.0, 0.99)], bounds=[bound(100.0, oracle="des")]))
+    beyond = decide(evidence(known=[KnownPlan("CP-SAT plan", 101.0, 0.98)], bounds=[bound(100.0, oracle="des")]))
     assert beyond.basis == "contradiction"
 
 
