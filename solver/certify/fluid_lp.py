@@ -101,7 +101,8 @@ def build(problem, objective: str, neighbourhoods=()) -> LinearProgram:
         if np.isfinite(p.w_hi[t]):  # infinite: conflicts make the work unbounded above
             ub_rows.add({y + t: 1.0, x + t: -p.w_hi[t]}, 0.0)  # y <= x w_hi
         ub_rows.add({x + t: p.w_lo[t], y + t: -1.0}, 0.0)  # x w_lo <= y
-        ub_rows.add({s + t: -1.0, y + t: -1.0 / p.rho_min[t]}, -1.0)  # s >= 1 - y / rho_min
+        if p.rho_min[t] > 0:  # a rate that can fall to 0 (a capacity of 1e-300) bounds no idle time
+            ub_rows.add({s + t: -1.0, y + t: -1.0 / p.rho_min[t]}, -1.0)  # s >= 1 - y / rho_min
         ub_rows.add({y + t: 1.0, s + t: p.rho_max[t]}, p.rho_max[t])  # y <= rho_max (1 - s)
     for (u, v), j in pair_index.items():  # w_uv: the time both are busy, b = 1 - s
         ub_rows.add({j: -1.0, s + u: -1.0, s + v: -1.0}, -1.0)  # w >= b_u + b_v - 1
@@ -195,15 +196,18 @@ def _solve(lp: LinearProgram):
 
     from tasksolve.solver.errors import SolverFailed
 
-    res = linprog(
-        -lp.c,
-        A_ub=lp.A_ub if len(lp.b_ub) else None,
-        b_ub=lp.b_ub if len(lp.b_ub) else None,
-        A_eq=lp.A_eq if len(lp.b_eq) else None,
-        b_eq=lp.b_eq if len(lp.b_eq) else None,
-        bounds=list(zip(np.zeros(len(lp.c)), lp.ub)),
-        method="highs",
-    )
+    try:
+        res = linprog(
+            -lp.c,
+            A_ub=lp.A_ub if len(lp.b_ub) else None,
+            b_ub=lp.b_ub if len(lp.b_ub) else None,
+            A_eq=lp.A_eq if len(lp.b_eq) else None,
+            b_eq=lp.b_eq if len(lp.b_eq) else None,
+            bounds=list(zip(np.zeros(len(lp.c)), lp.ub)),
+            method="highs",
+        )
+    except ValueError as exc:  # a non-finite coefficient (a capacity of 1e-300 in a configuration row)
+        raise SolverFailed(f"fluid bound: the LP is not one HiGHS accepts ({exc})") from None
     if res.status != 0:
         raise SolverFailed(f"fluid bound: HiGHS could not solve the LP ({res.message})")
     return res

@@ -63,7 +63,9 @@ def test_a_message_crosses_a_level_two_threads_can_share(counts, extra, levels, 
     derandomize=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )
-@given(every_field_spec(objectives=("total_throughput", "min_throughput")))
+# capacities of at least 1e-3, as the other tests that simulate or take a plan's fluid bound: a
+# capacity of 1e-300 stops the simulation and the plan's own LP (a rate of 0), not the relaxation
+@given(every_field_spec(objectives=("total_throughput", "min_throughput"), least_capacity=1e-3))
 def test_relaxation_is_never_below_an_allowed_plan_bound(spec):
     """Every feasible placement (at most 40, evenly picked) of a random every-field spec: its
     fluid bound is at most the relaxation's (each of the relaxation's rows holds for every plan)."""
