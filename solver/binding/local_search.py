@@ -171,6 +171,22 @@ class LocalSearch:
             plan, value = found
         return plan, value
 
+    def best_neighbours(self, plan: np.ndarray, k: int) -> list[np.ndarray]:
+        """The `k` neighbours of `plan` (`neighbours`) of the highest finite values, best first
+        (ties in neighbour order), built one batch of `STEP_BATCH` at a time to be valued."""
+        moves = self._moves(plan)
+        n = len(moves[0])
+        if n == 0:
+            return []
+        values = np.concatenate(
+            [
+                self.values(self._apply(plan, moves, np.arange(i, min(i + STEP_BATCH, n))))
+                for i in range(0, n, STEP_BATCH)
+            ]
+        )
+        order = [int(j) for j in np.argsort(-values, kind="stable")[:k] if np.isfinite(values[j])]
+        return list(self._apply(plan, moves, order)) if order else []
+
     def perturb(self, plan: np.ndarray, moves: int) -> np.ndarray:
         for _ in range(moves):
             found = self._moves(plan)

@@ -98,11 +98,7 @@ class Climber:
         plan, _, steps = self.climb(start, seed)
         candidates = [plan]
         if self.screen and SCREEN > 1:
-            neighbours = self.search.neighbours(plan)
-            if len(neighbours):
-                values = self.search.values(neighbours)
-                order = np.argsort(-values, kind="stable")[: SCREEN - 1]
-                candidates += [neighbours[i] for i in order if np.isfinite(values[i])]
+            candidates += self.search.best_neighbours(plan, SCREEN - 1)
         best = None
         for contexts in candidates:
             self._check_cut()
