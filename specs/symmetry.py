@@ -200,9 +200,7 @@ class UsableTree:
             return
         members, part = groups[0], split[0]
         capacity = len(self.leaves(level + 1, members[0]))
-        for blocks in _set_partitions(part, len(members)):
-            if any(len(b) > capacity for b in blocks):
-                continue
+        for blocks in _set_partitions(part, len(members), capacity):
             ways = perm(len(members), len(blocks))
             for inside, inside_orbit in self._place_blocks(level + 1, members, blocks):
                 for rest, rest_orbit in self._place_groups(level, groups[1:], split[1:]):
@@ -255,15 +253,19 @@ def _ordered_splits(items: tuple[int, ...], parts: int):
         yield [tuple(b) for b in buckets]
 
 
-def _set_partitions(items: tuple[int, ...], most: int):
-    """Set partitions of `items` into at most `most` blocks, blocks ordered by smallest item."""
+def _set_partitions(items: tuple[int, ...], most: int, largest: int | None = None):
+    """Set partitions of `items` into at most `most` blocks of at most `largest` items each (None:
+    any size), blocks ordered by smallest item.  A block only grows as items join, so a block
+    over `largest` is never extended (20 threads on 24 single-context cores: one partition, not
+    Bell(20) ~ 5e13 filtered afterwards)."""
     if not items:
         yield []
         return
     first, rest = items[0], items[1:]
-    for partition in _set_partitions(rest, most):
+    for partition in _set_partitions(rest, most, largest):
         # `first` joins an existing block, or opens a new one (it is the smallest: goes first)
         for i in range(len(partition)):
-            yield sorted([tuple(sorted((first,) + partition[i]))] + partition[:i] + partition[i + 1 :], key=min)
+            if largest is None or len(partition[i]) < largest:
+                yield sorted([tuple(sorted((first,) + partition[i]))] + partition[:i] + partition[i + 1 :], key=min)
         if len(partition) < most:
             yield [(first,)] + partition

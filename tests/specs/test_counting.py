@@ -104,3 +104,27 @@ def test_the_count_command_on_thousands_of_digits(tmp_path, capsys):
     assert main(["count", str(spec)]) == 0
     out = capsys.readouterr().out
     assert f"about {scientific(exact)}" in out and f"{len(digits(exact))} digits" in out and "not counted" in out
+
+
+def test_set_partitions_never_grow_a_block_past_its_capacity():
+    """Blocks only grow as items join, so a block over capacity is cut where it forms: 12 items
+    in blocks of at most 1 give one partition (Bell(12) = 4,213,597 listed and filtered before),
+    and blocks of at most 2 give the matchings (140,152 partitions of 12 items into pairs and
+    singletons)."""
+    from tasksolve.specs.symmetry import _set_partitions
+
+    assert list(_set_partitions(tuple(range(12)), 24, 1)) == [[(i,) for i in range(12)]]
+    pairs = list(_set_partitions(tuple(range(12)), 12, 2))
+    assert len(pairs) == 140_152 and all(len(block) <= 2 for p in pairs for block in p)
+
+
+def test_twenty_threads_on_one_cluster_of_single_context_cores_are_one_class():
+    """20 threads on 24 interchangeable cores of one thread each: every plan is the same class,
+    24! / 4! raw placements; enumerated at once (it listed Bell(20) ~ 5e13 set partitions)."""
+    topo = Topology.model_validate(
+        {"name": "t", "clock": "1GHz", "levels": [{"name": "cluster", "count": 1}, {"name": "core", "count": 24}]}
+    )
+    tree = UsableTree.of(topo)
+    reps = list(tree.representatives_with_orbits(20))
+    assert len(reps) == 1 and reps[0][1] == math.factorial(24) // math.factorial(4)
+    assert count_distinct(tree, 20) == 1
