@@ -33,6 +33,7 @@ counts there).  Only the total-throughput objective is bounded.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import time
@@ -48,6 +49,7 @@ MAX_CONFIGURATIONS = 3_000_000
 MAX_ASSIGNMENTS = 4096  # partner assignments enumerated per count vector
 MAX_OPTIONS = 4096  # fragments valued per count vector; more (many roles of an application): `upper`'s bound
 CHUNK = 131_072  # configurations evaluated at once
+GATHER = 1 << 20  # slowdowns gathered at once by `_fragment_values` (8 MiB)
 
 
 def _option_count(grid: np.ndarray) -> int:
@@ -271,6 +273,17 @@ def _by_anchor_cell(options: list[tuple[int, ...]], cells: int) -> list[list[int
     return [[i for i, option in enumerate(options) if option[0] == cell] for cell in range(cells)]
 
 
+@functools.lru_cache(maxsize=1024)
+def _pick_counts(kinds: int, size: int) -> np.ndarray:
+    """Every multiset of `size` of `kinds` items as counts, in `combinations_with_replacement`'s order."""
+    rows = np.zeros((math.comb(kinds + size - 1, size), kinds), dtype=np.int64)
+    for row, picks in zip(rows, itertools.combinations_with_replacement(range(kinds), size)):
+        for i in picks:
+            row[i] += 1
+    rows.flags.writeable = False
+    return rows
+
+
 class ConfigurationValues:
     """`value(configs)`: the value of each configuration (module docstring).  `sizes` names the
     kind of L-domain valued: its threads' cycles are those of its kinds of core
@@ -343,7 +356,7 @@ class ConfigurationValues:
         credited ``clock / max(E_anchor, least time of its other roles)``, where ``E_anchor``
         takes the anchor's slowdown in its cell and the cheapest cost of each of its messages,
         and a role's least time is its least time anywhere (`least_time`): each is at most what
-        `_fragment_value` finds for any fragment of that anchor, whichever the assignment."""
+        `_fragment_values` finds for any fragment of that anchor, whichever the assignment."""
         out = np.zeros(len(configs))
         for start in range(0, len(configs), CHUNK):
             part = (
@@ -399,7 +412,7 @@ class ConfigurationValues:
                 continue
             options = self._options(grid)
             part = slow[members]
-            values = np.stack([self._fragment_value(part, anchor, others, option) for option in options])
+            values = self._fragment_values(part, anchor, others, options)
             assignments = self._assignment_matrix(grid, options)
             if assignments is None:  # too many: each anchor takes its best option on its own
                 best = np.zeros(len(members))
@@ -420,61 +433,68 @@ class ConfigurationValues:
         return [(a,) + rest for a in anchor_cells for rest in itertools.product(*choices)]
 
     def _assignment_matrix(self, grid: np.ndarray, options: list[tuple[int, ...]]) -> np.ndarray | None:
-        """Rows: every feasible assignment (how many anchors take each option)."""
-        key = (grid.tobytes(), grid.shape)
+        """Rows: every feasible assignment (how many anchors take each option), in the order of
+        ``itertools.product`` over the cells' multisets of options; built a cell at a time,
+        dropping a partial assignment that uses more of a role than the cells hold."""
+        key, (m, r) = (grid.tobytes(), grid.shape), grid.shape
         if key in self._assignments:
             return self._assignments[key]
-        m, r = grid.shape
-        per_cell = []
-        total = 1
-        for cell, mine in enumerate(_by_anchor_cell(options, m)):
-            n_anchor = int(grid[cell, 0])
-            if n_anchor == 0:
-                continue
-            total *= math.comb(len(mine) + n_anchor - 1, n_anchor)
-            per_cell.append(list(itertools.combinations_with_replacement(mine, n_anchor)))
-        if total > MAX_ASSIGNMENTS:
+        cells = [(int(grid[cell, 0]), mine) for cell, mine in enumerate(_by_anchor_cell(options, m)) if grid[cell, 0]]
+        if math.prod(math.comb(len(mine) + n - 1, n) for n, mine in cells) > MAX_ASSIGNMENTS:
             self._assignments[key] = None
             return None
-        rows = []
-        for choice in itertools.product(*per_cell):
-            used = np.zeros((m, r), dtype=int)
-            row = np.zeros(len(options))
-            for picks in choice:
-                for i in picks:
-                    row[i] += 1
-                    for j, loc in enumerate(options[i][1:], start=1):
-                        if loc >= 0:
-                            used[loc, j] += 1
-            if (used[:, 1:] <= grid[:, 1:]).all():
-                rows.append(row)
-        matrix = np.array(rows)
-        self._assignments[key] = matrix
+        # uses[i]: how many threads of each other role (cell-major) option i places
+        where = np.array(options, dtype=np.int64).reshape(len(options), r)[:, 1:]
+        uses = np.zeros((len(options), m * (r - 1)), dtype=np.int64)
+        i, j = np.nonzero(where >= 0)
+        uses[i, where[i, j] * (r - 1) + j] = 1
+        room = grid[:, 1:].reshape(-1)
+        rows = np.zeros((1, len(options)), dtype=np.int64)
+        for n_anchor, mine in cells:
+            choices = np.zeros((math.comb(len(mine) + n_anchor - 1, n_anchor), len(options)), dtype=np.int64)
+            choices[:, mine] = _pick_counts(len(mine), n_anchor)
+            rows = (rows[:, None, :] + choices[None, :, :]).reshape(-1, len(options))
+            rows = rows[((rows @ uses) <= room).all(axis=1)]
+        self._assignments[key] = matrix = rows.astype(float)
         return matrix
 
-    def _fragment_value(self, slow: np.ndarray, anchor: int, others: list[int], option: tuple[int, ...]) -> np.ndarray:
-        """``clock / max E`` of the fragment `option` describes, for each configuration."""
+    def _fragment_values(
+        self, slow: np.ndarray, anchor: int, others: list[int], options: list[tuple[int, ...]]
+    ) -> np.ndarray:
+        """``clock / max E`` of each option's fragment (rows) for each configuration (columns):
+        a thread in it takes its cell's slowdown and the exact cost of each message; the
+        instance's threads outside the L-domain, at least their least possible time."""
         layout = self.layout
-        where = {anchor: option[0]}
-        where.update({k: loc for k, loc in zip(others, option[1:]) if loc >= 0})
-        worst = np.zeros(len(slow))
-        for k, cell in where.items():
-            work = self.local_cycles[k]
-            for producer, size, w in self.types.in_edges[k]:
-                if producer not in where:
-                    work += layout.cost_across[size] * w
-                elif where[producer] == cell:
-                    work += layout.cost_same_cell[size] * w
-                else:
-                    work += layout.cost_same_domain[size] * w
-            np.maximum(worst, work * slow[:, cell, k], out=worst)
-        # the instance's threads outside the L-domain: at least their least possible time
-        for k in others:
-            if k not in where:
-                work = self.types.cycles[k] + sum(
-                    (layout.cost_across[size] if producer in where else layout.cheapest[size]) * w
-                    for producer, size, w in self.types.in_edges[k]
-                )
-                np.maximum(worst, work * self.least_slowdown[k], out=worst)
-        with np.errstate(divide="ignore"):
-            return self.clock / worst
+        roles = [anchor, *others]
+        cells = np.zeros((len(options), len(roles)), dtype=np.intp)
+        work = np.full((len(options), len(roles)), -np.inf)  # -inf: the role is not in the fragment
+        floor = np.zeros(len(options))
+        for o, option in enumerate(options):
+            where = {k: loc for k, loc in zip(roles, option) if loc >= 0}
+            for j, k in enumerate(roles):
+                if k in where:
+                    cell = where[k]
+                    e = self.local_cycles[k]
+                    for producer, size, w in self.types.in_edges[k]:
+                        if producer not in where:
+                            e += layout.cost_across[size] * w
+                        elif where[producer] == cell:
+                            e += layout.cost_same_cell[size] * w
+                        else:
+                            e += layout.cost_same_domain[size] * w
+                    cells[o, j], work[o, j] = cell, e
+                else:  # outside the L-domain: at least its least possible time
+                    e = self.types.cycles[k] + sum(
+                        (layout.cost_across[size] if producer in where else layout.cheapest[size]) * w
+                        for producer, size, w in self.types.in_edges[k]
+                    )
+                    floor[o] = max(floor[o], e * self.least_slowdown[k])
+        out, kinds = np.empty((len(options), len(slow))), np.asarray(roles)[None, :]
+        step = max(1, GATHER // max(1, len(slow) * len(roles)))  # options per gather
+        for start in range(0, len(options), step):
+            part = slice(start, start + step)
+            times = slow[:, cells[part], kinds] * work[None, part]  # (configs, options, roles)
+            worst = np.maximum(times.max(axis=2), floor[None, part])
+            with np.errstate(divide="ignore"):
+                out[part] = (self.clock / worst).T
+        return out
