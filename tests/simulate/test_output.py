@@ -25,6 +25,22 @@ def test_mser_cuts_a_transient_and_nothing_from_a_stationary_series():
     assert mser_truncation(np.ones(50), 25) == 0
 
 
+def test_mser_counts_a_spread_below_the_resolution_as_none():
+    """A deterministic run's queues approach their steady fill geometrically (a hybrid desktop
+    plan's mean latency: 6e-4 below its limit at window 30, 0.886 times closer each window after
+    a ramp).  Plain MSER chases that drift to the end of the first half (218 windows: the run
+    never settles); at a resolution of 1e-6 it cuts where the drift has shrunk to a few 1e-6
+    (about window 70) whatever the run's length.  Noise far above the resolution is cut as before."""
+    for n in (140, 175, 218):
+        w = np.arange(n)
+        latency = np.where(w < 30, 0.05 + 0.95 * w / 30, 1 - 6e-4 * 0.886 ** (w - 30))
+        assert mser_truncation(latency, n // 2) >= min(n // 2 - 1, 80)
+        assert 55 <= mser_truncation(latency, n // 2, resolution=1e-6) <= 72
+    rng = np.random.default_rng(0)
+    noisy = latency + rng.normal(0, 0.01, len(latency))
+    assert mser_truncation(noisy, 109, resolution=1e-6) == mser_truncation(noisy, 109)
+
+
 def test_batch_means_interval_covers_the_mean_at_its_nominal_rate():
     """AR(1) windows (correlated, as simulation output is): 95% intervals from 30 batches of 100
     windows must cover the true mean in about 95% of 400 replications (binomial: 0.92..0.98)."""
