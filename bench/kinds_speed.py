@@ -1,29 +1,35 @@
 """Does a hybrid processor (kinds of core, an irregular tree) cost `tasksolve run` time? The main
-job on the hybrid desktop example and on the EPYC example, each beside its uniform twin: the same
-spec with the kinds removed and a regular tree of the same number of contexts.
+job on the hybrid desktop example beside every uniform tree of its size, and on the EPYC example
+beside itself.
 
     python bench/kinds_speed.py --repeats 3
 
 * ``alderlake-ids`` (20 threads on alderlake-12900k: 8 P-cores x 2 hyper-threads + 2 clusters of
-  4 E-cores, 24 contexts held padded to 10 x 4 x 2 = 80) against ``cluster: 12, core: 1,
-  thread: 2`` (24 contexts, every one a P-core's hyper-thread: the same levels, resources and
-  message costs; no `kinds`; each task's cycles its P-core cycles; OS CPUs 0-23 in order);
+  4 E-cores, 24 contexts held padded to 10 x 4 x 2 = 80) against the *uniform family*: every
+  regular tree ``cluster: C, core: K, thread: T`` of 24 contexts with T = 2 (a P-core's
+  hyper-threads) or T = 1 (an E-core's one), 14 trees (``alderlake-ids@12x1x2`` and so on): the
+  same levels, resources and message costs; no `kinds`; each task's cycles its P-core cycles; OS
+  CPUs 0-23 in order.  No single tree is *the* uniform machine of that size, and the job's time
+  on them spreads by a factor of 4 (one tree's configuration bound alone took 41 s of its 52),
+  so the hybrid is compared with the family's middle (the median over the trees of each tree's
+  median) and, beside it, with its fastest tree (before, the only twin: ``12x1x2``).
 * ``epyc-l3fwd-dpi`` (12 threads on epyc-rome-2s, 64 contexts) has no kinds and a regular tree:
-  its twin is the same spec (an A/A pair: the spread between the two is this machine's noise).
+  its twin is the same spec (``@uniform``: an A/A pair; the spread between the two is this
+  machine's noise).
 
 Each run is `solver.job.run` in this process (as `bench/main_job.py`), with a fixed amount of work
 so that the wall time measures speed rather than a time budget: CP-SAT on deterministic time
 (``--deterministic``, `TIME_LIMIT`), a fixed certificate sample (`SAMPLES` local-search
-restarts), no comparison sample, one worker, seed 0 (`OPTIONS`). The four specs run in turn in
-every repetition (interleaved, so a change of the machine's load hits all of them), after one
-untimed run of the first spec (the lazy imports -- matplotlib, OR-Tools, SciPy, the solvers --
-paid before the clock starts, not by the first timed run); medians of the wall time, of each
-phase (solve, certify, report) and of the process's CPU time (every thread, CP-SAT's included:
-less sensitive to the machine's load than the wall time), and the ratio hybrid / twin of each.
-Beside them, what the run did that the two instances may legitimately differ in: the report's
-figures and the distinct values of the certificate's sample (local optima reached; values within
-`evt.atom.RELATIVE_TIE` are one). The goal: a wall-time ratio at most 1 (as fast as the uniform
-tree of the same size).
+restarts), no comparison sample, one worker, seed 0 (`OPTIONS`). Every spec runs once in every
+repetition (interleaved, so a change of the machine's load hits all of them), after one untimed
+run of the first spec (the lazy imports -- matplotlib, OR-Tools, SciPy, the solvers -- paid
+before the clock starts, not by the first timed run); medians of the wall time, of each phase
+(solve, certify, report) and of the process's CPU time (every thread, CP-SAT's included: less
+sensitive to the machine's load than the wall time), and the ratios example / family. Beside
+them, what the run did that instances may legitimately differ in: the report's figures and the
+distinct values of the certificate's sample (local optima reached; values within
+`evt.atom.RELATIVE_TIE` are one). The goal: a wall-time ratio at most 1 against the family's
+middle.
 """
 
 from __future__ import annotations
@@ -43,9 +49,10 @@ sys.path.insert(0, str(Path(__file__).parent))
 from results import ROOT, markdown_table, write_results
 
 EXAMPLES = ROOT / "specs" / "examples"
-#: the uniform twin's levels per example (None: the example's tree is already regular and has no kinds)
+#: the uniform trees (cluster, core, thread) each example is measured against (None: the
+#: example's tree is already regular and has no kinds: its twin is itself, ``@uniform``)
 TWINS = {
-    "alderlake-ids": [{"name": "cluster", "count": 12}, {"name": "core", "count": 1}, {"name": "thread", "count": 2}],
+    "alderlake-ids": [(c, 24 // (c * t), t) for t in (2, 1) for c in range(1, 25) if 24 % (c * t) == 0],
     "epyc-l3fwd-dpi": None,
 }
 TIME_LIMIT = 0.5  # deterministic seconds of CP-SAT
@@ -62,7 +69,7 @@ MODULES = [
     "solver/binding/problem.py",
     "solver/certify/fluid_max.py",
 ]
-NOISY = ["rows.*.median_s", "rows.*.phases_s.*", "rows.*.cpu_median_s", "ratios.*", "cpu_ratios.*", "warmup_s"]
+NOISY = ["rows.*.median_s", "rows.*.phases_s.*", "rows.*.cpu_median_s", "comparisons.*", "warmup_s"]
 IGNORE = ["rows.*.runs_s", "rows.*.cpu_runs_s"]
 
 
@@ -79,16 +86,24 @@ def _os_cpus(levels: list[dict]) -> dict[str, int]:
     return {".".join(path): cpu for cpu, path in enumerate(itertools.product(*names))}
 
 
+def twin_names(example: str) -> list[str]:
+    """The twins of `example`: one per uniform tree (``example@CxKxT``), or ``example@uniform``."""
+    shapes = TWINS[example]
+    return [f"{example}@uniform"] if shapes is None else [f"{example}@{c}x{k}x{t}" for c, k, t in shapes]
+
+
 def twin_text(name: str) -> str:
-    """The example's spec as YAML text, its topology inline; the uniform twin's for ``name + '@uniform'``."""
+    """The example's spec as YAML text, its topology inline; for ``example@CxKxT``, the uniform
+    tree's (cluster: C, core: K, thread: T); ``example@uniform`` is the example itself."""
     example, _, variant = name.partition("@")
     spec = yaml.safe_load((EXAMPLES / f"{example}.yaml").read_text())
     topology = yaml.safe_load((EXAMPLES / "topologies" / f"{spec['topology']}.yaml").read_text())
-    levels = TWINS[example]
-    if variant == "uniform" and levels is not None:
+    if variant and variant != "uniform":
+        counts = [int(x) for x in variant.split("x")]
+        levels = [{"name": n, "count": c} for n, c in zip(("cluster", "core", "thread"), counts)]
         reference = _reference_kind(topology)
         topology = {k: v for k, v in topology.items() if k not in ("kinds", "os_cpus")}
-        topology |= {"name": f"{topology['name']} (uniform twin)", "levels": levels, "os_cpus": _os_cpus(levels)}
+        topology |= {"name": f"{topology['name']} (uniform {variant})", "levels": levels, "os_cpus": _os_cpus(levels)}
         for app in spec["applications"].values():
             for task in app["tasks"].values():
                 if isinstance(task["cycles"], dict):
@@ -171,8 +186,16 @@ def render_markdown(data: dict) -> str:
                 ", ".join(r["verdicts"]),
             ]
         )
-    ratios = "; ".join(f"{k}: **{v:.2f}**" for k, v in data["ratios"].items())
-    cpu = "; ".join(f"{k}: {v:.2f}" for k, v in data["cpu_ratios"].items())
+    comparisons = []
+    for example, c in data["comparisons"].items():
+        if c["trees"] == 1:
+            comparisons.append(f"`{example}` / itself: **{c['middle']:.2f}** by wall, {c['cpu_middle']:.2f} by CPU")
+        else:
+            comparisons.append(
+                f"`{example}` / the middle of its {c['trees']} uniform trees: **{c['middle']:.2f}** by wall, "
+                f"{c['cpu_middle']:.2f} by CPU; faster than {c['slower_trees']} of them; / its fastest tree "
+                f"(`{c['fastest']}`): {c['fastest_ratio']:.2f} by wall, {c['cpu_fastest_ratio']:.2f} by CPU"
+            )
     columns = ["spec", "threads / contexts", "wall, median", "runs (s)", "solve / certify / report (s)"]
     columns += ["CPU, median", "figures / sample values", "verdict"]
     return (
@@ -181,9 +204,28 @@ def render_markdown(data: dict) -> str:
         f"interleaved after an untimed warm-up run; load average {data['load_before']} before and "
         f"{data['load_after']} after (1 / 5 min), 2 cores shared.\n\n"
         + markdown_table(columns, rows)
-        + f"\n\nRatio example / uniform twin (median wall): {ratios} (goal: at most 1). "
-        f"By median CPU time: {cpu}."
+        + "\n\nRatios of median times (goal: at most 1 by wall against the middle): "
+        + "; ".join(comparisons)
+        + "."
     )
+
+
+def compare(example: str, rows: dict[str, dict]) -> dict:
+    """`example`'s medians against its twins': the middle (the median over the twins of each
+    twin's median), the fastest twin, and how many twins were slower."""
+    own, twins = rows[example], [rows[n] for n in twin_names(example)]
+    fastest = min(twins, key=lambda r: r["median_s"])
+    middle = statistics.median(r["median_s"] for r in twins)
+    cpu_middle = statistics.median(r["cpu_median_s"] for r in twins)
+    return {
+        "trees": len(twins),
+        "middle": own["median_s"] / middle,
+        "cpu_middle": own["cpu_median_s"] / cpu_middle,
+        "slower_trees": sum(r["median_s"] > own["median_s"] for r in twins),
+        "fastest": fastest["spec"].partition("@")[2],
+        "fastest_ratio": own["median_s"] / fastest["median_s"],
+        "cpu_fastest_ratio": own["cpu_median_s"] / fastest["cpu_median_s"],
+    }
 
 
 def _load() -> str:
@@ -198,7 +240,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--name", default="kinds-speed", help="results file name (bench/results/NAME.json)")
     args = parser.parse_args()
-    names = [n for example in TWINS for n in (example, f"{example}@uniform")]
+    names = [n for example in TWINS for n in (example, *twin_names(example))]
     clock = time.perf_counter()
     one(names[0])  # warm-up, untimed: the lazy imports
     warmup = time.perf_counter() - clock
@@ -210,12 +252,9 @@ def main() -> None:
             runs[name].append(row)
             print(f"{rep} {name}: {row['wall_s']:.1f} s (CPU {row['cpu_s']:.1f} s) {row['phases_s']}", flush=True)
     rows = [summarise(n, runs[n]) for n in names]
-    by = {r["spec"]: r["median_s"] for r in rows}
-    cpu = {r["spec"]: r["cpu_median_s"] for r in rows}
     data = {
         "rows": rows,
-        "ratios": {e: by[e] / by[f"{e}@uniform"] for e in TWINS},
-        "cpu_ratios": {e: cpu[e] / cpu[f"{e}@uniform"] for e in TWINS},
+        "comparisons": {e: compare(e, {r["spec"]: r for r in rows}) for e in TWINS},
         "warmup_s": warmup,
         "repeats": args.repeats,
         "time_limit": TIME_LIMIT,
