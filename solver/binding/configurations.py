@@ -489,11 +489,11 @@ class ConfigurationValues:
                         for producer, size, w in self.types.in_edges[k]
                     )
                     floor[o] = max(floor[o], e * self.least_slowdown[k])
-        out, kinds = np.empty((len(options), len(slow))), np.asarray(roles)[None, :]
+        out, role_types = np.empty((len(options), len(slow))), np.asarray(roles)[None, :]
         step = max(1, GATHER // max(1, len(slow) * len(roles)))  # options per gather
         for start in range(0, len(options), step):
             part = slice(start, start + step)
-            times = slow[:, cells[part], kinds] * work[None, part]  # (configs, options, roles)
+            times = slow[:, cells[part], role_types] * work[None, part]  # (configs, options, roles)
             worst = np.maximum(times.max(axis=2), floor[None, part])
             with np.errstate(divide="ignore"):
                 out[part] = (self.clock / worst).T
