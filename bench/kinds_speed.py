@@ -10,7 +10,7 @@ beside itself.
   hyper-threads) or T = 1 (an E-core's one), 14 trees (``alderlake-ids@12x1x2`` and so on): the
   same levels, resources and message costs; no `kinds`; each task's cycles its P-core cycles; OS
   CPUs 0-23 in order.  No single tree is *the* uniform machine of that size, and the job's time
-  on them spreads by a factor of 4 (one tree's configuration bound alone took 41 s of its 52),
+  on them spreads widely (BENCHMARKS: 2.4 to 38.3 s, the slowest mostly its configuration bound),
   so the hybrid is compared with the family's middle (the median over the trees of each tree's
   median) and, beside it, with its fastest tree (before, the only twin: ``12x1x2``).
 * ``epyc-l3fwd-dpi`` (12 threads on epyc-rome-2s, 64 contexts) has no kinds and a regular tree:

@@ -276,10 +276,10 @@ def _by_anchor_cell(options: list[tuple[int, ...]], cells: int) -> list[list[int
 @functools.lru_cache(maxsize=1024)
 def _pick_counts(kinds: int, size: int) -> np.ndarray:
     """Every multiset of `size` of `kinds` items as counts, in `combinations_with_replacement`'s order."""
-    rows = np.zeros((math.comb(kinds + size - 1, size), kinds), dtype=np.int64)
-    for row, picks in zip(rows, itertools.combinations_with_replacement(range(kinds), size)):
-        for i in picks:
-            row[i] += 1
+    picks = _combinations(kinds, size)
+    rows = np.zeros((len(picks), kinds), dtype=np.int64)
+    for column in picks.T:
+        rows[np.arange(len(picks)), column] += 1
     rows.flags.writeable = False
     return rows
 
