@@ -21,15 +21,18 @@ Each run is `solver.job.run` in this process (as `bench/main_job.py`), with a fi
 so that the wall time measures speed rather than a time budget: CP-SAT on deterministic time
 (``--deterministic``, `TIME_LIMIT`), a fixed certificate sample (`SAMPLES` local-search
 restarts), no comparison sample, one worker, seed 0 (`OPTIONS`). Every spec runs once in every
-repetition (interleaved, so a change of the machine's load hits all of them), after one untimed
-run of the first spec (the lazy imports -- matplotlib, OR-Tools, SciPy, the solvers -- paid
-before the clock starts, not by the first timed run); medians of the wall time, of each phase
+repetition (interleaved, so a change of the machine's load hits all of them), in an order
+shuffled anew each repetition (seeded by its number: a spec does not always follow the same one,
+and the first of a repetition is not always the same spec), after one untimed run of the first
+spec (the lazy imports -- matplotlib, OR-Tools, SciPy, the solvers -- paid before the clock
+starts, not by the first timed run); medians of the wall time, of each phase
 (solve, certify, report) and of the process's CPU time (every thread, CP-SAT's included: less
 sensitive to the machine's load than the wall time), and the ratios example / family. Beside
 them, what the run did that instances may legitimately differ in: the report's figures and the
 distinct values of the certificate's sample (local optima reached; values within
 `evt.atom.RELATIVE_TIE` are one). The goal: a wall-time ratio at most 1 against the family's
-middle.
+middle. Its spread: the same ratio within each repetition (the example's run over the median of
+the trees' runs in that repetition), lowest and highest.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import random
 import statistics
 import sys
 import tempfile
@@ -189,10 +193,14 @@ def render_markdown(data: dict) -> str:
     comparisons = []
     for example, c in data["comparisons"].items():
         if c["trees"] == 1:
-            comparisons.append(f"`{example}` / itself: **{c['middle']:.2f}** by wall, {c['cpu_middle']:.2f} by CPU")
+            comparisons.append(
+                f"`{example}` / itself: **{c['middle']:.2f}** by wall ({_range(c)} within a repetition), "
+                f"{c['cpu_middle']:.2f} by CPU"
+            )
         else:
             comparisons.append(
-                f"`{example}` / the middle of its {c['trees']} uniform trees: **{c['middle']:.2f}** by wall, "
+                f"`{example}` / the middle of its {c['trees']} uniform trees: **{c['middle']:.2f}** by wall "
+                f"({_range(c)} within a repetition), "
                 f"{c['cpu_middle']:.2f} by CPU; faster than {c['slower_trees']} of them; / its fastest tree "
                 f"(`{c['fastest']}`): {c['fastest_ratio']:.2f} by wall, {c['cpu_fastest_ratio']:.2f} by CPU"
             )
@@ -201,13 +209,18 @@ def render_markdown(data: dict) -> str:
     return (
         f"`tasksolve run` in process, fixed work (CP-SAT {data['time_limit']} deterministic s, "
         f"{data['samples']} restarts, 1 worker, seed 0, no comparison sample), {data['repeats']} repetitions "
-        f"interleaved after an untimed warm-up run; load average {data['load_before']} before and "
+        f"interleaved in an order shuffled each repetition after an untimed warm-up run; load average {data['load_before']} before and "
         f"{data['load_after']} after (1 / 5 min), 2 cores shared.\n\n"
         + markdown_table(columns, rows)
         + "\n\nRatios of median times (goal: at most 1 by wall against the middle): "
         + "; ".join(comparisons)
         + "."
     )
+
+
+def _range(comparison: dict) -> str:
+    low, high = comparison.get("middle_range", (comparison["middle"], comparison["middle"]))
+    return f"{low:.2f}-{high:.2f}"
 
 
 def compare(example: str, rows: dict[str, dict]) -> dict:
@@ -217,9 +230,11 @@ def compare(example: str, rows: dict[str, dict]) -> dict:
     fastest = min(twins, key=lambda r: r["median_s"])
     middle = statistics.median(r["median_s"] for r in twins)
     cpu_middle = statistics.median(r["cpu_median_s"] for r in twins)
+    per_repetition = [run / statistics.median(r["runs_s"][i] for r in twins) for i, run in enumerate(own["runs_s"])]
     return {
         "trees": len(twins),
         "middle": own["median_s"] / middle,
+        "middle_range": [min(per_repetition), max(per_repetition)],
         "cpu_middle": own["cpu_median_s"] / cpu_middle,
         "slower_trees": sum(r["median_s"] > own["median_s"] for r in twins),
         "fastest": fastest["spec"].partition("@")[2],
@@ -247,7 +262,9 @@ def main() -> None:
     load_before = _load()
     runs: dict[str, list[dict]] = {n: [] for n in names}
     for rep in range(args.repeats):
-        for name in names:
+        order = list(names)
+        random.Random(rep).shuffle(order)
+        for name in order:
             row = one(name)
             runs[name].append(row)
             print(f"{rep} {name}: {row['wall_s']:.1f} s (CPU {row['cpu_s']:.1f} s) {row['phases_s']}", flush=True)
