@@ -4,7 +4,9 @@
 this module writes them for reading: a unit chosen so that the number lies in [1, 1000), four
 significant digits, no scientific notation, and a half-width shown with the digits of the value
 it qualifies in two significant digits and its own unit (so ``10.94 Mpps ± 31 kpps``, never
-``± 3.56931e-09``).
+``± 3.56931e-09``).  Only a value below a thousandth of the smallest unit (`TINY`: a plan on a
+capacity of 1e-300 runs at 8.651e-294 pps) is written in scientific notation, in that unit:
+in fixed notation it would be hundreds of zeros.
 """
 
 from __future__ import annotations
@@ -16,15 +18,23 @@ _TIME = (("s", 1.0), ("ms", 1e-3), ("us", 1e-6), ("ns", 1e-9), ("ps", 1e-12))
 _FREQ = (("GHz", 1e9), ("MHz", 1e6), ("kHz", 1e3), ("Hz", 1.0))
 
 
+#: below this share of the smallest unit a value is written in scientific notation
+TINY = 1e-3
+
+
 def _scaled(value: float, scales, digits: int) -> tuple[str, str, float]:
     if value is None or not math.isfinite(value):
         return ("-" if value is None else ("inf" if value > 0 else "-inf")), scales[-1][0], 1.0
     if value == 0:
         return "0", next(u for u, s in scales if s == 1.0), 1.0
     magnitude = abs(value)
-    for unit, scale in scales:
+    if magnitude < TINY * scales[-1][1]:
+        return f"{value / scales[-1][1]:.{digits - 1}e}", scales[-1][0], scales[-1][1]
+    for index, (unit, scale) in enumerate(scales):
         if magnitude >= scale * 0.9995 or scale == scales[-1][1]:
             number = float(f"{value / scale:.{digits - 1}e}")  # `digits` significant digits
+            if abs(number) >= 1000 and index > 0:  # 995,000 to two digits is 1.0 Mpps, not 1000 kpps
+                (unit, scale), number = scales[index - 1], number / 1000
             exponent = int(math.floor(math.log10(abs(number))))
             decimals = max(0, digits - 1 - exponent)
             return f"{number:.{decimals}f}", unit, scale

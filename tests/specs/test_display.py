@@ -20,6 +20,8 @@ def test_examples():
     assert display.quantity(10937500.0, "packets/s", 31000) == "10.94 Mpps ± 31 kpps"
     assert display.quantity(10937500.0, "packets/s", 131.7) == "10.94 Mpps ± 130 pps"
     assert display.quantity(2.13e-6, "s", 1.53e-8) == "2.130 us ± 15 ns"
+    assert display.half_width(996000.0, "packets/s") == "1.0 Mpps"  # two digits round up to the next unit
+    assert display.rate(8.651e-294) == "8.651e-294 pps"  # a capacity of 1e-300: no 290 zeros
 
 
 @given(st.floats(min_value=1e-3, max_value=1e12, allow_nan=False))
@@ -30,6 +32,15 @@ def test_rates_read_back_within_the_shown_digits(value):
     scale = {"Gpps": 1e9, "Mpps": 1e6, "kpps": 1e3, "pps": 1.0}[unit]
     assert math.isclose(float(number) * scale, value, rel_tol=1e-3)
     assert float(number) < 1000 or unit == "Gpps"
+
+
+@given(st.floats(min_value=1e-320, max_value=0.99e-3))
+def test_a_rate_below_a_thousandth_of_a_pps_is_scientific_and_reads_back(value):
+    """A plan on a capacity of 1e-300 runs at about 1e-294 pps: fixed notation would print
+    hundreds of zeros; the figure stays readable and exact to its four digits."""
+    number, unit = display.rate(value).split()
+    assert unit == "pps" and "e" in number and len(number) <= 11
+    assert math.isclose(float(number), value, rel_tol=1e-3)
 
 
 def test_counts_agree_with_their_number():
@@ -43,5 +54,5 @@ def test_counts_agree_with_their_number():
 def test_a_half_width_has_two_significant_digits_and_its_unit(value, share):
     text = display.quantity(value, "packets/s", value * share)
     number, unit = text.split(" ± ")[1].split()
-    digits = number.replace(".", "").lstrip("0")
+    digits = number.split("e")[0].replace(".", "").lstrip("0")  # below 1e-3 pps: scientific
     assert len(digits) <= 3 and unit.endswith("pps")  # "130" has two significant digits and a 0
