@@ -28,6 +28,7 @@ departure on each side).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -114,6 +115,20 @@ def t_quantile(dof: int, level: float = 0.975) -> float:
 WARMUP_RESOLUTION = 1e-6
 
 
+def _exponent(values: np.ndarray) -> int:
+    """The power of two near the largest ``|value|``: values scaled by its inverse (exactly: a
+    power of two) square without overflow or underflow, whatever their unit's range (a plan on a
+    capacity of 1e-300 takes 1e302 cycles per packet and departs 1e-303 packets per cycle)."""
+    top = float(np.max(np.abs(values))) if len(values) else 0.0
+    return math.frexp(top)[1] if 0.0 < top < math.inf else 0
+
+
+def _sd(values: np.ndarray) -> float:
+    """The sample standard deviation of `values`, computed on them scaled (`_exponent`)."""
+    exponent = _exponent(values)
+    return math.ldexp(float(np.ldexp(values, -exponent).std(ddof=1)), exponent)
+
+
 def mser_truncation(y: np.ndarray, max_d: int, resolution: float = 0.0) -> int:
     """MSER truncation point: the first ``d in [0, max_d]`` whose MSER statistic is within the
     series' resolution of the minimum.  ``resolution`` (relative to the largest ``|y|``): a
@@ -125,6 +140,7 @@ def mser_truncation(y: np.ndarray, max_d: int, resolution: float = 0.0) -> int:
     max_d = max(0, min(max_d, n - 2))
     if max_d == 0:
         return 0
+    y = np.ldexp(y, -_exponent(y))  # the statistic's minimiser does not depend on the scale
     # suffix sums give every statistic in O(n)
     rev = y[::-1]
     s1 = np.cumsum(rev)[::-1]
@@ -149,7 +165,7 @@ def batch_stats(values: np.ndarray, n_batches: int) -> tuple[float, float, np.nd
     mean = float(means.mean())
     if n_batches < 2:
         return mean, float("inf"), means
-    sd = float(means.std(ddof=1))
+    sd = _sd(means)
     return mean, t_quantile(n_batches - 1) * sd / np.sqrt(n_batches), means
 
 
@@ -289,4 +305,4 @@ def _add_latency(
         good = batch_count > 0
         if good.sum() >= 2:
             means = batch_sum[good] / batch_count[good]
-            result.latency_hw = t_quantile(int(good.sum()) - 1) * float(means.std(ddof=1)) / np.sqrt(good.sum())
+            result.latency_hw = t_quantile(int(good.sum()) - 1) * _sd(means) / np.sqrt(good.sum())

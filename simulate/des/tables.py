@@ -1,7 +1,7 @@
 """The tables one simulation runs on (`simulate.des`), built once from the thread graph.
 
 * **slots**: one per (resource, domain) that some thread loads, with its capacity and current
-  load in integer demand units (``SCALE`` per 1.0 of capacity), so that rates depend only on who
+  load in integer units of its resource (`simulate.des.units`), so that rates depend only on who
   is co-located; per thread, the slots it loads (busy and idle demand) and those that limit it;
 * **thread state**: IDLE / BUSY / BLOCKED, remaining work, current rate, completion token, and
   the busy/blocked/work accumulators;
@@ -21,8 +21,9 @@ from collections import deque
 import simpy
 
 from tasksolve.simulate.des.dispatch import dispatcher
-from tasksolve.simulate.des.ports import IDLE, SCALE, Port
+from tasksolve.simulate.des.ports import IDLE, Port
 from tasksolve.simulate.des.settings import DesSettings
+from tasksolve.simulate.des.units import resource_units
 from tasksolve.simulate.model import ThreadGraph
 from tasksolve.simulate.service import service_stream
 
@@ -47,15 +48,16 @@ class Tables:
         s = graph.structure
         capacity = graph.capacity
         slot_of: dict[tuple[int, int], int] = {}
-        self.cap: list[float] = []  # in demand units, +inf when contention is off
+        self.cap: list[int] = []  # in the resource's units (`resource_units`)
         self.load: list[int] = []
         self.members: list[list[int]] = []
         self.tslots: list[list[tuple[int, int, int]]] = [[] for _ in range(T)]
         self.rslots: list[list[int]] = [[] for _ in range(T)]
+        units = [resource_units([capacity[r], *s.demand[:, r], *s.idle_demand[:, r]]) for r in range(len(s.resources))]
         for t in range(T):
             for r in range(len(s.resources)):
-                busy = int(round(s.demand[t, r] * SCALE))
-                idle = int(round(s.idle_demand[t, r] * SCALE))
+                busy = units[r](s.demand[t, r])
+                idle = units[r](s.idle_demand[t, r])
                 if busy == 0 and idle == 0:
                     continue
                 if not math.isfinite(capacity[r]):
@@ -63,7 +65,7 @@ class Tables:
                 key = (r, graph.domain(t, r))
                 if key not in slot_of:
                     slot_of[key] = len(self.cap)
-                    self.cap.append(float(int(round(capacity[r] * SCALE))))
+                    self.cap.append(units[r](capacity[r]))
                     self.load.append(0)
                     self.members.append([])
                 slot = slot_of[key]

@@ -88,27 +88,23 @@ class FluidResult:
     objective: str
 
 
-def _round(value: float) -> float:
-    from tasksolve.simulate.des.ports import SCALE
-
-    return int(round(value * SCALE)) / SCALE
-
-
 def plan_problem(graph, settings) -> FluidProblem:
     """The fluid LP of a compiled plan (`simulate.model.ThreadGraph`) under `DesSettings`."""
+    from tasksolve.simulate.des.units import held
+
     s = graph.structure
     T = graph.n_threads
-    capacity = graph.capacity
+    capacity, demand, idle = held(graph.capacity, s.demand, s.idle_demand)
     keyed: dict[tuple[int, int], list[tuple[int, float, float]]] = {}
     caps: dict[tuple[int, int], float] = {}
     for t in range(T):
         for r in range(len(s.resources)):
-            d, i = _round(s.demand[t, r]), _round(s.idle_demand[t, r])
+            d, i = float(demand[t, r]), float(idle[t, r])
             if (d == 0 and i == 0) or not np.isfinite(capacity[r]):
                 continue
             key = (r, graph.domain(t, r))
             keyed.setdefault(key, []).append((t, d, i))
-            caps[key] = _round(capacity[r])
+            caps[key] = float(capacity[r])
     slots = [slot(caps[key], members) for key, members in keyed.items()]
     rho_min, rho_max = thread_rates(T, slots)
     w_lo, w_hi = work_range(graph, settings.shared_queue)

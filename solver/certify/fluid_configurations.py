@@ -40,7 +40,7 @@ import itertools
 import numpy as np
 from scipy import sparse
 
-from tasksolve.solver.certify.fluid_bound import Slot, _round, slot, thread_rates
+from tasksolve.solver.certify.fluid_bound import Slot, slot, thread_rates
 from tasksolve.solver.certify.fluid_lp import LinearProgram, _Rows, slot_chords
 
 #: the most threads one level's configurations may hold in all (else it keeps the relaxation's
@@ -49,11 +49,12 @@ from tasksolve.solver.certify.fluid_lp import LinearProgram, _Rows, slot_chords
 LIMIT = 10_000
 
 
-def level_blocks(spec, structure, d: np.ndarray, i: np.ndarray) -> list[dict]:
+def level_blocks(spec, structure, capacity: np.ndarray, d: np.ndarray, i: np.ndarray) -> list[dict]:
     """Per level below the machine with a finite resource and configurations within `LIMIT`,
     its block: ``types`` (thread lists), ``configs`` (count vectors), ``domains`` (usable domains
-    ``D``) and ``capacity`` (per resource of the level, its capacity).  `d`, `i`: rounded demands (threads x
-    resources)."""
+    ``D``) and ``capacity`` (per resource of the level, its capacity).  `capacity`, `d`, `i`: the
+    capacities, demands and idle demands (threads x resources) as the simulation holds them
+    (`simulate.des.units.held`)."""
     topo = spec.topology
     usable = np.array(spec.usable_contexts)
     out = []
@@ -83,7 +84,7 @@ def level_blocks(spec, structure, d: np.ndarray, i: np.ndarray) -> list[dict]:
                 "types": types,
                 "configs": configs,
                 "domains": int(np.count_nonzero(per_domain)),
-                "capacity": {r: float(structure.capacity[r]) for r in resources},
+                "capacity": {r: float(capacity[r]) for r in resources},
             }
         )
     return out
@@ -121,7 +122,7 @@ class _Columns:
 
 def add_configurations(lp: LinearProgram, blocks: list[dict], d: np.ndarray, i: np.ndarray) -> None:
     """Append every block's columns and rows (module docstring) to the relaxation's `lp` (`d`, `i`:
-    the rounded demands of `level_blocks`)."""
+    the demands `level_blocks` was given)."""
     cols = _Columns(len(lp.c))
     ub_rows, eq_rows = [], []
     for block in blocks:
@@ -178,7 +179,7 @@ def _block_rows(lp: LinearProgram, block: dict, cols: _Columns, d: np.ndarray, i
             members = [(k, float(d[types[k][0], r]), float(i[types[k][0], r])) for k in present for _ in range(n[k])]
             members = [(idx, *rest) for idx, (_k, *rest) in enumerate(members)]
             owner = [k for k in present for _ in range(n[k])]
-            sl: Slot = slot(_round(capacity), [mb for mb in members if mb[1] or mb[2]])
+            sl: Slot = slot(capacity, [mb for mb in members if mb[1] or mb[2]])
             if not sl.members:
                 continue
             coefs: dict[int, float] = {lam[j]: -sl.capacity}

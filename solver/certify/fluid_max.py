@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tasksolve.solver.certify.fluid_bound import FluidProblem, Slot, _round, equal_split, lock_rows, slot, solve_problem
+from tasksolve.solver.certify.fluid_bound import FluidProblem, Slot, equal_split, lock_rows, slot, solve_problem
 
 #: the most placement classes `max_bound` enumerates by default
 CLASS_LIMIT = 5000
@@ -124,6 +124,7 @@ def relaxed_max(spec, settings, objective: str, configurations: bool = True) -> 
     fail on the larger LP); None for a pipeline spec."""
     if spec.problem != "binding":
         return None
+    from tasksolve.simulate.des.units import held
     from tasksolve.simulate.model import binding_structure
     from tasksolve.solver.certify.fluid_bound import MARGIN
     from tasksolve.solver.certify.fluid_configurations import add_configurations, level_blocks
@@ -137,8 +138,8 @@ def relaxed_max(spec, settings, objective: str, configurations: bool = True) -> 
     lp = build(problem, objective)
     if configurations:
         s = binding_structure(spec)
-        d, i = _rounded(s.demand), _rounded(s.idle_demand)
-        add_configurations(lp, level_blocks(spec, s, d, i), d, i)
+        capacity, d, i = held(s.capacity, s.demand, s.idle_demand)
+        add_configurations(lp, level_blocks(spec, s, capacity, d, i), d, i)
     try:
         _primal, bound, _rates = certified_max(lp)
     except SolverFailed:
@@ -147,10 +148,6 @@ def relaxed_max(spec, settings, objective: str, configurations: bool = True) -> 
         return relaxed_max(spec, settings, objective, configurations=False)
     value = bound * problem.clock * (1 + MARGIN)
     return MaxBound(value, "relaxation", None, None, time.perf_counter() - begin)
-
-
-def _rounded(table) -> np.ndarray:
-    return np.array([[_round(v) for v in row] for row in table], dtype=float).reshape(np.shape(table))
 
 
 def max_bound(spec, settings=None, objective: str | None = None, limit: int = CLASS_LIMIT) -> MaxBound | None:
@@ -169,17 +166,18 @@ def max_bound(spec, settings=None, objective: str | None = None, limit: int = CL
 # ------------------------------------------------------------------------------ relaxation
 def relaxed_problem(spec, settings) -> FluidProblem:
     """The plan-independent fluid LP of a binding spec (see the module docstring)."""
+    from tasksolve.simulate.des.units import held
     from tasksolve.simulate.model import binding_structure
 
     s = binding_structure(spec)
     topo = spec.topology
     T = s.n_threads
     usable = np.array(spec.usable_contexts)
-    d, i = _rounded(s.demand), _rounded(s.idle_demand)
+    capacity, d, i = held(s.capacity, s.demand, s.idle_demand)
     slots: list[Slot] = []
     rho_min, rho_max = np.ones(T), np.ones(T)
     for r, level in enumerate(s.resource_level):
-        cap = _round(float(s.capacity[r]))
+        cap = float(capacity[r])
         if not np.isfinite(s.capacity[r]):
             continue
         members = [(t, float(d[t, r]), float(i[t, r])) for t in range(T) if d[t, r] or i[t, r]]

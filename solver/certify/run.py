@@ -43,6 +43,7 @@ from tasksolve.solver.certify.progress import Progress, refresh_estimate
 from tasksolve.solver.certify.records import all_failed
 from tasksolve.solver.certify.service import SamplingService
 from tasksolve.solver.certify.settings import CertifySettings
+from tasksolve.solver.errors import SolverFailed
 from tasksolve.specs import Plan, Spec
 
 if TYPE_CHECKING:
@@ -143,7 +144,11 @@ def _run(cert: Certification, seconds: dict[str, float]) -> CertifyOutcome:
     from tasksolve.solver.certify.noisy import for_certification as noisy_for
 
     cert.noisy = noisy_for(cert, n_used, sample.analysis)  # None on a deterministic oracle
-    found = measured_bound_for(cert, sample)
+    try:
+        found = measured_bound_for(cert, sample)
+    except SolverFailed as exc:  # coefficients past HiGHS's range (a capacity of 1e-300)
+        found = None
+        cert.budget.note(f"measured bound: not computed ({exc})")
     if found is not None:
         cert.bounds.append(found)
     binding = cert.classes is not None  # the finalists' climbs move threads of binding plans

@@ -68,9 +68,18 @@ class BindingStrategy(Strategy):
         return from_report(self.report, self.settings.oracle_kind)
 
     def oracle_bounds(self) -> list[Any]:
+        """The simulation's fluid bound (`strategy.simulation_bounds`); where HiGHS cannot solve
+        its LP (a capacity of 1e-300 beside demands near 1 puts coefficients past what HiGHS
+        takes), none, and the step is a failed one: the job goes on, its files are written, and
+        the exit code says the bound is missing."""
+        from tasksolve.solver.errors import SolverFailed
         from tasksolve.solver.job.strategy import simulation_bounds
 
-        return simulation_bounds(self.spec, self.settings.oracle_kind)
+        try:
+            return simulation_bounds(self.spec, self.settings.oracle_kind)
+        except SolverFailed as exc:
+            self.report.failed_steps.append(f"the simulation's fluid bound ({exc})")
+            return []
 
     def known_plans(self) -> list[KnownPlan]:
         """Every plan of the comparison measured on the oracle, and the answer (natural values),
