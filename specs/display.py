@@ -5,8 +5,9 @@ this module writes them for reading: a unit chosen so that the number lies in [1
 significant digits, no scientific notation, and a half-width shown with the digits of the value
 it qualifies in two significant digits and its own unit (so ``10.94 Mpps ± 31 kpps``, never
 ``± 3.56931e-09``).  Only a value below a thousandth of the smallest unit (`TINY`: a plan on a
-capacity of 1e-300 runs at 8.651e-294 pps) is written in scientific notation, in that unit:
-in fixed notation it would be hundreds of zeros.
+capacity of 1e-300 runs at 8.651e-294 pps) or a million of the largest (`HUGE`: its packets take
+4.620e+293 s) is written in scientific notation, in that unit: in fixed notation it would be
+hundreds of digits.
 """
 
 from __future__ import annotations
@@ -18,8 +19,9 @@ _TIME = (("s", 1.0), ("ms", 1e-3), ("us", 1e-6), ("ns", 1e-9), ("ps", 1e-12))
 _FREQ = (("GHz", 1e9), ("MHz", 1e6), ("kHz", 1e3), ("Hz", 1.0))
 
 
-#: below this share of the smallest unit a value is written in scientific notation
-TINY = 1e-3
+#: below this share of the smallest unit, or from this multiple of the largest, a value is
+#: written in scientific notation
+TINY, HUGE = 1e-3, 1e6
 
 
 def _scaled(value: float, scales, digits: int) -> tuple[str, str, float]:
@@ -30,6 +32,8 @@ def _scaled(value: float, scales, digits: int) -> tuple[str, str, float]:
     magnitude = abs(value)
     if magnitude < TINY * scales[-1][1]:
         return f"{value / scales[-1][1]:.{digits - 1}e}", scales[-1][0], scales[-1][1]
+    if magnitude >= HUGE * scales[0][1]:
+        return f"{value / scales[0][1]:.{digits - 1}e}", scales[0][0], scales[0][1]
     for index, (unit, scale) in enumerate(scales):
         if magnitude >= scale * 0.9995 or scale == scales[-1][1]:
             number = float(f"{value / scale:.{digits - 1}e}")  # `digits` significant digits

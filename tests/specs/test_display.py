@@ -22,6 +22,7 @@ def test_examples():
     assert display.quantity(2.13e-6, "s", 1.53e-8) == "2.130 us ± 15 ns"
     assert display.half_width(996000.0, "packets/s") == "1.0 Mpps"  # two digits round up to the next unit
     assert display.rate(8.651e-294) == "8.651e-294 pps"  # a capacity of 1e-300: no 290 zeros
+    assert display.seconds(4.62e293) == "4.620e+293 s" and display.seconds(999_999.0) == "1000000 s"
 
 
 @given(st.floats(min_value=1e-3, max_value=1e12, allow_nan=False))
