@@ -112,6 +112,8 @@ def run_case(case: dict, reps: int, seed: int, confidence: float) -> dict:
 
 MODULES = ["evt/__init__.py", "evt/analysis.py", "evt/atom.py", "evt/gpd.py", "evt/endpoint.py", "evt/threshold.py"]
 IGNORE = ["rows.*.seconds"]  # shown only as the total in the command line
+#: the median error and interval width of EVT's endpoint estimates (bench/render.py: agree to 1e-5 relative on a re-run)
+FITTED = ["rows.*.err", "rows.*.width"]
 COLUMNS = [
     "case",
     "n",

@@ -21,8 +21,11 @@ in ``NOISY`` (times, rates: ``fnmatch`` patterns on the dotted key path, e.g. ``
 which must stay within a factor ``NOISE_FACTOR`` (default 5) of the recorded value either way,
 or within ``NOISE_FLOOR`` of it (default 0; for sub-millisecond times) -- this machine is shared
 and noisy; keys matching ``IGNORE`` (single timings of which a median is shown, timings the
-section does not show) are not compared.  A script may define ``compare(old, new) -> list[str]``
-instead, returning the violations.
+section does not show) are not compared; keys matching ``FITTED`` (figures a numerical optimiser
+found: an EVT fit's endpoint) must agree to `FIT_TOLERANCE` relative, since their last digits
+follow the machine's floating-point kernels (two machines of this project's kind, one with
+AVX-512, gave the same runs' fits 4e-7 apart).  A script may define ``compare(old, new) ->
+list[str]`` instead, returning the violations.
 
 Exit codes: 0 ok, 1 a check failed, 2 bad input (no BENCHMARKS.md, unbalanced markers).
 """
@@ -62,6 +65,8 @@ QUICK = [
 
 MARKER = re.compile(r"^<!-- (BEGIN|END) ([A-Za-z0-9_.-]+) -->$", re.M)  # a marker is a line of its own
 DEFAULT_NOISE_FACTOR = 5.0
+#: relative agreement of a re-run's `FITTED` figures (the module docstring)
+FIT_TOLERANCE = 1e-5
 
 
 class RenderError(Exception):
@@ -159,26 +164,38 @@ def _numbers_differ(old: float, new: float, noisy: bool, factor: float, floor: f
 
 
 def compare_data(
-    old: Any, new: Any, noisy: list[str], factor: float, path: str = "", floor: float = 0.0, ignore: tuple = ()
+    old: Any,
+    new: Any,
+    noisy: list[str],
+    factor: float,
+    path: str = "",
+    floor: float = 0.0,
+    ignore: tuple = (),
+    fitted: tuple = (),
 ) -> list[str]:
-    """Where ``new`` leaves ``old``'s tolerance: exact, or within ``factor`` (or ``floor``) for keys in ``noisy``;
-    keys matching a pattern of ``ignore`` are skipped."""
+    """Where ``new`` leaves ``old``'s tolerance: exact, or within ``factor`` (or ``floor``) for keys in ``noisy``,
+    or within `FIT_TOLERANCE` for keys in ``fitted``; keys matching a pattern of ``ignore`` are skipped."""
     if path and any(fnmatch.fnmatchcase(path, pattern) for pattern in ignore):
         return []
+    if path and any(fnmatch.fnmatchcase(path, pattern) for pattern in fitted):
+        if isinstance(old, (int, float)) and isinstance(new, (int, float)) and not isinstance(old, bool):
+            same = math.isclose(old, new, rel_tol=FIT_TOLERANCE, abs_tol=1e-12) or (old != old and new != new)
+            return [] if same else [f"{path}: {old} became {new} (within {FIT_TOLERANCE:g}, a fit)"]
     here = path or "data"
     if isinstance(old, dict) and isinstance(new, dict):
         if old.keys() != new.keys():
             return [f"{here}: keys {sorted(old)} became {sorted(new)}"]
         out = []
         for key in old:
-            out += compare_data(old[key], new[key], noisy, factor, f"{path}.{key}" if path else str(key), floor, ignore)
+            here_key = f"{path}.{key}" if path else str(key)
+            out += compare_data(old[key], new[key], noisy, factor, here_key, floor, ignore, fitted)
         return out
     if isinstance(old, list) and isinstance(new, list):
         if len(old) != len(new):
             return [f"{here}: {len(old)} entries became {len(new)}"]
         out = []
         for i, (a, b) in enumerate(zip(old, new)):
-            out += compare_data(a, b, noisy, factor, f"{path}.{i}" if path else str(i), floor, ignore)
+            out += compare_data(a, b, noisy, factor, f"{path}.{i}" if path else str(i), floor, ignore, fitted)
         return out
     numeric = (int, float)
     if isinstance(old, numeric) and isinstance(new, numeric) and not isinstance(old, bool):
@@ -220,7 +237,8 @@ def check_rerun(record: dict[str, Any], root: Path) -> list[str]:
         factor = float(getattr(module, "NOISE_FACTOR", DEFAULT_NOISE_FACTOR))
         floor = float(getattr(module, "NOISE_FLOOR", 0.0))
         ignore = tuple(getattr(module, "IGNORE", ()))
-        problems = compare_data(record["data"], new["data"], noisy, factor, floor=floor, ignore=ignore)
+        fitted = tuple(getattr(module, "FITTED", ()))
+        problems = compare_data(record["data"], new["data"], noisy, factor, floor=floor, ignore=ignore, fitted=fitted)
     return [f"{record['name']}: re-run {p}" for p in problems]
 
 

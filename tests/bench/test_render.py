@@ -148,3 +148,16 @@ def test_compare_data_tolerances():
 def test_repository_benchmarks_render_unchanged():
     """The check CI runs, without the re-runs: every marked section matches its results file."""
     assert render.main(["--check"]) == 0
+
+
+def test_a_fitted_figure_agrees_to_the_fit_tolerance_and_no_further():
+    """An EVT endpoint re-run on another machine's floating-point kernels moved 4e-7 (asplos12,
+    evt-coverage): within `FIT_TOLERANCE`; a change of 1e-4 is a change; other keys stay exact."""
+    old = {"rows": [{"err": 4.6548365732339665, "n": 100}]}
+    moved = {"rows": [{"err": 4.654834683750775, "n": 100}]}
+    assert render.compare_data(old, moved, [], 5, fitted=("rows.*.err",)) == []
+    assert render.compare_data(old, moved, [], 5) != []  # exact without the pattern
+    changed = {"rows": [{"err": 4.6548365732339665 * (1 + 1e-4), "n": 100}]}
+    assert render.compare_data(old, changed, [], 5, fitted=("rows.*.err",)) != []
+    counted = {"rows": [{"err": 4.6548365732339665, "n": 101}]}
+    assert render.compare_data(old, counted, [], 5, fitted=("rows.*.err",)) != []
