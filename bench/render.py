@@ -23,8 +23,8 @@ or within ``NOISE_FLOOR`` of it (default 0; for sub-millisecond times) -- this m
 and noisy; keys matching ``IGNORE`` (single timings of which a median is shown, timings the
 section does not show) are not compared; keys matching ``FITTED`` (figures a numerical optimiser
 found: an EVT fit's endpoint) must agree to `FIT_TOLERANCE` relative, since their last digits
-follow the machine's floating-point kernels (two machines of this project's kind, one with
-AVX-512, gave the same runs' fits 4e-7 apart).  A script may define ``compare(old, new) ->
+follow the machine's floating-point kernels (on a new machine of this project's kind, with the
+same code and packages, the same runs' fits came up to 4e-7 from the recorded ones).  A script may define ``compare(old, new) ->
 list[str]`` instead, returning the violations.
 
 Exit codes: 0 ok, 1 a check failed, 2 bad input (no BENCHMARKS.md, unbalanced markers).
