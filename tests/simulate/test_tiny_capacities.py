@@ -13,7 +13,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tasksolve.simulate.des.ports import SCALE
@@ -120,3 +120,24 @@ def test_run_on_a_capacity_of_1e_300_ends_with_its_files_and_a_named_failed_step
     assert any("fluid bound" in step for step in certificate["solve"]["failed_steps"])
     value = certificate["plan_performance"]["value"]
     assert 1e-295 < value < 1e-290  # a figure near 1e-293 pps: the simulated one, not 0 or inf
+
+
+@settings(max_examples=12, deadline=None, derandomize=True)
+@given(st.floats(min_value=-14.0, max_value=-6.0), st.permutations([0, 1, 2, 3]))
+def test_the_fluid_bounds_hold_over_the_simulation_where_values_are_held_exactly(exponent, contexts):
+    """Capacities of 1e-14 to 1e-6 (every value of the resource held exactly, `simulate.des.units`):
+    the plan's fluid bound and the bound over every plan, which read the values as the simulation
+    holds them (`held`), are never below the simulated throughput."""
+    from tasksolve.simulate.des import DesSettings
+    from tasksolve.solver.certify.fluid_bound import plan_bound
+    from tasksolve.solver.certify.fluid_max import max_bound
+
+    capacity = f"{10.0**exponent:.6g}"
+    spec = load_spec_text(SPEC.format(c=capacity), f"<tiny-{capacity}>")
+    plan = Plan.from_contexts(spec, list(contexts))
+    measured = make_oracle(spec, "des").evaluate(plan)
+    settings_ = DesSettings.from_spec(spec)
+    own = plan_bound(spec, plan, settings=settings_, objective=spec.objective).value
+    over_all = max_bound(spec, settings_, spec.objective).value
+    floor = measured.throughput - measured.half_width - 1e-9 * measured.throughput
+    assert own >= floor and over_all >= floor, (capacity, measured.throughput, own, over_all)
