@@ -1,7 +1,8 @@
 """The test bed as a program for the command oracle (standard library only, starts in ~30 ms).
 
     python3 bench/testbed/program.py --plan PLAN.json [--cv 0.05] [--outliers 0.02] [--drift 0.01]
-                                     [--period-s 20] [--noise-seed N] [--seconds 0]
+                                     [--period-s 20] [--noise-seed N | --noise-seed-file F]
+                                     [--seconds 0]
 
 Reads the plan file the command oracle writes (``{plan_file}``, or ``$TASKSOLVE_PLAN``); its
 ``cpus`` are the contexts of the test bed's topology (``testbed.yaml`` has no ``os_cpus``, so
@@ -11,8 +12,10 @@ with the run's noise.  ``--insensitive`` makes the rate that of the unpinned mea
 plan (a program placement does not matter to, for the README's second case).
 Prints one JSON line: ``rate`` (items/s: the true rate of
 `truth.true_rate` times one draw of `truth.Noise`) and ``instances`` (each instance's rate, the
-same noise draw).  The noise is drawn fresh each run (``--noise-seed`` fixes it, for tests); the
-drift follows the wall clock with period ``--period-s``.  ``--seconds`` sleeps that long first,
+same noise draw).  The noise is drawn fresh each run (``--noise-seed`` fixes it; with
+``--noise-seed-file`` each run takes the seed the file holds, 0 when there is none yet, and
+leaves the next one: the runs of a test are a fixed sequence of different draws); the drift
+follows the wall clock with period ``--period-s``.  ``--seconds`` sleeps that long first,
 to stand for a program's run time.
 """
 
@@ -23,6 +26,7 @@ import json
 import os
 import sys
 import time
+from pathlib import Path
 
 import truth
 
@@ -35,6 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--drift", type=float, default=0.01)
     parser.add_argument("--period-s", type=float, default=20.0)
     parser.add_argument("--noise-seed", type=int, default=None)
+    parser.add_argument("--noise-seed-file", default=None)
     parser.add_argument("--seconds", type=float, default=0.0)
     parser.add_argument("--insensitive", action="store_true")
     args = parser.parse_args(argv)
@@ -44,6 +49,10 @@ def main(argv: list[str] | None = None) -> int:
     with open(args.plan) as handle:
         document = json.load(handle)
     seed = args.noise_seed if args.noise_seed is not None else time.time_ns() ^ os.getpid()
+    if args.noise_seed_file:  # runs are sequential (the command oracle measures one at a time)
+        path = Path(args.noise_seed_file)
+        seed = int(path.read_text()) if path.exists() else 0
+        path.write_text(str(seed + 1))
     noise = truth.Noise(cv=args.cv, outlier_p=args.outliers, drift=args.drift, period=args.period_s, seed=seed)
     unpinned = os.environ.get("TASKSOLVE_PINNING") == "none" or document.get("pinning") == "none"
     plan = truth.os_plan(noise.rng) if unpinned else tuple(int(c) for c in document["cpus"])

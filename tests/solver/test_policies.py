@@ -249,7 +249,8 @@ def test_os_is_the_program_unpinned_on_the_command_oracle(tmp_path, capsys):
 
     data = yaml.safe_load((TESTBED / "testbed.yaml").read_text())
     command = [sys.executable, str(TESTBED / "program.py"), "--plan", "{plan_file}", "--cv", "0.02"]
-    data["oracle"].update(command=command + ["--outliers", "0", "--drift", "0"], repeats=3, budget=6, warmup=0)
+    seeded = ["--noise-seed-file", str(tmp_path / "seed")]  # a fixed sequence of draws
+    data["oracle"].update(command=command + ["--outliers", "0", "--drift", "0", *seeded], repeats=3, budget=6, warmup=0)
     path = tmp_path / "testbed.yaml"
     path.write_text(yaml.safe_dump(data))
     result = solve_json(capsys, str(path), "--method", "compact,os", "--allow-commands")
