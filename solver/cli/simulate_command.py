@@ -265,7 +265,7 @@ def _print_text(spec, plan, m, source, extra, latency_meaning: str = "") -> None
             t["thread"],
             t["context"],
             f"{100 * t['utilization']:.1f}%",
-            f"{t['rate']:.3f}",
+            f"{t['rate']:.3f}" if not 0 < t["rate"] < 5e-4 else f"{t['rate']:.2e}",  # 1e-300, not 0.000
             display.seconds(t["queue_wait"]) if t["queue_wait"] else "0",
             blocked,
         )

@@ -141,3 +141,17 @@ def test_the_fluid_bounds_hold_over_the_simulation_where_values_are_held_exactly
     over_all = max_bound(spec, settings_, spec.objective).value
     floor = measured.throughput - measured.half_width - 1e-9 * measured.throughput
     assert own >= floor and over_all >= floor, (capacity, measured.throughput, own, over_all)
+
+
+def test_simulate_shows_a_tiny_rate_and_figure_as_they_are(tmp_path, capsys):
+    """`tasksolve simulate` on a capacity of 1e-300: the throughput in scientific notation and each
+    thread's rate (about 1e-300 of its speed) too, not ``0.000``."""
+    from tasksolve.solver.cli import main
+
+    path = tmp_path / "tiny.yaml"
+    path.write_text(SPEC.format(c="1e-300"))
+    assert main(["simulate", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "e-29" in out.split("throughput", 1)[1].splitlines()[0]  # about 1e-293 pps
+    rates = [line.split("│")[4].strip() for line in out.splitlines() if line.startswith("│ flow#")]
+    assert rates and all("e-30" in r for r in rates), rates
