@@ -209,8 +209,8 @@ def render_markdown(data: dict) -> str:
     return (
         f"`tasksolve run` in process, fixed work (CP-SAT {data['time_limit']} deterministic s, "
         f"{data['samples']} restarts, 1 worker, seed 0, no comparison sample), {data['repeats']} repetitions "
-        f"interleaved in an order shuffled each repetition after an untimed warm-up run; load average {data['load_before']} before and "
-        f"{data['load_after']} after (1 / 5 min), 2 cores shared.\n\n"
+        f"interleaved in an order shuffled each repetition after an untimed warm-up run; load average "
+        f"{data['load_before']} before and {data['load_after']} after (1 / 5 min), 2 cores shared.\n\n"
         + markdown_table(columns, rows)
         + "\n\nRatios of median times (goal: at most 1 by wall against the middle): "
         + "; ".join(comparisons)
@@ -219,7 +219,7 @@ def render_markdown(data: dict) -> str:
 
 
 def _range(comparison: dict) -> str:
-    low, high = comparison.get("middle_range", (comparison["middle"], comparison["middle"]))
+    low, high = comparison["middle_range"]
     return f"{low:.2f}-{high:.2f}"
 
 

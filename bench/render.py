@@ -24,8 +24,8 @@ and noisy; keys matching ``IGNORE`` (single timings of which a median is shown, 
 section does not show) are not compared; keys matching ``FITTED`` (figures a numerical optimiser
 found: an EVT fit's endpoint) must agree to `FIT_TOLERANCE` relative, since their last digits
 follow the machine's floating-point kernels (on a new machine of this project's kind, with the
-same code and packages, the same runs' fits came up to 4e-7 from the recorded ones).  A script may define ``compare(old, new) ->
-list[str]`` instead, returning the violations.
+same code and packages, the same runs' fits came up to 4e-7 from the recorded ones).  A script
+may define ``compare(old, new) -> list[str]`` instead, returning the violations.
 
 Exit codes: 0 ok, 1 a check failed, 2 bad input (no BENCHMARKS.md, unbalanced markers).
 """

@@ -28,6 +28,11 @@ from tasksolve.simulate.des.ports import SCALE
 MIN_UNITS = 1000
 
 
+def _nano(value: float) -> int:
+    """`value` in `SCALE` units per 1.0, rounded."""
+    return int(round(value * SCALE))
+
+
 def _exact(values: Iterable[float]) -> bool:
     return any(0 < v < math.inf and v * SCALE < MIN_UNITS for v in values)
 
@@ -37,7 +42,7 @@ def resource_units(values: Iterable[float]) -> Callable[[float], int]:
     the function giving each as an integer of the resource's unit."""
     values = [float(v) for v in values]
     if not _exact(values):
-        return lambda v: int(round(v * SCALE))
+        return _nano
     shift = max(v.as_integer_ratio()[1] for v in values if 0 < v < math.inf).bit_length() - 1
 
     def exact(v: float) -> int:
@@ -57,7 +62,7 @@ def held(capacity: np.ndarray, demand: np.ndarray, idle: np.ndarray) -> tuple[np
         if _exact([capacity[r], *demand[:, r], *idle[:, r]]):
             continue
         if math.isfinite(capacity[r]):
-            capacity[r] = int(round(capacity[r] * SCALE)) / SCALE
+            capacity[r] = _nano(capacity[r]) / SCALE
         for table in (demand, idle):
-            table[:, r] = [int(round(v * SCALE)) / SCALE for v in table[:, r]]
+            table[:, r] = [_nano(v) / SCALE for v in table[:, r]]
     return capacity, demand, idle
