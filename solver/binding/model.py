@@ -53,6 +53,7 @@ import math
 from ortools.sat.python import cp_model
 
 from tasksolve.solver import cpsat
+from tasksolve.solver.binding.domain_terms import ThreadDomain, load_options, same_domain, thread_domains
 from tasksolve.solver.binding.kind_terms import cycles_terms, device_terms
 from tasksolve.solver.binding.problem import BindingProblem
 from tasksolve.solver.binding.rounding import Rounding, ratio_range, resource_scales, sync_fields
@@ -212,21 +213,9 @@ class BindingModel:
                     self._enforce(self.model.add(sum(lits) <= cap), "max_threads")
 
     def _domains(self) -> None:
-        """The domain of each thread at each level: a constant, or a variable tied to x."""
-        topo, m = self.problem.topology, self.model
-        self.domain: list[list[object]] = []
-        for row in self.x:
-            per_level = []
-            for level in range(len(topo.levels)):
-                values = sorted({topo.domain_of(c, level) for c in row})
-                if len(values) == 1:
-                    per_level.append(values[0])
-                    continue
-                var = m.new_int_var_from_domain(cp_model.Domain.from_values(values), f"dom[{len(self.domain)},{level}]")
-                self._bounds[var.index] = (values[0], values[-1])
-                m.add(var == sum(topo.domain_of(c, level) * lit for c, lit in row.items()))
-                per_level.append(var)
-            self.domain.append(per_level)
+        """The domain of each thread at each level: a constant, membership literals or a variable
+        tied to x (`solver.binding.domain_terms`)."""
+        self.domain = thread_domains(self.model, self.problem.topology, self.x, self._bounds)
 
     def _loads(self, demand_int: list[dict[str, int]]) -> dict[tuple[str, int], object]:
         """L[r,D]: the summed demand of resource r in each domain D of its level."""
@@ -266,25 +255,24 @@ class BindingModel:
         q = self.q
         self.slowdown: list[object] = []
         for t, demands in enumerate(demand_int):
-            pressures = []  # (scaled capacity, load of t's domain, its upper bound)
+            pressures = []  # (scaled capacity, [(a load of t's domain, literal under which it is t's)], upper)
             for name, d in demands.items():
                 if d <= 0:
                     continue
                 level = topo.level_index(resources[name].level)
                 table = [loads.get((name, dom), 0) for dom in range(topo.domain_count(level))]
-                doms = sorted({topo.domain_of(c, level) for c in self.x[t]})
-                upper_load = max(self.upper(table[dom]) for dom in doms)
-                if level < 0 or len(doms) == 1:
-                    load_t = table[0 if level < 0 else doms[0]]
-                else:
-                    load_t = self._int(0, max(self.upper(v) for v in table), f"load_of[{t},{name}]")
-                    m.add_element(self.domain[t][level], table, load_t)
-                pressures.append((scaled_caps[name], load_t, upper_load))
+                where = ThreadDomain(constant=0, values=(0,)) if level < 0 else self.domain[t][level]
+                upper_load = max(self.upper(table[dom]) for dom in where.values)
+                options = load_options(m, where, table, self._int, self.upper, f"load_of[{t},{name}]")
+                pressures.append((scaled_caps[name], options, upper_load))
             high = max([q] + [-(-q * upper // cap) for cap, _, upper in pressures])
             s_var = self._int(q, high, f"S[{t}]")
-            for cap, load_t, upper in pressures:
+            for cap, options, upper in pressures:
                 self._fits(max(cap * high, q * upper), f"Q x load of S[{t}]")
-                m.add(cap * s_var >= q * load_t)
+                for load_t, literal in options:
+                    bound = m.add(cap * s_var >= q * load_t)
+                    if literal is not None:
+                        bound.only_enforce_if(literal)
             self.slowdown.append(s_var)
 
     def _slowdown_rounding(self, demand_int: list[dict[str, int]]) -> tuple[float, float]:
@@ -315,12 +303,10 @@ class BindingModel:
                 if delta == 0:
                     continue
                 a, b = self.domain[producer][level], self.domain[consumer][level]
-                if isinstance(a, int) and isinstance(b, int):
-                    comm_const[consumer] += delta if a == b else 0
+                same = same_domain(m, a, b, f"same[{producer},{consumer},{level}]")
+                if isinstance(same, int):
+                    comm_const[consumer] += delta * same
                     continue
-                same = m.new_bool_var(f"same[{producer},{consumer},{level}]")
-                m.add(a == b).only_enforce_if(same)
-                m.add(a != b).only_enforce_if(same.negated())
                 comm_terms[consumer].append((delta, same))
         for t, table in p.device_tables.items():  # reaching a device: by the context t takes
             least, terms, exact = device_terms(self.x[t], {c: table[c] * WORK_SCALE for c in self.x[t]})
