@@ -6,7 +6,7 @@ For each thread and level, by what its allowed contexts allow:
 
 * a constant, where they all lie in one domain of the level;
 * *membership literals*, one per domain D holding one of them: ``in[t,k,D] = sum_{c in D} x[t,c]``
-  (the placement literal itself where D holds one of its contexts), on a level with at most
+  (the placement literal itself where D holds only one of its contexts), on a level with at most
   `MEMBERSHIP_MAX_DOMAINS` domains in use.  Then a thread's slowdown is bounded by the load of
   each domain under that domain's literal (``cap S_t >= Q L[r,D]`` if ``in[t,k,D]``), and
   ``same_k`` of a producer p and a consumer q is two clauses per domain:
@@ -14,12 +14,13 @@ For each thread and level, by what its allowed contexts allow:
 * otherwise an integer variable, the domain's number tied to the placement literals, read by an
   element constraint for the loads and a reified equality for ``same_k`` (the earlier encoding,
   kept where a level has many domains: there the membership literals, threads x domains of them,
-  grow the model and CP-SAT's memory -- by 58% at 256 contexts, bench/scale_binding.py's
-  server, whose 2 GB goal it would break).
+  grow the model and CP-SAT's memory -- on bench/scale_binding.py's 256-context server, CP-SAT
+  alone took 1,067 MB against 674 MB with literals on every level (one run), which would take
+  the job past its 2 GB goal there (1,662 MB).
 
 Both encodings state the same thing; the literals are the stronger model for CP-SAT, which with
 the integer encoding spends its presolve expanding the reified equalities into clauses on the
-same literals: alone on the model, CP-SAT proves the optimum in 0.40 of the time (median; 0.23-0.76
+same literals: alone on the model, CP-SAT proves the optimum in 0.44 of the time (median; 0.20-0.79
 where a proof takes over 0.1 s) on the hybrid desktop example, the 14 uniform trees of its size
 and two 24-thread T2 examples (BENCHMARKS, "domain-encoding": `bench/domain_encoding.py`).
 """
