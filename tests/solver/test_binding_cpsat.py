@@ -36,6 +36,17 @@ def feasible_placements(problem: BindingProblem) -> np.ndarray:
     return np.array(rows, dtype=np.int64).reshape(len(rows), problem.n_threads)
 
 
+def feasible_within_latency(spec, problem: BindingProblem):
+    """(plans, their closed-form batch) of every feasible placement that meets ``latency_max``;
+    the batch is None when there is none."""
+    plans = feasible_placements(problem)
+    batch = BatchModel(spec).evaluate(plans) if len(plans) else None
+    if batch is not None and spec.latency_bound_seconds() is not None:
+        plans = plans[batch.latency_max <= spec.latency_bound_seconds() * (1 + 1e-9)]
+        batch = BatchModel(spec).evaluate(plans) if len(plans) else None
+    return plans, batch
+
+
 def model_value(batch, objective: str) -> np.ndarray:
     if objective == "latency":
         return -batch.latency_max
@@ -56,12 +67,7 @@ def model_value(batch, objective: str) -> np.ndarray:
 def test_cpsat_equals_brute_force(data, objective):
     spec = spec_st.load(data)
     problem = BindingProblem(spec)
-    plans = feasible_placements(problem)
-    batch = BatchModel(spec).evaluate(plans) if len(plans) else None
-    if batch is not None and spec.latency_bound_seconds() is not None:
-        keep = batch.latency_max <= spec.latency_bound_seconds() * (1 + 1e-9)
-        plans = plans[keep]
-        batch = BatchModel(spec).evaluate(plans) if len(plans) else None
+    plans, batch = feasible_within_latency(spec, problem)
     result = solve_binding(problem, objective=objective, top_k=3, time_limit=20, workers=1, seed=1)
     if batch is None:
         assert result.status == "INFEASIBLE"

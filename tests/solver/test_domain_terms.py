@@ -25,7 +25,7 @@ from tasksolve.solver.binding.model import BindingModel
 from tasksolve.solver.binding.problem import BindingProblem
 from tasksolve.specs import load_spec_text
 from tasksolve.specs import strategies as spec_st
-from tests.solver.test_binding_cpsat import feasible_placements, model_value
+from tests.solver.test_binding_cpsat import feasible_within_latency, model_value
 from tests.solver.test_kinds_bounds import RESOLUTION
 
 
@@ -113,12 +113,7 @@ def contended_specs(draw):
 )
 def test_both_encodings_reach_the_brute_force_optimum(data, objective):
     spec = spec_st.load(data)
-    problem = BindingProblem(spec)
-    plans = feasible_placements(problem)
-    batch = BatchModel(spec).evaluate(plans) if len(plans) else None
-    if batch is not None and spec.latency_bound_seconds() is not None:
-        plans = plans[batch.latency_max <= spec.latency_bound_seconds() * (1 + 1e-9)]
-        batch = BatchModel(spec).evaluate(plans) if len(plans) else None
+    _plans, batch = feasible_within_latency(spec, BindingProblem(spec))
     results = [solve(spec, objective, limit) for limit in (domain_terms.MEMBERSHIP_MAX_DOMAINS, 0)]
     assert results[0].status == results[1].status
     if batch is None:
