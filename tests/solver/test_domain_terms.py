@@ -7,6 +7,9 @@ brute force, and the rule that picks one per level.
   of more than `MEMBERSHIP_MAX_DOMAINS` domains get, which no small spec reaches.
 * A level of at most `MEMBERSHIP_MAX_DOMAINS` domains in use gets literals, a larger one the
   integer variable, and a level whose contexts all lie in one domain a constant.
+* ``same_k`` in either encoding, enumerated over every placement of two threads on random sets
+  of domains (one side's domains the other may not take included), is true exactly when they
+  share a domain.
 """
 
 from __future__ import annotations
@@ -17,10 +20,12 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from ortools.sat.python import cp_model
 
 from tasksolve.simulate.analytic import BatchModel
 from tasksolve.solver.binding import domain_terms
 from tasksolve.solver.binding.cpsat import solve_binding
+from tasksolve.solver.binding.domain_terms import ThreadDomain, same_domain
 from tasksolve.solver.binding.model import BindingModel
 from tasksolve.solver.binding.problem import BindingProblem
 from tasksolve.specs import load_spec_text
@@ -103,7 +108,7 @@ def contended_specs(draw):
     }
 
 
-@settings(max_examples=40, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=80, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
 @given(
     st.one_of(
         contended_specs(),
@@ -172,3 +177,47 @@ def test_a_pinned_thread_has_a_constant_domain_at_every_level():
     domains = [where.constant for where in model.domain[pinned]]
     context = spec.topology.parse_context("socket1.core0.thread1")
     assert domains == [spec.topology.domain_of(context, level) for level in range(len(domains))]
+
+
+def _thread(model, domains: list[int], form: str, name: str) -> tuple[ThreadDomain, dict]:
+    """A thread that runs in exactly one of `domains`, as literals or as the domain's number."""
+    lits = {d: model.new_bool_var(f"{name}{d}") for d in domains}
+    model.add_exactly_one(lits.values())
+    if len(domains) == 1:
+        return ThreadDomain(constant=domains[0], values=(domains[0],)), lits
+    if form == "member":
+        return ThreadDomain(member=lits, values=tuple(domains)), lits
+    number = model.new_int_var_from_domain(cp_model.Domain.from_values(domains), f"{name}#")
+    model.add(number == sum(d * lit for d, lit in lits.items()))
+    return ThreadDomain(number=number, values=tuple(domains)), lits
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, database=None)
+@given(
+    st.sets(st.integers(0, 4), min_size=1),
+    st.sets(st.integers(0, 4), min_size=1),
+    st.sampled_from(["member", "number"]),
+)
+def test_same_domain_is_true_exactly_when_both_threads_share_a_domain(producer, consumer, form):
+    """Every placement of the two threads is allowed exactly once, and `same` says whether they
+    share a domain -- domains one side may not take included."""
+    model = cp_model.CpModel()
+    a, lits_a = _thread(model, sorted(producer), form, "a")
+    b, lits_b = _thread(model, sorted(consumer), form, "b")
+    same = same_domain(model, a, b, "same")
+    seen = []
+
+    class Collect(cp_model.CpSolverSolutionCallback):
+        def on_solution_callback(self):
+            da = next(d for d, lit in lits_a.items() if self.boolean_value(lit))
+            db = next(d for d, lit in lits_b.items() if self.boolean_value(lit))
+            value = same if isinstance(same, int) else int(self.boolean_value(same))
+            seen.append((da, db, value))
+
+    solver = cp_model.CpSolver()
+    solver.parameters.enumerate_all_solutions = True
+    solver.parameters.num_workers = 1
+    assert solver.status_name(solver.solve(model, Collect())) == "OPTIMAL"
+    placements = sorted((da, db) for da, db, _value in seen)
+    assert placements == sorted((da, db) for da in producer for db in consumer)
+    assert all(value == int(da == db) for da, db, value in seen)
