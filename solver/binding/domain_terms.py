@@ -14,15 +14,14 @@ For each thread and level, by what its allowed contexts allow:
 * otherwise an integer variable, the domain's number tied to the placement literals, read by an
   element constraint for the loads and a reified equality for ``same_k`` (the earlier encoding,
   kept where a level has many domains: there the membership literals, threads x domains of them,
-  grow the model and CP-SAT's memory -- on bench/scale_binding.py's 256-context server, CP-SAT
-  alone took 1,067 MB against 674 MB with literals on every level (one run), which would take
-  the job past its 2 GB goal there (1,662 MB).
+  grow the model and CP-SAT's memory -- on bench/scale_binding.py's 256-context server, by
+  enough to take the job past its 2 GB goal (BENCHMARKS, "domain-encoding").
 
 Both encodings state the same thing; the literals are the stronger model for CP-SAT, which with
 the integer encoding spends its presolve expanding the reified equalities into clauses on the
-same literals: alone on the model, CP-SAT proves the optimum in 0.44 of the time (median; 0.20-0.79
-where a proof takes over 0.1 s) on the hybrid desktop example, the 14 uniform trees of its size
-and two 24-thread T2 examples (BENCHMARKS, "domain-encoding": `bench/domain_encoding.py`).
+same literals: alone on the model, CP-SAT proves the optimum in less than half the time (the
+median over the hybrid desktop example, its uniform trees and two 24-thread T2 examples:
+BENCHMARKS, "domain-encoding", `bench/domain_encoding.py`, A/B by this module's limit).
 """
 
 from __future__ import annotations
