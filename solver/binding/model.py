@@ -253,15 +253,17 @@ class BindingModel:
         self.q = exact_q if exact_q <= Q_MAX else Q_MAX
         self.slowdown_error = 0.0 if exact_q <= Q_MAX else 1.0 / Q_MAX  # relative, pessimistic
         q = self.q
+        levels = {name: topo.level_index(r.level) for name, r in resources.items()}
+        tables = {name: [loads.get((name, d), 0) for d in range(topo.domain_count(k))] for name, k in levels.items()}
+        machine = ThreadDomain(constant=0, values=(0,))  # every thread's domain at the machine level
         self.slowdown: list[object] = []
         for t, demands in enumerate(demand_int):
             pressures = []  # (scaled capacity, [(a load of t's domain, literal under which it is t's)], upper)
             for name, d in demands.items():
                 if d <= 0:
                     continue
-                level = topo.level_index(resources[name].level)
-                table = [loads.get((name, dom), 0) for dom in range(topo.domain_count(level))]
-                where = ThreadDomain(constant=0, values=(0,)) if level < 0 else self.domain[t][level]
+                level, table = levels[name], tables[name]
+                where = machine if level < 0 else self.domain[t][level]
                 upper_load = max(self.upper(table[dom]) for dom in where.values)
                 options = load_options(m, where, table, self._int, self.upper, f"load_of[{t},{name}]")
                 pressures.append((scaled_caps[name], options, upper_load))
