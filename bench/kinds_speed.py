@@ -12,7 +12,10 @@ beside itself.
   CPUs 0-23 in order.  No single tree is *the* uniform machine of that size, and the job's time
   on them spreads widely (BENCHMARKS: 2.4 to 38.3 s, the slowest mostly its configuration bound),
   so the hybrid is compared with the family's middle (the median over the trees of each tree's
-  median) and, beside it, with its fastest tree (before, the only twin: ``12x1x2``).
+  median) and, beside it, with its fastest tree (before, the only twin: ``12x1x2``) and with the
+  middle of each half of the family: the 6 trees with SMT (T = 2, as its P-cores, which hold 16 of
+  its 24 contexts) and the 8 without (T = 1, as its E-cores).  The column "CP-SAT" says how the
+  binding's CP-SAT run ended (OPTIMAL: it proved its plan inside the deterministic budget).
 * ``epyc-l3fwd-dpi`` (12 threads on epyc-rome-2s, 64 contexts) has no kinds and a regular tree:
   its twin is the same spec (``@uniform``: an A/A pair; the spread between the two is this
   machine's noise).
@@ -59,6 +62,8 @@ TWINS = {
     "alderlake-ids": [(c, 24 // (c * t), t) for t in (2, 1) for c in range(1, 25) if 24 % (c * t) == 0],
     "epyc-l3fwd-dpi": None,
 }
+#: a hybrid's uniform trees by their threads per core: with SMT, as its P-cores; without, as its E-cores
+SUBFAMILIES = {"with SMT (T = 2)": 2, "without SMT (T = 1)": 1}
 TIME_LIMIT = 0.5  # deterministic seconds of CP-SAT
 SAMPLES = 20
 OPTIONS = {"deterministic": True, "workers": 1, "seed": 0, "compare_samples": 0}
@@ -137,6 +142,7 @@ def one(name: str) -> dict:
         "figures": figures,
         "sample_values": values,
         "verdict": cert["verdict"],
+        "cpsat": result.solve.status,
         "value": cert["plan_performance"]["value"],
         "threads": len(spec.threads),
         "contexts": len(spec.usable_contexts),
@@ -168,6 +174,7 @@ def summarise(name: str, runs: list[dict]) -> dict:
         "cpu_runs_s": [r["cpu_s"] for r in runs],
         "phases_s": {p: statistics.median(r["phases_s"].get(p, 0.0) for r in runs) for p in phases},
         "verdicts": sorted({r["verdict"] for r in runs}),
+        "cpsat": sorted({r["cpsat"] for r in runs}),
         "value": first["value"],
         "figures": sorted({r["figures"] for r in runs}),
         "sample_values": sorted({r["sample_values"] for r in runs}),
@@ -187,6 +194,7 @@ def render_markdown(data: dict) -> str:
                 phases,
                 f"{r['cpu_median_s']:.1f} s",
                 f"{', '.join(map(str, r['figures']))} / {', '.join(map(str, r['sample_values']))}",
+                ", ".join(r["cpsat"]),
                 ", ".join(r["verdicts"]),
             ]
         )
@@ -204,8 +212,14 @@ def render_markdown(data: dict) -> str:
                 f"{c['cpu_middle']:.2f} by CPU; faster than {c['slower_trees']} of them; / its fastest tree "
                 f"(`{c['fastest']}`): {c['fastest_ratio']:.2f} by wall, {c['cpu_fastest_ratio']:.2f} by CPU"
             )
+            for label, sub in c.get("subfamilies", {}).items():
+                comparisons.append(
+                    f"`{example}` / the middle of its {sub['trees']} trees {label}: **{sub['middle']:.2f}** by wall "
+                    f"({_range(sub)} within a repetition), {sub['cpu_middle']:.2f} by CPU; faster than "
+                    f"{sub['slower_trees']} of them"
+                )
     columns = ["spec", "threads / contexts", "wall, median", "runs (s)", "solve / certify / report (s)"]
-    columns += ["CPU, median", "figures / sample values", "verdict"]
+    columns += ["CPU, median", "figures / sample values", "CP-SAT", "verdict"]
     return (
         f"`tasksolve run` in process, fixed work (CP-SAT {data['time_limit']} deterministic s, "
         f"{data['samples']} restarts, 1 worker, seed 0, no comparison sample), {data['repeats']} repetitions "
@@ -225,9 +239,27 @@ def _range(comparison: dict) -> str:
 
 def compare(example: str, rows: dict[str, dict]) -> dict:
     """`example`'s medians against its twins': the middle (the median over the twins of each
-    twin's median), the fastest twin, and how many twins were slower."""
+    twin's median), the fastest twin, how many twins were slower, and the middle of each
+    sub-family of a hybrid's trees (`SUBFAMILIES`: with SMT, as its P-cores; without, as its
+    E-cores)."""
     own, twins = rows[example], [rows[n] for n in twin_names(example)]
     fastest = min(twins, key=lambda r: r["median_s"])
+    out = _against(own, twins) | {
+        "fastest": fastest["spec"].partition("@")[2],
+        "fastest_ratio": own["median_s"] / fastest["median_s"],
+        "cpu_fastest_ratio": own["cpu_median_s"] / fastest["cpu_median_s"],
+    }
+    if TWINS[example] is not None:
+        out["subfamilies"] = {
+            label: _against(own, [r for r in twins if int(r["spec"].rpartition("x")[2]) == threads])
+            for label, threads in SUBFAMILIES.items()
+        }
+    return out
+
+
+def _against(own: dict, twins: list[dict]) -> dict:
+    """`own`'s median over the twins' middle, by wall and by CPU time; the same ratio within each
+    repetition (its run over the median of the twins' runs there), lowest and highest."""
     middle = statistics.median(r["median_s"] for r in twins)
     cpu_middle = statistics.median(r["cpu_median_s"] for r in twins)
     per_repetition = [run / statistics.median(r["runs_s"][i] for r in twins) for i, run in enumerate(own["runs_s"])]
@@ -237,9 +269,6 @@ def compare(example: str, rows: dict[str, dict]) -> dict:
         "middle_range": [min(per_repetition), max(per_repetition)],
         "cpu_middle": own["cpu_median_s"] / cpu_middle,
         "slower_trees": sum(r["median_s"] > own["median_s"] for r in twins),
-        "fastest": fastest["spec"].partition("@")[2],
-        "fastest_ratio": own["median_s"] / fastest["median_s"],
-        "cpu_fastest_ratio": own["cpu_median_s"] / fastest["cpu_median_s"],
     }
 
 
