@@ -116,7 +116,9 @@ def restricted_master(
     Luebbecke 2005, section 4): maximise the columns' values, at most ``domains[kind]`` L-domains
     of each kind, every thread type placed ``demand[k]`` times less a shortfall that costs more
     than any column is worth.  None where HiGHS finds no integer point in `time_limit`."""
-    from scipy.optimize import Bounds, LinearConstraint, milp
+    from scipy.optimize import Bounds, LinearConstraint
+
+    from tasksolve.solver.highs import milp
 
     columns = bound.solution
     if not columns:

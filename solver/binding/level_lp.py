@@ -424,8 +424,10 @@ def integer_modes(lp: LevelLP, *, time_limit: float | None = None) -> tuple[floa
     Every y column is present (``z`` integer, ``y`` continuous: HiGHS's branch and bound, whose
     dual bound is a bound on every plan, tighter than the LP's since no L-domain mixes modes).
     ``proven`` says the MIP was solved to optimality; otherwise the bound is its dual bound."""
-    from scipy.optimize import Bounds, LinearConstraint, milp
+    from scipy.optimize import Bounds, LinearConstraint
     from scipy.sparse import csc_matrix, hstack
+
+    from tasksolve.solver.highs import milp
 
     columns = len(lp.kinds) * len(lp.modes) * sum(len(c) for c in lp.configs.values())
     if columns > MAX_MIP_COLUMNS:
