@@ -7,11 +7,13 @@ as `solver.cli.common` documents.
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import sys
 
 import typer
 
+from tasksolve.solver import stdout_guard
 from tasksolve.solver.cli import common, errors
 
 app = typer.Typer(
@@ -144,15 +146,20 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script; returns the exit code (see `solver.cli.common`).
 
     Usage errors (unknown command, missing argument) are Click's own messages with exit code 2;
-    every other failure goes through `solver.cli.errors`, the CLI's one error path.  SIGTERM
+    every other failure goes through `solver.cli.errors`, the CLI's one error path.  With
+    ``--json`` the command runs with stdout pointed at stderr and only its JSON printed on the real
+    stdout (`solver.stdout_guard`), so a library's stray line cannot break the JSON.  SIGTERM
     exits 143 however the command reported the interruption (a command that catches
     KeyboardInterrupt to say how to resume reports 130, Ctrl-C's code).
     """
     args = list(sys.argv[1:] if argv is None else argv)
     _signals.clear()
     previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    # with --json, stdout is the JSON alone: what anything else prints there goes to stderr
+    guard = stdout_guard.stdout_to_stderr() if "--json" in args else contextlib.nullcontext()
     try:
-        code = _invoke(args)
+        with guard:
+            code = _invoke(args)
     finally:
         signal.signal(signal.SIGTERM, previous)
         _reset_allow_outside()

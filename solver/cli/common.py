@@ -59,9 +59,14 @@ def write_json_atomic(path, data: Any) -> None:
 
 
 def emit_json(obj: Any) -> None:
-    """Print a result as JSON on stdout."""
-    sys.stdout.write(to_json_text(obj) + "\n")
-    sys.stdout.flush()
+    """Print a result as JSON on stdout (the real one, where `main` sent the rest of a ``--json``
+    command's stdout to stderr: `solver.stdout_guard`)."""
+    from tasksolve.solver.stdout_guard import result_stdout
+
+    text = to_json_text(obj) + "\n"
+    with result_stdout():
+        sys.stdout.write(text)
+        sys.stdout.flush()
 
 
 def load_spec_or_fail(path: str):

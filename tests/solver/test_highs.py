@@ -2,64 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
+from tests.solver.test_stdout_guard import python
+
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _python(code: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    """`code` in a fresh interpreter whose stdout is a pipe, buffered as a user's would be (no
-    PYTHONUNBUFFERED)."""
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
-    return subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        cwd=ROOT,
-        env=env,
-    )
-
-
-def test_c_and_python_output_in_the_block_goes_to_stderr_and_the_rest_stays_on_stdout():
-    # stdout is a pipe here, so both Python's and C's stdout are block-buffered: without the
-    # flushes, "before" would follow the switch to stderr and "noise from C" would be written
-    # to the real stdout at exit
-    done = _python(
-        """
-        import ctypes, sys
-        from tasksolve.solver.highs import stdout_to_stderr
-        libc = ctypes.CDLL(None)
-        print("before", end="")
-        with stdout_to_stderr():
-            libc.printf(b"noise from C\\n")
-            print("noise from Python")
-        print(" after")
-        """
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout == "before after\n"
-    assert "noise from C" in done.stderr and "noise from Python" in done.stderr
-
-
-def test_the_block_runs_where_stdout_is_closed():
-    done = _python(
-        """
-        import os, sys
-        from tasksolve.solver.highs import stdout_to_stderr
-        sys.stdout.flush()
-        os.close(1)
-        with stdout_to_stderr():
-            sys.stderr.write("ran\\n")
-        """
-    )
-    assert done.returncode == 0, done.stderr
-    assert "ran" in done.stderr
 
 
 def test_every_milp_call_goes_through_the_guard():
@@ -77,7 +25,7 @@ def test_a_binding_solve_whose_highs_repairs_a_solution_leaves_stdout_clean():
     # the 1x12x2 tree of the hybrid's family: at this deterministic limit the configuration plan's
     # MIP repairs a presolved solution, and SciPy's HiGHS prints its debug line (when it still
     # does, the line is on stderr)
-    done = _python(
+    done = python(
         """
         import sys
         sys.path.insert(0, "bench")
