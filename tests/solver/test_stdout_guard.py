@@ -68,6 +68,32 @@ def test_the_result_reaches_the_real_stdout_from_inside_nested_blocks():
     assert all(text in done.stderr for text in ("inner noise", "more noise", "outer noise"))
 
 
+def test_blocks_of_many_threads_interleaved_leave_stdout_where_it_was():
+    # blocks that saved and restored descriptors one by one would end on a descriptor a later
+    # block saved while the first was open (stderr): the counted blocks end on the real stdout
+    done = python(
+        """
+        import random, threading, time
+        from tasksolve.solver.stdout_guard import stdout_to_stderr
+
+        def work(seed):
+            rng = random.Random(seed)
+            for _ in range(40):
+                with stdout_to_stderr():
+                    time.sleep(rng.random() / 2000)
+                time.sleep(rng.random() / 4000)
+
+        threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        print("after")
+        """
+    )
+    assert (done.returncode, done.stdout) == (0, "after\n"), done.stderr
+
+
 def test_outside_a_block_the_result_goes_to_stdout_as_it_is():
     done = python(
         """
